@@ -1,0 +1,212 @@
+//! `#[kube(...)]`: the keys of kube's `CustomResource` derive that the generators need.
+//!
+//! kube-derive owns this attribute; we read it so the clients agree with the `Resource`
+//! impl kube generates. Keys we do not use are still recognised (and skipped) so that a
+//! typo is reported with a suggestion instead of passing silently through the CLI.
+
+use proc_macro2::Span;
+use syn::{Attribute, LitStr, meta::ParseNestedMeta};
+
+use crate::diag::{Ctxt, did_you_mean};
+
+/// A string value and where the user wrote it.
+#[derive(Debug, Clone)]
+pub struct Spanned<T> {
+    /// The value.
+    pub value: T,
+    /// Where it was written.
+    pub span: Span,
+}
+
+impl Spanned<String> {
+    fn from_lit(lit: &LitStr) -> Self {
+        Self { value: lit.value(), span: lit.span() }
+    }
+}
+
+/// `scale(...)` of `#[kube]`: the JSON paths of the scale subresource.
+#[derive(Debug, Clone, Default)]
+pub struct ScaleAttr {
+    /// Where `scale` was written.
+    pub span: Option<Span>,
+    /// `spec_replicas_path`.
+    pub spec_replicas_path: Option<Spanned<String>>,
+    /// `status_replicas_path`.
+    pub status_replicas_path: Option<Spanned<String>>,
+    /// `label_selector_path`.
+    pub label_selector_path: Option<Spanned<String>>,
+}
+
+/// The `#[kube(...)]` keys, raw: presence is checked later, in the model.
+#[derive(Debug, Clone, Default)]
+pub struct KubeAttrs {
+    /// Where the first `#[kube]` attribute was written.
+    pub span: Option<Span>,
+    /// `group = "..."`.
+    pub group: Option<Spanned<String>>,
+    /// `version = "..."`.
+    pub version: Option<Spanned<String>>,
+    /// `kind = "..."`.
+    pub kind: Option<Spanned<String>>,
+    /// `root = "..."`: the name of the generated struct, when not `kind`.
+    pub root: Option<Spanned<String>>,
+    /// `plural = "..."`.
+    pub plural: Option<Spanned<String>>,
+    /// `singular = "..."`.
+    pub singular: Option<Spanned<String>>,
+    /// `namespaced` (flag).
+    pub namespaced: Option<Span>,
+    /// `status = "FooStatus"`.
+    pub status: Option<Spanned<String>>,
+    /// `scale(...)` or `scale = "<json>"`.
+    pub scale: Option<ScaleAttr>,
+    /// `shortname = "..."`, repeatable.
+    pub shortnames: Vec<Spanned<String>>,
+    /// `category = "..."`, repeatable.
+    pub categories: Vec<Spanned<String>>,
+    /// `selectable = ".spec.x"`, repeatable.
+    pub selectable: Vec<Spanned<String>>,
+    /// Number of `printcolumn` entries (their content is checked by the CRD stage).
+    pub printcolumns: Vec<Span>,
+}
+
+/// The keys we read.
+const READ: &[&str] = &[
+    "group", "version", "kind", "root", "plural", "singular", "namespaced", "status", "scale",
+    "shortname", "category", "selectable", "printcolumn",
+];
+
+/// kube-derive keys we accept and leave to kube.
+const PASSED_THROUGH: &[&str] = &[
+    "no_spec", "derive", "attr", "schema", "doc", "annotation", "label", "validation", "cel",
+    "storage", "served", "deprecated", "crates",
+];
+
+impl KubeAttrs {
+    /// Reads every `#[kube(...)]` among `attrs`.
+    pub fn from_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Self {
+        let mut out = KubeAttrs::default();
+        for attr in attrs.iter().filter(|a| a.path().is_ident("kube")) {
+            out.span.get_or_insert(attr.path().segments[0].ident.span());
+            if let Err(err) = attr.parse_nested_meta(|meta| out.read_key(cx, meta)) {
+                cx.syn_error(err);
+            }
+        }
+        out
+    }
+
+    fn read_key(&mut self, cx: &mut Ctxt, meta: ParseNestedMeta<'_>) -> syn::Result<()> {
+        let Some(ident) = meta.path.get_ident() else {
+            return Err(meta.error("expected a `#[kube]` key such as `group`, `version` or `kind`"));
+        };
+        let key = ident.to_string();
+        let span = ident.span();
+        match key.as_str() {
+            "group" => set_once(cx, &mut self.group, &key, string(&meta)?),
+            "version" => set_once(cx, &mut self.version, &key, string(&meta)?),
+            "kind" => set_once(cx, &mut self.kind, &key, string(&meta)?),
+            "root" => set_once(cx, &mut self.root, &key, string(&meta)?),
+            "plural" => set_once(cx, &mut self.plural, &key, string(&meta)?),
+            "singular" => set_once(cx, &mut self.singular, &key, string(&meta)?),
+            "status" => set_once(cx, &mut self.status, &key, string(&meta)?),
+            "namespaced" => {
+                if self.namespaced.replace(span).is_some() {
+                    cx.error(span, "duplicate `namespaced` in `#[kube]`");
+                }
+            }
+            "shortname" => self.shortnames.push(string(&meta)?),
+            "category" => self.categories.push(string(&meta)?),
+            "selectable" => self.selectable.push(string(&meta)?),
+            "printcolumn" => {
+                self.printcolumns.push(span);
+                skip_value(&meta)?;
+            }
+            "scale" => {
+                if self.scale.is_some() {
+                    cx.error(span, "duplicate `scale` in `#[kube]`");
+                }
+                self.scale = Some(read_scale(cx, &meta, span)?);
+            }
+            _ if PASSED_THROUGH.contains(&key.as_str()) => skip_value(&meta)?,
+            _ => {
+                cx.error(
+                    span,
+                    format!(
+                        "unknown key `{key}` in `#[kube(...)]`{}",
+                        did_you_mean(&key, READ.iter().chain(PASSED_THROUGH).copied())
+                    ),
+                );
+                skip_value(&meta)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn set_once(cx: &mut Ctxt, slot: &mut Option<Spanned<String>>, key: &str, value: Spanned<String>) {
+    if slot.is_some() {
+        cx.error(value.span, format!("duplicate `{key}` in `#[kube]`"));
+    } else {
+        *slot = Some(value);
+    }
+}
+
+fn string(meta: &ParseNestedMeta<'_>) -> syn::Result<Spanned<String>> {
+    let lit: LitStr = meta.value()?.parse()?;
+    Ok(Spanned::from_lit(&lit))
+}
+
+/// Consumes whatever follows a key we do not interpret: `= expr`, `(...)` or nothing.
+fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        meta.value()?.parse::<syn::Expr>()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        meta.input.parse::<proc_macro2::TokenTree>()?;
+    }
+    Ok(())
+}
+
+fn read_scale(cx: &mut Ctxt, meta: &ParseNestedMeta<'_>, span: Span) -> syn::Result<ScaleAttr> {
+    let mut scale = ScaleAttr { span: Some(span), ..ScaleAttr::default() };
+    if meta.input.peek(syn::Token![=]) {
+        // The legacy JSON form: kube parses it; we only need to know scale is on.
+        meta.value()?.parse::<LitStr>()?;
+        return Ok(scale);
+    }
+    meta.parse_nested_meta(|inner| {
+        let key = inner.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+        let value = string(&inner)?;
+        let slot = match key.as_str() {
+            "spec_replicas_path" => &mut scale.spec_replicas_path,
+            "status_replicas_path" => &mut scale.status_replicas_path,
+            "label_selector_path" => &mut scale.label_selector_path,
+            _ => {
+                cx.error(
+                    inner.path.span_of_first(),
+                    format!(
+                        "unknown key `{key}` in `scale(...)`{}",
+                        did_you_mean(
+                            &key,
+                            ["spec_replicas_path", "status_replicas_path", "label_selector_path"]
+                        )
+                    ),
+                );
+                return Ok(());
+            }
+        };
+        set_once(cx, slot, &key, value);
+        Ok(())
+    })?;
+    Ok(scale)
+}
+
+/// The span of a path's first segment (paths here are single identifiers).
+trait SpanOfFirst {
+    fn span_of_first(&self) -> Span;
+}
+
+impl SpanOfFirst for syn::Path {
+    fn span_of_first(&self) -> Span {
+        self.segments.first().map_or_else(Span::call_site, |s| s.ident.span())
+    }
+}

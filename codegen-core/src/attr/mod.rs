@@ -1,0 +1,5 @@
+//! Raw attributes: what the user wrote, read into typed values but not yet validated.
+
+pub mod genclient;
+pub mod kube;
+pub mod package;

@@ -1,0 +1,167 @@
+//! Diagnostics: every mistake found in the user's annotations, collected with its span.
+//!
+//! Nothing in the pipeline panics on user input. Each stage pushes a [`Diagnostic`] into a
+//! [`Ctxt`] and carries on, so the user sees every mistake at once. The derive turns them
+//! into `compile_error!`s; the CLI renders them as `file:line:col` with a caret.
+
+use std::ops::Range;
+
+use proc_macro2::{Span, TokenStream};
+
+/// One mistake in the user's input, pointing at the offending tokens.
+#[derive(Debug, Clone)]
+pub struct Diagnostic {
+    /// The tokens the mistake is about.
+    pub span: Span,
+    /// Byte range inside a doc comment's text, when the mistake is one word of a marker.
+    ///
+    /// Spans cannot point inside a doc comment, so the CLI uses this to put its caret
+    /// under the exact word; the derive underlines the whole comment.
+    pub doc_range: Option<Range<usize>>,
+    /// Lowercase message without a trailing period; a remedy follows after `;`.
+    pub message: String,
+}
+
+impl Diagnostic {
+    /// A diagnostic for a whole token span.
+    pub fn new(span: Span, message: impl Into<String>) -> Self {
+        Self { span, doc_range: None, message: message.into() }
+    }
+
+    /// A diagnostic for part of a doc comment (`range` indexes the comment's text).
+    pub fn in_doc(span: Span, range: Range<usize>, message: impl Into<String>) -> Self {
+        Self { span, doc_range: Some(range), message: message.into() }
+    }
+
+    /// The diagnostic as a `syn::Error`, for the derive.
+    pub fn to_syn_error(&self) -> syn::Error {
+        syn::Error::new(self.span, &self.message)
+    }
+}
+
+/// Where a piece of user input is: a token span, and for markers the word inside the comment.
+#[derive(Debug, Clone)]
+pub struct Loc {
+    /// The tokens (for a marker, the whole doc comment).
+    pub span: Span,
+    /// Byte range inside the doc comment's text, for markers.
+    pub doc_range: Option<Range<usize>>,
+}
+
+impl Loc {
+    /// A location that is a whole token span.
+    pub fn span(span: Span) -> Self {
+        Self { span, doc_range: None }
+    }
+}
+
+/// Collects diagnostics; the pipeline checks it once at the end of each stage.
+#[derive(Debug, Default)]
+pub struct Ctxt {
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl Ctxt {
+    /// An empty collector.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records a mistake spanning `span`.
+    pub fn error(&mut self, span: Span, message: impl Into<String>) {
+        self.diagnostics.push(Diagnostic::new(span, message));
+    }
+
+    /// Records a mistake inside the text of a doc comment.
+    pub fn error_in_doc(&mut self, span: Span, range: Range<usize>, message: impl Into<String>) {
+        self.diagnostics.push(Diagnostic::in_doc(span, range, message));
+    }
+
+    /// Records a mistake at `loc`.
+    pub fn error_at(&mut self, loc: &Loc, message: impl Into<String>) {
+        self.diagnostics.push(Diagnostic {
+            span: loc.span,
+            doc_range: loc.doc_range.clone(),
+            message: message.into(),
+        });
+    }
+
+    /// Records a `syn` parse error, keeping its span.
+    pub fn syn_error(&mut self, err: syn::Error) {
+        for e in err {
+            self.diagnostics.push(Diagnostic::new(e.span(), e.to_string()));
+        }
+    }
+
+    /// How many mistakes were recorded so far.
+    pub fn len(&self) -> usize {
+        self.diagnostics.len()
+    }
+
+    /// Whether any mistake was recorded.
+    pub fn has_errors(&self) -> bool {
+        !self.diagnostics.is_empty()
+    }
+
+    /// The recorded mistakes, in the order they were found.
+    pub fn into_diagnostics(self) -> Vec<Diagnostic> {
+        self.diagnostics
+    }
+
+    /// `Ok(value)` when nothing was recorded, the diagnostics otherwise.
+    pub fn finish<T>(self, value: T) -> Result<T, Vec<Diagnostic>> {
+        if self.diagnostics.is_empty() { Ok(value) } else { Err(self.diagnostics) }
+    }
+}
+
+/// All diagnostics as `compile_error!` invocations, for the derive.
+pub fn to_compile_errors(diagnostics: &[Diagnostic]) -> TokenStream {
+    diagnostics.iter().map(|d| d.to_syn_error().to_compile_error()).collect()
+}
+
+/// The closest candidate to `word` within a small edit distance, for "did you mean".
+pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let lower = word.to_ascii_lowercase();
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(&lower, &c.to_ascii_lowercase()), c))
+        .filter(|(d, c)| *d <= (c.len() / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// Appends "; did you mean `x`" when a candidate is close enough.
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    match suggest(word, candidates) {
+        Some(s) => format!("; did you mean `{s}`?"),
+        None => String::new(),
+    }
+}
+
+/// Levenshtein distance over chars.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_close_words_only() {
+        assert_eq!(suggest("nonNamespace", ["nonNamespaced", "noStatus"]), Some("nonNamespaced"));
+        assert_eq!(suggest("grup", ["group", "version"]), Some("group"));
+        assert_eq!(suggest("zzzzzz", ["group", "version"]), None);
+        assert_eq!(did_you_mean("verison", ["version"]), "; did you mean `version`?");
+    }
+}

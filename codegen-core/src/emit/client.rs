@@ -1,0 +1,371 @@
+//! The per-resource typed client: `FooClient<S>`, one method per allowed verb.
+//!
+//! The same tokens are expanded in place by the derive and written to a file by the CLI.
+//! Paths are absolute (`::kube`, `::core`) so user items named `Result` or `Option` cannot
+//! change their meaning.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::model::{Method, MethodVerb, Resource, Scope, Verb};
+
+/// Every item of the typed client of `r`.
+pub fn client_items(r: &Resource) -> TokenStream {
+    let vis = &r.vis;
+    let ty = &r.ident;
+    let client = r.client_ident();
+    let rt = quote!(::kube_codegen_runtime);
+    let (default_scope, scope_doc) = match r.scope {
+        Scope::Namespaced => (
+            quote!(#rt::scope::Namespaced),
+            vec![
+                format!(" `{client}<Namespaced>` works in one namespace and has every verb below;"),
+                format!(" `{client}<AllNamespaces>` spans all namespaces and can only list and watch."),
+            ],
+        ),
+        Scope::Cluster => {
+            (quote!(#rt::scope::Cluster), vec![format!(" `{ty}` is cluster-scoped: `{client}` takes no namespace.")])
+        }
+    };
+    let summary = format!(" Typed client for [`{ty}`] (`{}/{}`, resource `{}`).", r.group, r.version, r.plural);
+    let scoped_methods = r.verbs.iter().filter(|v| v.needs_name_scope()).map(|v| verb_method(r, *v));
+    let scale_methods = scale_methods(r);
+    let ext_scoped = r.methods.iter().filter(|m| m.verb != MethodVerb::List).map(|m| extension_method(r, m));
+    let any_scope_methods = r.verbs.iter().filter(|v| !v.needs_name_scope()).map(|v| verb_method(r, *v));
+    let ext_any_scope = r.methods.iter().filter(|m| m.verb == MethodVerb::List).map(|m| extension_method(r, m));
+
+    let constructors = match r.scope {
+        Scope::Namespaced => {
+            let new_doc = format!(" A client for the `{}` objects of one namespace.", r.kind);
+            let all_doc = format!(" A client for the `{}` objects of every namespace: it can only list and watch.", r.kind);
+            quote! {
+                
+                impl #client<#rt::scope::Namespaced> {
+                    #[doc = #new_doc]
+                    pub fn new(client: ::kube::Client, namespace: &str, field_manager: #rt::FieldManager) -> Self {
+                        Self { handle: #rt::Handle::namespaced(client, namespace, field_manager), scope: ::core::marker::PhantomData }
+                    }
+                    #(#scoped_methods)*
+                    #scale_methods
+                    #(#ext_scoped)*
+                }
+
+                
+                impl #client<#rt::scope::AllNamespaces> {
+                    #[doc = #all_doc]
+                    pub fn all(client: ::kube::Client, field_manager: #rt::FieldManager) -> Self {
+                        Self { handle: #rt::Handle::all(client, field_manager), scope: ::core::marker::PhantomData }
+                    }
+                }
+            }
+        }
+        Scope::Cluster => {
+            let new_doc = format!(" A client for the `{}` objects of the cluster.", r.kind);
+            quote! {
+                
+                impl #client<#rt::scope::Cluster> {
+                    #[doc = #new_doc]
+                    pub fn new(client: ::kube::Client, field_manager: #rt::FieldManager) -> Self {
+                        Self { handle: #rt::Handle::all(client, field_manager), scope: ::core::marker::PhantomData }
+                    }
+                    #(#scoped_methods)*
+                    #scale_methods
+                    #(#ext_scoped)*
+                }
+            }
+        }
+    };
+
+    quote! {
+        #[doc = #summary]
+        #[doc = ""]
+        #(#[doc = #scope_doc])*
+        #vis struct #client<S = #default_scope> {
+            handle: #rt::Handle<#ty>,
+            scope: ::core::marker::PhantomData<S>,
+        }
+
+        #[automatically_derived]
+        impl<S> ::core::clone::Clone for #client<S> {
+            fn clone(&self) -> Self {
+                Self { handle: ::core::clone::Clone::clone(&self.handle), scope: ::core::marker::PhantomData }
+            }
+        }
+
+        #[automatically_derived]
+        impl<S> ::core::fmt::Debug for #client<S> {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                ::core::fmt::Debug::fmt(&self.handle, f)
+            }
+        }
+
+        #constructors
+
+        impl<S> #client<S> {
+            #(#any_scope_methods)*
+            #(#ext_any_scope)*
+
+            /// The underlying `kube::Api`, for anything this client does not cover.
+            pub fn api(&self) -> &::kube::Api<#ty> {
+                self.handle.api()
+            }
+
+            /// The field manager used by server-side apply.
+            pub fn field_manager(&self) -> &#rt::FieldManager {
+                self.handle.field_manager()
+            }
+        }
+    }
+}
+
+fn verb_method(r: &Resource, verb: Verb) -> TokenStream {
+    let ty = &r.ident;
+    let kind = &r.kind;
+    let result = quote!(::core::result::Result);
+    let err = quote!(::kube::Error);
+    let api = quote!(::kube::api);
+    match verb {
+        Verb::Create => {
+            let doc = format!(" Creates a `{kind}` (`POST`).");
+            quote! {
+                #[doc = #doc]
+                pub async fn create(&self, obj: &#ty, pp: &#api::PostParams) -> #result<#ty, #err> {
+                    self.handle.create(obj, pp).await
+                }
+            }
+        }
+        Verb::Update => {
+            let doc = format!(" Replaces a `{kind}`, named by its `metadata.name` (`PUT`).");
+            quote! {
+                #[doc = #doc]
+                pub async fn update(&self, obj: &#ty, pp: &#api::PostParams) -> #result<#ty, #err> {
+                    self.handle.update(obj, pp).await
+                }
+            }
+        }
+        Verb::UpdateStatus => {
+            let doc = format!(" Replaces the status of a `{kind}`, named by its `metadata.name` (`PUT .../status`).");
+            quote! {
+                #[doc = #doc]
+                pub async fn update_status(&self, obj: &#ty, pp: &#api::PostParams) -> #result<#ty, #err> {
+                    self.handle.update_status(obj, pp).await
+                }
+            }
+        }
+        Verb::Delete => {
+            let doc = format!(
+                " Deletes a `{kind}`: the object while finalizers keep it, or the server's status once it is gone."
+            );
+            quote! {
+                #[doc = #doc]
+                pub async fn delete(
+                    &self,
+                    name: &str,
+                    dp: &#api::DeleteParams,
+                ) -> #result<::kube_codegen_runtime::Either<#ty, ::kube::core::Status>, #err> {
+                    self.handle.delete(name, dp).await
+                }
+            }
+        }
+        Verb::DeleteCollection => {
+            let doc = format!(" Deletes every `{kind}` that `lp` selects.");
+            quote! {
+                #[doc = #doc]
+                pub async fn delete_collection(
+                    &self,
+                    dp: &#api::DeleteParams,
+                    lp: &#api::ListParams,
+                ) -> #result<::kube_codegen_runtime::Either<#api::ObjectList<#ty>, ::kube::core::Status>, #err> {
+                    self.handle.delete_collection(dp, lp).await
+                }
+            }
+        }
+        Verb::Get => {
+            let doc = format!(" Gets a `{kind}` by name; a missing object is an error.");
+            let doc_opt = format!(" Gets a `{kind}` by name; a missing object is `None`.");
+            quote! {
+                #[doc = #doc]
+                pub async fn get(&self, name: &str) -> #result<#ty, #err> {
+                    self.handle.get(name).await
+                }
+
+                #[doc = #doc_opt]
+                pub async fn get_opt(&self, name: &str) -> #result<::core::option::Option<#ty>, #err> {
+                    self.handle.get_opt(name).await
+                }
+            }
+        }
+        Verb::List => {
+            let doc = format!(" Lists the `{kind}` objects that `lp` selects.");
+            quote! {
+                #[doc = #doc]
+                pub async fn list(&self, lp: &#api::ListParams) -> #result<#api::ObjectList<#ty>, #err> {
+                    self.handle.list(lp).await
+                }
+            }
+        }
+        Verb::Watch => {
+            let doc = format!(" Watches `{kind}` objects from `resource_version`; prefer an informer for caches.");
+            quote! {
+                #[doc = #doc]
+                pub async fn watch(
+                    &self,
+                    wp: &#api::WatchParams,
+                    resource_version: &str,
+                ) -> #result<
+                    impl ::kube_codegen_runtime::Stream<Item = #result<#api::WatchEvent<#ty>, #err>> + use<S>,
+                    #err,
+                > {
+                    self.handle.watch(wp, resource_version).await
+                }
+            }
+        }
+        Verb::Patch => {
+            let doc = format!(" Patches a `{kind}` (merge, JSON, strategic merge or apply patch).");
+            quote! {
+                #[doc = #doc]
+                pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
+                    &self,
+                    name: &str,
+                    pp: &#api::PatchParams,
+                    patch: &#api::Patch<P>,
+                ) -> #result<#ty, #err> {
+                    self.handle.patch(name, pp, patch).await
+                }
+            }
+        }
+        Verb::Apply => {
+            let doc = format!(" Server-side applies a `{kind}` with this client's field manager.");
+            quote! {
+                #[doc = #doc]
+                pub async fn apply(&self, obj: &#ty) -> #result<#ty, #err> {
+                    self.handle.apply(obj).await
+                }
+            }
+        }
+        Verb::ApplyStatus => {
+            let doc = format!(" Server-side applies the status of the `{kind}` named `name`, and nothing else.");
+            quote! {
+                #[doc = #doc]
+                pub async fn apply_status(
+                    &self,
+                    name: &str,
+                    status: &<#ty as ::kube::core::object::HasStatus>::Status,
+                ) -> #result<#ty, #err> {
+                    self.handle.apply_status(name, status).await
+                }
+            }
+        }
+    }
+}
+
+fn scale_methods(r: &Resource) -> TokenStream {
+    if !r.has_scale {
+        return TokenStream::new();
+    }
+    let result = quote!(::core::result::Result);
+    let err = quote!(::kube::Error);
+    let api = quote!(::kube::api);
+    let scale = quote!(::k8s_openapi::api::autoscaling::v1::Scale);
+    let mut out = TokenStream::new();
+    if r.has(Verb::Get) {
+        out.extend(quote! {
+            /// Gets the scale subresource.
+            pub async fn get_scale(&self, name: &str) -> #result<#scale, #err> {
+                self.handle.get_scale(name).await
+            }
+        });
+    }
+    if r.has(Verb::Update) {
+        out.extend(quote! {
+            /// Replaces the scale subresource.
+            pub async fn update_scale(&self, name: &str, scale: &#scale, pp: &#api::PostParams) -> #result<#scale, #err> {
+                self.handle.update_scale(name, scale, pp).await
+            }
+        });
+    }
+    if r.has(Verb::Patch) {
+        out.extend(quote! {
+            /// Patches the scale subresource.
+            pub async fn patch_scale<P: ::serde::Serialize + ::core::fmt::Debug>(
+                &self,
+                name: &str,
+                pp: &#api::PatchParams,
+                patch: &#api::Patch<P>,
+            ) -> #result<#scale, #err> {
+                self.handle.patch_scale(name, pp, patch).await
+            }
+        });
+    }
+    out
+}
+
+fn extension_method(r: &Resource, m: &Method) -> TokenStream {
+    let ty = &r.ident;
+    let name = &m.name;
+    let input = m.input.as_ref().map_or_else(|| quote!(#ty), |t| quote!(#t));
+    let output = m.result.as_ref().map_or_else(|| quote!(#ty), |t| quote!(#t));
+    let result = quote!(::core::result::Result);
+    let err = quote!(::kube::Error);
+    let api = quote!(::kube::api);
+    let sub = match &m.subresource {
+        Some(s) => quote!(::core::option::Option::Some(#s)),
+        None => quote!(::core::option::Option::None),
+    };
+    let target = match &m.subresource {
+        Some(s) => format!("the `{s}` subresource of a `{}`", r.kind),
+        None => format!("`{}` objects", r.kind),
+    };
+    let doc = format!(" Extension method (`+genclient:method`): `{}` on {target}.", m.verb.verb().go_name());
+    match m.verb {
+        MethodVerb::Get => quote! {
+            #[doc = #doc]
+            pub async fn #name(&self, name: &str) -> #result<#output, #err> {
+                self.handle.get_as::<#output>(name, #sub).await
+            }
+        },
+        MethodVerb::List => quote! {
+            #[doc = #doc]
+            pub async fn #name(&self, lp: &#api::ListParams) -> #result<#api::ObjectList<#output>, #err> {
+                self.handle.list_as::<#output>(lp).await
+            }
+        },
+        MethodVerb::Create => match &m.subresource {
+            Some(s) => quote! {
+                #[doc = #doc]
+                pub async fn #name(&self, name: &str, obj: &#input, pp: &#api::PostParams) -> #result<#output, #err> {
+                    self.handle.create_as::<#input, #output>(::core::option::Option::Some((name, #s)), obj, pp).await
+                }
+            },
+            None => quote! {
+                #[doc = #doc]
+                pub async fn #name(&self, obj: &#input, pp: &#api::PostParams) -> #result<#output, #err> {
+                    self.handle.create_as::<#input, #output>(::core::option::Option::None, obj, pp).await
+                }
+            },
+        },
+        MethodVerb::Update => quote! {
+            #[doc = #doc]
+            pub async fn #name(&self, name: &str, obj: &#input, pp: &#api::PostParams) -> #result<#output, #err> {
+                self.handle.update_as::<#input, #output>(name, #sub, obj, pp).await
+            }
+        },
+        MethodVerb::Patch => quote! {
+            #[doc = #doc]
+            pub async fn #name<P: ::serde::Serialize + ::core::fmt::Debug>(
+                &self,
+                name: &str,
+                pp: &#api::PatchParams,
+                patch: &#api::Patch<P>,
+            ) -> #result<#output, #err> {
+                self.handle.patch_as::<P, #output>(name, #sub, pp, patch).await
+            }
+        },
+        MethodVerb::Apply => quote! {
+            #[doc = #doc]
+            pub async fn #name(&self, name: &str, obj: &#input) -> #result<#output, #err> {
+                self.handle.apply_as::<#input, #output>(name, #sub, obj).await
+            }
+        },
+    }
+}

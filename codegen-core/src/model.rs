@@ -1,0 +1,589 @@
+//! The validated model of one resource: what its client looks like, independent of syntax.
+//!
+//! Built from the raw attributes of [`crate::attr`]; this is where Go's `+genclient` rules
+//! and the cross-checks against `#[kube]` live. Both front ends emit from this model only.
+
+use heck::ToSnakeCase;
+use proc_macro2::Span;
+use syn::{DeriveInput, Ident};
+
+use crate::attr::genclient::{GenclientAttrs, Located, MethodAttr, TypeRef, VerbList};
+use crate::attr::kube::KubeAttrs;
+use crate::diag::{Ctxt, Loc, did_you_mean};
+use crate::naming;
+
+/// A client verb, in code-generator's generation order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Verb {
+    /// `create`.
+    Create,
+    /// `update` (a replace).
+    Update,
+    /// `updateStatus`.
+    UpdateStatus,
+    /// `delete`.
+    Delete,
+    /// `deleteCollection`.
+    DeleteCollection,
+    /// `get` (also gives `get_opt`).
+    Get,
+    /// `list`.
+    List,
+    /// `watch`.
+    Watch,
+    /// `patch`.
+    Patch,
+    /// `apply` (server-side apply).
+    Apply,
+    /// `applyStatus`.
+    ApplyStatus,
+}
+
+impl Verb {
+    /// Every verb, in generation order.
+    pub const ALL: [Verb; 11] = [
+        Verb::Create,
+        Verb::Update,
+        Verb::UpdateStatus,
+        Verb::Delete,
+        Verb::DeleteCollection,
+        Verb::Get,
+        Verb::List,
+        Verb::Watch,
+        Verb::Patch,
+        Verb::Apply,
+        Verb::ApplyStatus,
+    ];
+
+    /// The name in Go markers (`updateStatus`).
+    pub fn go_name(self) -> &'static str {
+        match self {
+            Verb::Create => "create",
+            Verb::Update => "update",
+            Verb::UpdateStatus => "updateStatus",
+            Verb::Delete => "delete",
+            Verb::DeleteCollection => "deleteCollection",
+            Verb::Get => "get",
+            Verb::List => "list",
+            Verb::Watch => "watch",
+            Verb::Patch => "patch",
+            Verb::Apply => "apply",
+            Verb::ApplyStatus => "applyStatus",
+        }
+    }
+
+    /// The name of the generated method (`update_status`).
+    pub fn rust_name(self) -> &'static str {
+        match self {
+            Verb::UpdateStatus => "update_status",
+            Verb::DeleteCollection => "delete_collection",
+            Verb::ApplyStatus => "apply_status",
+            other => other.go_name(),
+        }
+    }
+
+    /// Parses a verb written in either style.
+    pub fn parse(word: &str) -> Option<Verb> {
+        Verb::ALL.into_iter().find(|v| v.go_name() == word || v.rust_name() == word)
+    }
+
+    /// Whether the verb writes the status subresource.
+    pub fn is_status(self) -> bool {
+        matches!(self, Verb::UpdateStatus | Verb::ApplyStatus)
+    }
+
+    /// Whether the verb needs a namespace (everything but list and watch).
+    pub fn needs_name_scope(self) -> bool {
+        !matches!(self, Verb::List | Verb::Watch)
+    }
+
+    fn candidates() -> impl Iterator<Item = &'static str> {
+        Verb::ALL.into_iter().flat_map(|v| [v.go_name(), v.rust_name()])
+    }
+}
+
+/// Whether the kind lives in namespaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// `#[kube(namespaced)]`.
+    Namespaced,
+    /// Cluster-scoped.
+    Cluster,
+}
+
+/// The verbs an extension method may use (Go's rule: not updateStatus, delete,
+/// deleteCollection or watch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MethodVerb {
+    /// `create`: `POST`.
+    Create,
+    /// `update`: `PUT`.
+    Update,
+    /// `get`: `GET` one object.
+    Get,
+    /// `list`: `GET` the collection.
+    List,
+    /// `patch`: `PATCH`.
+    Patch,
+    /// `apply`: server-side apply.
+    Apply,
+}
+
+impl MethodVerb {
+    /// The same verb as a [`Verb`].
+    pub fn verb(self) -> Verb {
+        match self {
+            MethodVerb::Create => Verb::Create,
+            MethodVerb::Update => Verb::Update,
+            MethodVerb::Get => Verb::Get,
+            MethodVerb::List => Verb::List,
+            MethodVerb::Patch => Verb::Patch,
+            MethodVerb::Apply => Verb::Apply,
+        }
+    }
+
+    fn from_verb(verb: Verb) -> Option<Self> {
+        [Self::Create, Self::Update, Self::Get, Self::List, Self::Patch, Self::Apply]
+            .into_iter()
+            .find(|m| m.verb() == verb)
+    }
+}
+
+/// A `+genclient:method` extension method, validated.
+#[derive(Debug, Clone)]
+pub struct Method {
+    /// The Rust method name (`get_scale`).
+    pub name: Ident,
+    /// What it does on the wire.
+    pub verb: MethodVerb,
+    /// `subresource=`, if any.
+    pub subresource: Option<String>,
+    /// `input=`; the resource type when absent.
+    pub input: Option<syn::Type>,
+    /// `result=`; the resource type when absent.
+    pub result: Option<syn::Type>,
+    /// Single-name types the method refers to (the CLI imports them from the API module).
+    pub local_types: Vec<Ident>,
+}
+
+/// One resource's client, validated.
+#[derive(Debug, Clone)]
+pub struct Resource {
+    /// The visibility of the spec struct, which kube gives the generated type too.
+    pub vis: syn::Visibility,
+    /// The Rust type kube generates (`Foo`; `root` when set).
+    pub ident: Ident,
+    /// The annotated spec struct (`FooSpec`).
+    pub spec_ident: Ident,
+    /// Where the spec struct is named, for diagnostics that concern the whole type.
+    pub span: Span,
+    /// API group.
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+    /// Plural resource name (the REST path segment).
+    pub plural: String,
+    /// Namespaced or cluster-scoped.
+    pub scope: Scope,
+    /// Whether `#[kube(status)]` is set.
+    pub has_status: bool,
+    /// Whether `#[kube(scale)]` is set.
+    pub has_scale: bool,
+    /// The verbs to generate, in generation order.
+    pub verbs: Vec<Verb>,
+    /// Extension methods, in the order written.
+    pub methods: Vec<Method>,
+}
+
+impl Resource {
+    /// Whether the client has `verb`.
+    pub fn has(&self, verb: Verb) -> bool {
+        self.verbs.contains(&verb)
+    }
+
+    /// The name of the generated client type (`FooClient`).
+    pub fn client_ident(&self) -> Ident {
+        Ident::new(&format!("{}Client", self.ident), Span::call_site())
+    }
+
+    /// The snake-case accessor in the group client (`foos`).
+    pub fn accessor(&self) -> String {
+        self.plural.to_snake_case()
+    }
+}
+
+/// Which front end is reading, which decides whether `+genclient` is required.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// `#[derive(GenClient)]`: the derive itself asks for a client.
+    Derive,
+    /// The CLI: only types marked `+genclient` (or `#[genclient]`) get a client.
+    Cli,
+}
+
+/// Reads and validates one annotated spec type. `Ok(None)` means the CLI should skip it.
+pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -> Option<Resource> {
+    let kube = KubeAttrs::from_attrs(cx, &input.attrs);
+    let genclient = GenclientAttrs::from_attrs(cx, &input.attrs);
+    if origin == Origin::Cli && genclient.enabled.is_none() {
+        if let Some(loc) = &genclient.first_option {
+            cx.error_at(loc, "`+genclient:...` options need `+genclient` too; add `/// +genclient` above the type");
+        }
+        return None;
+    }
+    if let syn::Data::Union(u) = &input.data {
+        cx.error(u.union_token.span, "`GenClient` does not support unions; the spec must be a struct or an enum");
+        return None;
+    }
+    let span = input.ident.span();
+    let Some(kube_span) = kube.span else {
+        cx.error(
+            span,
+            "missing `#[kube(group = \"...\", version = \"...\", kind = \"...\")]`; clients are generated for `#[derive(CustomResource)]` types",
+        );
+        return None;
+    };
+    let mut missing = |key: &str| {
+        cx.error(kube_span, format!("missing `{key}` in `#[kube(...)]`; add `{key} = \"...\"`"));
+    };
+    let (Some(group), Some(version), Some(kind)) = (&kube.group, &kube.version, &kube.kind) else {
+        for (key, v) in [("group", &kube.group), ("version", &kube.version), ("kind", &kube.kind)] {
+            if v.is_none() {
+                missing(key);
+            }
+        }
+        return None;
+    };
+    if !naming::is_dns_subdomain(&group.value) {
+        cx.error(
+            group.span,
+            format!("group `{}` is not a lowercase DNS name; use the form `example.com`", group.value),
+        );
+    }
+    if !naming::is_kube_version(&version.value) {
+        cx.error(
+            version.span,
+            format!(
+                "version `{}` is not a Kubernetes API version; use the form `v1`, `v1beta1` or `v1alpha1`",
+                version.value
+            ),
+        );
+    }
+    let type_name = kube.root.as_ref().unwrap_or(kind);
+    let Ok(ident) = syn::parse_str::<Ident>(&type_name.value) else {
+        cx.error(type_name.span, format!("`{}` is not a valid Rust type name", type_name.value));
+        return None;
+    };
+    let singular = kube.singular.as_ref().map_or_else(|| kind.value.to_ascii_lowercase(), |s| s.value.clone());
+    let plural = kube.plural.as_ref().map_or_else(|| naming::plural_of(&singular), |p| p.value.clone());
+    let has_status = kube.status.is_some();
+    let has_scale = kube.scale.is_some();
+    if let (Some(scale), false) = (&kube.scale, has_status) {
+        cx.error(
+            scale.span.unwrap_or(kube_span),
+            "`scale` needs `status`: kube drops the scale subresource of a resource without status; add `status = \"...\"` to `#[kube]`",
+        );
+    }
+    let scope = if kube.namespaced.is_some() { Scope::Namespaced } else { Scope::Cluster };
+    if let (Some(loc), Scope::Namespaced) = (&genclient.non_namespaced, scope) {
+        cx.error_at(
+            loc,
+            "`+genclient:nonNamespaced` contradicts `namespaced` in `#[kube]`; remove one of them",
+        );
+    }
+    if let Some(rn) = &genclient.resource_name
+        && rn.value != plural
+    {
+        cx.error_at(
+            &rn.loc,
+            format!(
+                "`+resourceName={}` does not match the plural `{plural}` that `#[kube]` gives; set `plural = \"{}\"` in `#[kube(...)]`",
+                rn.value, rn.value
+            ),
+        );
+    }
+
+    let verbs = select_verbs(cx, &genclient, has_status);
+    let mut resource = Resource {
+        vis: input.vis.clone(),
+        ident,
+        spec_ident: input.ident.clone(),
+        span,
+        group: group.value.clone(),
+        version: version.value.clone(),
+        kind: kind.value.clone(),
+        plural,
+        scope,
+        has_status,
+        has_scale: has_scale && has_status,
+        verbs,
+        methods: Vec::new(),
+    };
+    let mut taken = generated_method_names(&resource);
+    for m in &genclient.methods {
+        if let Some(method) = method_from_attr(cx, m, &resource, &mut taken) {
+            resource.methods.push(method);
+        }
+    }
+    Some(resource)
+}
+
+/// Applies `noVerbs`, `readonly`, `onlyVerbs`, `skipVerbs` and `noStatus`, with Go's rules.
+fn select_verbs(cx: &mut Ctxt, g: &GenclientAttrs, has_status: bool) -> Vec<Verb> {
+    if let Some(no_verbs) = &g.no_verbs {
+        let others = [
+            g.readonly.as_ref().map(|_| "readonly"),
+            g.only_verbs.as_ref().map(|_| "onlyVerbs"),
+            g.skip_verbs.as_ref().map(|_| "skipVerbs"),
+        ];
+        for other in others.into_iter().flatten() {
+            cx.error_at(no_verbs, format!("`+genclient:noVerbs` conflicts with `+genclient:{other}`; keep one of them"));
+        }
+    }
+    if let (Some(readonly), Some(_)) = (&g.readonly, &g.only_verbs) {
+        cx.error_at(
+            readonly,
+            "`+genclient:readonly` already means `onlyVerbs=get,list,watch`; keep one of them",
+        );
+    }
+    let only = g.only_verbs.as_ref().map(|l| parse_verb_list(cx, l, "onlyVerbs"));
+    let skip = g.skip_verbs.as_ref().map(|l| parse_verb_list(cx, l, "skipVerbs")).unwrap_or_default();
+    if let Some(only) = &only {
+        for (verb, loc) in &skip {
+            if only.iter().any(|(v, _)| v == verb) {
+                cx.error_at(
+                    loc,
+                    format!("verb `{}` is in both `onlyVerbs` and `skipVerbs`; remove it from one", verb.go_name()),
+                );
+            }
+        }
+        for (verb, loc) in only {
+            if verb.is_status() && !has_status {
+                cx.error_at(
+                    loc,
+                    format!(
+                        "verb `{}` needs a status subresource; add `status = \"...\"` to `#[kube]`",
+                        verb.go_name()
+                    ),
+                );
+            }
+        }
+    }
+    if g.no_verbs.is_some() {
+        return Vec::new();
+    }
+    let base: Vec<Verb> = match (&only, &g.readonly) {
+        (Some(only), _) => only.iter().map(|(v, _)| *v).collect(),
+        (None, Some(_)) => vec![Verb::Get, Verb::List, Verb::Watch],
+        (None, None) => Verb::ALL.to_vec(),
+    };
+    let mut verbs: Vec<Verb> = base
+        .into_iter()
+        .filter(|v| !skip.iter().any(|(s, _)| s == v))
+        .filter(|v| !v.is_status() || (has_status && g.no_status.is_none()))
+        .collect();
+    verbs.sort();
+    verbs.dedup();
+    verbs
+}
+
+fn parse_verb_list(cx: &mut Ctxt, list: &VerbList, what: &str) -> Vec<(Verb, Loc)> {
+    if list.verbs.is_empty() {
+        cx.error_at(
+            &list.loc,
+            format!("`+genclient:{what}` needs at least one verb; use `+genclient:noVerbs` for a client without verbs"),
+        );
+    }
+    let mut out: Vec<(Verb, Loc)> = Vec::new();
+    for word in &list.verbs {
+        match Verb::parse(&word.value) {
+            Some(verb) if out.iter().any(|(v, _)| *v == verb) => {
+                cx.error_at(&word.loc, format!("verb `{}` is listed twice", word.value));
+            }
+            Some(verb) => out.push((verb, word.loc.clone())),
+            None => cx.error_at(
+                &word.loc,
+                format!("unknown verb `{}`{}", word.value, did_you_mean(&word.value, Verb::candidates())),
+            ),
+        }
+    }
+    out
+}
+
+/// Method names the client already has, so extension methods cannot shadow them.
+fn generated_method_names(r: &Resource) -> Vec<(String, &'static str)> {
+    let mut names: Vec<(String, &'static str)> = ["new", "all", "api", "field_manager", "handle"]
+        .into_iter()
+        .map(|n| (n.to_owned(), "every client has it"))
+        .collect();
+    for verb in &r.verbs {
+        names.push((verb.rust_name().to_owned(), "it is a client verb"));
+        if *verb == Verb::Get {
+            names.push(("get_opt".to_owned(), "it is a client verb"));
+        }
+    }
+    if r.has_scale {
+        for (verb, name) in [(Verb::Get, "get_scale"), (Verb::Update, "update_scale"), (Verb::Patch, "patch_scale")] {
+            if r.has(verb) {
+                names.push((name.to_owned(), "`#[kube]` has `scale(...)`, which generates it; remove this method"));
+            }
+        }
+    }
+    names
+}
+
+fn method_from_attr(
+    cx: &mut Ctxt,
+    m: &MethodAttr,
+    r: &Resource,
+    taken: &mut Vec<(String, &'static str)>,
+) -> Option<Method> {
+    let errors_before = cx.len();
+    let Some(name) = &m.name else {
+        cx.error_at(&m.loc, "`+genclient:method` needs a method name; write `+genclient:method=Name,verb=...`");
+        return None;
+    };
+    let snake = name.value.to_snake_case();
+    if snake.is_empty() || syn::parse_str::<Ident>(&snake).is_err() {
+        cx.error_at(&name.loc, format!("`{}` is not a valid method name", name.value));
+        return None;
+    }
+    let ident = Ident::new(&snake, Span::call_site());
+    if let Some((_, why)) = taken.iter().find(|(n, _)| *n == snake) {
+        cx.error_at(&name.loc, format!("the client already has a method `{snake}`: {why}"));
+    }
+    let Some(verb_text) = &m.verb else {
+        cx.error_at(&m.loc, format!("method `{}` needs `verb=`; one of create, update, get, list, patch, apply", name.value));
+        return None;
+    };
+    let verb = match Verb::parse(&verb_text.value) {
+        Some(v) if MethodVerb::from_verb(v).is_some() => v,
+        Some(v) => {
+            cx.error_at(
+                &verb_text.loc,
+                format!(
+                    "verb `{}` is not supported in `+genclient:method`; use one of create, update, get, list, patch, apply",
+                    v.go_name()
+                ),
+            );
+            return None;
+        }
+        None => {
+            cx.error_at(
+                &verb_text.loc,
+                format!(
+                    "unknown verb `{}`{}",
+                    verb_text.value,
+                    did_you_mean(&verb_text.value, ["create", "update", "get", "list", "patch", "apply"])
+                ),
+            );
+            return None;
+        }
+    };
+    if let Some(input) = &m.input
+        && !matches!(verb, Verb::Create | Verb::Update | Verb::Apply)
+    {
+        cx.error_at(
+            &input.loc,
+            format!("`input` is only allowed for create, update and apply, not for `{}`", verb.go_name()),
+        );
+    }
+    let subresource = m.subresource.as_ref().map(|s| s.value.clone());
+    if let Some(sub) = &m.subresource {
+        check_subresource(cx, sub, verb, r);
+    }
+    let mut local_types = Vec::new();
+    let input = m.input.as_ref().and_then(|t| resolve_type(cx, t, &mut local_types));
+    let result = m.result.as_ref().and_then(|t| resolve_type(cx, t, &mut local_types));
+    taken.push((snake, "another `+genclient:method` has this name"));
+    if cx.len() > errors_before {
+        return None;
+    }
+    let verb = MethodVerb::from_verb(verb)?;
+    Some(Method { name: ident, verb, subresource, input, result, local_types })
+}
+
+fn check_subresource(cx: &mut Ctxt, sub: &Located<String>, verb: Verb, r: &Resource) {
+    let valid = !sub.value.is_empty() && sub.value.bytes().all(|b| b.is_ascii_lowercase() || b == b'-');
+    if !valid {
+        cx.error_at(&sub.loc, format!("`{}` is not a subresource name; use lowercase letters, as in `scale`", sub.value));
+    } else if sub.value == "status" && !r.has_status {
+        cx.error_at(&sub.loc, "subresource `status` is not enabled; add `status = \"...\"` to `#[kube]`");
+    } else if sub.value == "scale" && !r.has_scale {
+        cx.error_at(&sub.loc, "subresource `scale` is not enabled; add `scale(...)` to `#[kube]`");
+    } else if verb == Verb::List {
+        cx.error_at(&sub.loc, "`list` methods cannot have a subresource; use `get` for a subresource of one object");
+    }
+}
+
+/// Turns `input=` / `result=` into a Rust type, translating Go paths of Kubernetes types.
+fn resolve_type(cx: &mut Ctxt, t: &Located<TypeRef>, locals: &mut Vec<Ident>) -> Option<syn::Type> {
+    let ty = match &t.value {
+        TypeRef::Rust(ty) => ty.clone(),
+        TypeRef::Text(text) => {
+            let rust = go_type_path(text).unwrap_or_else(|| text.clone());
+            match syn::parse_str::<syn::Type>(&rust) {
+                Ok(ty) => ty,
+                Err(_) => {
+                    cx.error_at(
+                        &t.loc,
+                        format!(
+                            "`{text}` is not a type; write a Rust path (`k8s_openapi::api::autoscaling::v1::Scale`) or a Go one (`k8s.io/api/autoscaling/v1.Scale`)"
+                        ),
+                    );
+                    return None;
+                }
+            }
+        }
+    };
+    if let syn::Type::Path(p) = &ty
+        && p.qself.is_none()
+    {
+        let first = p.path.segments.first().map(|s| s.ident.to_string());
+        if p.path.leading_colon.is_none() && p.path.segments.len() == 1 {
+            locals.push(p.path.segments[0].ident.clone());
+        } else if matches!(first.as_deref(), Some("self" | "super")) {
+            cx.error_at(
+                &t.loc,
+                "relative type paths cannot be generated into another module; use a name from the API module or a `crate::` path",
+            );
+        }
+    }
+    Some(ty)
+}
+
+/// `k8s.io/api/autoscaling/v1.Scale` -> `::k8s_openapi::api::autoscaling::v1::Scale`.
+fn go_type_path(text: &str) -> Option<String> {
+    let (pkg, name) = text.rsplit_once('.')?;
+    if !pkg.contains('/') {
+        return None;
+    }
+    let module = if let Some(rest) = pkg.strip_prefix("k8s.io/api/") {
+        format!("::k8s_openapi::api::{}", rest.replace('/', "::"))
+    } else if let Some(rest) = pkg.strip_prefix("k8s.io/apimachinery/") {
+        format!("::k8s_openapi::apimachinery::{}", rest.replace('/', "::"))
+    } else {
+        return None;
+    };
+    Some(format!("{module}::{name}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_paths_become_k8s_openapi_paths() {
+        assert_eq!(
+            go_type_path("k8s.io/api/autoscaling/v1.Scale").as_deref(),
+            Some("::k8s_openapi::api::autoscaling::v1::Scale")
+        );
+        assert_eq!(
+            go_type_path("k8s.io/apimachinery/pkg/apis/meta/v1.Status").as_deref(),
+            Some("::k8s_openapi::apimachinery::pkg::apis::meta::v1::Status")
+        );
+        assert_eq!(go_type_path("Scale"), None);
+    }
+}

@@ -1,0 +1,98 @@
+//! Names derived from the resource identity, matching kube-derive and code-generator.
+
+use heck::ToSnakeCase;
+
+/// kube-derive's pluralizer, so accessor names match the URLs kube builds.
+pub fn plural_of(singular: &str) -> String {
+    if ["s", "x", "z", "ch", "sh"].iter().any(|e| singular.ends_with(e)) {
+        return format!("{singular}es");
+    }
+    let mut chars = singular.chars();
+    if chars.next_back() == Some('y') && chars.clone().next_back().is_some_and(|c| !"aeiou".contains(c)) {
+        return format!("{}ies", chars.as_str());
+    }
+    format!("{singular}s")
+}
+
+/// The Go group name: the first DNS label of the group, as code-generator derives it.
+pub fn group_go_name(group: &str) -> String {
+    let first = group.split('.').next().unwrap_or(group);
+    let mut chars = first.chars();
+    match chars.next() {
+        Some(c) => c.to_ascii_uppercase().to_string() + chars.as_str(),
+        None => String::new(),
+    }
+}
+
+/// `samplecontroller_v1alpha1`: the clientset accessor of a group/version.
+pub fn group_version_accessor(group_go_name: &str, version: &str) -> String {
+    format!("{}_{}", group_go_name.to_snake_case(), version)
+}
+
+/// The module (and directory) name of a group: its Go name in snake case.
+pub fn group_module(group_go_name: &str) -> String {
+    group_go_name.to_snake_case()
+}
+
+/// Whether `version` has the form `v1`, `v1beta2` or `v2alpha1`.
+pub fn is_kube_version(version: &str) -> bool {
+    let Some(rest) = version.strip_prefix('v') else { return false };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || rest.starts_with('0') {
+        return false;
+    }
+    let rest = &rest[digits..];
+    if rest.is_empty() {
+        return true;
+    }
+    let tail = rest.strip_prefix("alpha").or_else(|| rest.strip_prefix("beta"));
+    tail.is_some_and(|t| !t.is_empty() && !t.starts_with('0') && t.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Whether `group` is a lowercase DNS subdomain such as `samplecontroller.k8s.io`.
+pub fn is_dns_subdomain(group: &str) -> bool {
+    !group.is_empty()
+        && group.len() <= 253
+        && group.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && label.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plurals_follow_kube_derive() {
+        assert_eq!(plural_of("foo"), "foos");
+        assert_eq!(plural_of("icecream"), "icecreams");
+        assert_eq!(plural_of("policy"), "policies");
+        assert_eq!(plural_of("gateway"), "gateways");
+        assert_eq!(plural_of("box"), "boxes");
+        assert_eq!(plural_of("mesh"), "meshes");
+    }
+
+    #[test]
+    fn group_names_follow_code_generator() {
+        assert_eq!(group_go_name("samplecontroller.k8s.io"), "Samplecontroller");
+        assert_eq!(group_version_accessor("Samplecontroller", "v1alpha1"), "samplecontroller_v1alpha1");
+        assert_eq!(group_version_accessor("ExtensionsExample", "v1"), "extensions_example_v1");
+    }
+
+    #[test]
+    fn versions_and_groups_are_checked() {
+        for ok in ["v1", "v1alpha1", "v2beta3", "v10"] {
+            assert!(is_kube_version(ok), "{ok}");
+        }
+        for bad in ["1", "V1", "v", "v1alpha", "v01", "v1gamma1", "v1alpha01"] {
+            assert!(!is_kube_version(bad), "{bad}");
+        }
+        assert!(is_dns_subdomain("samplecontroller.k8s.io"));
+        assert!(!is_dns_subdomain("Sample.io"));
+        assert!(!is_dns_subdomain("a..b"));
+    }
+}

@@ -1,0 +1,269 @@
+//! The CLI's view of a whole API tree: `<input>/<group>/<version>/*.rs`, as Go's layout.
+//!
+//! Every `.rs` file is parsed with syn; structs marked `+genclient` (or `#[genclient]`, or
+//! derived with `GenClient`) become resources of their version module. Package markers
+//! come from the version module's `//!` docs. The result feeds the per-file emitters.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use proc_macro2::Span;
+use syn::Item;
+
+use crate::attr::package::PackageAttrs;
+use crate::diag::{Ctxt, Diagnostic};
+use crate::model::{self, Origin, Resource};
+use crate::naming;
+
+/// One source file of the API tree.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// Path as shown in diagnostics (the input directory joined with the relative path).
+    pub path: PathBuf,
+    /// Path relative to the input directory.
+    pub relative: PathBuf,
+    /// The file's text.
+    pub text: String,
+}
+
+/// Diagnostics of one file.
+#[derive(Debug, Clone)]
+pub struct FileDiagnostics {
+    /// Index of the file in the input.
+    pub file: usize,
+    /// Its mistakes.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// A resource and where its Rust type lives.
+#[derive(Debug, Clone)]
+pub struct TreeResource {
+    /// The validated resource.
+    pub resource: Resource,
+    /// The module to import the type from (`crate::apis::samplecontroller::v1alpha1`).
+    pub module: String,
+    /// The type derives `GenClient`, so its client already exists in `module`.
+    pub in_place: bool,
+}
+
+/// One API group/version and its resources.
+#[derive(Debug, Clone)]
+pub struct GroupVersion {
+    /// API group.
+    pub group: String,
+    /// The group's name in accessors (`+groupGoName`, or the group's first label).
+    pub group_go_name: String,
+    /// API version.
+    pub version: String,
+    /// Resources, sorted by kind.
+    pub resources: Vec<TreeResource>,
+}
+
+/// Every group/version of the input, sorted by group then version.
+#[derive(Debug, Clone, Default)]
+pub struct ApiTree {
+    /// The group/versions.
+    pub versions: Vec<GroupVersion>,
+}
+
+/// Reads every `.rs` file under `dir`, in a stable order.
+pub fn load(dir: &Path) -> std::io::Result<Vec<SourceFile>> {
+    let mut files = Vec::new();
+    walk(dir, Path::new(""), &mut files)?;
+    files.sort_by(|a, b| a.relative.cmp(&b.relative));
+    Ok(files)
+}
+
+fn walk(root: &Path, rel: &Path, out: &mut Vec<SourceFile>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(root.join(rel))? {
+        let entry = entry?;
+        let rel_path = rel.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            walk(root, &rel_path, out)?;
+        } else if rel_path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(root.join(&rel_path))?;
+            out.push(SourceFile { path: root.join(&rel_path), relative: rel_path, text });
+        }
+    }
+    Ok(())
+}
+
+/// Parses and validates the tree; `api_module` is the Rust path of the input directory.
+pub fn build(files: &[SourceFile], api_module: &str) -> Result<ApiTree, Vec<FileDiagnostics>> {
+    let mut errors = Vec::new();
+    // (group dir, version dir) -> (package markers, resources)
+    let mut versions: BTreeMap<(String, String), VersionDir> = BTreeMap::new();
+    for (index, file) in files.iter().enumerate() {
+        let mut cx = Ctxt::new();
+        read_file(&mut cx, index, file, api_module, &mut versions);
+        if cx.has_errors() {
+            errors.push(FileDiagnostics { file: index, diagnostics: cx.into_diagnostics() });
+        }
+    }
+    let tree = assemble(versions, &mut errors);
+    if errors.is_empty() { Ok(tree) } else { Err(errors) }
+}
+
+#[derive(Default)]
+struct VersionDir {
+    package: Option<(usize, PackageAttrs)>,
+    resources: Vec<(usize, TreeResource, VersionSpans)>,
+}
+
+struct VersionSpans {
+    group: Span,
+    version: Span,
+}
+
+fn read_file(
+    cx: &mut Ctxt,
+    index: usize,
+    file: &SourceFile,
+    api_module: &str,
+    versions: &mut BTreeMap<(String, String), VersionDir>,
+) {
+    let ast = match syn::parse_file(&file.text) {
+        Ok(ast) => ast,
+        Err(err) => return cx.syn_error(err),
+    };
+    let dirs: Vec<String> = file
+        .relative
+        .parent()
+        .map(|p| p.iter().map(|c| c.to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    let is_mod = file.relative.file_name().is_some_and(|n| n == "mod.rs");
+    let has_items = ast.items.iter().any(|i| matches!(i, Item::Struct(_) | Item::Enum(_)));
+    if dirs.len() < 2 {
+        // Only `<group>/<version>/...` holds API types; a root `mod.rs` is just glue.
+        if has_items && ast.items.iter().any(is_client_item) {
+            cx.error(
+                Span::call_site(),
+                format!(
+                    "`{}` is not inside `<group>/<version>/`; API types go in a version directory such as `samplecontroller/v1alpha1/`",
+                    file.relative.display()
+                ),
+            );
+        }
+        return;
+    }
+    let key = (dirs[0].clone(), dirs[1].clone());
+    let entry = versions.entry(key).or_default();
+    if is_mod && dirs.len() == 2 {
+        entry.package = Some((index, PackageAttrs::from_attrs(cx, &ast.attrs)));
+    }
+    let mut module: Vec<String> = vec![api_module.to_owned()];
+    module.extend(dirs.iter().cloned());
+    if !is_mod {
+        module.push(file.relative.file_stem().unwrap_or_default().to_string_lossy().into_owned());
+    }
+    let module = module.join("::");
+    for item in &ast.items {
+        let input: syn::DeriveInput = match item {
+            Item::Struct(s) => s.clone().into(),
+            Item::Enum(e) => e.clone().into(),
+            Item::Union(u) => u.clone().into(),
+            _ => continue,
+        };
+        let in_place = derives(&input.attrs, "GenClient");
+        let origin = if in_place { Origin::Derive } else { Origin::Cli };
+        if let Some(resource) = model::resource_from_input(cx, &input, origin) {
+            let spans = kube_spans(&input);
+            entry.resources.push((index, TreeResource { resource, module: module.clone(), in_place }, spans));
+        }
+    }
+}
+
+fn is_client_item(item: &Item) -> bool {
+    let attrs = match item {
+        Item::Struct(s) => &s.attrs,
+        Item::Enum(e) => &e.attrs,
+        _ => return false,
+    };
+    derives(attrs, "GenClient") || attrs.iter().any(|a| a.path().is_ident("genclient")) || {
+        let mut marked = false;
+        crate::attr::genclient::for_each_marker(attrs, |text, _| marked |= text.starts_with("+genclient"));
+        marked
+    }
+}
+
+/// Whether `#[derive(...)]` lists a path ending in `name`.
+fn derives(attrs: &[syn::Attribute], name: &str) -> bool {
+    attrs.iter().filter(|a| a.path().is_ident("derive")).any(|a| {
+        let mut found = false;
+        let _ = a.parse_nested_meta(|m| {
+            found |= m.path.segments.last().is_some_and(|s| s.ident == name);
+            Ok(())
+        });
+        found
+    })
+}
+
+/// The spans of `group` and `version` in `#[kube]`, for cross-file diagnostics.
+fn kube_spans(input: &syn::DeriveInput) -> VersionSpans {
+    let kube = crate::attr::kube::KubeAttrs::from_attrs(&mut Ctxt::new(), &input.attrs);
+    VersionSpans {
+        group: kube.group.map_or(input.ident.span(), |g| g.span),
+        version: kube.version.map_or(input.ident.span(), |v| v.span),
+    }
+}
+
+fn assemble(versions: BTreeMap<(String, String), VersionDir>, errors: &mut Vec<FileDiagnostics>) -> ApiTree {
+    let mut push = |file: usize, d: Diagnostic| match errors.iter_mut().find(|e| e.file == file) {
+        Some(e) => e.diagnostics.push(d),
+        None => errors.push(FileDiagnostics { file, diagnostics: vec![d] }),
+    };
+    let mut out: Vec<GroupVersion> = Vec::new();
+    for ((group_dir, version_dir), dir) in versions {
+        if dir.resources.is_empty() {
+            continue;
+        }
+        let package = dir.package.as_ref().map(|(_, p)| p);
+        let marker_group = package.and_then(|p| p.group_name.as_ref());
+        let group = marker_group.map_or_else(|| dir.resources[0].1.resource.group.clone(), |g| g.value.clone());
+        for (file, r, spans) in &dir.resources {
+            if r.resource.group != group {
+                let source = if marker_group.is_some() { "`+groupName` of its package" } else { "the other types of its package" };
+                push(
+                    *file,
+                    Diagnostic::new(
+                        spans.group,
+                        format!("group `{}` differs from `{group}`, the group of {source}; one version directory holds one group", r.resource.group),
+                    ),
+                );
+            }
+            if r.resource.version != version_dir {
+                push(
+                    *file,
+                    Diagnostic::new(
+                        spans.version,
+                        format!(
+                            "version `{}` does not match its directory `{group_dir}/{version_dir}/`; move the type or fix the version",
+                            r.resource.version
+                        ),
+                    ),
+                );
+            }
+        }
+        let go_name = package
+            .and_then(|p| p.group_go_name.as_ref())
+            .map_or_else(|| naming::group_go_name(&group), |g| g.value.clone());
+        let mut resources = dir.resources;
+        resources.sort_by(|a, b| a.1.resource.kind.cmp(&b.1.resource.kind));
+        for pair in resources.windows(2) {
+            let (file, second, _) = &pair[1];
+            if pair[0].1.resource.kind == second.resource.kind {
+                push(
+                    *file,
+                    Diagnostic::new(
+                        second.resource.span,
+                        format!("kind `{}` is defined twice in `{group}/{version_dir}`", second.resource.kind),
+                    ),
+                );
+            }
+        }
+        let resources = resources.into_iter().map(|(_, r, _)| r).collect();
+        out.push(GroupVersion { group, group_go_name: go_name, version: version_dir, resources });
+    }
+    out.sort_by(|a, b| (&a.group, &a.version).cmp(&(&b.group, &b.version)));
+    ApiTree { versions: out }
+}

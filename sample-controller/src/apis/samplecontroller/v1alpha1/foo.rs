@@ -1,0 +1,34 @@
+//! Foo: asks for a Deployment of a given name and size (Go's sample-controller).
+
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The desired state of a Foo: a Deployment named `deploymentName` with `replicas` pods.
+///
+/// +genclient
+#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "samplecontroller.k8s.io",
+    version = "v1alpha1",
+    kind = "Foo",
+    namespaced,
+    status = "FooStatus",
+    shortname = "foo"
+)]
+#[serde(rename_all = "camelCase")]
+pub struct FooSpec {
+    /// Name of the Deployment this Foo owns.
+    pub deployment_name: String,
+    /// Number of replicas of the Deployment, 1 to 10.
+    #[schemars(range(min = 1, max = 10))]
+    pub replicas: Option<i32>,
+}
+
+/// The observed state of a Foo.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FooStatus {
+    /// Available replicas of the owned Deployment.
+    pub available_replicas: i32,
+}

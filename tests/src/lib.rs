@@ -1,0 +1,43 @@
+//! API types used by the behaviour tests: each kind of client the derive can produce.
+
+use kube::CustomResource;
+use kube_codegen_runtime::GenClient;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A namespaced kind with status and scale: every verb and the scale methods.
+#[derive(CustomResource, GenClient, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "samplecontroller.k8s.io",
+    version = "v1alpha1",
+    kind = "Foo",
+    namespaced,
+    status = "FooStatus",
+    scale(spec_replicas_path = ".spec.replicas", status_replicas_path = ".status.availableReplicas")
+)]
+#[serde(rename_all = "camelCase")]
+pub struct FooSpec {
+    /// Name of the Deployment the Foo owns.
+    pub deployment_name: String,
+    /// Desired replicas.
+    pub replicas: i32,
+}
+
+/// Status of a Foo.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct FooStatus {
+    /// Replicas available.
+    pub available_replicas: i32,
+}
+
+/// A cluster-scoped, read-only kind with an extension method.
+///
+/// +genclient:readonly
+/// +genclient:method=GetSummary,verb=get,subresource=summary,result=k8s.io/apimachinery/pkg/apis/meta/v1.Status
+#[derive(CustomResource, GenClient, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[kube(group = "example.com", version = "v1", kind = "Cluster")]
+pub struct ClusterSpec {
+    /// Region.
+    pub region: String,
+}
