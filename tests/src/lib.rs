@@ -41,3 +41,21 @@ pub struct ClusterSpec {
     /// Region.
     pub region: String,
 }
+
+// Golden cases, compiled: each case's input types and its expected generated tree are
+// modules of this crate, so every golden output is proven to build against kube.
+macro_rules! golden_case {
+    ($apis:ident, $generated:ident, $input:literal, $expected:literal) => {
+        #[allow(missing_docs, dead_code)]
+        #[path = $input]
+        pub mod $apis;
+        #[allow(dead_code)]
+        #[path = $expected]
+        pub mod $generated;
+    };
+}
+
+golden_case!(all_verbs_apis, all_verbs_generated, "../golden/all_verbs/input/mod.rs", "../golden/all_verbs/expected/mod.rs");
+golden_case!(filters_apis, filters_generated, "../golden/filters/input/mod.rs", "../golden/filters/expected/mod.rs");
+golden_case!(groups_apis, groups_generated, "../golden/groups/input/mod.rs", "../golden/groups/expected/mod.rs");
+golden_case!(methods_apis, methods_generated, "../golden/methods/input/mod.rs", "../golden/methods/expected/mod.rs");

@@ -1,0 +1,2 @@
+//! A namespaced kind with status and scale: every verb plus the scale methods.
+pub mod widgets;

@@ -1,0 +1,2 @@
+//! +groupName=filters.example.com
+pub mod types;

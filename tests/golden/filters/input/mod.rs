@@ -1,0 +1,3 @@
+//! Scopes and verb filters: nonNamespaced, noStatus, readonly, onlyVerbs, skipVerbs, noVerbs,
+//! resourceName.
+pub mod filters;

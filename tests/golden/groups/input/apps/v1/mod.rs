@@ -1,0 +1,2 @@
+//! +groupName=apps.example.com
+pub mod app;

@@ -1,0 +1,3 @@
+//! +groupName=extensions.example.com
+//! +groupGoName=ExtensionsExample
+pub mod plugin;

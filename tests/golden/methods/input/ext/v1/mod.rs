@@ -1,0 +1,3 @@
+//! +groupName=ext.example.com
+pub mod gadget;
+pub mod gizmo;
