@@ -138,19 +138,28 @@ pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str
     }
 }
 
-/// Levenshtein distance over chars.
+/// Edit distance over chars where swapping two neighbours counts as one edit
+/// (optimal string alignment), so `lsit` is one edit from `list`.
 fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
     }
-    prev[b.len()]
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 #[cfg(test)]
@@ -161,6 +170,7 @@ mod tests {
     fn suggests_close_words_only() {
         assert_eq!(suggest("nonNamespace", ["nonNamespaced", "noStatus"]), Some("nonNamespaced"));
         assert_eq!(suggest("grup", ["group", "version"]), Some("group"));
+        assert_eq!(suggest("lsit", ["list", "get"]), Some("list"));
         assert_eq!(suggest("zzzzzz", ["group", "version"]), None);
         assert_eq!(did_you_mean("verison", ["version"]), "; did you mean `version`?");
     }

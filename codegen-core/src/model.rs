@@ -323,7 +323,7 @@ pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -
     };
     let mut taken = generated_method_names(&resource);
     for m in &genclient.methods {
-        if let Some(method) = method_from_attr(cx, m, &resource, &mut taken) {
+        if let Some(method) = method_from_attr(cx, m, &resource, &mut taken, origin) {
             resource.methods.push(method);
         }
     }
@@ -419,15 +419,15 @@ fn generated_method_names(r: &Resource) -> Vec<(String, &'static str)> {
         .map(|n| (n.to_owned(), "every client has it"))
         .collect();
     for verb in &r.verbs {
-        names.push((verb.rust_name().to_owned(), "it is a client verb"));
+        names.push((verb.rust_name().to_owned(), "a verb of the client"));
         if *verb == Verb::Get {
-            names.push(("get_opt".to_owned(), "it is a client verb"));
+            names.push(("get_opt".to_owned(), "a verb of the client"));
         }
     }
     if r.has_scale {
         for (verb, name) in [(Verb::Get, "get_scale"), (Verb::Update, "update_scale"), (Verb::Patch, "patch_scale")] {
             if r.has(verb) {
-                names.push((name.to_owned(), "`#[kube]` has `scale(...)`, which generates it; remove this method"));
+                names.push((name.to_owned(), "generated for `scale(...)` in `#[kube]`, so this method is not needed"));
             }
         }
     }
@@ -439,6 +439,7 @@ fn method_from_attr(
     m: &MethodAttr,
     r: &Resource,
     taken: &mut Vec<(String, &'static str)>,
+    origin: Origin,
 ) -> Option<Method> {
     let errors_before = cx.len();
     let Some(name) = &m.name else {
@@ -452,7 +453,8 @@ fn method_from_attr(
     }
     let ident = Ident::new(&snake, Span::call_site());
     if let Some((_, why)) = taken.iter().find(|(n, _)| *n == snake) {
-        cx.error_at(&name.loc, format!("the client already has a method `{snake}`: {why}"));
+        let named = if snake == name.value { format!("method `{snake}`") } else { format!("method `{}` (`{snake}` in Rust)", name.value) };
+        cx.error_at(&name.loc, format!("{named} clashes with a method the client already has: {why}; choose another name"));
     }
     let Some(verb_text) = &m.verb else {
         cx.error_at(&m.loc, format!("method `{}` needs `verb=`; one of create, update, get, list, patch, apply", name.value));
@@ -495,9 +497,9 @@ fn method_from_attr(
         check_subresource(cx, sub, verb, r);
     }
     let mut local_types = Vec::new();
-    let input = m.input.as_ref().and_then(|t| resolve_type(cx, t, &mut local_types));
-    let result = m.result.as_ref().and_then(|t| resolve_type(cx, t, &mut local_types));
-    taken.push((snake, "another `+genclient:method` has this name"));
+    let input = m.input.as_ref().and_then(|t| resolve_type(cx, t, &mut local_types, origin));
+    let result = m.result.as_ref().and_then(|t| resolve_type(cx, t, &mut local_types, origin));
+    taken.push((snake, "another `+genclient:method`"));
     if cx.len() > errors_before {
         return None;
     }
@@ -519,7 +521,12 @@ fn check_subresource(cx: &mut Ctxt, sub: &Located<String>, verb: Verb, r: &Resou
 }
 
 /// Turns `input=` / `result=` into a Rust type, translating Go paths of Kubernetes types.
-fn resolve_type(cx: &mut Ctxt, t: &Located<TypeRef>, locals: &mut Vec<Ident>) -> Option<syn::Type> {
+fn resolve_type(
+    cx: &mut Ctxt,
+    t: &Located<TypeRef>,
+    locals: &mut Vec<Ident>,
+    origin: Origin,
+) -> Option<syn::Type> {
     let ty = match &t.value {
         TypeRef::Rust(ty) => ty.clone(),
         TypeRef::Text(text) => {
@@ -544,7 +551,7 @@ fn resolve_type(cx: &mut Ctxt, t: &Located<TypeRef>, locals: &mut Vec<Ident>) ->
         let first = p.path.segments.first().map(|s| s.ident.to_string());
         if p.path.leading_colon.is_none() && p.path.segments.len() == 1 {
             locals.push(p.path.segments[0].ident.clone());
-        } else if matches!(first.as_deref(), Some("self" | "super")) {
+        } else if origin == Origin::Cli && matches!(first.as_deref(), Some("self" | "super")) {
             cx.error_at(
                 &t.loc,
                 "relative type paths cannot be generated into another module; use a name from the API module or a `crate::` path",

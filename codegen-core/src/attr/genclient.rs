@@ -218,10 +218,16 @@ impl GenclientAttrs {
                 let method = method_from_text(cx, value.unwrap_or(""), key_end + 1, &loc(0, option.len()), loc);
                 self.methods.push(method);
             }
-            _ => cx.error_at(
-                &key_loc,
-                format!("unknown marker `+genclient:{key}`{}", did_you_mean(key, MARKER_OPTIONS.iter().copied())),
-            ),
+            _ => {
+                let hint = match suggest(key, MARKER_OPTIONS.iter().copied()) {
+                    Some(s) => format!("; did you mean `+genclient:{s}`?"),
+                    None => format!(
+                        "; the options are {}",
+                        MARKER_OPTIONS.iter().map(|o| format!("`:{o}`")).collect::<Vec<_>>().join(", ")
+                    ),
+                };
+                cx.error_at(&key_loc, format!("unknown marker `+genclient:{key}`{hint}"));
+            }
         }
     }
 
@@ -356,17 +362,13 @@ fn method_from_text(
         start += part.len() + 1;
         let part_loc = loc(s, s + part.len());
         if i == 0 {
-            if !part.is_empty() && !part.contains('=') {
-                method.name = Some(Located { value: part.to_owned(), loc: part_loc });
-                continue;
-            }
-            cx.error_at(
-                &part_loc,
-                "`+genclient:method` starts with the method name; write `+genclient:method=Name,verb=...`",
-            );
             if !part.contains('=') {
+                if !part.is_empty() {
+                    method.name = Some(Located { value: part.to_owned(), loc: part_loc });
+                }
                 continue;
             }
+            // No name: the model reports it once; read the rest as keys.
         }
         let Some((key, v)) = part.split_once('=') else {
             cx.error_at(&part_loc, format!("expected `key=value` in `+genclient:method`, found `{part}`"));
