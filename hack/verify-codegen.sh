@@ -20,14 +20,18 @@ cp -R sample-controller/src/apis "$tmp/sample-controller/src/apis"
   exit 1
 }
 
-if diff -ru sample-controller/src/generated "$tmp/sample-controller/src/generated" >"$tmp/diff"; then
-  echo "verify-codegen: sample-controller/src/generated is up to date"
+gen=sample-controller/src/generated
+if diff -ru "$gen" "$tmp/$gen" >"$tmp/diff"; then
+  echo "verify-codegen: $gen is up to date"
   exit 0
 fi
 echo "verify-codegen: generated code drifted from the API types:" >&2
-grep -E '^(diff|Only in)' "$tmp/diff" | sed -e "s#$tmp/##g" -e 's/^/  /' >&2
+diff -rq "$gen" "$tmp/$gen" | sed \
+  -e "s#^Files $gen/\(.*\) and .* differ\$#  drifted: $gen/\1#" \
+  -e "s#^Only in $tmp/\(.*\): \(.*\)\$#  missing: \1/\2#" \
+  -e "s#^Only in \($gen.*\): \(.*\)\$#  not produced by kube-codegen: \1/\2#" >&2
 echo >&2
-sed -e "s#$tmp/##g" "$tmp/diff" | head -60 >&2
+sed -e "s#$tmp/$gen#$gen (regenerated)#g" "$tmp/diff" | head -60 >&2
 echo >&2
 echo "to fix, run: hack/update-codegen.sh" >&2
 exit 1

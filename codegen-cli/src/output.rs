@@ -36,7 +36,8 @@ fn existing_generated(dir: &Path) -> io::Result<BTreeSet<PathBuf>> {
             let path = rel.join(entry.file_name());
             if entry.file_type()?.is_dir() {
                 stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") && is_generated(&dir.join(&path)) {
+            } else if path.extension().is_some_and(|e| e == "rs") && is_generated(&dir.join(&path))
+            {
                 out.insert(path);
             }
         }
@@ -46,7 +47,8 @@ fn existing_generated(dir: &Path) -> io::Result<BTreeSet<PathBuf>> {
 
 fn plan(dir: &Path, files: &[OutputFile]) -> Result<Plan, String> {
     let mut plan = Plan::default();
-    let mut stale = existing_generated(dir).map_err(|e| format!("error: cannot read `{}`: {e}", dir.display()))?;
+    let mut stale = existing_generated(dir)
+        .map_err(|e| format!("error: cannot read `{}`: {e}", dir.display()))?;
     for file in files {
         stale.remove(&file.path);
         let full = dir.join(&file.path);
@@ -61,7 +63,9 @@ fn plan(dir: &Path, files: &[OutputFile]) -> Result<Plan, String> {
                 }
                 plan.changed.push((file.path.clone(), Some(current)));
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => plan.changed.push((file.path.clone(), None)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                plan.changed.push((file.path.clone(), None))
+            }
             Err(e) => return Err(format!("error: cannot read `{}`: {e}", full.display())),
         }
     }
@@ -73,7 +77,13 @@ fn plan(dir: &Path, files: &[OutputFile]) -> Result<Plan, String> {
 /// generated files. Nothing is written if any check fails first.
 pub fn write(dir: &Path, files: &[OutputFile]) -> Result<String, String> {
     let plan = plan(dir, files)?;
-    let by_path = |p: &PathBuf| files.iter().find(|f| &f.path == p).map(|f| f.contents.as_str()).unwrap_or("");
+    let by_path = |p: &PathBuf| {
+        files
+            .iter()
+            .find(|f| &f.path == p)
+            .map(|f| f.contents.as_str())
+            .unwrap_or("")
+    };
     // Stage every file first; only rename once all of them are on disk.
     let mut staged = Vec::new();
     for (path, _) in &plan.changed {
@@ -88,16 +98,21 @@ pub fn write(dir: &Path, files: &[OutputFile]) -> Result<String, String> {
                 let _ = fs::remove_file(tmp);
             }
             let _ = fs::remove_file(&tmp);
-            return Err(format!("error: cannot write `{}`: {e}; nothing was changed", full.display()));
+            return Err(format!(
+                "error: cannot write `{}`: {e}; nothing was changed",
+                full.display()
+            ));
         }
         staged.push((tmp, full));
     }
     for (tmp, full) in &staged {
-        fs::rename(tmp, full).map_err(|e| format!("error: cannot write `{}`: {e}", full.display()))?;
+        fs::rename(tmp, full)
+            .map_err(|e| format!("error: cannot write `{}`: {e}", full.display()))?;
     }
     for path in &plan.stale {
         let full = dir.join(path);
-        fs::remove_file(&full).map_err(|e| format!("error: cannot remove `{}`: {e}", full.display()))?;
+        fs::remove_file(&full)
+            .map_err(|e| format!("error: cannot remove `{}`: {e}", full.display()))?;
         // Remove directories the stale files leave empty, up to the output directory.
         let mut parent = full.parent();
         while let Some(p) = parent {
@@ -120,22 +135,35 @@ pub fn write(dir: &Path, files: &[OutputFile]) -> Result<String, String> {
 pub fn verify(dir: &Path, files: &[OutputFile], command: &str) -> Result<String, String> {
     let plan = plan(dir, files)?;
     if plan.changed.is_empty() && plan.stale.is_empty() {
-        return Ok(format!("kube-codegen: {} files up to date in {}", plan.unchanged, dir.display()));
+        return Ok(format!(
+            "kube-codegen: {} files up to date in {}",
+            plan.unchanged,
+            dir.display()
+        ));
     }
-    let mut out = format!("error: generated files in {} are out of date\n", dir.display());
+    let mut out = format!(
+        "error: generated files in {} are out of date\n",
+        dir.display()
+    );
     for (path, current) in &plan.changed {
         let full = dir.join(path);
         match current {
             None => out.push_str(&format!("  missing: {}\n", full.display())),
             Some(current) => {
-                let expected = files.iter().find(|f| &f.path == path).map_or("", |f| f.contents.as_str());
+                let expected = files
+                    .iter()
+                    .find(|f| &f.path == path)
+                    .map_or("", |f| f.contents.as_str());
                 out.push_str(&format!("  drifted: {}\n", full.display()));
                 out.push_str(&first_difference(expected, current));
             }
         }
     }
     for path in &plan.stale {
-        out.push_str(&format!("  stale:   {} (no longer generated)\n", dir.join(path).display()));
+        out.push_str(&format!(
+            "  stale:   {} (no longer generated)\n",
+            dir.join(path).display()
+        ));
     }
     out.push_str(&format!("to fix, run: {command}"));
     Err(out)

@@ -25,12 +25,20 @@ pub struct Diagnostic {
 impl Diagnostic {
     /// A diagnostic for a whole token span.
     pub fn new(span: Span, message: impl Into<String>) -> Self {
-        Self { span, doc_range: None, message: message.into() }
+        Self {
+            span,
+            doc_range: None,
+            message: message.into(),
+        }
     }
 
     /// A diagnostic for part of a doc comment (`range` indexes the comment's text).
     pub fn in_doc(span: Span, range: Range<usize>, message: impl Into<String>) -> Self {
-        Self { span, doc_range: Some(range), message: message.into() }
+        Self {
+            span,
+            doc_range: Some(range),
+            message: message.into(),
+        }
     }
 
     /// The diagnostic as a `syn::Error`, for the derive.
@@ -51,7 +59,10 @@ pub struct Loc {
 impl Loc {
     /// A location that is a whole token span.
     pub fn span(span: Span) -> Self {
-        Self { span, doc_range: None }
+        Self {
+            span,
+            doc_range: None,
+        }
     }
 }
 
@@ -74,7 +85,8 @@ impl Ctxt {
 
     /// Records a mistake inside the text of a doc comment.
     pub fn error_in_doc(&mut self, span: Span, range: Range<usize>, message: impl Into<String>) {
-        self.diagnostics.push(Diagnostic::in_doc(span, range, message));
+        self.diagnostics
+            .push(Diagnostic::in_doc(span, range, message));
     }
 
     /// Records a mistake at `loc`.
@@ -89,13 +101,19 @@ impl Ctxt {
     /// Records a `syn` parse error, keeping its span.
     pub fn syn_error(&mut self, err: syn::Error) {
         for e in err {
-            self.diagnostics.push(Diagnostic::new(e.span(), e.to_string()));
+            self.diagnostics
+                .push(Diagnostic::new(e.span(), e.to_string()));
         }
     }
 
     /// How many mistakes were recorded so far.
     pub fn len(&self) -> usize {
         self.diagnostics.len()
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.diagnostics.is_empty()
     }
 
     /// Whether any mistake was recorded.
@@ -110,13 +128,20 @@ impl Ctxt {
 
     /// `Ok(value)` when nothing was recorded, the diagnostics otherwise.
     pub fn finish<T>(self, value: T) -> Result<T, Vec<Diagnostic>> {
-        if self.diagnostics.is_empty() { Ok(value) } else { Err(self.diagnostics) }
+        if self.diagnostics.is_empty() {
+            Ok(value)
+        } else {
+            Err(self.diagnostics)
+        }
     }
 }
 
 /// All diagnostics as `compile_error!` invocations, for the derive.
 pub fn to_compile_errors(diagnostics: &[Diagnostic]) -> TokenStream {
-    diagnostics.iter().map(|d| d.to_syn_error().to_compile_error()).collect()
+    diagnostics
+        .iter()
+        .map(|d| d.to_syn_error().to_compile_error())
+        .collect()
 }
 
 /// The closest candidate to `word` within a small edit distance, for "did you mean".
@@ -147,13 +172,15 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        d[0][j] = j;
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=a.len() {
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            d[i][j] = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
                 d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
             }
@@ -168,10 +195,16 @@ mod tests {
 
     #[test]
     fn suggests_close_words_only() {
-        assert_eq!(suggest("nonNamespace", ["nonNamespaced", "noStatus"]), Some("nonNamespaced"));
+        assert_eq!(
+            suggest("nonNamespace", ["nonNamespaced", "noStatus"]),
+            Some("nonNamespaced")
+        );
         assert_eq!(suggest("grup", ["group", "version"]), Some("group"));
         assert_eq!(suggest("lsit", ["list", "get"]), Some("list"));
         assert_eq!(suggest("zzzzzz", ["group", "version"]), None);
-        assert_eq!(did_you_mean("verison", ["version"]), "; did you mean `version`?");
+        assert_eq!(
+            did_you_mean("verison", ["version"]),
+            "; did you mean `version`?"
+        );
     }
 }

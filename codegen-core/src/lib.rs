@@ -52,15 +52,23 @@ pub enum GenerateError {
 impl std::fmt::Display for GenerateError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            GenerateError::Io(path, err) => write!(f, "error: cannot read `{}`: {err}", path.display()),
+            GenerateError::Io(path, err) => {
+                write!(f, "error: cannot read `{}`: {err}", path.display())
+            }
             GenerateError::Diagnostics(rendered) => {
                 for d in rendered {
                     writeln!(f, "{d}")?;
                 }
                 let n = rendered.len();
-                write!(f, "error: could not generate: {n} error{}", if n == 1 { "" } else { "s" })
+                write!(
+                    f,
+                    "error: could not generate: {n} error{}",
+                    if n == 1 { "" } else { "s" }
+                )
             }
-            GenerateError::Internal(err) => write!(f, "error: kube-codegen emitted invalid Rust (a bug): {err}"),
+            GenerateError::Internal(err) => {
+                write!(f, "error: kube-codegen emitted invalid Rust (a bug): {err}")
+            }
         }
     }
 }
@@ -88,7 +96,11 @@ pub fn generate_from_sources(
         GenerateError::Diagnostics(
             errors
                 .iter()
-                .flat_map(|fd| fd.diagnostics.iter().map(|d| render::render(&files[fd.file], d)))
+                .flat_map(|fd| {
+                    fd.diagnostics
+                        .iter()
+                        .map(|d| render::render(&files[fd.file], d))
+                })
                 .collect(),
         )
     })?;

@@ -84,7 +84,9 @@ impl Verb {
 
     /// Parses a verb written in either style.
     pub fn parse(word: &str) -> Option<Verb> {
-        Verb::ALL.into_iter().find(|v| v.go_name() == word || v.rust_name() == word)
+        Verb::ALL
+            .into_iter()
+            .find(|v| v.go_name() == word || v.rust_name() == word)
     }
 
     /// Whether the verb writes the status subresource.
@@ -98,7 +100,9 @@ impl Verb {
     }
 
     fn candidates() -> impl Iterator<Item = &'static str> {
-        Verb::ALL.into_iter().flat_map(|v| [v.go_name(), v.rust_name()])
+        Verb::ALL
+            .into_iter()
+            .flat_map(|v| [v.go_name(), v.rust_name()])
     }
 }
 
@@ -143,9 +147,16 @@ impl MethodVerb {
     }
 
     fn from_verb(verb: Verb) -> Option<Self> {
-        [Self::Create, Self::Update, Self::Get, Self::List, Self::Patch, Self::Apply]
-            .into_iter()
-            .find(|m| m.verb() == verb)
+        [
+            Self::Create,
+            Self::Update,
+            Self::Get,
+            Self::List,
+            Self::Patch,
+            Self::Apply,
+        ]
+        .into_iter()
+        .find(|m| m.verb() == verb)
     }
 }
 
@@ -234,7 +245,10 @@ pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -
         return None;
     }
     if let syn::Data::Union(u) = &input.data {
-        cx.error(u.union_token.span, "`GenClient` does not support unions; the spec must be a struct or an enum");
+        cx.error(
+            u.union_token.span,
+            "`GenClient` does not support unions; the spec must be a struct or an enum",
+        );
         return None;
     }
     let span = input.ident.span();
@@ -246,10 +260,17 @@ pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -
         return None;
     };
     let mut missing = |key: &str| {
-        cx.error(kube_span, format!("missing `{key}` in `#[kube(...)]`; add `{key} = \"...\"`"));
+        cx.error(
+            kube_span,
+            format!("missing `{key}` in `#[kube(...)]`; add `{key} = \"...\"`"),
+        );
     };
     let (Some(group), Some(version), Some(kind)) = (&kube.group, &kube.version, &kube.kind) else {
-        for (key, v) in [("group", &kube.group), ("version", &kube.version), ("kind", &kube.kind)] {
+        for (key, v) in [
+            ("group", &kube.group),
+            ("version", &kube.version),
+            ("kind", &kube.kind),
+        ] {
             if v.is_none() {
                 missing(key);
             }
@@ -259,7 +280,10 @@ pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -
     if !naming::is_dns_subdomain(&group.value) {
         cx.error(
             group.span,
-            format!("group `{}` is not a lowercase DNS name; use the form `example.com`", group.value),
+            format!(
+                "group `{}` is not a lowercase DNS name; use the form `example.com`",
+                group.value
+            ),
         );
     }
     if !naming::is_kube_version(&version.value) {
@@ -273,11 +297,20 @@ pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -
     }
     let type_name = kube.root.as_ref().unwrap_or(kind);
     let Ok(ident) = syn::parse_str::<Ident>(&type_name.value) else {
-        cx.error(type_name.span, format!("`{}` is not a valid Rust type name", type_name.value));
+        cx.error(
+            type_name.span,
+            format!("`{}` is not a valid Rust type name", type_name.value),
+        );
         return None;
     };
-    let singular = kube.singular.as_ref().map_or_else(|| kind.value.to_ascii_lowercase(), |s| s.value.clone());
-    let plural = kube.plural.as_ref().map_or_else(|| naming::plural_of(&singular), |p| p.value.clone());
+    let singular = kube
+        .singular
+        .as_ref()
+        .map_or_else(|| kind.value.to_ascii_lowercase(), |s| s.value.clone());
+    let plural = kube
+        .plural
+        .as_ref()
+        .map_or_else(|| naming::plural_of(&singular), |p| p.value.clone());
     let has_status = kube.status.is_some();
     let has_scale = kube.scale.is_some();
     if let (Some(scale), false) = (&kube.scale, has_status) {
@@ -286,7 +319,11 @@ pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -
             "`scale` needs `status`: kube drops the scale subresource of a resource without status; add `status = \"...\"` to `#[kube]`",
         );
     }
-    let scope = if kube.namespaced.is_some() { Scope::Namespaced } else { Scope::Cluster };
+    let scope = if kube.namespaced.is_some() {
+        Scope::Namespaced
+    } else {
+        Scope::Cluster
+    };
     if let (Some(loc), Scope::Namespaced) = (&genclient.non_namespaced, scope) {
         cx.error_at(
             loc,
@@ -339,7 +376,12 @@ fn select_verbs(cx: &mut Ctxt, g: &GenclientAttrs, has_status: bool) -> Vec<Verb
             g.skip_verbs.as_ref().map(|_| "skipVerbs"),
         ];
         for other in others.into_iter().flatten() {
-            cx.error_at(no_verbs, format!("`+genclient:noVerbs` conflicts with `+genclient:{other}`; keep one of them"));
+            cx.error_at(
+                no_verbs,
+                format!(
+                    "`+genclient:noVerbs` conflicts with `+genclient:{other}`; keep one of them"
+                ),
+            );
         }
     }
     if let (Some(readonly), Some(_)) = (&g.readonly, &g.only_verbs) {
@@ -348,14 +390,24 @@ fn select_verbs(cx: &mut Ctxt, g: &GenclientAttrs, has_status: bool) -> Vec<Verb
             "`+genclient:readonly` already means `onlyVerbs=get,list,watch`; keep one of them",
         );
     }
-    let only = g.only_verbs.as_ref().map(|l| parse_verb_list(cx, l, "onlyVerbs"));
-    let skip = g.skip_verbs.as_ref().map(|l| parse_verb_list(cx, l, "skipVerbs")).unwrap_or_default();
+    let only = g
+        .only_verbs
+        .as_ref()
+        .map(|l| parse_verb_list(cx, l, "onlyVerbs"));
+    let skip = g
+        .skip_verbs
+        .as_ref()
+        .map(|l| parse_verb_list(cx, l, "skipVerbs"))
+        .unwrap_or_default();
     if let Some(only) = &only {
         for (verb, loc) in &skip {
             if only.iter().any(|(v, _)| v == verb) {
                 cx.error_at(
                     loc,
-                    format!("verb `{}` is in both `onlyVerbs` and `skipVerbs`; remove it from one", verb.go_name()),
+                    format!(
+                        "verb `{}` is in both `onlyVerbs` and `skipVerbs`; remove it from one",
+                        verb.go_name()
+                    ),
                 );
             }
         }
@@ -405,7 +457,11 @@ fn parse_verb_list(cx: &mut Ctxt, list: &VerbList, what: &str) -> Vec<(Verb, Loc
             Some(verb) => out.push((verb, word.loc.clone())),
             None => cx.error_at(
                 &word.loc,
-                format!("unknown verb `{}`{}", word.value, did_you_mean(&word.value, Verb::candidates())),
+                format!(
+                    "unknown verb `{}`{}",
+                    word.value,
+                    did_you_mean(&word.value, Verb::candidates())
+                ),
             ),
         }
     }
@@ -425,9 +481,16 @@ fn generated_method_names(r: &Resource) -> Vec<(String, &'static str)> {
         }
     }
     if r.has_scale {
-        for (verb, name) in [(Verb::Get, "get_scale"), (Verb::Update, "update_scale"), (Verb::Patch, "patch_scale")] {
+        for (verb, name) in [
+            (Verb::Get, "get_scale"),
+            (Verb::Update, "update_scale"),
+            (Verb::Patch, "patch_scale"),
+        ] {
             if r.has(verb) {
-                names.push((name.to_owned(), "generated for `scale(...)` in `#[kube]`, so this method is not needed"));
+                names.push((
+                    name.to_owned(),
+                    "generated for `scale(...)` in `#[kube]`, so this method is not needed",
+                ));
             }
         }
     }
@@ -443,21 +506,42 @@ fn method_from_attr(
 ) -> Option<Method> {
     let errors_before = cx.len();
     let Some(name) = &m.name else {
-        cx.error_at(&m.loc, "`+genclient:method` needs a method name; write `+genclient:method=Name,verb=...`");
+        cx.error_at(
+            &m.loc,
+            "`+genclient:method` needs a method name; write `+genclient:method=Name,verb=...`",
+        );
         return None;
     };
     let snake = name.value.to_snake_case();
     if snake.is_empty() || syn::parse_str::<Ident>(&snake).is_err() {
-        cx.error_at(&name.loc, format!("`{}` is not a valid method name", name.value));
+        cx.error_at(
+            &name.loc,
+            format!("`{}` is not a valid method name", name.value),
+        );
         return None;
     }
     let ident = Ident::new(&snake, Span::call_site());
     if let Some((_, why)) = taken.iter().find(|(n, _)| *n == snake) {
-        let named = if snake == name.value { format!("method `{snake}`") } else { format!("method `{}` (`{snake}` in Rust)", name.value) };
-        cx.error_at(&name.loc, format!("{named} clashes with a method the client already has: {why}; choose another name"));
+        let named = if snake == name.value {
+            format!("method `{snake}`")
+        } else {
+            format!("method `{}` (`{snake}` in Rust)", name.value)
+        };
+        cx.error_at(
+            &name.loc,
+            format!(
+                "{named} clashes with a method the client already has: {why}; choose another name"
+            ),
+        );
     }
     let Some(verb_text) = &m.verb else {
-        cx.error_at(&m.loc, format!("method `{}` needs `verb=`; one of create, update, get, list, patch, apply", name.value));
+        cx.error_at(
+            &m.loc,
+            format!(
+                "method `{}` needs `verb=`; one of create, update, get, list, patch, apply",
+                name.value
+            ),
+        );
         return None;
     };
     let verb = match Verb::parse(&verb_text.value) {
@@ -478,7 +562,10 @@ fn method_from_attr(
                 format!(
                     "unknown verb `{}`{}",
                     verb_text.value,
-                    did_you_mean(&verb_text.value, ["create", "update", "get", "list", "patch", "apply"])
+                    did_you_mean(
+                        &verb_text.value,
+                        ["create", "update", "get", "list", "patch", "apply"]
+                    )
                 ),
             );
             return None;
@@ -489,7 +576,10 @@ fn method_from_attr(
     {
         cx.error_at(
             &input.loc,
-            format!("`input` is only allowed for create, update and apply, not for `{}`", verb.go_name()),
+            format!(
+                "`input` is only allowed for create, update and apply, not for `{}`",
+                verb.go_name()
+            ),
         );
     }
     let subresource = m.subresource.as_ref().map(|s| s.value.clone());
@@ -497,26 +587,58 @@ fn method_from_attr(
         check_subresource(cx, sub, verb, r);
     }
     let mut local_types = Vec::new();
-    let input = m.input.as_ref().and_then(|t| resolve_type(cx, t, &mut local_types, origin));
-    let result = m.result.as_ref().and_then(|t| resolve_type(cx, t, &mut local_types, origin));
+    let input = m
+        .input
+        .as_ref()
+        .and_then(|t| resolve_type(cx, t, &mut local_types, origin));
+    let result = m
+        .result
+        .as_ref()
+        .and_then(|t| resolve_type(cx, t, &mut local_types, origin));
     taken.push((snake, "another `+genclient:method`"));
     if cx.len() > errors_before {
         return None;
     }
     let verb = MethodVerb::from_verb(verb)?;
-    Some(Method { name: ident, verb, subresource, input, result, local_types })
+    Some(Method {
+        name: ident,
+        verb,
+        subresource,
+        input,
+        result,
+        local_types,
+    })
 }
 
 fn check_subresource(cx: &mut Ctxt, sub: &Located<String>, verb: Verb, r: &Resource) {
-    let valid = !sub.value.is_empty() && sub.value.bytes().all(|b| b.is_ascii_lowercase() || b == b'-');
+    let valid = !sub.value.is_empty()
+        && sub
+            .value
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b == b'-');
     if !valid {
-        cx.error_at(&sub.loc, format!("`{}` is not a subresource name; use lowercase letters, as in `scale`", sub.value));
+        cx.error_at(
+            &sub.loc,
+            format!(
+                "`{}` is not a subresource name; use lowercase letters, as in `scale`",
+                sub.value
+            ),
+        );
     } else if sub.value == "status" && !r.has_status {
-        cx.error_at(&sub.loc, "subresource `status` is not enabled; add `status = \"...\"` to `#[kube]`");
+        cx.error_at(
+            &sub.loc,
+            "subresource `status` is not enabled; add `status = \"...\"` to `#[kube]`",
+        );
     } else if sub.value == "scale" && !r.has_scale {
-        cx.error_at(&sub.loc, "subresource `scale` is not enabled; add `scale(...)` to `#[kube]`");
+        cx.error_at(
+            &sub.loc,
+            "subresource `scale` is not enabled; add `scale(...)` to `#[kube]`",
+        );
     } else if verb == Verb::List {
-        cx.error_at(&sub.loc, "`list` methods cannot have a subresource; use `get` for a subresource of one object");
+        cx.error_at(
+            &sub.loc,
+            "`list` methods cannot have a subresource; use `get` for a subresource of one object",
+        );
     }
 }
 
@@ -528,7 +650,7 @@ fn resolve_type(
     origin: Origin,
 ) -> Option<syn::Type> {
     let ty = match &t.value {
-        TypeRef::Rust(ty) => ty.clone(),
+        TypeRef::Rust(ty) => (**ty).clone(),
         TypeRef::Text(text) => {
             let rust = go_type_path(text).unwrap_or_else(|| text.clone());
             match syn::parse_str::<syn::Type>(&rust) {

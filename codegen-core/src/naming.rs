@@ -4,11 +4,19 @@ use heck::ToSnakeCase;
 
 /// kube-derive's pluralizer, so accessor names match the URLs kube builds.
 pub fn plural_of(singular: &str) -> String {
-    if ["s", "x", "z", "ch", "sh"].iter().any(|e| singular.ends_with(e)) {
+    if ["s", "x", "z", "ch", "sh"]
+        .iter()
+        .any(|e| singular.ends_with(e))
+    {
         return format!("{singular}es");
     }
     let mut chars = singular.chars();
-    if chars.next_back() == Some('y') && chars.clone().next_back().is_some_and(|c| !"aeiou".contains(c)) {
+    if chars.next_back() == Some('y')
+        && chars
+            .clone()
+            .next_back()
+            .is_some_and(|c| !"aeiou".contains(c))
+    {
         return format!("{}ies", chars.as_str());
     }
     format!("{singular}s")
@@ -36,7 +44,9 @@ pub fn group_module(group_go_name: &str) -> String {
 
 /// Whether `version` has the form `v1`, `v1beta2` or `v2alpha1`.
 pub fn is_kube_version(version: &str) -> bool {
-    let Some(rest) = version.strip_prefix('v') else { return false };
+    let Some(rest) = version.strip_prefix('v') else {
+        return false;
+    };
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     if digits == 0 || rest.starts_with('0') {
         return false;
@@ -45,8 +55,12 @@ pub fn is_kube_version(version: &str) -> bool {
     if rest.is_empty() {
         return true;
     }
-    let tail = rest.strip_prefix("alpha").or_else(|| rest.strip_prefix("beta"));
-    tail.is_some_and(|t| !t.is_empty() && !t.starts_with('0') && t.bytes().all(|b| b.is_ascii_digit()))
+    let tail = rest
+        .strip_prefix("alpha")
+        .or_else(|| rest.strip_prefix("beta"));
+    tail.is_some_and(|t| {
+        !t.is_empty() && !t.starts_with('0') && t.bytes().all(|b| b.is_ascii_digit())
+    })
 }
 
 /// Whether `group` is a lowercase DNS subdomain such as `samplecontroller.k8s.io`.
@@ -56,7 +70,9 @@ pub fn is_dns_subdomain(group: &str) -> bool {
         && group.split('.').all(|label| {
             !label.is_empty()
                 && label.len() <= 63
-                && label.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
                 && !label.starts_with('-')
                 && !label.ends_with('-')
         })
@@ -79,8 +95,14 @@ mod tests {
     #[test]
     fn group_names_follow_code_generator() {
         assert_eq!(group_go_name("samplecontroller.k8s.io"), "Samplecontroller");
-        assert_eq!(group_version_accessor("Samplecontroller", "v1alpha1"), "samplecontroller_v1alpha1");
-        assert_eq!(group_version_accessor("ExtensionsExample", "v1"), "extensions_example_v1");
+        assert_eq!(
+            group_version_accessor("Samplecontroller", "v1alpha1"),
+            "samplecontroller_v1alpha1"
+        );
+        assert_eq!(
+            group_version_accessor("ExtensionsExample", "v1"),
+            "extensions_example_v1"
+        );
     }
 
     #[test]

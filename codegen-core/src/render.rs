@@ -20,7 +20,11 @@ pub struct Position {
 pub fn position(file: &SourceFile, d: &Diagnostic) -> Position {
     let start = d.span.start();
     let end = d.span.end();
-    let line_text = file.text.lines().nth(start.line.saturating_sub(1)).unwrap_or("");
+    let line_text = file
+        .text
+        .lines()
+        .nth(start.line.saturating_sub(1))
+        .unwrap_or("");
     let mut column = start.column;
     let mut width = if end.line == start.line {
         end.column.saturating_sub(start.column)
@@ -39,13 +43,22 @@ pub fn position(file: &SourceFile, d: &Diagnostic) -> Position {
         };
         if let Some(prefix) = prefix {
             let text = &from_token[prefix..];
-            if range.end <= text.len() && text.is_char_boundary(range.start) && text.is_char_boundary(range.end) {
-                column = start.column + from_token[..prefix].chars().count() + text[..range.start].chars().count();
+            if range.end <= text.len()
+                && text.is_char_boundary(range.start)
+                && text.is_char_boundary(range.end)
+            {
+                column = start.column
+                    + from_token[..prefix].chars().count()
+                    + text[..range.start].chars().count();
                 width = text[range.clone()].chars().count();
             }
         }
     }
-    Position { line: start.line.max(1), column: column + 1, width: width.max(1) }
+    Position {
+        line: start.line.max(1),
+        column: column + 1,
+        width: width.max(1),
+    }
 }
 
 /// `error: message`, `--> file:line:col`, the line and a caret, as rustc prints them.
@@ -56,10 +69,20 @@ pub fn render(file: &SourceFile, d: &Diagnostic) -> String {
     let pad = " ".repeat(number.len());
     let mut out = String::new();
     let _ = writeln!(out, "error: {}", d.message);
-    let _ = writeln!(out, "{pad}--> {}:{}:{}", file.path.display(), pos.line, pos.column);
+    let _ = writeln!(
+        out,
+        "{pad}--> {}:{}:{}",
+        file.path.display(),
+        pos.line,
+        pos.column
+    );
     let _ = writeln!(out, "{pad} |");
     let _ = writeln!(out, "{number} | {line_text}");
-    let caret_pad: String = line_text.chars().take(pos.column - 1).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+    let caret_pad: String = line_text
+        .chars()
+        .take(pos.column - 1)
+        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .collect();
     let _ = writeln!(out, "{pad} | {caret_pad}{}", "^".repeat(pos.width));
     out
 }

@@ -82,7 +82,11 @@ fn walk(root: &Path, rel: &Path, out: &mut Vec<SourceFile>) -> std::io::Result<(
             walk(root, &rel_path, out)?;
         } else if rel_path.extension().is_some_and(|e| e == "rs") {
             let text = std::fs::read_to_string(root.join(&rel_path))?;
-            out.push(SourceFile { path: root.join(&rel_path), relative: rel_path, text });
+            out.push(SourceFile {
+                path: root.join(&rel_path),
+                relative: rel_path,
+                text,
+            });
         }
     }
     Ok(())
@@ -97,11 +101,18 @@ pub fn build(files: &[SourceFile], api_module: &str) -> Result<ApiTree, Vec<File
         let mut cx = Ctxt::new();
         read_file(&mut cx, index, file, api_module, &mut versions);
         if cx.has_errors() {
-            errors.push(FileDiagnostics { file: index, diagnostics: cx.into_diagnostics() });
+            errors.push(FileDiagnostics {
+                file: index,
+                diagnostics: cx.into_diagnostics(),
+            });
         }
     }
     let tree = assemble(versions, &mut errors);
-    if errors.is_empty() { Ok(tree) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(tree)
+    } else {
+        Err(errors)
+    }
 }
 
 #[derive(Default)]
@@ -132,7 +143,10 @@ fn read_file(
         .map(|p| p.iter().map(|c| c.to_string_lossy().into_owned()).collect())
         .unwrap_or_default();
     let is_mod = file.relative.file_name().is_some_and(|n| n == "mod.rs");
-    let has_items = ast.items.iter().any(|i| matches!(i, Item::Struct(_) | Item::Enum(_)));
+    let has_items = ast
+        .items
+        .iter()
+        .any(|i| matches!(i, Item::Struct(_) | Item::Enum(_)));
     if dirs.len() < 2 {
         // Only `<group>/<version>/...` holds API types; a root `mod.rs` is just glue.
         if has_items && ast.items.iter().any(is_client_item) {
@@ -154,7 +168,13 @@ fn read_file(
     let mut module: Vec<String> = vec![api_module.to_owned()];
     module.extend(dirs.iter().cloned());
     if !is_mod {
-        module.push(file.relative.file_stem().unwrap_or_default().to_string_lossy().into_owned());
+        module.push(
+            file.relative
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned(),
+        );
     }
     let module = module.join("::");
     for item in &ast.items {
@@ -165,10 +185,22 @@ fn read_file(
             _ => continue,
         };
         let in_place = derives(&input.attrs, "GenClient");
-        let origin = if in_place { Origin::Derive } else { Origin::Cli };
+        let origin = if in_place {
+            Origin::Derive
+        } else {
+            Origin::Cli
+        };
         if let Some(resource) = model::resource_from_input(cx, &input, origin) {
             let spans = kube_spans(&input);
-            entry.resources.push((index, TreeResource { resource, module: module.clone(), in_place }, spans));
+            entry.resources.push((
+                index,
+                TreeResource {
+                    resource,
+                    module: module.clone(),
+                    in_place,
+                },
+                spans,
+            ));
         }
     }
 }
@@ -181,21 +213,26 @@ fn is_client_item(item: &Item) -> bool {
     };
     derives(attrs, "GenClient") || attrs.iter().any(|a| a.path().is_ident("genclient")) || {
         let mut marked = false;
-        crate::attr::genclient::for_each_marker(attrs, |text, _| marked |= text.starts_with("+genclient"));
+        crate::attr::genclient::for_each_marker(attrs, |text, _| {
+            marked |= text.starts_with("+genclient")
+        });
         marked
     }
 }
 
 /// Whether `#[derive(...)]` lists a path ending in `name`.
 fn derives(attrs: &[syn::Attribute], name: &str) -> bool {
-    attrs.iter().filter(|a| a.path().is_ident("derive")).any(|a| {
-        let mut found = false;
-        let _ = a.parse_nested_meta(|m| {
-            found |= m.path.segments.last().is_some_and(|s| s.ident == name);
-            Ok(())
-        });
-        found
-    })
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("derive"))
+        .any(|a| {
+            let mut found = false;
+            let _ = a.parse_nested_meta(|m| {
+                found |= m.path.segments.last().is_some_and(|s| s.ident == name);
+                Ok(())
+            });
+            found
+        })
 }
 
 /// The spans of `group` and `version` in `#[kube]`, for cross-file diagnostics.
@@ -207,10 +244,16 @@ fn kube_spans(input: &syn::DeriveInput) -> VersionSpans {
     }
 }
 
-fn assemble(versions: BTreeMap<(String, String), VersionDir>, errors: &mut Vec<FileDiagnostics>) -> ApiTree {
+fn assemble(
+    versions: BTreeMap<(String, String), VersionDir>,
+    errors: &mut Vec<FileDiagnostics>,
+) -> ApiTree {
     let mut push = |file: usize, d: Diagnostic| match errors.iter_mut().find(|e| e.file == file) {
         Some(e) => e.diagnostics.push(d),
-        None => errors.push(FileDiagnostics { file, diagnostics: vec![d] }),
+        None => errors.push(FileDiagnostics {
+            file,
+            diagnostics: vec![d],
+        }),
     };
     let mut out: Vec<GroupVersion> = Vec::new();
     for ((group_dir, version_dir), dir) in versions {
@@ -219,15 +262,25 @@ fn assemble(versions: BTreeMap<(String, String), VersionDir>, errors: &mut Vec<F
         }
         let package = dir.package.as_ref().map(|(_, p)| p);
         let marker_group = package.and_then(|p| p.group_name.as_ref());
-        let group = marker_group.map_or_else(|| dir.resources[0].1.resource.group.clone(), |g| g.value.clone());
+        let group = marker_group.map_or_else(
+            || dir.resources[0].1.resource.group.clone(),
+            |g| g.value.clone(),
+        );
         for (file, r, spans) in &dir.resources {
             if r.resource.group != group {
-                let source = if marker_group.is_some() { "`+groupName` of its package" } else { "the other types of its package" };
+                let source = if marker_group.is_some() {
+                    "`+groupName` of its package"
+                } else {
+                    "the other types of its package"
+                };
                 push(
                     *file,
                     Diagnostic::new(
                         spans.group,
-                        format!("group `{}` differs from `{group}`, the group of {source}; one version directory holds one group", r.resource.group),
+                        format!(
+                            "group `{}` differs from `{group}`, the group of {source}; one version directory holds one group",
+                            r.resource.group
+                        ),
                     ),
                 );
             }
@@ -256,13 +309,21 @@ fn assemble(versions: BTreeMap<(String, String), VersionDir>, errors: &mut Vec<F
                     *file,
                     Diagnostic::new(
                         second.resource.span,
-                        format!("kind `{}` is defined twice in `{group}/{version_dir}`", second.resource.kind),
+                        format!(
+                            "kind `{}` is defined twice in `{group}/{version_dir}`",
+                            second.resource.kind
+                        ),
                     ),
                 );
             }
         }
         let resources = resources.into_iter().map(|(_, r, _)| r).collect();
-        out.push(GroupVersion { group, group_go_name: go_name, version: version_dir, resources });
+        out.push(GroupVersion {
+            group,
+            group_go_name: go_name,
+            version: version_dir,
+            resources,
+        });
     }
     out.sort_by(|a, b| (&a.group, &a.version).cmp(&(&b.group, &b.version)));
     ApiTree { versions: out }

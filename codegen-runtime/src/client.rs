@@ -30,7 +30,10 @@ pub struct FieldManager {
 impl FieldManager {
     /// Apply as `name` (shown in `managedFields`), without taking over conflicting fields.
     pub fn new(name: impl Into<String>) -> Self {
-        Self { name: name.into(), force: false }
+        Self {
+            name: name.into(),
+            force: false,
+        }
     }
 
     /// Take ownership of fields another manager set (`force=true`), as controllers
@@ -89,13 +92,21 @@ where
         K: Resource<Scope = NamespaceResourceScope>,
     {
         let api = Api::namespaced(client.clone(), namespace);
-        Self { api, client, field_manager }
+        Self {
+            api,
+            client,
+            field_manager,
+        }
     }
 
     /// The objects of `K` across all namespaces, or of a cluster-scoped `K`.
     pub fn all(client: Client, field_manager: FieldManager) -> Self {
         let api = Api::all(client.clone());
-        Self { api, client, field_manager }
+        Self {
+            api,
+            client,
+            field_manager,
+        }
     }
 
     /// The underlying [`kube::Api`], for anything the typed client does not cover.
@@ -177,10 +188,19 @@ where
     pub async fn apply(&self, obj: &K) -> Result<K, Error> {
         let name = object_name(obj)?.to_owned();
         let mut body = serde_json::to_value(obj).map_err(Error::SerdeError)?;
-        if let Some(meta) = body.get_mut("metadata").and_then(serde_json::Value::as_object_mut) {
+        if let Some(meta) = body
+            .get_mut("metadata")
+            .and_then(serde_json::Value::as_object_mut)
+        {
             meta.remove("managedFields");
         }
-        self.api.patch(&name, &self.field_manager.apply_params(), &Patch::Apply(body)).await
+        self.api
+            .patch(
+                &name,
+                &self.field_manager.apply_params(),
+                &Patch::Apply(body),
+            )
+            .await
     }
 
     /// Server-side apply of the status of object `name` with the field manager.
@@ -198,7 +218,13 @@ where
             "metadata": { "name": name },
             "status": status,
         });
-        self.api.patch_status(name, &self.field_manager.apply_params(), &Patch::Apply(body)).await
+        self.api
+            .patch_status(
+                name,
+                &self.field_manager.apply_params(),
+                &Patch::Apply(body),
+            )
+            .await
     }
 
     /// `GET` the scale subresource.
@@ -207,7 +233,12 @@ where
     }
 
     /// `PUT` the scale subresource.
-    pub async fn update_scale(&self, name: &str, scale: &Scale, pp: &PostParams) -> Result<Scale, Error> {
+    pub async fn update_scale(
+        &self,
+        name: &str,
+        scale: &Scale,
+        pp: &PostParams,
+    ) -> Result<Scale, Error> {
         self.api.replace_scale(name, pp, scale).await
     }
 
@@ -236,7 +267,11 @@ where
     }
 
     /// `GET` object `name`, or its `subresource`, as `R`.
-    pub async fn get_as<R: DeserializeOwned>(&self, name: &str, subresource: Option<&str>) -> Result<R, Error> {
+    pub async fn get_as<R: DeserializeOwned>(
+        &self,
+        name: &str,
+        subresource: Option<&str>,
+    ) -> Result<R, Error> {
         let req = match subresource {
             Some(sub) => self.request().get_subresource(sub, name),
             None => self.request().get(name, &GetParams::default()),
@@ -245,7 +280,10 @@ where
     }
 
     /// `GET` the collection as a list of `R`.
-    pub async fn list_as<R: DeserializeOwned + Clone>(&self, lp: &ListParams) -> Result<ObjectList<R>, Error> {
+    pub async fn list_as<R: DeserializeOwned + Clone>(
+        &self,
+        lp: &ListParams,
+    ) -> Result<ObjectList<R>, Error> {
         self.send(self.request().list(lp)).await
     }
 
@@ -302,14 +340,21 @@ where
         subresource: Option<&str>,
         data: &I,
     ) -> Result<R, Error> {
-        self.patch_as(name, subresource, &self.field_manager.apply_params(), &Patch::Apply(data)).await
+        self.patch_as(
+            name,
+            subresource,
+            &self.field_manager.apply_params(),
+            &Patch::Apply(data),
+        )
+        .await
     }
 }
 
 fn object_name<K: Resource>(obj: &K) -> Result<&str, Error> {
     match obj.meta().name.as_deref() {
         Some(name) if !name.is_empty() => Ok(name),
-        _ => Err(validation("the object has no metadata.name; set it before update or apply")),
+        _ => Err(validation(
+            "the object has no metadata.name; set it before update or apply",
+        )),
     }
 }
-

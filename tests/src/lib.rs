@@ -13,7 +13,10 @@ use serde::{Deserialize, Serialize};
     kind = "Foo",
     namespaced,
     status = "FooStatus",
-    scale(spec_replicas_path = ".spec.replicas", status_replicas_path = ".status.availableReplicas")
+    scale(
+        spec_replicas_path = ".spec.replicas",
+        status_replicas_path = ".status.availableReplicas"
+    )
 )]
 #[serde(rename_all = "camelCase")]
 pub struct FooSpec {
@@ -55,7 +58,27 @@ macro_rules! golden_case {
     };
 }
 
-golden_case!(all_verbs_apis, all_verbs_generated, "../golden/all_verbs/input/mod.rs", "../golden/all_verbs/expected/mod.rs");
-golden_case!(filters_apis, filters_generated, "../golden/filters/input/mod.rs", "../golden/filters/expected/mod.rs");
-golden_case!(groups_apis, groups_generated, "../golden/groups/input/mod.rs", "../golden/groups/expected/mod.rs");
-golden_case!(methods_apis, methods_generated, "../golden/methods/input/mod.rs", "../golden/methods/expected/mod.rs");
+golden_case!(
+    all_verbs_apis,
+    all_verbs_generated,
+    "../golden/all_verbs/input/mod.rs",
+    "../golden/all_verbs/expected/mod.rs"
+);
+golden_case!(
+    filters_apis,
+    filters_generated,
+    "../golden/filters/input/mod.rs",
+    "../golden/filters/expected/mod.rs"
+);
+golden_case!(
+    groups_apis,
+    groups_generated,
+    "../golden/groups/input/mod.rs",
+    "../golden/groups/expected/mod.rs"
+);
+golden_case!(
+    methods_apis,
+    methods_generated,
+    "../golden/methods/input/mod.rs",
+    "../golden/methods/expected/mod.rs"
+);

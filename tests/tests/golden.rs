@@ -12,15 +12,21 @@ use kube_codegen_core::tree;
 const CASES: &[&str] = &["all_verbs", "filters", "groups", "methods"];
 
 fn case_dir(case: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("golden").join(case)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("golden")
+        .join(case)
 }
 
 fn generate(case: &str) -> Vec<OutputFile> {
     let command = format!(
         "kube-codegen generate --input tests/golden/{case}/input --output tests/golden/{case}/expected --api-module crate::{case}_apis"
     );
-    kube_codegen_core::generate(&case_dir(case).join("input"), &format!("crate::{case}_apis"), &command)
-        .unwrap_or_else(|e| panic!("golden case `{case}` does not generate:\n{e}"))
+    kube_codegen_core::generate(
+        &case_dir(case).join("input"),
+        &format!("crate::{case}_apis"),
+        &command,
+    )
+    .unwrap_or_else(|e| panic!("golden case `{case}` does not generate:\n{e}"))
 }
 
 fn read_tree(dir: &Path) -> BTreeMap<PathBuf, String> {
@@ -51,11 +57,17 @@ fn generated_trees_match_the_golden_files() {
         for f in &files {
             match on_disk.remove(&f.path) {
                 None => failures.push(format!("{case}: missing {}", f.path.display())),
-                Some(text) if text != f.contents => failures.push(format!("{case}: differs {}", f.path.display())),
+                Some(text) if text != f.contents => {
+                    failures.push(format!("{case}: differs {}", f.path.display()))
+                }
                 Some(_) => {}
             }
         }
-        failures.extend(on_disk.keys().map(|p| format!("{case}: not generated any more {}", p.display())));
+        failures.extend(
+            on_disk
+                .keys()
+                .map(|p| format!("{case}: not generated any more {}", p.display())),
+        );
     }
     assert!(
         failures.is_empty(),
@@ -69,15 +81,23 @@ fn every_case_covers_something() {
     // Guards the list above against a case whose input silently generates nothing.
     for case in CASES {
         let files = generate(case);
-        let clients = files.iter().filter(|f| f.contents.contains("Client<S")).count();
-        let reexports = files.iter().filter(|f| f.contents.contains("pub use crate::")).count();
+        let clients = files
+            .iter()
+            .filter(|f| f.contents.contains("Client<S"))
+            .count();
+        let reexports = files
+            .iter()
+            .filter(|f| f.contents.contains("pub use crate::"))
+            .count();
         assert!(clients + reexports > 0, "case `{case}` generates no client");
     }
 }
 
 /// The body of a CLI resource file: everything after the header, module doc and imports.
 fn cli_body(contents: &str) -> &str {
-    let last_use = contents.rfind("\nuse ").expect("a resource file imports its type");
+    let last_use = contents
+        .rfind("\nuse ")
+        .expect("a resource file imports its type");
     let after = &contents[last_use + 1..];
     let end_of_use = after.find(";\n").unwrap() + 2;
     after[end_of_use..].trim_start_matches('\n')
@@ -94,7 +114,9 @@ fn derive_expands_the_same_client_the_cli_writes() {
                 let syn::Item::Struct(s) = item else { continue };
                 let marked = s.attrs.iter().any(|a| {
                     a.path().is_ident("doc")
-                        && quote::ToTokens::to_token_stream(a).to_string().contains("+genclient")
+                        && quote::ToTokens::to_token_stream(a)
+                            .to_string()
+                            .contains("+genclient")
                 });
                 if !marked {
                     continue;
@@ -109,7 +131,11 @@ fn derive_expands_the_same_client_the_cli_writes() {
                     .iter()
                     .find(|f| f.path.ends_with(Path::new(version).join(&file_name)))
                     .unwrap_or_else(|| panic!("{case}: no CLI file for {kind}"));
-                assert_eq!(derived, cli_body(&cli.contents), "{case}/{kind}: derive and CLI differ");
+                assert_eq!(
+                    derived,
+                    cli_body(&cli.contents),
+                    "{case}/{kind}: derive and CLI differ"
+                );
                 compared += 1;
             }
         }

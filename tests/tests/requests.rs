@@ -38,7 +38,10 @@ fn recording_client() -> (kube::Client, Log) {
                 method: method.clone(),
                 path: path.clone(),
                 query: parts.uri.query().unwrap_or("").to_owned(),
-                content_type: parts.headers.get("content-type").map(|v| v.to_str().unwrap().to_owned()),
+                content_type: parts
+                    .headers
+                    .get("content-type")
+                    .map(|v| v.to_str().unwrap().to_owned()),
                 body: serde_json::from_slice(&bytes).ok(),
             });
             Ok::<_, kube::Error>(Response::new(Body::from(answer(&method, &path))))
@@ -71,7 +74,13 @@ fn answer(method: &str, path: &str) -> Vec<u8> {
 }
 
 fn foo(name: &str) -> Foo {
-    let mut foo = Foo::new(name, FooSpec { deployment_name: "d".into(), replicas: 2 });
+    let mut foo = Foo::new(
+        name,
+        FooSpec {
+            deployment_name: "d".into(),
+            replicas: 2,
+        },
+    );
     foo.metadata.namespace = Some("ns1".into());
     foo
 }
@@ -92,49 +101,80 @@ const FOOS: &str = "/apis/samplecontroller.k8s.io/v1alpha1/namespaces/ns1/foos";
 #[tokio::test]
 async fn namespaced_verbs_hit_the_namespace() {
     let (client, log) = recording_client();
-    let foos: FooClient<Namespaced> = FooClient::new(client, "ns1", FieldManager::new("foo-controller"));
+    let foos: FooClient<Namespaced> =
+        FooClient::new(client, "ns1", FieldManager::new("foo-controller"));
     let pp = PostParams::default();
 
     foos.create(&foo("f"), &pp).await.unwrap();
     let seen = take(&log);
     assert_eq!((seen.method.as_str(), seen.path.as_str()), ("POST", FOOS));
-    assert_eq!(seen.body.unwrap()["spec"], json!({"deploymentName": "d", "replicas": 2}));
+    assert_eq!(
+        seen.body.unwrap()["spec"],
+        json!({"deploymentName": "d", "replicas": 2})
+    );
 
     foos.update(&foo("f"), &pp).await.unwrap();
     let seen = take(&log);
-    assert_eq!((seen.method.as_str(), seen.path.as_str()), ("PUT", &*format!("{FOOS}/f")));
+    assert_eq!(
+        (seen.method.as_str(), seen.path.as_str()),
+        ("PUT", &*format!("{FOOS}/f"))
+    );
 
     foos.update_status(&foo("f"), &pp).await.unwrap();
     let seen = take(&log);
-    assert_eq!((seen.method.as_str(), seen.path.as_str()), ("PUT", &*format!("{FOOS}/f/status")));
+    assert_eq!(
+        (seen.method.as_str(), seen.path.as_str()),
+        ("PUT", &*format!("{FOOS}/f/status"))
+    );
 
     foos.get("f").await.unwrap();
     let seen = take(&log);
-    assert_eq!((seen.method.as_str(), seen.path.as_str()), ("GET", &*format!("{FOOS}/f")));
+    assert_eq!(
+        (seen.method.as_str(), seen.path.as_str()),
+        ("GET", &*format!("{FOOS}/f"))
+    );
 
     assert!(foos.get_opt("f").await.unwrap().is_some());
     assert_eq!(take(&log).path, format!("{FOOS}/f"));
 
     foos.delete("f", &DeleteParams::foreground()).await.unwrap();
     let seen = take(&log);
-    assert_eq!((seen.method.as_str(), seen.path.as_str()), ("DELETE", &*format!("{FOOS}/f")));
+    assert_eq!(
+        (seen.method.as_str(), seen.path.as_str()),
+        ("DELETE", &*format!("{FOOS}/f"))
+    );
     assert_eq!(seen.body.unwrap()["propagationPolicy"], "Foreground");
 
-    foos.delete_collection(&DeleteParams::default(), &ListParams::default().labels("app=x")).await.unwrap();
+    foos.delete_collection(
+        &DeleteParams::default(),
+        &ListParams::default().labels("app=x"),
+    )
+    .await
+    .unwrap();
     let seen = take(&log);
     assert_eq!((seen.method.as_str(), seen.path.as_str()), ("DELETE", FOOS));
     assert_eq!(params(&seen.query), params("labelSelector=app%3Dx"));
 
-    foos.list(&ListParams::default().labels("app=x").limit(5)).await.unwrap();
+    foos.list(&ListParams::default().labels("app=x").limit(5))
+        .await
+        .unwrap();
     let seen = take(&log);
     assert_eq!((seen.method.as_str(), seen.path.as_str()), ("GET", FOOS));
     assert_eq!(params(&seen.query), params("labelSelector=app%3Dx&limit=5"));
 
     let patch = Patch::Merge(json!({"spec": {"replicas": 3}}));
-    foos.patch("f", &PatchParams::default(), &patch).await.unwrap();
+    foos.patch("f", &PatchParams::default(), &patch)
+        .await
+        .unwrap();
     let seen = take(&log);
-    assert_eq!((seen.method.as_str(), seen.path.as_str()), ("PATCH", &*format!("{FOOS}/f")));
-    assert_eq!(seen.content_type.as_deref(), Some("application/merge-patch+json"));
+    assert_eq!(
+        (seen.method.as_str(), seen.path.as_str()),
+        ("PATCH", &*format!("{FOOS}/f"))
+    );
+    assert_eq!(
+        seen.content_type.as_deref(),
+        Some("application/merge-patch+json")
+    );
     assert_eq!(seen.body.unwrap(), json!({"spec": {"replicas": 3}}));
 }
 
@@ -148,7 +188,10 @@ async fn watch_streams_from_a_resource_version() {
     assert_eq!((seen.method.as_str(), seen.path.as_str()), ("GET", FOOS));
     let query = params(&seen.query);
     for expected in ["watch=true", "resourceVersion=5", "timeoutSeconds=30"] {
-        assert!(query.contains(expected), "{expected} missing from {query:?}");
+        assert!(
+            query.contains(expected),
+            "{expected} missing from {query:?}"
+        );
     }
 }
 
@@ -161,9 +204,18 @@ async fn apply_uses_the_field_manager_and_drops_managed_fields() {
 
     foos.apply(&obj).await.unwrap();
     let seen = take(&log);
-    assert_eq!((seen.method.as_str(), seen.path.as_str()), ("PATCH", &*format!("{FOOS}/f")));
-    assert_eq!(seen.content_type.as_deref(), Some("application/apply-patch+yaml"));
-    assert_eq!(params(&seen.query), params("fieldManager=foo-controller&force=true"));
+    assert_eq!(
+        (seen.method.as_str(), seen.path.as_str()),
+        ("PATCH", &*format!("{FOOS}/f"))
+    );
+    assert_eq!(
+        seen.content_type.as_deref(),
+        Some("application/apply-patch+yaml")
+    );
+    assert_eq!(
+        params(&seen.query),
+        params("fieldManager=foo-controller&force=true")
+    );
     let body = seen.body.unwrap();
     assert_eq!(body["apiVersion"], "samplecontroller.k8s.io/v1alpha1");
     assert_eq!(body["kind"], "Foo");
@@ -174,9 +226,19 @@ async fn apply_uses_the_field_manager_and_drops_managed_fields() {
 async fn apply_status_sends_only_the_status() {
     let (client, log) = recording_client();
     let foos = FooClient::new(client, "ns1", FieldManager::new("foo-controller"));
-    foos.apply_status("f", &FooStatus { available_replicas: 2 }).await.unwrap();
+    foos.apply_status(
+        "f",
+        &FooStatus {
+            available_replicas: 2,
+        },
+    )
+    .await
+    .unwrap();
     let seen = take(&log);
-    assert_eq!((seen.method.as_str(), seen.path.as_str()), ("PATCH", &*format!("{FOOS}/f/status")));
+    assert_eq!(
+        (seen.method.as_str(), seen.path.as_str()),
+        ("PATCH", &*format!("{FOOS}/f/status"))
+    );
     assert_eq!(params(&seen.query), params("fieldManager=foo-controller"));
     assert_eq!(
         seen.body.unwrap(),
@@ -196,12 +258,20 @@ async fn scale_methods_use_the_scale_subresource() {
     let scale = foos.get_scale("f").await.unwrap();
     assert_eq!(scale.spec.unwrap().replicas, Some(3));
     let seen = take(&log);
-    assert_eq!((seen.method.as_str(), seen.path.as_str()), ("GET", &*format!("{FOOS}/f/scale")));
+    assert_eq!(
+        (seen.method.as_str(), seen.path.as_str()),
+        ("GET", &*format!("{FOOS}/f/scale"))
+    );
 
     let patch = Patch::Merge(json!({"spec": {"replicas": 4}}));
-    foos.patch_scale("f", &PatchParams::default(), &patch).await.unwrap();
+    foos.patch_scale("f", &PatchParams::default(), &patch)
+        .await
+        .unwrap();
     let seen = take(&log);
-    assert_eq!((seen.method.as_str(), seen.path.as_str()), ("PATCH", &*format!("{FOOS}/f/scale")));
+    assert_eq!(
+        (seen.method.as_str(), seen.path.as_str()),
+        ("PATCH", &*format!("{FOOS}/f/scale"))
+    );
 }
 
 #[tokio::test]
@@ -210,7 +280,10 @@ async fn all_namespaces_lists_without_a_namespace() {
     let all: FooClient<AllNamespaces> = FooClient::all(client, FieldManager::new("m"));
     all.list(&ListParams::default()).await.unwrap();
     let seen = take(&log);
-    assert_eq!((seen.method.as_str(), seen.path.as_str()), ("GET", "/apis/samplecontroller.k8s.io/v1alpha1/foos"));
+    assert_eq!(
+        (seen.method.as_str(), seen.path.as_str()),
+        ("GET", "/apis/samplecontroller.k8s.io/v1alpha1/foos")
+    );
 }
 
 #[tokio::test]
@@ -220,7 +293,10 @@ async fn cluster_scoped_paths_have_no_namespace() {
     let c: Cluster = clusters.get("c1").await.unwrap();
     assert_eq!(c.spec.region, "eu");
     let seen = take(&log);
-    assert_eq!((seen.method.as_str(), seen.path.as_str()), ("GET", "/apis/example.com/v1/clusters/c1"));
+    assert_eq!(
+        (seen.method.as_str(), seen.path.as_str()),
+        ("GET", "/apis/example.com/v1/clusters/c1")
+    );
 
     clusters.list(&ListParams::default()).await.unwrap();
     assert_eq!(take(&log).path, "/apis/example.com/v1/clusters");
@@ -233,7 +309,10 @@ async fn extension_methods_reach_their_subresource_with_their_own_types() {
     let status = clusters.get_summary("c1").await.unwrap();
     assert_eq!(status.message.as_deref(), Some("ok"));
     let seen = take(&log);
-    assert_eq!((seen.method.as_str(), seen.path.as_str()), ("GET", "/apis/example.com/v1/clusters/c1/summary"));
+    assert_eq!(
+        (seen.method.as_str(), seen.path.as_str()),
+        ("GET", "/apis/example.com/v1/clusters/c1/summary")
+    );
 }
 
 #[tokio::test]
@@ -242,7 +321,10 @@ async fn update_without_a_name_fails_before_sending() {
     let foos = FooClient::new(client, "ns1", FieldManager::new("m"));
     let mut nameless = foo("f");
     nameless.metadata.name = None;
-    let err = foos.update(&nameless, &PostParams::default()).await.unwrap_err();
+    let err = foos
+        .update(&nameless, &PostParams::default())
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("metadata.name"), "{err}");
     let err = foos.apply(&nameless).await.unwrap_err();
     assert!(err.to_string().contains("metadata.name"), "{err}");
@@ -251,7 +333,9 @@ async fn update_without_a_name_fails_before_sending() {
 
 #[test]
 fn the_escape_hatch_is_the_kube_api_of_the_namespace() {
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     let _guard = rt.enter();
     let (client, _log) = recording_client();
     let foos = FooClient::new(client, "ns1", FieldManager::new("m"));

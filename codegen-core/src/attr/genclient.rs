@@ -32,7 +32,7 @@ pub struct VerbList {
 #[derive(Debug, Clone)]
 pub enum TypeRef {
     /// Written as Rust, in the attribute.
-    Rust(syn::Type),
+    Rust(Box<syn::Type>),
     /// Written as text in a marker: a Rust path or a Go path such as
     /// `k8s.io/api/autoscaling/v1.Scale`.
     Text(String),
@@ -80,10 +80,23 @@ pub struct GenclientAttrs {
     pub first_option: Option<Loc>,
 }
 
-const MARKER_OPTIONS: &[&str] =
-    &["nonNamespaced", "noStatus", "noVerbs", "readonly", "onlyVerbs", "skipVerbs", "method"];
+const MARKER_OPTIONS: &[&str] = &[
+    "nonNamespaced",
+    "noStatus",
+    "noVerbs",
+    "readonly",
+    "onlyVerbs",
+    "skipVerbs",
+    "method",
+];
 const ATTR_KEYS: &[&str] = &[
-    "non_namespaced", "no_status", "no_verbs", "readonly", "only_verbs", "skip_verbs", "method",
+    "non_namespaced",
+    "no_status",
+    "no_verbs",
+    "readonly",
+    "only_verbs",
+    "skip_verbs",
+    "method",
     "resource_name",
 ];
 const METHOD_KEYS: &[&str] = &["verb", "subresource", "input", "result"];
@@ -98,7 +111,10 @@ struct DocLine<'a> {
 
 impl DocLine<'_> {
     fn loc(&self, start: usize, end: usize) -> Loc {
-        Loc { span: self.span, doc_range: Some(self.offset + start..self.offset + end) }
+        Loc {
+            span: self.span,
+            doc_range: Some(self.offset + start..self.offset + end),
+        }
     }
 }
 
@@ -109,7 +125,9 @@ pub fn doc_string(attr: &Attribute) -> Option<LitStr> {
     }
     match &attr.meta {
         syn::Meta::NameValue(nv) => match &nv.value {
-            Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(s.clone()),
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) => Some(s.clone()),
             _ => None,
         },
         _ => None,
@@ -119,14 +137,20 @@ pub fn doc_string(attr: &Attribute) -> Option<LitStr> {
 /// Calls `f` with every trimmed doc line that starts with `+`, and its location.
 pub fn for_each_marker(attrs: &[Attribute], mut f: impl FnMut(&str, &dyn Fn(usize, usize) -> Loc)) {
     for attr in attrs {
-        let Some(lit) = doc_string(attr) else { continue };
+        let Some(lit) = doc_string(attr) else {
+            continue;
+        };
         let value = lit.value();
         let mut offset = 0;
         for raw in value.split_inclusive('\n') {
             let trimmed_start = raw.len() - raw.trim_start().len();
             let text = raw.trim();
             if text.starts_with('+') {
-                let line = DocLine { span: lit.span(), offset: offset + trimmed_start, text };
+                let line = DocLine {
+                    span: lit.span(),
+                    offset: offset + trimmed_start,
+                    text,
+                };
                 f(line.text, &|s, e| line.loc(s, e));
             }
             offset += raw.len();
@@ -192,7 +216,12 @@ impl GenclientAttrs {
         }
     }
 
-    fn read_marker_option(&mut self, cx: &mut Ctxt, option: &str, loc: &dyn Fn(usize, usize) -> Loc) {
+    fn read_marker_option(
+        &mut self,
+        cx: &mut Ctxt,
+        option: &str,
+        loc: &dyn Fn(usize, usize) -> Loc,
+    ) {
         let key_end = option.find('=').unwrap_or(option.len());
         let key = &option[..key_end];
         let value = option.get(key_end + 1..);
@@ -200,7 +229,10 @@ impl GenclientAttrs {
         self.first_option.get_or_insert_with(|| key_loc.clone());
         let flag = |cx: &mut Ctxt, slot: &mut Option<Loc>| {
             if value.is_some() {
-                cx.error_at(&loc(0, option.len()), format!("`+genclient:{key}` takes no value"));
+                cx.error_at(
+                    &loc(0, option.len()),
+                    format!("`+genclient:{key}` takes no value"),
+                );
             }
             set_loc(cx, slot, key_loc.clone(), &format!("+genclient:{key}"));
         };
@@ -210,12 +242,27 @@ impl GenclientAttrs {
             "noVerbs" => flag(cx, &mut self.no_verbs),
             "readonly" => flag(cx, &mut self.readonly),
             "onlyVerbs" | "skipVerbs" => {
-                let list = verb_list_from_text(value.unwrap_or(""), key_end + 1, &loc(0, option.len()), loc);
-                let slot = if key == "onlyVerbs" { &mut self.only_verbs } else { &mut self.skip_verbs };
+                let list = verb_list_from_text(
+                    value.unwrap_or(""),
+                    key_end + 1,
+                    &loc(0, option.len()),
+                    loc,
+                );
+                let slot = if key == "onlyVerbs" {
+                    &mut self.only_verbs
+                } else {
+                    &mut self.skip_verbs
+                };
                 set_list(cx, slot, list, &format!("+genclient:{key}"));
             }
             "method" => {
-                let method = method_from_text(cx, value.unwrap_or(""), key_end + 1, &loc(0, option.len()), loc);
+                let method = method_from_text(
+                    cx,
+                    value.unwrap_or(""),
+                    key_end + 1,
+                    &loc(0, option.len()),
+                    loc,
+                );
                 self.methods.push(method);
             }
             _ => {
@@ -223,7 +270,11 @@ impl GenclientAttrs {
                     Some(s) => format!("; did you mean `+genclient:{s}`?"),
                     None => format!(
                         "; the options are {}",
-                        MARKER_OPTIONS.iter().map(|o| format!("`:{o}`")).collect::<Vec<_>>().join(", ")
+                        MARKER_OPTIONS
+                            .iter()
+                            .map(|o| format!("`:{o}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 };
                 cx.error_at(&key_loc, format!("unknown marker `+genclient:{key}`{hint}"));
@@ -240,24 +291,35 @@ impl GenclientAttrs {
         self.enabled.get_or_insert(attr_loc);
         let result = attr.parse_nested_meta(|meta| {
             let Some(ident) = meta.path.get_ident() else {
-                return Err(meta.error("expected a `#[genclient]` option such as `readonly` or `only_verbs(...)`"));
+                return Err(meta.error(
+                    "expected a `#[genclient]` option such as `readonly` or `only_verbs(...)`",
+                ));
             };
             let key = ident.to_string();
             let key_loc = Loc::span(ident.span());
             self.first_option.get_or_insert_with(|| key_loc.clone());
             match key.as_str() {
-                "non_namespaced" => set_loc(cx, &mut self.non_namespaced, key_loc, "non_namespaced"),
+                "non_namespaced" => {
+                    set_loc(cx, &mut self.non_namespaced, key_loc, "non_namespaced")
+                }
                 "no_status" => set_loc(cx, &mut self.no_status, key_loc, "no_status"),
                 "no_verbs" => set_loc(cx, &mut self.no_verbs, key_loc, "no_verbs"),
                 "readonly" => set_loc(cx, &mut self.readonly, key_loc, "readonly"),
                 "only_verbs" | "skip_verbs" => {
                     let list = verb_list_from_meta(&meta, key_loc)?;
-                    let slot = if key == "only_verbs" { &mut self.only_verbs } else { &mut self.skip_verbs };
+                    let slot = if key == "only_verbs" {
+                        &mut self.only_verbs
+                    } else {
+                        &mut self.skip_verbs
+                    };
                     set_list(cx, slot, list, &key);
                 }
                 "resource_name" => {
                     let lit: LitStr = meta.value()?.parse()?;
-                    let located = Located { value: lit.value(), loc: Loc::span(lit.span()) };
+                    let located = Located {
+                        value: lit.value(),
+                        loc: Loc::span(lit.span()),
+                    };
                     if self.resource_name.is_some() {
                         cx.error(lit.span(), "duplicate `resource_name`");
                     }
@@ -300,14 +362,22 @@ fn set_loc(cx: &mut Ctxt, slot: &mut Option<Loc>, loc: Loc, what: &str) {
 
 fn set_list(cx: &mut Ctxt, slot: &mut Option<VerbList>, list: VerbList, what: &str) {
     if slot.is_some() {
-        cx.error_at(&list.loc, format!("duplicate `{what}`; list every verb in one"));
+        cx.error_at(
+            &list.loc,
+            format!("duplicate `{what}`; list every verb in one"),
+        );
     } else {
         *slot = Some(list);
     }
 }
 
 /// `get,list,watch` starting at byte `base` of the option text.
-fn verb_list_from_text(value: &str, base: usize, whole: &Loc, loc: &dyn Fn(usize, usize) -> Loc) -> VerbList {
+fn verb_list_from_text(
+    value: &str,
+    base: usize,
+    whole: &Loc,
+    loc: &dyn Fn(usize, usize) -> Loc,
+) -> VerbList {
     let mut verbs = Vec::new();
     let mut start = 0;
     for part in value.split(',') {
@@ -315,11 +385,17 @@ fn verb_list_from_text(value: &str, base: usize, whole: &Loc, loc: &dyn Fn(usize
         let word = part.trim();
         if !word.is_empty() {
             let s = base + start + lead;
-            verbs.push(Located { value: word.to_owned(), loc: loc(s, s + word.len()) });
+            verbs.push(Located {
+                value: word.to_owned(),
+                loc: loc(s, s + word.len()),
+            });
         }
         start += part.len() + 1;
     }
-    VerbList { loc: whole.clone(), verbs }
+    VerbList {
+        loc: whole.clone(),
+        verbs,
+    }
 }
 
 /// `only_verbs(get, list)` or `only_verbs = "get,list"`.
@@ -327,17 +403,34 @@ fn verb_list_from_meta(meta: &ParseNestedMeta<'_>, key_loc: Loc) -> syn::Result<
     let mut verbs = Vec::new();
     if meta.input.peek(syn::Token![=]) {
         let lit: LitStr = meta.value()?.parse()?;
-        for word in lit.value().split(',').map(str::trim).filter(|w| !w.is_empty()) {
-            verbs.push(Located { value: word.to_owned(), loc: Loc::span(lit.span()) });
+        for word in lit
+            .value()
+            .split(',')
+            .map(str::trim)
+            .filter(|w| !w.is_empty())
+        {
+            verbs.push(Located {
+                value: word.to_owned(),
+                loc: Loc::span(lit.span()),
+            });
         }
     } else {
         meta.parse_nested_meta(|inner| {
-            let ident = inner.path.get_ident().ok_or_else(|| inner.error("expected a verb name"))?;
-            verbs.push(Located { value: ident.to_string(), loc: Loc::span(ident.span()) });
+            let ident = inner
+                .path
+                .get_ident()
+                .ok_or_else(|| inner.error("expected a verb name"))?;
+            verbs.push(Located {
+                value: ident.to_string(),
+                loc: Loc::span(ident.span()),
+            });
             Ok(())
         })?;
     }
-    Ok(VerbList { loc: key_loc, verbs })
+    Ok(VerbList {
+        loc: key_loc,
+        verbs,
+    })
 }
 
 /// `Name,verb=get,subresource=scale,result=T` starting at byte `base` of the option text.
@@ -361,22 +454,30 @@ fn method_from_text(
         let s = base + start;
         start += part.len() + 1;
         let part_loc = loc(s, s + part.len());
-        if i == 0 {
-            if !part.contains('=') {
-                if !part.is_empty() {
-                    method.name = Some(Located { value: part.to_owned(), loc: part_loc });
-                }
-                continue;
+        // The first part is the name; when it is a key instead, the model reports the
+        // missing name once and the part is read as a key.
+        if i == 0 && !part.contains('=') {
+            if !part.is_empty() {
+                method.name = Some(Located {
+                    value: part.to_owned(),
+                    loc: part_loc,
+                });
             }
-            // No name: the model reports it once; read the rest as keys.
+            continue;
         }
         let Some((key, v)) = part.split_once('=') else {
-            cx.error_at(&part_loc, format!("expected `key=value` in `+genclient:method`, found `{part}`"));
+            cx.error_at(
+                &part_loc,
+                format!("expected `key=value` in `+genclient:method`, found `{part}`"),
+            );
             continue;
         };
         let key_loc = loc(s, s + key.len());
         let value_loc = loc(s + key.len() + 1, s + part.len());
-        let text = Located { value: v.to_owned(), loc: value_loc.clone() };
+        let text = Located {
+            value: v.to_owned(),
+            loc: value_loc.clone(),
+        };
         match key {
             "verb" => set_method_key(cx, &mut method.verb, text, key),
             "subresource" => set_method_key(cx, &mut method.subresource, text, key),
@@ -398,9 +499,19 @@ fn method_from_text(
 }
 
 /// `method(get_scale, verb = get, subresource = "scale", result = path::Scale)`.
-fn method_from_meta(cx: &mut Ctxt, meta: &ParseNestedMeta<'_>, key_loc: Loc) -> syn::Result<MethodAttr> {
-    let mut method =
-        MethodAttr { loc: key_loc, name: None, verb: None, subresource: None, input: None, result: None };
+fn method_from_meta(
+    cx: &mut Ctxt,
+    meta: &ParseNestedMeta<'_>,
+    key_loc: Loc,
+) -> syn::Result<MethodAttr> {
+    let mut method = MethodAttr {
+        loc: key_loc,
+        name: None,
+        verb: None,
+        subresource: None,
+        input: None,
+        result: None,
+    };
     meta.parse_nested_meta(|inner| {
         let ident = inner.path.get_ident().ok_or_else(|| inner.error("expected a method name or key"))?;
         let key = ident.to_string();
@@ -436,7 +547,7 @@ fn method_from_meta(cx: &mut Ctxt, meta: &ParseNestedMeta<'_>, key_loc: Loc) -> 
                 } else {
                     let ty: syn::Type = value.parse()?;
                     let span = ty.to_token_stream().into_iter().next().map_or(ident.span(), |t| t.span());
-                    (TypeRef::Rust(ty), span)
+                    (TypeRef::Rust(Box::new(ty)), span)
                 };
                 let located = Located { value: ty, loc: Loc::span(span) };
                 let slot = if key == "input" { &mut method.input } else { &mut method.result };

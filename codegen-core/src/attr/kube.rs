@@ -20,7 +20,10 @@ pub struct Spanned<T> {
 
 impl Spanned<String> {
     fn from_lit(lit: &LitStr) -> Self {
-        Self { value: lit.value(), span: lit.span() }
+        Self {
+            value: lit.value(),
+            span: lit.span(),
+        }
     }
 }
 
@@ -72,14 +75,36 @@ pub struct KubeAttrs {
 
 /// The keys we read.
 const READ: &[&str] = &[
-    "group", "version", "kind", "root", "plural", "singular", "namespaced", "status", "scale",
-    "shortname", "category", "selectable", "printcolumn",
+    "group",
+    "version",
+    "kind",
+    "root",
+    "plural",
+    "singular",
+    "namespaced",
+    "status",
+    "scale",
+    "shortname",
+    "category",
+    "selectable",
+    "printcolumn",
 ];
 
 /// kube-derive keys we accept and leave to kube.
 const PASSED_THROUGH: &[&str] = &[
-    "no_spec", "derive", "attr", "schema", "doc", "annotation", "label", "validation", "cel",
-    "storage", "served", "deprecated", "crates",
+    "no_spec",
+    "derive",
+    "attr",
+    "schema",
+    "doc",
+    "annotation",
+    "label",
+    "validation",
+    "cel",
+    "storage",
+    "served",
+    "deprecated",
+    "crates",
 ];
 
 impl KubeAttrs {
@@ -167,14 +192,21 @@ fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
 }
 
 fn read_scale(cx: &mut Ctxt, meta: &ParseNestedMeta<'_>, span: Span) -> syn::Result<ScaleAttr> {
-    let mut scale = ScaleAttr { span: Some(span), ..ScaleAttr::default() };
+    let mut scale = ScaleAttr {
+        span: Some(span),
+        ..ScaleAttr::default()
+    };
     if meta.input.peek(syn::Token![=]) {
         // The legacy JSON form: kube parses it; we only need to know scale is on.
         meta.value()?.parse::<LitStr>()?;
         return Ok(scale);
     }
     meta.parse_nested_meta(|inner| {
-        let key = inner.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+        let key = inner
+            .path
+            .get_ident()
+            .map(|i| i.to_string())
+            .unwrap_or_default();
         let value = string(&inner)?;
         let slot = match key.as_str() {
             "spec_replicas_path" => &mut scale.spec_replicas_path,
@@ -187,7 +219,11 @@ fn read_scale(cx: &mut Ctxt, meta: &ParseNestedMeta<'_>, span: Span) -> syn::Res
                         "unknown key `{key}` in `scale(...)`{}",
                         did_you_mean(
                             &key,
-                            ["spec_replicas_path", "status_replicas_path", "label_selector_path"]
+                            [
+                                "spec_replicas_path",
+                                "status_replicas_path",
+                                "label_selector_path"
+                            ]
                         )
                     ),
                 );
@@ -207,6 +243,8 @@ trait SpanOfFirst {
 
 impl SpanOfFirst for syn::Path {
     fn span_of_first(&self) -> Span {
-        self.segments.first().map_or_else(Span::call_site, |s| s.ident.span())
+        self.segments
+            .first()
+            .map_or_else(Span::call_site, |s| s.ident.span())
     }
 }

@@ -26,18 +26,27 @@ impl PackageAttrs {
                 "groupGoName" => &mut out.group_go_name,
                 _ => {
                     if let Some(s) = suggest(name, ["groupName", "groupGoName"]) {
-                        cx.error_at(&loc(0, 1 + name.len()), format!("unknown marker `+{name}`; did you mean `+{s}`?"));
+                        cx.error_at(
+                            &loc(0, 1 + name.len()),
+                            format!("unknown marker `+{name}`; did you mean `+{s}`?"),
+                        );
                     }
                     return;
                 }
             };
             let whole = loc(0, text.len());
             if value.is_empty() {
-                cx.error_at(&whole, format!("`+{name}` needs a value; write `+{name}=<value>`"));
+                cx.error_at(
+                    &whole,
+                    format!("`+{name}` needs a value; write `+{name}=<value>`"),
+                );
             } else if slot.is_some() {
                 cx.error_at(&whole, format!("duplicate marker `+{name}`"));
             } else {
-                *slot = Some(Located { value: value.to_owned(), loc: whole });
+                *slot = Some(Located {
+                    value: value.to_owned(),
+                    loc: whole,
+                });
             }
         });
         out

@@ -20,26 +20,53 @@ pub fn client_items(r: &Resource) -> TokenStream {
             quote!(#rt::scope::Namespaced),
             vec![
                 format!(" `{client}<Namespaced>` works in one namespace and has every verb below;"),
-                format!(" `{client}<AllNamespaces>` spans all namespaces and can only list and watch."),
+                format!(
+                    " `{client}<AllNamespaces>` spans all namespaces and can only list and watch."
+                ),
             ],
         ),
-        Scope::Cluster => {
-            (quote!(#rt::scope::Cluster), vec![format!(" `{ty}` is cluster-scoped: `{client}` takes no namespace.")])
-        }
+        Scope::Cluster => (
+            quote!(#rt::scope::Cluster),
+            vec![format!(
+                " `{ty}` is cluster-scoped: `{client}` takes no namespace."
+            )],
+        ),
     };
-    let summary = format!(" Typed client for [`{ty}`] (`{}/{}`, resource `{}`).", r.group, r.version, r.plural);
-    let scoped_methods = r.verbs.iter().filter(|v| v.needs_name_scope()).map(|v| verb_method(r, *v));
+    let summary = format!(
+        " Typed client for [`{ty}`] (`{}/{}`, resource `{}`).",
+        r.group, r.version, r.plural
+    );
+    let scoped_methods = r
+        .verbs
+        .iter()
+        .filter(|v| v.needs_name_scope())
+        .map(|v| verb_method(r, *v));
     let scale_methods = scale_methods(r);
-    let ext_scoped = r.methods.iter().filter(|m| m.verb != MethodVerb::List).map(|m| extension_method(r, m));
-    let any_scope_methods = r.verbs.iter().filter(|v| !v.needs_name_scope()).map(|v| verb_method(r, *v));
-    let ext_any_scope = r.methods.iter().filter(|m| m.verb == MethodVerb::List).map(|m| extension_method(r, m));
+    let ext_scoped = r
+        .methods
+        .iter()
+        .filter(|m| m.verb != MethodVerb::List)
+        .map(|m| extension_method(r, m));
+    let any_scope_methods = r
+        .verbs
+        .iter()
+        .filter(|v| !v.needs_name_scope())
+        .map(|v| verb_method(r, *v));
+    let ext_any_scope = r
+        .methods
+        .iter()
+        .filter(|m| m.verb == MethodVerb::List)
+        .map(|m| extension_method(r, m));
 
     let constructors = match r.scope {
         Scope::Namespaced => {
             let new_doc = format!(" A client for the `{}` objects of one namespace.", r.kind);
-            let all_doc = format!(" A client for the `{}` objects of every namespace: it can only list and watch.", r.kind);
+            let all_doc = format!(
+                " A client for the `{}` objects of every namespace: it can only list and watch.",
+                r.kind
+            );
             quote! {
-                
+
                 impl #client<#rt::scope::Namespaced> {
                     #[doc = #new_doc]
                     pub fn new(client: ::kube::Client, namespace: &str, field_manager: #rt::FieldManager) -> Self {
@@ -50,7 +77,7 @@ pub fn client_items(r: &Resource) -> TokenStream {
                     #(#ext_scoped)*
                 }
 
-                
+
                 impl #client<#rt::scope::AllNamespaces> {
                     #[doc = #all_doc]
                     pub fn all(client: ::kube::Client, field_manager: #rt::FieldManager) -> Self {
@@ -62,7 +89,7 @@ pub fn client_items(r: &Resource) -> TokenStream {
         Scope::Cluster => {
             let new_doc = format!(" A client for the `{}` objects of the cluster.", r.kind);
             quote! {
-                
+
                 impl #client<#rt::scope::Cluster> {
                     #[doc = #new_doc]
                     pub fn new(client: ::kube::Client, field_manager: #rt::FieldManager) -> Self {
@@ -144,7 +171,9 @@ fn verb_method(r: &Resource, verb: Verb) -> TokenStream {
             }
         }
         Verb::UpdateStatus => {
-            let doc = format!(" Replaces the status of a `{kind}`, named by its `metadata.name` (`PUT .../status`).");
+            let doc = format!(
+                " Replaces the status of a `{kind}`, named by its `metadata.name` (`PUT .../status`)."
+            );
             quote! {
                 #[doc = #doc]
                 pub async fn update_status(&self, obj: &#ty, pp: &#api::PostParams) -> #result<#ty, #err> {
@@ -205,7 +234,9 @@ fn verb_method(r: &Resource, verb: Verb) -> TokenStream {
             }
         }
         Verb::Watch => {
-            let doc = format!(" Watches `{kind}` objects from `resource_version`; prefer an informer for caches.");
+            let doc = format!(
+                " Watches `{kind}` objects from `resource_version`; prefer an informer for caches."
+            );
             quote! {
                 #[doc = #doc]
                 pub async fn watch(
@@ -244,7 +275,9 @@ fn verb_method(r: &Resource, verb: Verb) -> TokenStream {
             }
         }
         Verb::ApplyStatus => {
-            let doc = format!(" Server-side applies the status of the `{kind}` named `name`, and nothing else.");
+            let doc = format!(
+                " Server-side applies the status of the `{kind}` named `name`, and nothing else."
+            );
             quote! {
                 #[doc = #doc]
                 pub async fn apply_status(
@@ -304,7 +337,10 @@ fn extension_method(r: &Resource, m: &Method) -> TokenStream {
     let ty = &r.ident;
     let name = &m.name;
     let input = m.input.as_ref().map_or_else(|| quote!(#ty), |t| quote!(#t));
-    let output = m.result.as_ref().map_or_else(|| quote!(#ty), |t| quote!(#t));
+    let output = m
+        .result
+        .as_ref()
+        .map_or_else(|| quote!(#ty), |t| quote!(#t));
     let result = quote!(::core::result::Result);
     let err = quote!(::kube::Error);
     let api = quote!(::kube::api);
@@ -316,7 +352,10 @@ fn extension_method(r: &Resource, m: &Method) -> TokenStream {
         Some(s) => format!("the `{s}` subresource of a `{}`", r.kind),
         None => format!("`{}` objects", r.kind),
     };
-    let doc = format!(" Extension method (`+genclient:method`): `{}` on {target}.", m.verb.verb().go_name());
+    let doc = format!(
+        " Extension method (`+genclient:method`): `{}` on {target}.",
+        m.verb.verb().go_name()
+    );
     match m.verb {
         MethodVerb::Get => quote! {
             #[doc = #doc]

@@ -10,19 +10,32 @@ use crate::tree::{ApiTree, GroupVersion};
 
 /// `SamplecontrollerV1alpha1Client`.
 pub fn group_client_ident(gv: &GroupVersion) -> Ident {
-    Ident::new(&format!("{}{}Client", gv.group_go_name, gv.version.to_upper_camel_case()), Span::call_site())
+    Ident::new(
+        &format!(
+            "{}{}Client",
+            gv.group_go_name,
+            gv.version.to_upper_camel_case()
+        ),
+        Span::call_site(),
+    )
 }
 
 /// `samplecontroller_v1alpha1`.
 pub fn group_accessor_ident(gv: &GroupVersion) -> Ident {
-    Ident::new(&naming::group_version_accessor(&gv.group_go_name, &gv.version), Span::call_site())
+    Ident::new(
+        &naming::group_version_accessor(&gv.group_go_name, &gv.version),
+        Span::call_site(),
+    )
 }
 
 /// The group/version client: one accessor per resource.
 pub fn group_client_items(gv: &GroupVersion) -> TokenStream {
     let rt = quote!(::kube_codegen_runtime);
     let name = group_client_ident(gv);
-    let doc = format!(" Typed clients of the `{}/{}` resources.", gv.group, gv.version);
+    let doc = format!(
+        " Typed clients of the `{}/{}` resources.",
+        gv.group, gv.version
+    );
     let accessors = gv.resources.iter().map(|tr| {
         let r = &tr.resource;
         let client = r.client_ident();
@@ -31,7 +44,10 @@ pub fn group_client_items(gv: &GroupVersion) -> TokenStream {
             Scope::Namespaced => {
                 let all = Ident::new(&format!("{}_all", r.accessor()), Span::call_site());
                 let doc = format!(" `{}` objects in `namespace`.", r.kind);
-                let all_doc = format!(" `{}` objects in every namespace: list and watch only.", r.kind);
+                let all_doc = format!(
+                    " `{}` objects in every namespace: list and watch only.",
+                    r.kind
+                );
                 quote! {
                     #[doc = #doc]
                     pub fn #accessor(&self, namespace: &str) -> #client<#rt::scope::Namespaced> {

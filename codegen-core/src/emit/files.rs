@@ -36,12 +36,18 @@ pub fn tree_files(tree: &ApiTree, command: &str) -> Result<Vec<OutputFile>, syn:
     let mut files = Vec::new();
     let mut add = |path: PathBuf, tokens: TokenStream| -> Result<(), syn::Error> {
         let body = super::format_items(tokens)?;
-        files.push(OutputFile { path, contents: format!("{header}{body}") });
+        files.push(OutputFile {
+            path,
+            contents: format!("{header}{body}"),
+        });
         Ok(())
     };
 
-    let mut groups: Vec<String> =
-        tree.versions.iter().map(|gv| naming::group_module(&gv.group_go_name)).collect();
+    let mut groups: Vec<String> = tree
+        .versions
+        .iter()
+        .map(|gv| naming::group_module(&gv.group_go_name))
+        .collect();
     groups.dedup();
     let group_idents: Vec<Ident> = groups.iter().map(|g| ident(g)).collect();
     add(
@@ -68,7 +74,10 @@ pub fn tree_files(tree: &ApiTree, command: &str) -> Result<Vec<OutputFile>, syn:
             .map(|gv| ident(&gv.version))
             .collect();
         let doc = format!(" API group `{group}`.");
-        add(PathBuf::from(group).join("mod.rs"), quote! { #![doc = #doc] #(pub mod #versions;)* })?;
+        add(
+            PathBuf::from(group).join("mod.rs"),
+            quote! { #![doc = #doc] #(pub mod #versions;)* },
+        )?;
     }
     for gv in &tree.versions {
         let dir = PathBuf::from(naming::group_module(&gv.group_go_name)).join(&gv.version);
@@ -86,7 +95,10 @@ pub fn tree_files(tree: &ApiTree, command: &str) -> Result<Vec<OutputFile>, syn:
         }
         let doc = format!(" Typed clients of `{}/{}`.", gv.group, gv.version);
         let group_client = clientset::group_client_items(gv);
-        add(dir.join("mod.rs"), quote! { #![doc = #doc] #(#modules)* #group_client })?;
+        add(
+            dir.join("mod.rs"),
+            quote! { #![doc = #doc] #(#modules)* #group_client },
+        )?;
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
@@ -96,14 +108,21 @@ pub fn tree_files(tree: &ApiTree, command: &str) -> Result<Vec<OutputFile>, syn:
 pub fn resource_file(tr: &TreeResource) -> Result<TokenStream, syn::Error> {
     let r = &tr.resource;
     let mut names: Vec<String> = vec![r.ident.to_string()];
-    names.extend(r.methods.iter().flat_map(|m| m.local_types.iter().map(ToString::to_string)));
+    names.extend(
+        r.methods
+            .iter()
+            .flat_map(|m| m.local_types.iter().map(ToString::to_string)),
+    );
     names.sort();
     names.dedup();
     let imports = names
         .iter()
         .map(|n| syn::parse_str::<syn::Path>(&format!("{}::{n}", tr.module)))
         .collect::<Result<Vec<_>, _>>()?;
-    let doc = format!(" The typed client of `{}` (`{}/{}`).", r.kind, r.group, r.version);
+    let doc = format!(
+        " The typed client of `{}` (`{}/{}`).",
+        r.kind, r.group, r.version
+    );
     let items = client::client_items(r);
     Ok(quote! {
         #![doc = #doc]

@@ -21,7 +21,11 @@ fn space_items(code: &str) -> String {
         let prev_indent = prev.len() - prev.trim_start().len();
         let prev_body = prev.trim_start();
         let starts_item = !body.starts_with('}') && !body.starts_with(')') && !body.is_empty();
-        let is_decl = |b: &str| ["use ", "pub use ", "mod ", "pub mod "].iter().any(|p| b.starts_with(p));
+        let is_decl = |b: &str| {
+            ["use ", "pub use ", "mod ", "pub mod "]
+                .iter()
+                .any(|p| b.starts_with(p))
+        };
         let item_ended = (prev_indent == indent && (prev_body == "}" || prev_body == "};"))
             || (indent == 0
                 && prev_indent == 0

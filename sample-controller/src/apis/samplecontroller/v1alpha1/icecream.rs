@@ -18,7 +18,11 @@ use serde::{Deserialize, Serialize};
     status = "IcecreamStatus",
     category = "all",
     printcolumn(name = "Flavor", type_ = "string", json_path = ".spec.flavor"),
-    printcolumn(name = "Available", type_ = "integer", json_path = ".status.availableReplicas")
+    printcolumn(
+        name = "Available",
+        type_ = "integer",
+        json_path = ".status.availableReplicas"
+    )
 )]
 #[serde(rename_all = "camelCase")]
 pub struct IcecreamSpec {

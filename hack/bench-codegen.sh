@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Measures `kube-codegen generate` as a whole process: wall time and peak memory, on a
+# synthetic API tree of N kinds (default 500, one group, each with spec and status) and on
+# the sample's API. Usage: hack/bench-codegen.sh [N] [RUNS]
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+kinds="${1:-500}"
+runs="${2:-5}"
+cargo build --quiet --release -p kube-codegen
+codegen="${CARGO_TARGET_DIR:-$PWD/target}/release/kube-codegen"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# A synthetic tree: bench/v1/kindNNN.rs, one CustomResource per file.
+mkdir -p "$tmp/apis/bench/v1"
+{
+  echo "//! +groupName=bench.example.com"
+  for i in $(seq -w 1 "$kinds"); do echo "pub mod kind$i;"; done
+} >"$tmp/apis/bench/v1/mod.rs"
+for i in $(seq -w 1 "$kinds"); do
+  cat >"$tmp/apis/bench/v1/kind$i.rs" <<RS
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Kind$i wants some replicas.
+///
+/// +genclient
+#[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[kube(group = "bench.example.com", version = "v1", kind = "Kind$i", namespaced, status = "Kind${i}Status")]
+pub struct Kind${i}Spec {
+    pub replicas: i32,
+    pub image: String,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Kind${i}Status {
+    pub available: i32,
+}
+RS
+done
+
+# Runs the command RUNS times into fresh output directories; prints the median wall time
+# and the largest peak RSS of the child processes.
+measure() {
+  local label="$1" input="$2"
+  python3 - "$codegen" "$input" "$tmp/out" "$runs" "$label" <<'PY'
+import resource, shutil, statistics, subprocess, sys, time
+codegen, input_dir, out, runs, label = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+walls = []
+for _ in range(runs):
+    shutil.rmtree(out, ignore_errors=True)
+    start = time.perf_counter()
+    subprocess.run([codegen, "generate", "--input", input_dir, "--output", out], check=True,
+                   stderr=subprocess.DEVNULL)
+    walls.append(time.perf_counter() - start)
+peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+files = sum(1 for _ in __import__("pathlib").Path(out).rglob("*.rs"))
+med = statistics.median(walls)
+print(f"{label:<22} median {med*1000:8.1f} ms  min {min(walls)*1000:8.1f} ms  peak RSS {peak_kib/1024:7.1f} MiB  {files:5d} files", file=sys.stderr)
+print(f"RESULT {med:.6f} {files}")
+PY
+}
+
+echo "kube-codegen generate, $runs runs each (release build)"
+synthetic=$(measure "synthetic ($kinds kinds)" "$tmp/apis" | awk '/^RESULT/ {print $2}')
+sample=$(measure "sample (2 kinds)" "sample-controller/src/apis" | awk '/^RESULT/ {print $2}')
+python3 -c "
+s, k, n = float('$synthetic'), float('$sample'), $kinds
+print(f'per kind: {s/n*1000:.3f} ms; {n} kinds cost {s/k:.1f}x the 2-kind sample (process start-up included)')
+"
