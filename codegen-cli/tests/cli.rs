@@ -316,3 +316,88 @@ fn parse_errors_and_tree_mistakes_are_located() {
         "{err}"
     );
 }
+
+#[test]
+fn names_that_cannot_be_rust_identifiers_are_reported_not_panicked_on() {
+    let tmp = TempDir::new("idents");
+    write(
+        &tmp.0,
+        "apis/one/v1/mod.rs",
+        "//! +groupName=1password.com\npub mod vault;\n",
+    );
+    write(
+        &tmp.0,
+        "apis/one/v1/vault.rs",
+        "/// +genclient\n#[kube(group = \"1password.com\", version = \"v1\", kind = \"Vault\", plural = \"9vaults\")]\npub struct VaultSpec {}\n",
+    );
+    write(
+        &tmp.0,
+        "apis/two/v1/mod.rs",
+        "//! +groupName=two.example.com\n//! +groupGoName=two-words\npub mod thing;\n",
+    );
+    write(
+        &tmp.0,
+        "apis/two/v1/thing.rs",
+        "/// +genclient\n#[kube(group = \"two.example.com\", version = \"v1\", kind = \"Thing\")]\npub struct ThingSpec {}\n",
+    );
+    let out = generate(&tmp.0);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("plural `9vaults` is not a lowercase resource name"),
+        "{err}"
+    );
+    assert!(
+        err.contains("`+groupGoName=two-words` is not an identifier"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn groups_sharing_a_module_name_are_reported() {
+    let tmp = TempDir::new("clash");
+    for (dir, group) in [("a", "apps.example.com"), ("b", "apps.other.io")] {
+        write(
+            &tmp.0,
+            &format!("apis/{dir}/v1/mod.rs"),
+            &format!("//! +groupName={group}\npub mod app;\n"),
+        );
+        write(
+            &tmp.0,
+            &format!("apis/{dir}/v1/app.rs"),
+            &format!(
+                "/// +genclient\n#[kube(group = \"{group}\", version = \"v1\", kind = \"App\")]\npub struct AppSpec {{}}\n"
+            ),
+        );
+    }
+    let out = generate(&tmp.0);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "groups `apps.example.com` and `apps.other.io` both get the module name `apps`"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_keyword_kind_gets_a_raw_module_name() {
+    let tmp = TempDir::new("keyword");
+    write(
+        &tmp.0,
+        "apis/kw/v1/mod.rs",
+        "//! +groupName=kw.example.com\npub mod kind;\n",
+    );
+    write(
+        &tmp.0,
+        "apis/kw/v1/kind.rs",
+        "/// +genclient\n#[kube(group = \"kw.example.com\", version = \"v1\", kind = \"Type\", namespaced)]\npub struct TypeSpec {}\n",
+    );
+    let out = generate(&tmp.0);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let module = fs::read_to_string(tmp.0.join("generated/kw/v1/mod.rs")).unwrap();
+    assert!(module.contains("pub mod r#type;"), "{module}");
+    assert!(tmp.0.join("generated/kw/v1/type.rs").exists());
+}

@@ -99,7 +99,10 @@ pub fn generate_from_sources(
                 .flat_map(|fd| {
                     fd.diagnostics
                         .iter()
-                        .map(|d| render::render(&files[fd.file], d))
+                        .map(|d| match fd.file.and_then(|i| files.get(i)) {
+                            Some(file) => render::render(file, d),
+                            None => format!("error: {}\n", d.message),
+                        })
                 })
                 .collect(),
         )

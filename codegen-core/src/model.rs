@@ -311,6 +311,13 @@ pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -
         .plural
         .as_ref()
         .map_or_else(|| naming::plural_of(&singular), |p| p.value.clone());
+    let plural_span = kube.plural.as_ref().map_or(kind.span, |p| p.span);
+    if !naming::is_plural_name(&plural) {
+        cx.error(
+            plural_span,
+            format!("plural `{plural}` is not a lowercase resource name; set `plural = \"...\"` in `#[kube(...)]` to letters and digits, starting with a letter"),
+        );
+    }
     let has_status = kube.status.is_some();
     let has_scale = kube.scale.is_some();
     if let (Some(scale), false) = (&kube.scale, has_status) {

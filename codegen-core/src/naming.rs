@@ -63,6 +63,33 @@ pub fn is_kube_version(version: &str) -> bool {
     })
 }
 
+/// An identifier for a validated name, raw (`r#type`) when the name is a Rust keyword.
+pub fn ident(name: &str) -> proc_macro2::Ident {
+    let span = proc_macro2::Span::call_site();
+    if syn::parse_str::<syn::Ident>(name).is_ok() {
+        proc_macro2::Ident::new(name, span)
+    } else {
+        proc_macro2::Ident::new_raw(name, span)
+    }
+}
+
+/// Whether `plural` can name a resource and an accessor: lowercase letters and digits,
+/// starting with a letter.
+pub fn is_plural_name(plural: &str) -> bool {
+    plural.starts_with(|c: char| c.is_ascii_lowercase())
+        && plural
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+}
+
+/// Whether `name` can be a Rust identifier once used as written (`+groupGoName`) or in
+/// snake case (module and accessor names).
+pub fn is_ident_like(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && syn::parse_str::<syn::Ident>(&heck::ToSnakeCase::to_snake_case(name)).is_ok()
+}
+
 /// Whether `group` is a lowercase DNS subdomain such as `samplecontroller.k8s.io`.
 pub fn is_dns_subdomain(group: &str) -> bool {
     !group.is_empty()
@@ -113,6 +140,12 @@ mod tests {
         for bad in ["1", "V1", "v", "v1alpha", "v01", "v1gamma1", "v1alpha01"] {
             assert!(!is_kube_version(bad), "{bad}");
         }
+        assert!(is_plural_name("foos") && is_plural_name("v1things"));
+        assert!(!is_plural_name("1foos") && !is_plural_name("foo-bars") && !is_plural_name(""));
+        assert!(is_ident_like("Samplecontroller") && is_ident_like("ExtensionsExample"));
+        assert!(!is_ident_like("1password") && !is_ident_like("foo-bar") && !is_ident_like("Type"));
+        assert_eq!(ident("type").to_string(), "r#type");
+        assert_eq!(ident("foos").to_string(), "foos");
         assert!(is_dns_subdomain("samplecontroller.k8s.io"));
         assert!(!is_dns_subdomain("Sample.io"));
         assert!(!is_dns_subdomain("a..b"));

@@ -29,8 +29,8 @@ pub struct SourceFile {
 /// Diagnostics of one file.
 #[derive(Debug, Clone)]
 pub struct FileDiagnostics {
-    /// Index of the file in the input.
-    pub file: usize,
+    /// Index of the file in the input; `None` for a mistake of the tree as a whole.
+    pub file: Option<usize>,
     /// Its mistakes.
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -102,7 +102,7 @@ pub fn build(files: &[SourceFile], api_module: &str) -> Result<ApiTree, Vec<File
         read_file(&mut cx, index, file, api_module, &mut versions);
         if cx.has_errors() {
             errors.push(FileDiagnostics {
-                file: index,
+                file: Some(index),
                 diagnostics: cx.into_diagnostics(),
             });
         }
@@ -248,13 +248,14 @@ fn assemble(
     versions: BTreeMap<(String, String), VersionDir>,
     errors: &mut Vec<FileDiagnostics>,
 ) -> ApiTree {
-    let mut push = |file: usize, d: Diagnostic| match errors.iter_mut().find(|e| e.file == file) {
-        Some(e) => e.diagnostics.push(d),
-        None => errors.push(FileDiagnostics {
-            file,
-            diagnostics: vec![d],
-        }),
-    };
+    let mut push =
+        |file: usize, d: Diagnostic| match errors.iter_mut().find(|e| e.file == Some(file)) {
+            Some(e) => e.diagnostics.push(d),
+            None => errors.push(FileDiagnostics {
+                file: Some(file),
+                diagnostics: vec![d],
+            }),
+        };
     let mut out: Vec<GroupVersion> = Vec::new();
     for ((group_dir, version_dir), dir) in versions {
         if dir.resources.is_empty() {
@@ -297,9 +298,35 @@ fn assemble(
                 );
             }
         }
-        let go_name = package
-            .and_then(|p| p.group_go_name.as_ref())
-            .map_or_else(|| naming::group_go_name(&group), |g| g.value.clone());
+        let marker_go_name = package.and_then(|p| p.group_go_name.as_ref());
+        let go_name =
+            marker_go_name.map_or_else(|| naming::group_go_name(&group), |g| g.value.clone());
+        if !naming::is_ident_like(&go_name) {
+            let message = match marker_go_name {
+                Some(_) => format!(
+                    "`+groupGoName={go_name}` is not an identifier; use a name such as `SampleController`"
+                ),
+                None => format!(
+                    "the group `{group}` gives the accessor name `{go_name}`, which is not an identifier; add `//! +groupGoName=<Name>` to the version module"
+                ),
+            };
+            let (file, diag) = match (marker_go_name, &dir.package) {
+                (Some(marker), Some((file, _))) => (
+                    *file,
+                    Diagnostic {
+                        span: marker.loc.span,
+                        doc_range: marker.loc.doc_range.clone(),
+                        message,
+                    },
+                ),
+                _ => (
+                    dir.resources[0].0,
+                    Diagnostic::new(dir.resources[0].2.group, message),
+                ),
+            };
+            push(file, diag);
+            continue;
+        }
         let mut resources = dir.resources;
         resources.sort_by(|a, b| a.1.resource.kind.cmp(&b.1.resource.kind));
         for pair in resources.windows(2) {
@@ -326,5 +353,23 @@ fn assemble(
         });
     }
     out.sort_by(|a, b| (&a.group, &a.version).cmp(&(&b.group, &b.version)));
+    for pair in out.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        if a.group != b.group
+            && naming::group_module(&a.group_go_name) == naming::group_module(&b.group_go_name)
+        {
+            let module = naming::group_module(&a.group_go_name);
+            errors.push(FileDiagnostics {
+                file: None,
+                diagnostics: vec![Diagnostic::new(
+                    Span::call_site(),
+                    format!(
+                        "groups `{}` and `{}` both get the module name `{module}`; give one of them `//! +groupGoName=<Name>`",
+                        a.group, b.group
+                    ),
+                )],
+            });
+        }
+    }
     ApiTree { versions: out }
 }

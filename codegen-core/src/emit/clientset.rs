@@ -39,7 +39,7 @@ pub fn group_client_items(gv: &GroupVersion) -> TokenStream {
     let accessors = gv.resources.iter().map(|tr| {
         let r = &tr.resource;
         let client = r.client_ident();
-        let accessor = Ident::new(&r.accessor(), Span::call_site());
+        let accessor = naming::ident(&r.accessor());
         match r.scope {
             Scope::Namespaced => {
                 let all = Ident::new(&format!("{}_all", r.accessor()), Span::call_site());
@@ -102,8 +102,8 @@ pub fn clientset_items(tree: &ApiTree) -> TokenStream {
     let accessors = tree.versions.iter().map(|gv| {
         let accessor = group_accessor_ident(gv);
         let client = group_client_ident(gv);
-        let module = Ident::new(&naming::group_module(&gv.group_go_name), Span::call_site());
-        let version = Ident::new(&gv.version, Span::call_site());
+        let module = naming::ident(&naming::group_module(&gv.group_go_name));
+        let version = naming::ident(&gv.version);
         let doc = format!(" Clients of `{}/{}`.", gv.group, gv.version);
         quote! {
             #[doc = #doc]

@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 
 use heck::ToSnakeCase;
-use proc_macro2::{Ident, Span, TokenStream};
+use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::{client, clientset};
@@ -89,9 +89,10 @@ pub fn tree_files(tree: &ApiTree, command: &str) -> Result<Vec<OutputFile>, syn:
                 modules.push(quote!(pub use #path;));
                 continue;
             }
-            let module = ident(&tr.resource.ident.to_string().to_snake_case());
+            let file_stem = tr.resource.ident.to_string().to_snake_case();
+            let module = ident(&file_stem);
             modules.push(quote!(pub mod #module; pub use #module::#client;));
-            add(dir.join(format!("{module}.rs")), resource_file(tr)?)?;
+            add(dir.join(format!("{file_stem}.rs")), resource_file(tr)?)?;
         }
         let doc = format!(" Typed clients of `{}/{}`.", gv.group, gv.version);
         let group_client = clientset::group_client_items(gv);
@@ -132,5 +133,5 @@ pub fn resource_file(tr: &TreeResource) -> Result<TokenStream, syn::Error> {
 }
 
 fn ident(name: &str) -> Ident {
-    Ident::new(name, Span::call_site())
+    naming::ident(name)
 }
