@@ -1,0 +1,69 @@
+//! `fake-apiserver`: the in-memory Kubernetes API server over HTTP on loopback, for kubectl.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use fake_apiserver::FakeApiServer;
+
+/// An in-memory Kubernetes API server on loopback, for kubectl and demos.
+///
+/// It serves the built-in kinds and the resources of any CRD created in it. Use
+/// `kubectl --kubeconfig FILE ...` with the file written by --kubeconfig-out; pass
+/// `--validate=false` to `kubectl apply`, as no OpenAPI document is served.
+#[derive(Debug, Parser)]
+#[command(name = "fake-apiserver", version, about, long_about)]
+struct Args {
+    /// Port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Loopback address to listen on (127.0.0.1 or ::1).
+    #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
+    host: IpAddr,
+    /// Write a kubeconfig pointing at the server to this file.
+    #[arg(long, value_name = "FILE")]
+    kubeconfig_out: Option<PathBuf>,
+    /// YAML files of objects to create at start (CRDs first, then their objects).
+    #[arg(long, value_name = "FILE")]
+    seed: Vec<PathBuf>,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    let server = FakeApiServer::new();
+    for file in &args.seed {
+        let seeded = std::fs::read_to_string(file)
+            .map_err(|e| e.to_string())
+            .and_then(|text| server.seed_yaml(&text).map_err(|e| e.message));
+        if let Err(e) = seeded {
+            eprintln!("error: cannot seed {}: {e}", file.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    let served = match server.serve(SocketAddr::new(args.host, args.port)).await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: cannot listen on {}:{}: {e}", args.host, args.port);
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Some(path) = &args.kubeconfig_out
+        && let Err(e) = std::fs::write(path, served.kubeconfig())
+    {
+        eprintln!("error: cannot write {}: {e}", path.display());
+        return ExitCode::FAILURE;
+    }
+    println!("fake-apiserver listening on {}", served.url());
+    if let Some(path) = &args.kubeconfig_out {
+        println!(
+            "kubeconfig written to {}; try: kubectl --kubeconfig {} get namespaces",
+            path.display(),
+            path.display()
+        );
+    }
+    let _ = tokio::signal::ctrl_c().await;
+    served.shutdown();
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,51 @@
+//! Response bodies: whole JSON documents, or a stream of watch events.
+
+use std::convert::Infallible;
+
+use bytes::Bytes;
+use futures::Stream;
+use http::{Response, StatusCode, header};
+use http_body_util::{BodyExt, Full, StreamBody, combinators::UnsyncBoxBody};
+use serde_json::Value;
+
+use crate::error::ApiError;
+
+/// The body type of every response.
+pub type ResponseBody = UnsyncBoxBody<Bytes, Infallible>;
+
+/// A JSON response.
+pub fn json(code: StatusCode, value: &Value) -> Response<ResponseBody> {
+    let bytes = serde_json::to_vec(value).unwrap_or_default();
+    Response::builder()
+        .status(code)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Full::new(Bytes::from(bytes)).boxed_unsync())
+        .expect("static response parts are valid")
+}
+
+/// A `metav1.Status` error response.
+pub fn error(err: &ApiError) -> Response<ResponseBody> {
+    let code = StatusCode::from_u16(err.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    json(code, &err.to_status())
+}
+
+/// A plain-text response (health endpoints).
+pub fn text(code: StatusCode, text: &'static str) -> Response<ResponseBody> {
+    Response::builder()
+        .status(code)
+        .header(header::CONTENT_TYPE, "text/plain")
+        .body(Full::new(Bytes::from_static(text.as_bytes())).boxed_unsync())
+        .expect("static response parts are valid")
+}
+
+/// A streamed response of newline-delimited watch events.
+pub fn stream(events: impl Stream<Item = Bytes> + Send + 'static) -> Response<ResponseBody> {
+    use futures::StreamExt;
+    let frames = events.map(|b| Ok::<_, Infallible>(http_body::Frame::data(b)));
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::TRANSFER_ENCODING, "chunked")
+        .body(BodyExt::boxed_unsync(StreamBody::new(frames)))
+        .expect("static response parts are valid")
+}

@@ -1,0 +1,144 @@
+//! Test controls: the actions the server saw, and faults programmed to happen.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::error::ApiError;
+
+/// One request as the server saw it, like client-go's fake `Action`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Action {
+    /// `get`, `list`, `watch`, `create`, `update`, `patch`, `delete`, `deletecollection`.
+    pub verb: String,
+    /// API group.
+    pub group: String,
+    /// Version.
+    pub version: String,
+    /// Plural resource.
+    pub resource: String,
+    /// Subresource (`status`, `scale`).
+    pub subresource: Option<String>,
+    /// Namespace.
+    pub namespace: Option<String>,
+    /// Object name.
+    pub name: Option<String>,
+    /// The request body, when it was JSON.
+    pub body: Option<Value>,
+}
+
+impl Action {
+    /// Whether the action writes (everything but get, list and watch).
+    pub fn is_write(&self) -> bool {
+        !matches!(self.verb.as_str(), "get" | "list" | "watch")
+    }
+}
+
+/// Which requests a fault applies to; `None` matches anything.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Matcher {
+    /// Verb (`create`, `update`, `patch`, ...).
+    pub verb: Option<String>,
+    /// Plural resource.
+    pub resource: Option<String>,
+    /// Subresource.
+    pub subresource: Option<String>,
+    /// Object name.
+    pub name: Option<String>,
+}
+
+impl Matcher {
+    /// Requests with this verb on this resource (`"*"` for any).
+    pub fn new(verb: &str, resource: &str) -> Self {
+        let any = |s: &str| (s != "*").then(|| s.to_owned());
+        Self {
+            verb: any(verb),
+            resource: any(resource),
+            ..Self::default()
+        }
+    }
+
+    /// Only on this subresource.
+    #[must_use]
+    pub fn subresource(mut self, sub: &str) -> Self {
+        self.subresource = Some(sub.to_owned());
+        self
+    }
+
+    /// Only for this object.
+    #[must_use]
+    pub fn name(mut self, name: &str) -> Self {
+        self.name = Some(name.to_owned());
+        self
+    }
+
+    fn matches(&self, a: &Action) -> bool {
+        self.verb.as_ref().is_none_or(|v| *v == a.verb)
+            && self.resource.as_ref().is_none_or(|r| *r == a.resource)
+            && self
+                .subresource
+                .as_ref()
+                .is_none_or(|s| Some(s) == a.subresource.as_ref())
+            && self
+                .name
+                .as_ref()
+                .is_none_or(|n| Some(n) == a.name.as_ref())
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Fault {
+    matcher: Matcher,
+    error: Option<ApiError>,
+    delay: Option<Duration>,
+    /// How many more requests it applies to; `None` for all.
+    remaining: Option<usize>,
+}
+
+/// Programmed faults, checked in order for every request.
+#[derive(Debug, Default)]
+pub struct Faults(Vec<Fault>);
+
+impl Faults {
+    /// Adds a fault.
+    pub fn add(
+        &mut self,
+        matcher: Matcher,
+        error: Option<ApiError>,
+        delay: Option<Duration>,
+        times: Option<usize>,
+    ) {
+        self.0.push(Fault {
+            matcher,
+            error,
+            delay,
+            remaining: times,
+        });
+    }
+
+    /// Removes every fault.
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// The delay and error for this request, consuming counted faults.
+    pub fn check(&mut self, action: &Action) -> (Option<Duration>, Option<ApiError>) {
+        let mut delay = None;
+        let mut error = None;
+        for f in self
+            .0
+            .iter_mut()
+            .filter(|f| f.matcher.matches(action) && f.remaining != Some(0))
+        {
+            if let Some(n) = f.remaining.as_mut() {
+                *n -= 1;
+            }
+            delay = delay.or(f.delay);
+            if error.is_none() {
+                error = f.error.clone();
+            }
+        }
+        self.0.retain(|f| f.remaining != Some(0));
+        (delay, error)
+    }
+}

@@ -1,0 +1,128 @@
+//! Discovery (`/api`, `/apis`, resource lists, `/version`) and `Table` output for kubectl.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use http::{Response, StatusCode};
+use serde_json::{Value, json};
+
+use crate::body::{self, ResponseBody};
+use crate::error::ApiError;
+use crate::registry::ResourceType;
+use crate::request::Route;
+use crate::server::Shared;
+
+/// Answers a non-resource route.
+pub fn respond(shared: &Arc<Shared>, route: &Route, path: &str) -> Response<ResponseBody> {
+    let types = shared.lock().types.clone();
+    match route {
+        Route::Version => body::json(
+            StatusCode::OK,
+            &json!({
+                "major": "1", "minor": "33", "gitVersion": "v1.33.0-fake", "gitCommit": "fake-apiserver",
+                "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "none",
+                "compiler": "rustc", "platform": "linux/amd64"
+            }),
+        ),
+        Route::Health => body::text(StatusCode::OK, "ok"),
+        Route::CoreVersions => body::json(
+            StatusCode::OK,
+            &json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]}),
+        ),
+        Route::Groups => body::json(
+            StatusCode::OK,
+            &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups(&types)}),
+        ),
+        Route::Group(g) => match groups(&types).into_iter().find(|x| x["name"] == g.as_str()) {
+            Some(mut group) => {
+                group["kind"] = json!("APIGroup");
+                group["apiVersion"] = json!("v1");
+                body::json(StatusCode::OK, &group)
+            }
+            None => body::error(&ApiError::no_route(path)),
+        },
+        Route::Resources(g, v) => {
+            let resources: Vec<Value> = types
+                .iter()
+                .filter(|t| t.group == *g && t.version == *v)
+                .flat_map(ResourceType::discovery_entries)
+                .collect();
+            if resources.is_empty() {
+                return body::error(&ApiError::no_route(path));
+            }
+            let gv = if g.is_empty() {
+                v.clone()
+            } else {
+                format!("{g}/{v}")
+            };
+            body::json(
+                StatusCode::OK,
+                &json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
+            )
+        }
+        Route::Resource(_) | Route::Unknown => body::error(&ApiError::no_route(path)),
+    }
+}
+
+fn groups(types: &[ResourceType]) -> Vec<Value> {
+    let mut by_group: BTreeMap<&str, Vec<&ResourceType>> = BTreeMap::new();
+    for t in types.iter().filter(|t| !t.group.is_empty()) {
+        by_group.entry(&t.group).or_default().push(t);
+    }
+    by_group
+        .into_iter()
+        .map(|(g, ts)| {
+            let mut versions: Vec<&str> = ts.iter().map(|t| t.version.as_str()).collect();
+            versions.sort_unstable();
+            versions.dedup();
+            let preferred = ts.iter().find(|t| t.version == t.storage_version).map_or(versions[0], |t| t.version.as_str());
+            let list: Vec<Value> = versions.iter().map(|v| json!({"groupVersion": format!("{g}/{v}"), "version": v})).collect();
+            json!({"name": g, "versions": list, "preferredVersion": {"groupVersion": format!("{g}/{preferred}"), "version": preferred}})
+        })
+        .collect()
+}
+
+/// A `meta.k8s.io/v1` `Table` of objects, as `kubectl get` asks for: name, age, and the
+/// CRD's printer columns.
+pub fn table(rt: &ResourceType, items: &[Value], metadata: Value) -> Value {
+    let mut columns = vec![
+        json!({"name": "Name", "type": "string", "format": "name", "description": "Name", "priority": 0}),
+    ];
+    let mut paths = Vec::new();
+    for col in &rt.printer_columns {
+        columns.push(
+            json!({"name": col.0, "type": col.1, "format": "", "description": "", "priority": 0}),
+        );
+        paths.push(col.2.clone());
+    }
+    columns.push(
+        json!({"name": "Age", "type": "string", "format": "", "description": "Age", "priority": 0}),
+    );
+    let rows: Vec<Value> = items
+        .iter()
+        .map(|obj| {
+            let mut cells = vec![obj.pointer("/metadata/name").cloned().unwrap_or(Value::Null)];
+            for p in &paths {
+                let v = p.trim_start_matches('.').split('.').try_fold(obj, |v, k| v.get(k)).cloned();
+                cells.push(v.unwrap_or(json!("<none>")));
+            }
+            cells.push(json!(age(obj.pointer("/metadata/creationTimestamp").and_then(Value::as_str))));
+            let meta = json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj.get("metadata")});
+            json!({"cells": cells, "object": meta})
+        })
+        .collect();
+    json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": metadata, "columnDefinitions": columns, "rows": rows})
+}
+
+fn age(created: Option<&str>) -> String {
+    let Some(ts) = created.and_then(|c| c.parse::<jiff::Timestamp>().ok()) else {
+        return "<unknown>".to_owned();
+    };
+    let secs = (jiff::Timestamp::now().as_second() - ts.as_second()).max(0);
+    match secs {
+        s if s < 120 => format!("{s}s"),
+        s if s < 7200 => format!("{}m", s / 60),
+        s if s < 172_800 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86400),
+    }
+}

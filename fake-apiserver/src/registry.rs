@@ -1,0 +1,448 @@
+//! Which resources the server serves: the built-in kinds, and those of established CRDs.
+
+use serde_json::{Value, json};
+
+/// The scale subresource's JSON paths.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScalePaths {
+    /// `.spec.replicas`.
+    pub spec_replicas: String,
+    /// `.status.replicas`.
+    pub status_replicas: String,
+    /// `.status.selector`, when set.
+    pub label_selector: Option<String>,
+}
+
+/// One served group/version/resource.
+#[derive(Debug, Clone)]
+pub struct ResourceType {
+    /// API group (`""` for core).
+    pub group: String,
+    /// Version.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+    /// Plural (the path segment).
+    pub plural: String,
+    /// Singular name.
+    pub singular: String,
+    /// Namespaced or cluster-scoped.
+    pub namespaced: bool,
+    /// Whether `/status` is a subresource.
+    pub status: bool,
+    /// The scale subresource, if any.
+    pub scale: Option<ScalePaths>,
+    /// Short names (`deploy`).
+    pub short_names: Vec<String>,
+    /// Categories (`all`).
+    pub categories: Vec<String>,
+    /// The structural schema (`openAPIV3Schema`) of a CRD version.
+    pub schema: Option<Value>,
+    /// Field selectors this kind supports beyond `metadata.name` and `metadata.namespace`.
+    pub selectable_fields: Vec<String>,
+    /// The version objects are stored in (CRDs with several versions share one storage).
+    pub storage_version: String,
+    /// Whether the type comes from a CRD.
+    pub custom: bool,
+    /// A CRD version's printer columns: name, type, JSON path.
+    pub printer_columns: Vec<(String, String, String)>,
+}
+
+impl ResourceType {
+    /// `apps/v1`, or `v1` for the core group.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// The storage key of the group and resource, shared by all versions.
+    pub fn storage_key(&self) -> (String, String) {
+        (self.group.clone(), self.plural.clone())
+    }
+
+    /// The entry of this resource in an `APIResourceList`.
+    pub fn discovery_entries(&self) -> Vec<Value> {
+        let mut verbs = vec![
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ];
+        if self.kind == "Event" && self.group.is_empty() {
+            verbs.sort();
+        }
+        let mut out = vec![json!({
+            "name": self.plural,
+            "singularName": self.singular,
+            "namespaced": self.namespaced,
+            "kind": self.kind,
+            "verbs": verbs,
+            "shortNames": self.short_names,
+            "categories": self.categories,
+        })];
+        if self.status {
+            out.push(json!({
+                "name": format!("{}/status", self.plural), "singularName": "", "namespaced": self.namespaced,
+                "kind": self.kind, "verbs": ["get", "patch", "update"],
+            }));
+        }
+        if self.scale.is_some() {
+            out.push(json!({
+                "name": format!("{}/scale", self.plural), "singularName": "", "namespaced": self.namespaced,
+                "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"],
+            }));
+        }
+        out
+    }
+}
+
+struct Builtin {
+    group: &'static str,
+    version: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+    namespaced: bool,
+    status: bool,
+    scale: bool,
+    short_names: &'static [&'static str],
+    fields: &'static [&'static str],
+}
+
+const fn b(
+    group: &'static str,
+    version: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+    namespaced: bool,
+    status: bool,
+) -> Builtin {
+    Builtin {
+        group,
+        version,
+        kind,
+        plural,
+        namespaced,
+        status,
+        scale: false,
+        short_names: &[],
+        fields: &[],
+    }
+}
+
+const POD_FIELDS: &[&str] = &[
+    "spec.nodeName",
+    "spec.restartPolicy",
+    "spec.schedulerName",
+    "spec.serviceAccountName",
+    "spec.hostNetwork",
+    "status.phase",
+    "status.podIP",
+    "status.nominatedNodeName",
+];
+const EVENT_FIELDS: &[&str] = &[
+    "involvedObject.kind",
+    "involvedObject.namespace",
+    "involvedObject.name",
+    "involvedObject.uid",
+    "involvedObject.apiVersion",
+    "involvedObject.resourceVersion",
+    "involvedObject.fieldPath",
+    "reason",
+    "reportingComponent",
+    "source",
+    "type",
+];
+
+/// The built-in kinds the server knows from the start.
+pub fn builtins() -> Vec<ResourceType> {
+    let table = [
+        Builtin {
+            short_names: &["ns"],
+            ..b("", "v1", "Namespace", "namespaces", false, true)
+        },
+        Builtin {
+            short_names: &["po"],
+            fields: POD_FIELDS,
+            ..b("", "v1", "Pod", "pods", true, true)
+        },
+        Builtin {
+            short_names: &["svc"],
+            ..b("", "v1", "Service", "services", true, true)
+        },
+        Builtin {
+            short_names: &["cm"],
+            ..b("", "v1", "ConfigMap", "configmaps", true, false)
+        },
+        Builtin {
+            fields: &["type"],
+            ..b("", "v1", "Secret", "secrets", true, false)
+        },
+        Builtin {
+            short_names: &["ev"],
+            fields: EVENT_FIELDS,
+            ..b("", "v1", "Event", "events", true, false)
+        },
+        Builtin {
+            short_names: &["no"],
+            fields: &["spec.unschedulable"],
+            ..b("", "v1", "Node", "nodes", false, true)
+        },
+        Builtin {
+            short_names: &["sa"],
+            ..b("", "v1", "ServiceAccount", "serviceaccounts", true, false)
+        },
+        Builtin {
+            short_names: &["ep"],
+            ..b("", "v1", "Endpoints", "endpoints", true, false)
+        },
+        Builtin {
+            short_names: &["pvc"],
+            ..b(
+                "",
+                "v1",
+                "PersistentVolumeClaim",
+                "persistentvolumeclaims",
+                true,
+                true,
+            )
+        },
+        Builtin {
+            short_names: &["deploy"],
+            scale: true,
+            ..b("apps", "v1", "Deployment", "deployments", true, true)
+        },
+        Builtin {
+            short_names: &["rs"],
+            scale: true,
+            ..b("apps", "v1", "ReplicaSet", "replicasets", true, true)
+        },
+        Builtin {
+            short_names: &["ds"],
+            ..b("apps", "v1", "DaemonSet", "daemonsets", true, true)
+        },
+        Builtin {
+            short_names: &["sts"],
+            scale: true,
+            ..b("apps", "v1", "StatefulSet", "statefulsets", true, true)
+        },
+        Builtin {
+            fields: &["status.successful"],
+            ..b("batch", "v1", "Job", "jobs", true, true)
+        },
+        Builtin {
+            short_names: &["cj"],
+            ..b("batch", "v1", "CronJob", "cronjobs", true, true)
+        },
+        Builtin {
+            short_names: &["ev"],
+            fields: EVENT_FIELDS,
+            ..b("events.k8s.io", "v1", "Event", "events", true, false)
+        },
+        b("coordination.k8s.io", "v1", "Lease", "leases", true, false),
+        b(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "Role",
+            "roles",
+            true,
+            false,
+        ),
+        b(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "RoleBinding",
+            "rolebindings",
+            true,
+            false,
+        ),
+        b(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "ClusterRole",
+            "clusterroles",
+            false,
+            false,
+        ),
+        b(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "ClusterRoleBinding",
+            "clusterrolebindings",
+            false,
+            false,
+        ),
+        Builtin {
+            short_names: &["ing"],
+            ..b(
+                "networking.k8s.io",
+                "v1",
+                "Ingress",
+                "ingresses",
+                true,
+                true,
+            )
+        },
+        Builtin {
+            short_names: &["pdb"],
+            ..b(
+                "policy",
+                "v1",
+                "PodDisruptionBudget",
+                "poddisruptionbudgets",
+                true,
+                true,
+            )
+        },
+        Builtin {
+            short_names: &["crd", "crds"],
+            ..b(
+                "apiextensions.k8s.io",
+                "v1",
+                "CustomResourceDefinition",
+                "customresourcedefinitions",
+                false,
+                true,
+            )
+        },
+    ];
+    table
+        .into_iter()
+        .map(|t| ResourceType {
+            group: t.group.to_owned(),
+            version: t.version.to_owned(),
+            kind: t.kind.to_owned(),
+            plural: t.plural.to_owned(),
+            singular: t.kind.to_ascii_lowercase(),
+            namespaced: t.namespaced,
+            status: t.status,
+            scale: t.scale.then(|| ScalePaths {
+                spec_replicas: ".spec.replicas".to_owned(),
+                status_replicas: ".status.replicas".to_owned(),
+                label_selector: Some(".status.selector".to_owned()),
+            }),
+            short_names: t.short_names.iter().map(|s| (*s).to_owned()).collect(),
+            categories: if matches!(
+                t.kind,
+                "Pod"
+                    | "Service"
+                    | "Deployment"
+                    | "ReplicaSet"
+                    | "DaemonSet"
+                    | "StatefulSet"
+                    | "Job"
+                    | "CronJob"
+            ) {
+                vec!["all".to_owned()]
+            } else {
+                Vec::new()
+            },
+            schema: None,
+            selectable_fields: t.fields.iter().map(|s| (*s).to_owned()).collect(),
+            storage_version: t.version.to_owned(),
+            custom: false,
+            printer_columns: Vec::new(),
+        })
+        .collect()
+}
+
+/// The resource types a CRD serves (one per served version), or why it cannot be served.
+pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, String> {
+    let spec = crd.get("spec").ok_or("spec is required")?;
+    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
+    let group = text(spec, "group").ok_or("spec.group is required")?;
+    let names = spec.get("names").ok_or("spec.names is required")?;
+    let plural = text(names, "plural").ok_or("spec.names.plural is required")?;
+    let kind = text(names, "kind").ok_or("spec.names.kind is required")?;
+    let singular = text(names, "singular").unwrap_or_else(|| kind.to_ascii_lowercase());
+    let strings = |key: &str| -> Vec<String> {
+        names
+            .get(key)
+            .and_then(Value::as_array)
+            .map_or_else(Vec::new, |a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+    };
+    let namespaced = match text(spec, "scope").as_deref() {
+        Some("Namespaced") => true,
+        Some("Cluster") => false,
+        _ => return Err("spec.scope must be Namespaced or Cluster".to_owned()),
+    };
+    let versions = spec
+        .get("versions")
+        .and_then(Value::as_array)
+        .ok_or("spec.versions is required")?;
+    let storage: Vec<&Value> = versions
+        .iter()
+        .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+        .collect();
+    if storage.len() != 1 {
+        return Err(format!(
+            "spec.versions must have exactly one storage version, found {}",
+            storage.len()
+        ));
+    }
+    let storage_version = text(storage[0], "name").ok_or("spec.versions[].name is required")?;
+    let mut out = Vec::new();
+    for v in versions {
+        if v.get("served").and_then(Value::as_bool) != Some(true) {
+            continue;
+        }
+        let version = text(v, "name").ok_or("spec.versions[].name is required")?;
+        let sub = v.get("subresources");
+        let scale = sub.and_then(|s| s.get("scale")).map(|s| ScalePaths {
+            spec_replicas: text(s, "specReplicasPath").unwrap_or_default(),
+            status_replicas: text(s, "statusReplicasPath").unwrap_or_default(),
+            label_selector: text(s, "labelSelectorPath"),
+        });
+        let selectable = v
+            .get("selectableFields")
+            .and_then(Value::as_array)
+            .map_or_else(Vec::new, |a| {
+                a.iter()
+                    .filter_map(|f| f.get("jsonPath").and_then(Value::as_str))
+                    .map(|p| p.trim_start_matches('.').to_owned())
+                    .collect()
+            });
+        out.push(ResourceType {
+            group: group.clone(),
+            version,
+            kind: kind.clone(),
+            plural: plural.clone(),
+            singular: singular.clone(),
+            namespaced,
+            status: sub.and_then(|s| s.get("status")).is_some(),
+            scale,
+            short_names: strings("shortNames"),
+            categories: strings("categories"),
+            schema: v.pointer("/schema/openAPIV3Schema").cloned(),
+            selectable_fields: selectable,
+            storage_version: storage_version.clone(),
+            custom: true,
+            printer_columns: v
+                .get("additionalPrinterColumns")
+                .and_then(Value::as_array)
+                .map_or_else(Vec::new, |cols| {
+                    cols.iter()
+                        .map(|c| {
+                            (
+                                text(c, "name").unwrap_or_default(),
+                                text(c, "type").unwrap_or_default(),
+                                text(c, "jsonPath").unwrap_or_default(),
+                            )
+                        })
+                        .collect()
+                }),
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,137 @@
+//! Transports: a `tower::Service` for `kube::Client`, and HTTP/1.1 on loopback for kubectl.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use http::{Request, Response};
+use http_body_util::BodyExt;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+use crate::FakeApiServer;
+use crate::body::ResponseBody;
+use crate::error::ApiError;
+use crate::server;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+impl<B> tower::Service<Request<B>> for FakeApiServer
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<B>) -> Self::Future {
+        let shared = self.shared.clone();
+        Box::pin(async move {
+            let (parts, body) = req.into_parts();
+            let bytes = match body.collect().await {
+                Ok(collected) => collected.to_bytes(),
+                Err(e) => {
+                    let err = ApiError::bad_request(format!(
+                        "cannot read the request body: {}",
+                        e.into()
+                    ));
+                    return Ok(crate::body::error(&err));
+                }
+            };
+            Ok(server::handle(&shared, Request::from_parts(parts, bytes)).await)
+        })
+    }
+}
+
+/// A server listening on loopback; dropping it (or [`Served::shutdown`]) stops accepting.
+#[derive(Debug)]
+pub struct Served {
+    /// The bound address.
+    pub addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl Served {
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// A kubeconfig that points `kubectl` at this server.
+    pub fn kubeconfig(&self) -> String {
+        kubeconfig(&self.url())
+    }
+
+    /// Stops accepting connections.
+    pub fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// A kubeconfig for a server at `url`, with namespace `default`.
+pub fn kubeconfig(url: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: {url}\nusers:\n- name: fake\n  user:\n    token: fake\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: fake\n    namespace: default\ncurrent-context: fake\n"
+    )
+}
+
+impl FakeApiServer {
+    /// Serves over HTTP/1.1 on `addr`, which must be a loopback address (port 0 picks one).
+    pub async fn serve(&self, addr: SocketAddr) -> std::io::Result<Served> {
+        if !addr.ip().is_loopback() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("fake-apiserver only listens on loopback, not {addr}"),
+            ));
+        }
+        let listener = TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let (stop, mut stopped) = oneshot::channel();
+        let server = self.clone();
+        tokio::spawn(async move {
+            loop {
+                let stream = tokio::select! {
+                    accepted = listener.accept() => match accepted {
+                        Ok((stream, _)) => stream,
+                        Err(_) => continue,
+                    },
+                    _ = &mut stopped => return,
+                };
+                let server = server.clone();
+                tokio::spawn(async move {
+                    let svc =
+                        hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                            let mut server = server.clone();
+                            async move { tower::Service::call(&mut server, req).await }
+                        });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), svc)
+                        .await;
+                });
+            }
+        });
+        Ok(Served {
+            addr,
+            stop: Some(stop),
+        })
+    }
+}

@@ -1,0 +1,744 @@
+//! Object semantics: what create, update, patch and delete do to stored objects.
+
+use serde_json::{Value, json};
+
+use crate::apply;
+use crate::error::{ApiError, FieldError};
+use crate::patch;
+use crate::registry::ResourceType;
+use crate::request::Target;
+use crate::schema;
+use crate::server::Ctx;
+use crate::store::{ObjectKey, Store, rv_of};
+
+/// The served types and the stored objects.
+#[derive(Debug)]
+pub struct State {
+    /// Objects, history and watches.
+    pub store: Store,
+    /// Served resource types, built-in and from CRDs.
+    pub types: Vec<ResourceType>,
+    /// Whether garbage collection runs.
+    pub gc: bool,
+}
+
+pub(crate) fn now() -> String {
+    let ts = jiff::Timestamp::now();
+    jiff::Timestamp::from_second(ts.as_second())
+        .unwrap_or(ts)
+        .to_string()
+}
+
+pub(crate) fn name_of(obj: &Value) -> Option<&str> {
+    obj.pointer("/metadata/name").and_then(Value::as_str)
+}
+
+pub(crate) fn set_meta(obj: &mut Value, key: &str, value: Value) {
+    if !obj.get("metadata").is_some_and(Value::is_object) {
+        obj["metadata"] = json!({});
+    }
+    obj["metadata"][key] = value;
+}
+
+pub(crate) fn finalizers(obj: &Value) -> Vec<String> {
+    obj.pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub(crate) fn set_finalizers(obj: &mut Value, list: &[String]) {
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        if list.is_empty() {
+            meta.remove("finalizers");
+        } else {
+            meta.insert("finalizers".to_owned(), json!(list));
+        }
+    }
+}
+
+pub(crate) fn without(obj: &Value, keys: &[&str]) -> Value {
+    let mut copy = obj.clone();
+    if let Some(map) = copy.as_object_mut() {
+        for k in keys {
+            map.remove(*k);
+        }
+    }
+    copy
+}
+
+/// Metadata that only the server sets; compared to decide whether an update is a no-op.
+pub(crate) fn user_meta(obj: &Value) -> Value {
+    let mut meta = obj.get("metadata").cloned().unwrap_or(Value::Null);
+    if let Some(m) = meta.as_object_mut() {
+        for k in [
+            "resourceVersion",
+            "managedFields",
+            "generation",
+            "creationTimestamp",
+            "uid",
+        ] {
+            m.remove(k);
+        }
+    }
+    meta
+}
+
+impl State {
+    pub(crate) fn find_type(&self, t: &Target) -> Option<ResourceType> {
+        self.types
+            .iter()
+            .find(|r| r.group == t.group && r.version == t.version && r.plural == t.plural)
+            .cloned()
+    }
+
+    pub(crate) fn key(rt: &ResourceType, namespace: Option<&str>, name: &str) -> ObjectKey {
+        let (g, p) = rt.storage_key();
+        (
+            g,
+            p,
+            if rt.namespaced {
+                namespace.unwrap_or("").to_owned()
+            } else {
+                String::new()
+            },
+            name.to_owned(),
+        )
+    }
+
+    pub(crate) fn namespace_exists(&self, ns: &str) -> bool {
+        self.store
+            .get(&(String::new(), "namespaces".into(), String::new(), ns.into()))
+            .is_some()
+    }
+
+    pub(crate) fn served(rt: &ResourceType, obj: &Value) -> Value {
+        let mut out = obj.clone();
+        rt.rewrite(&mut out);
+        out
+    }
+
+    /// POST: a new object.
+    pub fn create(
+        &mut self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        obj: Value,
+        ctx: &Ctx,
+    ) -> Result<Value, ApiError> {
+        self.create_with(rt, namespace, obj, ctx, None)
+    }
+
+    /// POST, with `managedFields` decided by the caller (creation by server-side apply).
+    pub(crate) fn create_with(
+        &mut self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        mut obj: Value,
+        ctx: &Ctx,
+        managed: Option<Value>,
+    ) -> Result<Value, ApiError> {
+        if !obj.is_object() {
+            return Err(ApiError::bad_request("the body must be a JSON object"));
+        }
+        check_kind(rt, &obj)?;
+        let body_ns = obj
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let namespace = if rt.namespaced {
+            let ns = namespace
+                .map(str::to_owned)
+                .or(body_ns.clone())
+                .unwrap_or_else(|| "default".to_owned());
+            if body_ns.as_ref().is_some_and(|b| *b != ns) {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            if !self.namespace_exists(&ns) {
+                return Err(ApiError::not_found("", "namespaces", &ns));
+            }
+            if self.namespace_terminating(&ns) {
+                return Err(ApiError::custom(
+                    403,
+                    "Forbidden",
+                    &format!(
+                        "unable to create new content in namespace {ns} because it is being terminated"
+                    ),
+                ));
+            }
+            Some(ns)
+        } else {
+            None
+        };
+        let name = match name_of(&obj) {
+            Some(n) if !n.is_empty() => n.to_owned(),
+            _ => match obj
+                .pointer("/metadata/generateName")
+                .and_then(Value::as_str)
+            {
+                Some(prefix) => format!("{prefix}{}", random_suffix(self.store.resource_version())),
+                None => {
+                    return Err(ApiError::invalid(
+                        &rt.group,
+                        &rt.kind,
+                        "",
+                        vec![FieldError {
+                            reason: "FieldValueRequired",
+                            field: "metadata.name".into(),
+                            detail: "Required value: name or generateName is required".into(),
+                        }],
+                    ));
+                }
+            },
+        };
+        let key = Self::key(rt, namespace.as_deref(), &name);
+        if self.store.get(&key).is_some() {
+            return Err(ApiError::already_exists(&rt.group, &rt.plural, &name));
+        }
+        set_meta(&mut obj, "name", json!(name));
+        if let Some(ns) = &namespace {
+            set_meta(&mut obj, "namespace", json!(ns));
+        } else if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("namespace");
+        }
+        if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("deletionTimestamp");
+            meta.remove("deletionGracePeriodSeconds");
+        }
+        if rt.status
+            && let Some(map) = obj.as_object_mut()
+        {
+            map.remove("status");
+        }
+        self.prepare_builtin_create(rt, &mut obj);
+        if let Some(schema) = &rt.schema {
+            let errors = schema::admit(schema, &mut obj);
+            if !errors.is_empty() {
+                return Err(ApiError::invalid(&rt.group, &rt.kind, &name, errors));
+            }
+        }
+        if rt.plural == "customresourcedefinitions" && rt.group == "apiextensions.k8s.io" {
+            self.accept_crd(&mut obj)?;
+        }
+        rt.rewrite(&mut obj);
+        set_meta(&mut obj, "uid", json!(self.store.next_uid()));
+        set_meta(&mut obj, "creationTimestamp", json!(now()));
+        set_meta(&mut obj, "generation", json!(1));
+        match managed {
+            Some(m) => set_meta(&mut obj, "managedFields", m),
+            None => {
+                apply::record_update(&mut obj, None, &ctx.manager, "", &now(), &rt.api_version())
+            }
+        }
+        if ctx.dry_run {
+            return Ok(obj);
+        }
+        let rv = self.store.next_rv();
+        set_meta(&mut obj, "resourceVersion", json!(rv.to_string()));
+        let mut stored = obj.clone();
+        self.to_storage(rt, &mut stored);
+        self.store.put(key, stored);
+        if rt.plural == "customresourcedefinitions" && rt.group == "apiextensions.k8s.io" {
+            self.register_crd(&obj);
+        }
+        Ok(obj)
+    }
+
+    pub(crate) fn namespace_terminating(&self, ns: &str) -> bool {
+        self.store
+            .get(&(String::new(), "namespaces".into(), String::new(), ns.into()))
+            .is_some_and(|n| n.pointer("/metadata/deletionTimestamp").is_some())
+    }
+
+    pub(crate) fn to_storage(&self, rt: &ResourceType, obj: &mut Value) {
+        if rt.storage_version != rt.version
+            && let Some(storage) = self.types.iter().find(|t| {
+                t.group == rt.group && t.plural == rt.plural && t.version == t.storage_version
+            })
+        {
+            storage.rewrite(obj);
+        }
+    }
+
+    pub(crate) fn prepare_builtin_create(&self, rt: &ResourceType, obj: &mut Value) {
+        match (rt.group.as_str(), rt.plural.as_str()) {
+            ("", "namespaces") => {
+                obj["status"] = json!({"phase": "Active"});
+                if obj.pointer("/spec/finalizers").is_none() {
+                    obj["spec"] = json!({"finalizers": ["kubernetes"]});
+                }
+            }
+            ("", "pods") => obj["status"] = json!({"phase": "Pending", "qosClass": "BestEffort"}),
+            _ => {}
+        }
+    }
+
+    /// GET one object.
+    pub fn get(
+        &self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Value, ApiError> {
+        self.store
+            .get(&Self::key(rt, namespace, name))
+            .map(|o| Self::served(rt, o))
+            .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))
+    }
+
+    /// PUT, or the final step of PATCH: replaces the object, with every server-side rule.
+    #[allow(clippy::too_many_arguments)] // the HTTP verb's parameters, passed through as they are
+    pub fn update(
+        &mut self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        name: &str,
+        mut new: Value,
+        subresource: Option<&str>,
+        ctx: &Ctx,
+        apply_manager: Option<&Value>,
+    ) -> Result<Value, ApiError> {
+        let key = Self::key(rt, namespace, name);
+        let old = self
+            .store
+            .get(&key)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
+        if !new.is_object() {
+            return Err(ApiError::bad_request("the body must be a JSON object"));
+        }
+        check_kind(rt, &new)?;
+        if let Some(body_name) = name_of(&new)
+            && body_name != name
+        {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        let wanted_rv = new
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if !wanted_rv.is_empty() && wanted_rv != rv_of(&old).to_string() {
+            return Err(ApiError::conflict(
+                &rt.group,
+                &rt.plural,
+                name,
+                "the object has been modified; please apply your changes to the latest version and try again",
+            ));
+        }
+        match subresource {
+            Some("status") => {
+                // Only the status changes.
+                let status = new.get("status").cloned();
+                new = without(&old, &["status"]);
+                if let Some(status) = status {
+                    new["status"] = status;
+                }
+            }
+            _ if rt.status => {
+                // The main endpoint ignores status when the status subresource is on.
+                match old.get("status") {
+                    Some(status) => new["status"] = status.clone(),
+                    None => {
+                        if let Some(map) = new.as_object_mut() {
+                            map.remove("status");
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        // Server-owned metadata keeps its values.
+        for k in [
+            "uid",
+            "creationTimestamp",
+            "namespace",
+            "name",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+        ] {
+            match old.pointer(&format!("/metadata/{k}")) {
+                Some(v) => set_meta(&mut new, k, v.clone()),
+                None => {
+                    if let Some(meta) = new.get_mut("metadata").and_then(Value::as_object_mut) {
+                        meta.remove(k);
+                    }
+                }
+            }
+        }
+        if subresource.is_none() && old.pointer("/metadata/deletionTimestamp").is_some() {
+            let before = finalizers(&old);
+            if let Some(added) = finalizers(&new).iter().find(|f| !before.contains(f)) {
+                return Err(ApiError::invalid(
+                    &rt.group,
+                    &rt.kind,
+                    name,
+                    vec![FieldError {
+                        reason: "FieldValueForbidden",
+                        field: "metadata.finalizers".into(),
+                        detail: format!(
+                            "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{\"{added}\"}}"
+                        ),
+                    }],
+                ));
+            }
+        }
+        if let Some(schema) = &rt.schema {
+            let errors = schema::admit(schema, &mut new);
+            if !errors.is_empty() {
+                return Err(ApiError::invalid(&rt.group, &rt.kind, name, errors));
+            }
+        }
+        if rt.group == "apiextensions.k8s.io"
+            && rt.plural == "customresourcedefinitions"
+            && subresource.is_none()
+        {
+            self.accept_crd(&mut new)?;
+        }
+        rt.rewrite(&mut new);
+        // Generation counts spec changes: everything but metadata, and status when it is a subresource.
+        let ignored: &[&str] = if rt.status {
+            &["metadata", "status", "apiVersion", "kind"]
+        } else {
+            &["metadata", "apiVersion", "kind"]
+        };
+        let spec_changed = without(&new, ignored) != without(&Self::served(rt, &old), ignored);
+        let generation = old
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(1);
+        set_meta(
+            &mut new,
+            "generation",
+            json!(if spec_changed {
+                generation + 1
+            } else {
+                generation
+            }),
+        );
+        match apply_manager {
+            Some(managed) => set_meta(&mut new, "managedFields", managed.clone()),
+            None => {
+                let served_old = Self::served(rt, &old);
+                apply::record_update(
+                    &mut new,
+                    Some(&served_old),
+                    &ctx.manager,
+                    subresource.unwrap_or(""),
+                    &now(),
+                    &rt.api_version(),
+                );
+            }
+        }
+        // A write that changes nothing is not a write: no new version, no event.
+        let unchanged = without(&new, &["metadata", "apiVersion", "kind"])
+            == without(&Self::served(rt, &old), &["metadata", "apiVersion", "kind"])
+            && user_meta(&new) == user_meta(&old)
+            && new.pointer("/metadata/managedFields") == old.pointer("/metadata/managedFields");
+        if unchanged || ctx.dry_run {
+            set_meta(&mut new, "resourceVersion", json!(rv_of(&old).to_string()));
+            return Ok(if unchanged {
+                Self::served(rt, &old)
+            } else {
+                new
+            });
+        }
+        // Removing the last finalizer of an object being deleted deletes it.
+        if new.pointer("/metadata/deletionTimestamp").is_some() && finalizers(&new).is_empty() {
+            let rv = self.store.next_rv();
+            set_meta(&mut new, "resourceVersion", json!(rv.to_string()));
+            let mut stored = new.clone();
+            self.to_storage(rt, &mut stored);
+            self.store.remove(&key, stored);
+            self.after_delete(&new);
+            return Ok(new);
+        }
+        let rv = self.store.next_rv();
+        set_meta(&mut new, "resourceVersion", json!(rv.to_string()));
+        let mut stored = new.clone();
+        self.to_storage(rt, &mut stored);
+        self.store.put(key, stored);
+        if rt.group == "apiextensions.k8s.io" && rt.plural == "customresourcedefinitions" {
+            self.register_crd(&new);
+        }
+        self.collect_garbage();
+        Ok(new)
+    }
+
+    /// PATCH: merge, JSON, strategic or apply, then the update rules.
+    #[allow(clippy::too_many_arguments)]
+    pub fn patch(
+        &mut self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        name: &str,
+        content_type: &str,
+        body: &[u8],
+        subresource: Option<&str>,
+        ctx: &Ctx,
+        force: bool,
+    ) -> Result<Value, ApiError> {
+        let kind = content_type.split(';').next().unwrap_or("").trim();
+        let parsed: Value = if kind == "application/apply-patch+yaml" {
+            serde_saphyr::from_slice(body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?
+        } else {
+            serde_json::from_slice(body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?
+        };
+        let key = Self::key(rt, namespace, name);
+        let existing = self.store.get(&key).map(|o| Self::served(rt, o));
+        if kind == "application/apply-patch+yaml" {
+            if ctx.manager.is_empty() || ctx.manager == "unknown" {
+                return Err(ApiError::bad_request(
+                    "PATCH, application/apply-patch+yaml requests require fieldManager",
+                ));
+            }
+            let sub = subresource.unwrap_or("");
+            let result = apply::apply(
+                existing.as_ref(),
+                &parsed,
+                &ctx.manager,
+                force,
+                sub,
+                &now(),
+                &rt.api_version(),
+            );
+            let mut applied = result.map_err(|c| {
+                let causes: Vec<Value> = c
+                    .0
+                    .iter()
+                    .map(|(m, p)| json!({"type": "FieldManagerConflict", "message": format!("conflict with \"{m}\""), "field": format!(".{}", p.join("."))}))
+                    .collect();
+                let list: Vec<String> = c.0.iter().map(|(m, p)| format!("conflict with \"{m}\": .{}", p.join("."))).collect();
+                ApiError::apply_conflict(format!("Apply failed with {} conflict{}: {}", list.len(), if list.len() == 1 { "" } else { "s" }, list.join(", ")), causes)
+            })?;
+            return match existing {
+                None => {
+                    set_meta(&mut applied, "name", json!(name));
+                    let managed = applied.pointer("/metadata/managedFields").cloned();
+                    self.create_with(rt, namespace, applied, ctx, managed)
+                }
+                Some(_) => {
+                    let managed = applied
+                        .pointer("/metadata/managedFields")
+                        .cloned()
+                        .unwrap_or(json!([]));
+                    if let Some(meta) = applied.get_mut("metadata").and_then(Value::as_object_mut) {
+                        meta.remove("resourceVersion");
+                    }
+                    if let Some(rv) = parsed.pointer("/metadata/resourceVersion") {
+                        set_meta(&mut applied, "resourceVersion", rv.clone());
+                    }
+                    self.update(
+                        rt,
+                        namespace,
+                        name,
+                        applied,
+                        subresource,
+                        ctx,
+                        Some(&managed),
+                    )
+                }
+            };
+        }
+        let mut target =
+            existing.ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
+        let had_rv = parsed.pointer("/metadata/resourceVersion").is_some();
+        match kind {
+            "application/merge-patch+json" => patch::merge_patch(&mut target, &parsed),
+            "application/strategic-merge-patch+json" => {
+                if rt.custom {
+                    return Err(ApiError::unsupported_media_type(kind));
+                }
+                patch::strategic_merge_patch(&mut target, &parsed);
+            }
+            "application/json-patch+json" => {
+                patch::json_patch(&mut target, &parsed).map_err(|e| {
+                    ApiError::custom(
+                        422,
+                        "Invalid",
+                        &format!(
+                            "the server rejected our request due to an error in our request: {e}"
+                        ),
+                    )
+                })?;
+            }
+            other => return Err(ApiError::unsupported_media_type(other)),
+        }
+        if !had_rv && let Some(meta) = target.get_mut("metadata").and_then(Value::as_object_mut) {
+            // A patch without a resourceVersion applies to whatever is stored.
+            meta.remove("resourceVersion");
+        }
+        self.update(rt, namespace, name, target, subresource, ctx, None)
+    }
+
+    /// DELETE: finalizers, preconditions, propagation.
+    pub fn delete(
+        &mut self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        name: &str,
+        options: &Value,
+        ctx: &Ctx,
+    ) -> Result<Value, ApiError> {
+        let key = Self::key(rt, namespace, name);
+        let old = self
+            .store
+            .get(&key)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
+        if let Some(uid) = options
+            .pointer("/preconditions/uid")
+            .and_then(Value::as_str)
+            && Some(uid) != old.pointer("/metadata/uid").and_then(Value::as_str)
+        {
+            return Err(ApiError::conflict(
+                &rt.group,
+                &rt.plural,
+                name,
+                &format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                    old.pointer("/metadata/uid")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                ),
+            ));
+        }
+        if let Some(rv) = options
+            .pointer("/preconditions/resourceVersion")
+            .and_then(Value::as_str)
+            && rv != rv_of(&old).to_string()
+        {
+            return Err(ApiError::conflict(
+                &rt.group,
+                &rt.plural,
+                name,
+                &format!(
+                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                    rv_of(&old)
+                ),
+            ));
+        }
+        if ctx.dry_run {
+            return Ok(Self::served(rt, &old));
+        }
+        let policy = options
+            .get("propagationPolicy")
+            .and_then(Value::as_str)
+            .unwrap_or("Background");
+        let mut fins = finalizers(&old);
+        match policy {
+            "Foreground" if !fins.iter().any(|f| f == "foregroundDeletion") => {
+                fins.push("foregroundDeletion".into())
+            }
+            "Orphan" if !fins.iter().any(|f| f == "orphan") => fins.push("orphan".into()),
+            _ => {}
+        }
+        if rt.group.is_empty() && rt.plural == "namespaces" {
+            return Ok(self.delete_namespace(rt, &key, old, name));
+        }
+        if fins.is_empty() {
+            let obj = self.remove_now(&key, old);
+            return Ok(Self::served(rt, &obj));
+        }
+        // Finalizers keep the object; it is marked and removed when they are gone.
+        let mut marked = old.clone();
+        if marked.pointer("/metadata/deletionTimestamp").is_none() {
+            set_meta(&mut marked, "deletionTimestamp", json!(now()));
+            set_meta(&mut marked, "deletionGracePeriodSeconds", json!(0));
+        }
+        set_finalizers(&mut marked, &fins);
+        if marked != old {
+            let rv = self.store.next_rv();
+            set_meta(&mut marked, "resourceVersion", json!(rv.to_string()));
+            self.store.put(key, marked.clone());
+        }
+        self.collect_garbage();
+        let current = self.store.get(&Self::key(rt, namespace, name)).cloned();
+        Ok(Self::served(rt, current.as_ref().unwrap_or(&marked)))
+    }
+
+    pub(crate) fn delete_namespace(
+        &mut self,
+        rt: &ResourceType,
+        key: &ObjectKey,
+        old: Value,
+        name: &str,
+    ) -> Value {
+        let contents: Vec<(ObjectKey, Value)> = self
+            .store
+            .all()
+            .filter(|(k, _)| k.2 == name)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for (k, v) in contents {
+            // Finalizers of the contents are honoured by ignoring them: there is no namespace controller.
+            self.remove_now(&k, v);
+        }
+        let obj = self.remove_now(key, old);
+        Self::served(rt, &obj)
+    }
+
+    /// Removes an object at a new version, and collects its dependents.
+    pub(crate) fn remove_now(&mut self, key: &ObjectKey, old: Value) -> Value {
+        let rv = self.store.next_rv();
+        let mut tombstone = old;
+        set_meta(&mut tombstone, "resourceVersion", json!(rv.to_string()));
+        self.store.remove(key, tombstone.clone());
+        self.after_delete(&tombstone);
+        tombstone
+    }
+
+    pub(crate) fn after_delete(&mut self, obj: &Value) {
+        let is_crd = obj.get("apiVersion").and_then(Value::as_str)
+            == Some("apiextensions.k8s.io/v1")
+            && obj.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition");
+        if is_crd {
+            self.unregister_crd(obj);
+        }
+        self.collect_garbage();
+    }
+}
+
+pub(crate) fn check_kind(rt: &ResourceType, obj: &Value) -> Result<(), ApiError> {
+    if let Some(kind) = obj.get("kind").and_then(Value::as_str)
+        && kind != rt.kind
+    {
+        return Err(ApiError::bad_request(format!(
+            "the body of the request was of kind {kind}, expected {}",
+            rt.kind
+        )));
+    }
+    if let Some(av) = obj.get("apiVersion").and_then(Value::as_str)
+        && av != rt.api_version()
+    {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({av}) does not match the expected API version ({})",
+            rt.api_version()
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn random_suffix(seed: u64) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut x = seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0xDEAD_BEEF;
+    (0..5)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ALPHABET[(x % ALPHABET.len() as u64) as usize] as char
+        })
+        .collect()
+}
