@@ -55,7 +55,9 @@ pub fn json_patch(target: &mut Value, ops: &Value) -> Result<(), String> {
                 add(&mut doc, path, v)?;
             }
             "test" => {
-                if doc.pointer(path) != Some(&value(op, i)?) {
+                // As the real server's JSON patch library does, a missing path tests equal to null
+                // (kube's finalizer helper relies on it).
+                if doc.pointer(path).unwrap_or(&Value::Null) != &value(op, i)? {
                     return Err(format!("operation {i}: test failed at {path}"));
                 }
             }
@@ -252,6 +254,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(doc, json!({"spec": {"replicas": 3, "list": [1, 2, 3]}}));
+        json_patch(&mut doc, &json!([{"op": "test", "path": "/metadata/finalizers", "value": null}])).unwrap();
         let before = doc.clone();
         assert!(
             json_patch(
