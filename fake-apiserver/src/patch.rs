@@ -254,7 +254,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(doc, json!({"spec": {"replicas": 3, "list": [1, 2, 3]}}));
-        json_patch(&mut doc, &json!([{"op": "test", "path": "/metadata/finalizers", "value": null}])).unwrap();
+        json_patch(
+            &mut doc,
+            &json!([{"op": "test", "path": "/metadata/finalizers", "value": null}]),
+        )
+        .unwrap();
         let before = doc.clone();
         assert!(
             json_patch(

@@ -178,6 +178,12 @@ pub async fn handle(shared: &Arc<Shared>, req: http::Request<Bytes>) -> Response
             .unwrap_or_else(|| default_manager(user_agent)),
         dry_run: params.get("dryRun").is_some_and(|d| d == "All"),
     };
+    if content_type.starts_with("application/vnd.kubernetes.protobuf")
+        || content_type.starts_with("application/cbor")
+    {
+        // JSON and YAML only; clients that can fall back to JSON do so on a 415.
+        return body::error(&ApiError::unsupported_media_type(&content_type));
+    }
     let mut state = shared.lock();
     let Some(rt) = state.find_type(&target) else {
         return body::error(&ApiError::no_route(parts.uri.path()));

@@ -853,3 +853,107 @@ async fn seeded_objects_keep_their_status() {
     assert_eq!(docs.len(), 2);
     assert_eq!(fake.list("v1", "ConfigMap", Some("default")).len(), 2);
 }
+
+#[tokio::test]
+async fn streaming_lists_send_initial_events_then_a_bookmark() {
+    let env = Env::new("streaming").await;
+    let cms: Api<ConfigMap> = env.api();
+    for name in ["a", "b"] {
+        cms.create(&PostParams::default(), &configmap(name, &[]))
+            .await
+            .unwrap();
+    }
+    let (reader, writer) = kube::runtime::reflector::store();
+    let stream = watcher(cms.clone(), watcher::Config::default().streaming_lists())
+        .default_backoff()
+        .reflect(writer);
+    let task = tokio::spawn(stream.for_each(|_| async {}));
+    tokio::time::timeout(Duration::from_secs(10), reader.wait_until_ready())
+        .await
+        .expect("ready")
+        .unwrap();
+    let mut names: Vec<String> = reader.state().iter().map(|c| c.name_any()).collect();
+    names.sort();
+    assert_eq!(names, ["a", "b"]);
+    task.abort();
+}
+
+#[tokio::test]
+async fn watches_end_at_their_timeout_and_deliver_bookmarks() {
+    let fake = FakeApiServer::with_config(fake_apiserver::Config {
+        bookmark_interval: Duration::from_millis(100),
+        ..Default::default()
+    });
+    let cms: Api<ConfigMap> = Api::namespaced(Client::new(fake.clone(), "default"), "default");
+    let started = std::time::Instant::now();
+    let events: Vec<_> = cms
+        .watch(&WatchParams::default().timeout(1), "0")
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert!(
+        started.elapsed() >= Duration::from_millis(900)
+            && started.elapsed() < Duration::from_secs(5)
+    );
+    let bookmarks = events
+        .iter()
+        .filter(|e| matches!(e, Ok(WatchEvent::Bookmark(_))))
+        .count();
+    assert!(
+        bookmarks >= 5,
+        "{bookmarks} bookmarks in a 1s watch with a 100ms interval"
+    );
+}
+
+#[tokio::test]
+async fn delete_collection_and_kind_specific_field_selectors() {
+    let env = Env::new("collection").await;
+    let cms: Api<ConfigMap> = env.api();
+    for (name, app) in [("a", "x"), ("b", "x"), ("c", "y")] {
+        cms.create(&PostParams::default(), &configmap(name, &[("app", app)]))
+            .await
+            .unwrap();
+    }
+    cms.delete_collection(
+        &DeleteParams::default(),
+        &ListParams::default().labels("app=x"),
+    )
+    .await
+    .unwrap();
+    let left: Vec<String> = cms
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(ResourceExt::name_any)
+        .collect();
+    assert_eq!(left, ["c"]);
+
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = env.api();
+    for (name, node) in [("p1", "node-a"), ("p2", "node-b")] {
+        let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "busybox"}]}
+        }))
+        .unwrap();
+        pods.create(&PostParams::default(), &pod).await.unwrap();
+    }
+    let on_a = pods
+        .list(&ListParams::default().fields("spec.nodeName=node-a"))
+        .await
+        .unwrap();
+    assert_eq!(
+        on_a.items
+            .iter()
+            .map(ResourceExt::name_any)
+            .collect::<Vec<_>>(),
+        ["p1"]
+    );
+    let pending = pods
+        .list(&ListParams::default().fields("status.phase=Pending"))
+        .await
+        .unwrap();
+    assert_eq!(pending.items.len(), 2, "a created pod is Pending");
+}

@@ -49,9 +49,13 @@ async fn reconcile(cm: Arc<ConfigMap>, ctx: Arc<Ctx>) -> Result<Action, finalize
             Finalizer::Apply(cm) => {
                 if cm.labels().get("seen").map(String::as_str) != Some("true") {
                     let patch = json!({"metadata": {"labels": {"seen": "true"}}});
-                    api.patch(&cm.name_any(), &PatchParams::default(), &Patch::Merge(patch))
-                        .await
-                        .map_err(|e| ReconcileError(e.to_string()))?;
+                    api.patch(
+                        &cm.name_any(),
+                        &PatchParams::default(),
+                        &Patch::Merge(patch),
+                    )
+                    .await
+                    .map_err(|e| ReconcileError(e.to_string()))?;
                 }
                 Ok(Action::await_change())
             }
@@ -63,7 +67,10 @@ async fn reconcile(cm: Arc<ConfigMap>, ctx: Arc<Ctx>) -> Result<Action, finalize
                     action: "Cleanup".into(),
                     secondary: None,
                 };
-                ctx.recorder.publish(&event, &cm.object_ref(&())).await.map_err(|e| ReconcileError(e.to_string()))?;
+                ctx.recorder
+                    .publish(&event, &cm.object_ref(&()))
+                    .await
+                    .map_err(|e| ReconcileError(e.to_string()))?;
                 Ok(Action::await_change())
             }
         }
@@ -79,11 +86,21 @@ mod finalizer_error {
 async fn controller_finalizer_and_recorder_run_on_the_fake() {
     let fake = FakeApiServer::new();
     let client = Client::new(fake.clone(), "default");
-    let reporter = Reporter { controller: "test-controller".into(), instance: None };
-    let ctx = Arc::new(Ctx { client: client.clone(), recorder: Recorder::new(client.clone(), reporter) });
+    let reporter = Reporter {
+        controller: "test-controller".into(),
+        instance: None,
+    };
+    let ctx = Arc::new(Ctx {
+        client: client.clone(),
+        recorder: Recorder::new(client.clone(), reporter),
+    });
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
     let controller = Controller::new(cms.clone(), Default::default())
-        .run(reconcile, |_, _, _| Action::requeue(Duration::from_secs(1)), ctx)
+        .run(
+            reconcile,
+            |_, _, _| Action::requeue(Duration::from_secs(1)),
+            ctx,
+        )
         .for_each(|_| async {});
     let task = tokio::spawn(controller);
 
@@ -91,18 +108,27 @@ async fn controller_finalizer_and_recorder_run_on_the_fake() {
     cm.metadata.name = Some("watched".into());
     cms.create(&PostParams::default(), &cm).await.unwrap();
     wait_for(|| {
-        fake.get("v1", "ConfigMap", Some("default"), "watched").is_some_and(|o| {
-            o["metadata"]["labels"]["seen"] == "true"
-                && o["metadata"]["finalizers"] == json!(["example.com/cleanup"])
-        })
+        fake.get("v1", "ConfigMap", Some("default"), "watched")
+            .is_some_and(|o| {
+                o["metadata"]["labels"]["seen"] == "true"
+                    && o["metadata"]["finalizers"] == json!(["example.com/cleanup"])
+            })
     })
     .await;
 
-    cms.delete("watched", &DeleteParams::default()).await.unwrap();
-    wait_for(|| fake.get("v1", "ConfigMap", Some("default"), "watched").is_none()).await;
+    cms.delete("watched", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_for(|| {
+        fake.get("v1", "ConfigMap", Some("default"), "watched")
+            .is_none()
+    })
+    .await;
     let events = fake.list("events.k8s.io/v1", "Event", Some("default"));
     assert!(
-        events.iter().any(|e| e["reason"] == "CleanedUp" && e["regarding"]["name"] == "watched"),
+        events
+            .iter()
+            .any(|e| e["reason"] == "CleanedUp" && e["regarding"]["name"] == "watched"),
         "{events:#?}"
     );
     task.abort();

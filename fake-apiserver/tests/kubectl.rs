@@ -1,0 +1,229 @@
+//! kubectl against the server over HTTP on loopback: apply, get (with printer columns),
+//! get -w, describe, patch, server-side apply conflicts and delete.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use fake_apiserver::FakeApiServer;
+
+struct Kubectl {
+    kubeconfig: PathBuf,
+    cache: PathBuf,
+}
+
+impl Kubectl {
+    fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        let mut cmd = Command::new(std::env::var("KUBECTL").unwrap_or_else(|_| "kubectl".into()));
+        cmd.arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(&self.cache)
+            .args(args);
+        match stdin {
+            Some(input) => {
+                use std::io::Write;
+                cmd.stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped());
+                let mut child = cmd
+                    .spawn()
+                    .expect("kubectl runs (install it, or set KUBECTL)");
+                child
+                    .stdin
+                    .take()
+                    .unwrap()
+                    .write_all(input.as_bytes())
+                    .unwrap();
+                child.wait_with_output().unwrap()
+            }
+            None => cmd
+                .output()
+                .expect("kubectl runs (install it, or set KUBECTL)"),
+        }
+    }
+
+    fn ok(&self, args: &[&str], stdin: Option<&str>) -> String {
+        let out = self.run(args, stdin);
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+const CRD_AND_CONFIGMAP: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: foos.samplecontroller.k8s.io
+spec:
+  group: samplecontroller.k8s.io
+  names: {kind: Foo, plural: foos, singular: foo, shortNames: [fo]}
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    additionalPrinterColumns:
+    - {name: Deployment, type: string, jsonPath: .spec.deploymentName}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              deploymentName: {type: string}
+              replicas: {type: integer, minimum: 1, maximum: 10}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: demo, labels: {app: demo}}
+data: {a: b}
+"#;
+
+const FOO: &str = "apiVersion: samplecontroller.k8s.io/v1alpha1\nkind: Foo\nmetadata: {name: example}\nspec: {deploymentName: web, replicas: 1}\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_works_against_the_http_server() {
+    let server = FakeApiServer::new();
+    let served = server.serve("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let dir = std::env::temp_dir().join(format!("fake-apiserver-kubectl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    std::fs::write(&kubeconfig, served.kubeconfig()).unwrap();
+    let k = Kubectl {
+        kubeconfig,
+        cache: dir.join("cache"),
+    };
+
+    let result = tokio::task::spawn_blocking(move || {
+        let applied = k.ok(
+            &["apply", "--validate=false", "-f", "-"],
+            Some(CRD_AND_CONFIGMAP),
+        );
+        assert!(
+            applied.contains(
+                "customresourcedefinition.apiextensions.k8s.io/foos.samplecontroller.k8s.io created"
+            ),
+            "{applied}"
+        );
+        assert!(applied.contains("configmap/demo created"), "{applied}");
+        k.ok(&["apply", "--validate=false", "-f", "-"], Some(FOO));
+
+        let table = k.ok(&["get", "foos"], None);
+        assert!(table.starts_with("NAME      DEPLOYMENT   AGE"), "{table}");
+        assert!(table.contains("example   web"), "{table}");
+        assert_eq!(
+            k.ok(
+                &["get", "fo", "example", "-o", "jsonpath={.spec.replicas}"],
+                None
+            ),
+            "1"
+        );
+
+        let invalid = k.run(
+            &[
+                "patch",
+                "foo",
+                "example",
+                "--type=merge",
+                "-p",
+                r#"{"spec":{"replicas":30}}"#,
+            ],
+            None,
+        );
+        let err = String::from_utf8_lossy(&invalid.stderr);
+        assert!(
+            !invalid.status.success()
+                && err.contains("spec.replicas in body should be less than or equal to 10"),
+            "{err}"
+        );
+        k.ok(
+            &[
+                "patch",
+                "foo",
+                "example",
+                "--type=merge",
+                "-p",
+                r#"{"spec":{"replicas":3}}"#,
+            ],
+            None,
+        );
+        let conflict = k.run(
+            &["apply", "--server-side", "--validate=false", "-f", "-"],
+            Some(FOO),
+        );
+        let err = String::from_utf8_lossy(&conflict.stderr);
+        assert!(
+            err.contains("conflict with \"kubectl-patch\": .spec.replicas"),
+            "{err}"
+        );
+        k.ok(
+            &[
+                "apply",
+                "--server-side",
+                "--force-conflicts",
+                "--validate=false",
+                "-f",
+                "-",
+            ],
+            Some(FOO),
+        );
+        assert_eq!(
+            k.ok(
+                &["get", "foo", "example", "-o", "jsonpath={.spec.replicas}"],
+                None
+            ),
+            "1"
+        );
+
+        k.ok(
+            &["patch", "configmap", "demo", "-p", r#"{"data":{"c":"d"}}"#],
+            None,
+        );
+        let described = k.ok(&["describe", "configmap", "demo"], None);
+        assert!(
+            described.contains("Labels:       app=demo") && described.contains("c:"),
+            "{described}"
+        );
+
+        // get -w sees the deletion.
+        let mut watch = Command::new(std::env::var("KUBECTL").unwrap_or_else(|_| "kubectl".into()))
+            .arg("--kubeconfig")
+            .arg(&k.kubeconfig)
+            .arg("--cache-dir")
+            .arg(&k.cache)
+            .args([
+                "get",
+                "configmaps",
+                "-w",
+                "--output-watch-events",
+                "--request-timeout=10s",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        k.ok(&["delete", "configmap", "demo"], None);
+        std::thread::sleep(std::time::Duration::from_millis(1000));
+        watch.kill().unwrap();
+        let watched =
+            String::from_utf8_lossy(&watch.wait_with_output().unwrap().stdout).into_owned();
+        assert!(
+            watched.contains("ADDED") && watched.contains("DELETED"),
+            "{watched}"
+        );
+
+        let deleted = k.ok(&["delete", "foo", "example"], None);
+        assert!(deleted.contains("\"example\" deleted"), "{deleted}");
+        let missing = k.run(&["get", "foo", "example"], None);
+        assert!(String::from_utf8_lossy(&missing.stderr).contains("NotFound"));
+    })
+    .await;
+    let _ = std::fs::remove_dir_all(&dir);
+    result.unwrap();
+}
