@@ -15,7 +15,6 @@ use kube::api::{
     WatchEvent, WatchParams,
 };
 use kube::core::Status;
-use kube::core::object::HasStatus;
 use kube::{Client, Error, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -206,12 +205,8 @@ where
     /// Server-side apply of the status of object `name` with the field manager.
     ///
     /// Sends exactly `{apiVersion, kind, metadata.name, status}`, so only status fields are
-    /// claimed by this manager.
-    pub async fn apply_status(&self, name: &str, status: &K::Status) -> Result<K, Error>
-    where
-        K: HasStatus,
-        K::Status: Serialize,
-    {
+    /// claimed by this manager. `S` is the resource's status type.
+    pub async fn apply_status<S: Serialize>(&self, name: &str, status: &S) -> Result<K, Error> {
         let body = serde_json::json!({
             "apiVersion": K::api_version(&()),
             "kind": K::kind(&()),

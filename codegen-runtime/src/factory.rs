@@ -1,0 +1,353 @@
+//! [`SharedInformerFactory`]: one informer per resource type, shared by every controller in
+//! the process, with one place to start them, wait for their caches and shut them down.
+
+use std::any::{Any, TypeId};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Debug;
+use std::future::Future;
+use std::hash::Hash;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use k8s_openapi::{ClusterResourceScope, NamespaceResourceScope};
+use kube::api::{Api, ApiResource, DynamicObject};
+use kube::discovery::Scope;
+use kube::runtime::watcher;
+use kube::{Client, Resource};
+use serde::de::DeserializeOwned;
+
+use crate::informer::{InformerOptions, SharedInformer, Transform};
+
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What the factory needs from any informer, whatever its type.
+trait AnyInformer: Send + Sync {
+    fn name(&self) -> String;
+    fn start(&self);
+    fn wait(&self, timeout: Duration) -> BoxFuture<'_, bool>;
+    fn shutdown(&self) -> BoxFuture<'_, ()>;
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl<K> AnyInformer for SharedInformer<K>
+where
+    K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+    K::DynamicType: Clone + Eq + Hash + Send + Sync + 'static,
+{
+    fn name(&self) -> String {
+        SharedInformer::name(self).to_owned()
+    }
+    fn start(&self) {
+        SharedInformer::start(self);
+    }
+    fn wait(&self, timeout: Duration) -> BoxFuture<'_, bool> {
+        Box::pin(self.wait_for_sync(timeout))
+    }
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(SharedInformer::shutdown(self))
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// How to build an `Api<K>` for a scope: namespaced kinds honour the factory's namespace.
+pub trait ScopeApi: Sized + 'static {
+    /// The `Api` an informer of `K` watches.
+    fn api<K>(client: Client, namespace: Option<&str>) -> Api<K>
+    where
+        K: Resource<Scope = Self, DynamicType = ()>;
+}
+
+impl ScopeApi for NamespaceResourceScope {
+    fn api<K>(client: Client, namespace: Option<&str>) -> Api<K>
+    where
+        K: Resource<Scope = Self, DynamicType = ()>,
+    {
+        match namespace {
+            Some(ns) => Api::namespaced(client, ns),
+            None => Api::all(client),
+        }
+    }
+}
+
+impl ScopeApi for ClusterResourceScope {
+    fn api<K>(client: Client, _namespace: Option<&str>) -> Api<K>
+    where
+        K: Resource<Scope = Self, DynamicType = ()>,
+    {
+        Api::all(client)
+    }
+}
+
+/// Builds a [`SharedInformerFactory`].
+pub struct FactoryBuilder {
+    client: Client,
+    namespace: Option<String>,
+    watcher: watcher::Config,
+    default_resync: Option<Duration>,
+    resync: HashMap<TypeId, Duration>,
+    transforms: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
+}
+
+impl FactoryBuilder {
+    /// Watch namespaced kinds in `namespace` only (cluster-scoped kinds are unaffected).
+    #[must_use]
+    pub fn namespace(mut self, namespace: &str) -> Self {
+        self.namespace = Some(namespace.to_owned());
+        self
+    }
+
+    /// Watch only objects whose labels match (`app=web,tier in (a,b)`).
+    #[must_use]
+    pub fn label_selector(mut self, selector: &str) -> Self {
+        self.watcher = self.watcher.labels(selector);
+        self
+    }
+
+    /// Watch only objects whose fields match (`metadata.name=x`).
+    #[must_use]
+    pub fn field_selector(mut self, selector: &str) -> Self {
+        self.watcher = self.watcher.fields(selector);
+        self
+    }
+
+    /// Any other watcher setting (page size, streaming lists, ...); selectors set above are kept.
+    #[must_use]
+    pub fn watcher_config(mut self, f: impl FnOnce(watcher::Config) -> watcher::Config) -> Self {
+        self.watcher = f(self.watcher);
+        self
+    }
+
+    /// Resync every informer this often (periodic `on_update(obj, obj)` for every object).
+    #[must_use]
+    pub fn default_resync(mut self, period: Duration) -> Self {
+        self.default_resync = Some(period);
+        self
+    }
+
+    /// Resync the informer of `K` at its own period.
+    #[must_use]
+    pub fn resync_for<K: 'static>(mut self, period: Duration) -> Self {
+        self.resync.insert(TypeId::of::<K>(), period);
+        self
+    }
+
+    /// Change every `K` before it is cached (for example, drop `managedFields`).
+    #[must_use]
+    pub fn transform_for<K: 'static>(mut self, f: impl Fn(&mut K) + Send + Sync + 'static) -> Self {
+        let transform: Transform<K> = Arc::new(f);
+        self.transforms
+            .insert(TypeId::of::<K>(), Box::new(transform));
+        self
+    }
+
+    /// The factory.
+    pub fn build(self) -> SharedInformerFactory {
+        SharedInformerFactory {
+            inner: Arc::new(FactoryInner {
+                client: self.client,
+                namespace: self.namespace,
+                watcher: self.watcher,
+                default_resync: self.default_resync,
+                resync: self.resync,
+                transforms: self.transforms,
+                informers: Mutex::new(BTreeMap::new()),
+            }),
+        }
+    }
+}
+
+struct FactoryInner {
+    client: Client,
+    namespace: Option<String>,
+    watcher: watcher::Config,
+    default_resync: Option<Duration>,
+    resync: HashMap<TypeId, Duration>,
+    transforms: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
+    informers: Mutex<BTreeMap<String, Arc<dyn AnyInformer>>>,
+}
+
+/// One informer per resource type for the whole process. Cheap to clone.
+///
+/// `informer::<K>()` returns the same informer on every call. Consumers may register
+/// handlers and streams before or after [`SharedInformerFactory::start`]: late ones first
+/// receive the cached objects, so no registration order can lose events.
+#[derive(Clone)]
+pub struct SharedInformerFactory {
+    inner: Arc<FactoryInner>,
+}
+
+impl Debug for SharedInformerFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<String> = self.informers().iter().map(|i| i.name()).collect();
+        f.debug_struct("SharedInformerFactory")
+            .field("namespace", &self.inner.namespace)
+            .field("informers", &names)
+            .finish()
+    }
+}
+
+impl SharedInformerFactory {
+    /// A factory over every namespace, without resync.
+    pub fn new(client: Client) -> Self {
+        Self::builder(client).build()
+    }
+
+    /// A factory with options.
+    pub fn builder(client: Client) -> FactoryBuilder {
+        FactoryBuilder {
+            client,
+            namespace: None,
+            watcher: watcher::Config::default(),
+            default_resync: None,
+            resync: HashMap::new(),
+            transforms: HashMap::new(),
+        }
+    }
+
+    /// The client the informers watch with.
+    pub fn client(&self) -> &Client {
+        &self.inner.client
+    }
+
+    fn informers(&self) -> Vec<Arc<dyn AnyInformer>> {
+        self.inner
+            .informers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    fn options<K: 'static>(&self) -> InformerOptions<K> {
+        let transform = self
+            .inner
+            .transforms
+            .get(&TypeId::of::<K>())
+            .and_then(|t| t.downcast_ref::<Transform<K>>())
+            .cloned();
+        InformerOptions {
+            watcher: self.inner.watcher.clone(),
+            resync: self
+                .inner
+                .resync
+                .get(&TypeId::of::<K>())
+                .copied()
+                .or(self.inner.default_resync),
+            transform,
+        }
+    }
+
+    /// The informer of `K`: the same one on every call.
+    pub fn informer<K>(&self) -> SharedInformer<K>
+    where
+        K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+        K::Scope: ScopeApi,
+    {
+        let key = format!("{}/{}/{}", K::group(&()), K::version(&()), K::plural(&()));
+        self.get_or_insert(key, || {
+            let api = <K::Scope as ScopeApi>::api::<K>(
+                self.inner.client.clone(),
+                self.inner.namespace.as_deref(),
+            );
+            SharedInformer::new(api, self.options::<K>())
+        })
+    }
+
+    fn get_or_insert<K>(
+        &self,
+        key: String,
+        make: impl FnOnce() -> SharedInformer<K>,
+    ) -> SharedInformer<K>
+    where
+        K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+        K::DynamicType: Clone + Eq + Hash + Send + Sync + 'static,
+    {
+        let mut informers = self
+            .inner
+            .informers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(existing) = informers
+            .get(&key)
+            .and_then(|i| i.as_any().downcast_ref::<SharedInformer<K>>())
+        {
+            return existing.clone();
+        }
+        let informer = make();
+        informers.insert(key, Arc::new(informer.clone()));
+        informer
+    }
+
+    /// The informer of a resource known only at run time, found by discovery
+    /// (`for_resource("apps", "v1", "deployments")`; `""` is the core group).
+    pub async fn for_resource(
+        &self,
+        group: &str,
+        version: &str,
+        resource: &str,
+    ) -> Result<SharedInformer<DynamicObject>, kube::Error> {
+        let gv = kube::core::GroupVersion {
+            group: group.to_owned(),
+            version: version.to_owned(),
+        };
+        let discovered = kube::discovery::oneshot::pinned_group(&self.inner.client, &gv).await?;
+        let (ar, caps) = discovered
+            .recommended_resources()
+            .into_iter()
+            .find(|(ar, _)| ar.plural == resource)
+            .ok_or_else(|| {
+                kube::Error::Discovery(kube::error::DiscoveryError::MissingResource(format!(
+                    "{group}/{version}/{resource}"
+                )))
+            })?;
+        Ok(self.dynamic(ar, caps.scope == Scope::Namespaced))
+    }
+
+    /// The informer of a resource described by `ar` (no discovery).
+    pub fn dynamic(&self, ar: ApiResource, namespaced: bool) -> SharedInformer<DynamicObject> {
+        let key = format!("{}/{}/{}", ar.group, ar.version, ar.plural);
+        self.get_or_insert(key, || {
+            let api = match (&self.inner.namespace, namespaced) {
+                (Some(ns), true) => Api::namespaced_with(self.inner.client.clone(), ns, &ar),
+                _ => Api::all_with(self.inner.client.clone(), &ar),
+            };
+            let options = InformerOptions {
+                watcher: self.inner.watcher.clone(),
+                resync: self.inner.default_resync,
+                transform: None,
+            };
+            SharedInformer::new_with(api, ar, options)
+        })
+    }
+
+    /// Starts every informer not started yet; returns at once. Safe to call again after
+    /// asking for more informers.
+    pub fn start(&self) {
+        for informer in self.informers() {
+            informer.start();
+        }
+    }
+
+    /// Waits until every informer has cached its first list, or `timeout`; reports each one.
+    pub async fn wait_for_cache_sync(&self, timeout: Duration) -> BTreeMap<String, bool> {
+        let informers = self.informers();
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut out = BTreeMap::new();
+        for informer in informers {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            out.insert(informer.name(), informer.wait(left).await);
+        }
+        out
+    }
+
+    /// Stops every informer and waits for their tasks to end.
+    pub async fn shutdown(&self) {
+        for informer in self.informers() {
+            informer.shutdown().await;
+        }
+    }
+}

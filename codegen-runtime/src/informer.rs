@@ -1,0 +1,607 @@
+//! [`SharedInformer`]: one watch and one cache per resource type, shared by every consumer.
+//!
+//! Built on kube's `watcher` and reflector `Store`: the informer feeds the store and, from
+//! the same events, calls event handlers (add, update with the old object, delete with the
+//! final state, also for objects that vanished while a watch was re-listed) and feeds the
+//! streams that drive `kube::runtime::Controller::for_shared_stream`. Handlers and streams
+//! registered after `start` first receive the objects already cached.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Debug;
+use std::hash::Hash;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use futures::{Stream, StreamExt};
+use kube::api::Api;
+use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+/// Receives an informer's changes. Every method has an empty default.
+///
+/// Handlers run on the informer's task, one event at a time, in order: keep them quick
+/// (queue work, as controllers do) rather than doing I/O in them.
+pub trait EventHandler<K>: Send + Sync + 'static {
+    /// A new object (also every cached object when the handler is added after start).
+    fn on_add(&self, _obj: &Arc<K>) {}
+    /// A changed object; with a resync period, also `old == new` for every cached object.
+    fn on_update(&self, _old: &Arc<K>, _new: &Arc<K>) {}
+    /// A deleted object, in its last known state (also when the delete was missed and
+    /// only noticed when the watch re-listed).
+    fn on_delete(&self, _obj: &Arc<K>) {}
+}
+
+type AddFn<K> = Box<dyn Fn(&Arc<K>) + Send + Sync>;
+type UpdateFn<K> = Box<dyn Fn(&Arc<K>, &Arc<K>) + Send + Sync>;
+
+/// An [`EventHandler`] from closures: `Handlers::new().on_add(|foo| ...)`.
+pub struct Handlers<K> {
+    add: Option<AddFn<K>>,
+    update: Option<UpdateFn<K>>,
+    delete: Option<AddFn<K>>,
+}
+
+impl<K> Default for Handlers<K> {
+    fn default() -> Self {
+        Self {
+            add: None,
+            update: None,
+            delete: None,
+        }
+    }
+}
+
+impl<K> Handlers<K> {
+    /// No handlers yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Called for added objects.
+    #[must_use]
+    pub fn on_add(mut self, f: impl Fn(&Arc<K>) + Send + Sync + 'static) -> Self {
+        self.add = Some(Box::new(f));
+        self
+    }
+
+    /// Called with the old and new object.
+    #[must_use]
+    pub fn on_update(mut self, f: impl Fn(&Arc<K>, &Arc<K>) + Send + Sync + 'static) -> Self {
+        self.update = Some(Box::new(f));
+        self
+    }
+
+    /// Called with the final state of deleted objects.
+    #[must_use]
+    pub fn on_delete(mut self, f: impl Fn(&Arc<K>) + Send + Sync + 'static) -> Self {
+        self.delete = Some(Box::new(f));
+        self
+    }
+}
+
+impl<K: Send + Sync + 'static> EventHandler<K> for Handlers<K> {
+    fn on_add(&self, obj: &Arc<K>) {
+        if let Some(f) = &self.add {
+            f(obj);
+        }
+    }
+    fn on_update(&self, old: &Arc<K>, new: &Arc<K>) {
+        if let Some(f) = &self.update {
+            f(old, new);
+        }
+    }
+    fn on_delete(&self, obj: &Arc<K>) {
+        if let Some(f) = &self.delete {
+            f(obj);
+        }
+    }
+}
+
+/// A function from an object to the values it is indexed under.
+pub type IndexFn<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
+/// A change applied to every object before it is cached (to drop fields and save memory).
+pub type Transform<K> = Arc<dyn Fn(&mut K) + Send + Sync>;
+
+/// What the informer watches and how.
+pub struct InformerOptions<K> {
+    /// Watcher settings: label and field selectors, page size, streaming lists.
+    pub watcher: watcher::Config,
+    /// Deliver `on_update(obj, obj)` for every cached object this often.
+    pub resync: Option<Duration>,
+    /// Applied to every object before caching.
+    pub transform: Option<Transform<K>>,
+}
+
+impl<K> Default for InformerOptions<K> {
+    fn default() -> Self {
+        Self {
+            watcher: watcher::Config::default(),
+            resync: None,
+            transform: None,
+        }
+    }
+}
+
+impl<K> Clone for InformerOptions<K> {
+    fn clone(&self) -> Self {
+        Self {
+            watcher: self.watcher.clone(),
+            resync: self.resync,
+            transform: self.transform.clone(),
+        }
+    }
+}
+
+/// The namespace index every informer has.
+pub const NAMESPACE_INDEX: &str = "namespace";
+
+struct Index<K: Resource> {
+    func: IndexFn<K>,
+    values: HashMap<String, HashSet<ObjectRef<K>>>,
+}
+
+struct Listeners<K> {
+    handlers: Vec<Arc<dyn EventHandler<K>>>,
+    streams: Vec<mpsc::UnboundedSender<Arc<K>>>,
+}
+
+pub(crate) struct Inner<K>
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: Clone + Eq + Hash,
+{
+    name: String,
+    dyntype: K::DynamicType,
+    api: Api<K>,
+    options: InformerOptions<K>,
+    reader: Store<K>,
+    writer: Mutex<Option<Writer<K>>>,
+    listeners: Mutex<Listeners<K>>,
+    indices: RwLock<HashMap<String, Index<K>>>,
+    synced: watch::Sender<bool>,
+    stop: watch::Sender<bool>,
+    task: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// One watch and one cache of `K`, shared by every consumer. Cheap to clone.
+pub struct SharedInformer<K>
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: Clone + Eq + Hash,
+{
+    inner: Arc<Inner<K>>,
+}
+
+impl<K> Clone for SharedInformer<K>
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: Clone + Eq + Hash,
+{
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<K> Debug for SharedInformer<K>
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: Clone + Eq + Hash,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedInformer")
+            .field("resource", &self.inner.name)
+            .field("synced", &*self.inner.synced.borrow())
+            .finish()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl<K> SharedInformer<K>
+where
+    K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+    K::DynamicType: Clone + Eq + Hash + Default + Send + Sync + 'static,
+{
+    /// An informer of the objects `api` sees; nothing runs until [`SharedInformer::start`].
+    pub fn new(api: Api<K>, options: InformerOptions<K>) -> Self {
+        Self::new_with(api, K::DynamicType::default(), options)
+    }
+}
+
+impl<K> SharedInformer<K>
+where
+    K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+    K::DynamicType: Clone + Eq + Hash + Send + Sync + 'static,
+{
+    /// An informer of a resource known at run time (`DynamicObject` with its `ApiResource`).
+    pub fn new_with(api: Api<K>, dyntype: K::DynamicType, options: InformerOptions<K>) -> Self {
+        let writer = Writer::new(dyntype.clone());
+        let reader = writer.as_reader();
+        let name = format!("{}.{}", K::plural(&dyntype), K::api_version(&dyntype));
+        let mut indices = HashMap::new();
+        let by_namespace: IndexFn<K> = Arc::new(|o: &K| o.namespace().into_iter().collect());
+        indices.insert(
+            NAMESPACE_INDEX.to_owned(),
+            Index {
+                func: by_namespace,
+                values: HashMap::new(),
+            },
+        );
+        Self {
+            inner: Arc::new(Inner {
+                name,
+                dyntype,
+                api,
+                options,
+                reader,
+                writer: Mutex::new(Some(writer)),
+                listeners: Mutex::new(Listeners {
+                    handlers: Vec::new(),
+                    streams: Vec::new(),
+                }),
+                indices: RwLock::new(indices),
+                synced: watch::channel(false).0,
+                stop: watch::channel(false).0,
+                task: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// The cache key of object `name` in `namespace`.
+    pub(crate) fn object_ref(&self, namespace: Option<&str>, name: &str) -> ObjectRef<K> {
+        let key = ObjectRef::new_with(name, self.inner.dyntype.clone());
+        match namespace {
+            Some(ns) => key.within(ns),
+            None => key,
+        }
+    }
+
+    /// `plural.group`, as API errors name the resource.
+    pub fn resource(&self) -> String {
+        let group = K::group(&self.inner.dyntype);
+        let plural = K::plural(&self.inner.dyntype);
+        if group.is_empty() {
+            plural.into_owned()
+        } else {
+            format!("{plural}.{group}")
+        }
+    }
+
+    /// `plural.group/version`, for logs and sync reports.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The cache, as kube's reflector `Store` (what `Controller::for_shared_stream` takes).
+    pub fn store(&self) -> Store<K> {
+        self.inner.reader.clone()
+    }
+
+    /// A read-only, cache-backed view with namespace and label-selector queries.
+    pub fn lister(&self) -> crate::lister::Lister<K> {
+        crate::lister::Lister::new(self.clone())
+    }
+
+    /// Registers event handlers; added after start, it first gets `on_add` for every cached object.
+    pub fn add_event_handler(&self, handler: impl EventHandler<K>) {
+        let handler: Arc<dyn EventHandler<K>> = Arc::new(handler);
+        let mut listeners = lock(&self.inner.listeners);
+        if self.has_synced() {
+            for obj in self.inner.reader.state() {
+                handler.on_add(&obj);
+            }
+        }
+        listeners.handlers.push(handler);
+    }
+
+    /// A stream of every changed object (added, updated, deleted), for
+    /// `Controller::for_shared_stream(stream, informer.store())`, `owns_shared_stream` or
+    /// `watches_shared_stream`. Subscribed after start, it first yields every cached object.
+    pub fn subscribe(&self) -> impl Stream<Item = Arc<K>> + Send + 'static {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut listeners = lock(&self.inner.listeners);
+        if self.has_synced() {
+            for obj in self.inner.reader.state() {
+                let _ = tx.send(obj);
+            }
+        }
+        listeners.streams.push(tx);
+        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|o| (o, rx)) })
+    }
+
+    /// Adds an index: `func` gives the values an object is indexed under (see [`Lister::by_index`](crate::lister::Lister::by_index)).
+    pub fn add_indexer(
+        &self,
+        name: &str,
+        func: impl Fn(&K) -> Vec<String> + Send + Sync + 'static,
+    ) {
+        let func: IndexFn<K> = Arc::new(func);
+        let mut index = Index {
+            func,
+            values: HashMap::new(),
+        };
+        for obj in self.inner.reader.state() {
+            add_to_index(&mut index, &obj, &self.inner.dyntype);
+        }
+        self.inner
+            .indices
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(name.to_owned(), index);
+    }
+
+    /// The objects indexed under `value` by index `name` (empty for an unknown index).
+    pub fn by_index(&self, name: &str, value: &str) -> Vec<Arc<K>> {
+        let indices = self
+            .inner
+            .indices
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(refs) = indices.get(name).and_then(|i| i.values.get(value)) else {
+            return Vec::new();
+        };
+        let mut out: Vec<Arc<K>> = refs
+            .iter()
+            .filter_map(|r| self.inner.reader.get(r))
+            .collect();
+        out.sort_by_key(|o| (o.namespace(), o.name_any()));
+        out
+    }
+
+    /// Whether the first complete list has been cached.
+    pub fn has_synced(&self) -> bool {
+        *self.inner.synced.borrow()
+    }
+
+    /// Waits until the first list is cached, or `timeout`; true when synced.
+    pub async fn wait_for_sync(&self, timeout: Duration) -> bool {
+        let mut rx = self.inner.synced.subscribe();
+        tokio::time::timeout(timeout, rx.wait_for(|s| *s))
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+
+    /// Starts the watch on the current tokio runtime; later calls do nothing.
+    pub fn start(&self) {
+        let Some(writer) = lock(&self.inner.writer).take() else {
+            return;
+        };
+        let inner = self.inner.clone();
+        let handle = tokio::spawn(async move { inner.run(writer).await });
+        *lock(&self.inner.task) = Some(handle);
+    }
+
+    /// Whether `start` was called.
+    pub fn is_started(&self) -> bool {
+        lock(&self.inner.writer).is_none()
+    }
+
+    /// Stops the watch and waits for its task to end; streams from `subscribe` end too.
+    pub async fn shutdown(&self) {
+        let _ = self.inner.stop.send(true);
+        let task = lock(&self.inner.task).take();
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+        lock(&self.inner.listeners).streams.clear();
+    }
+
+    /// Whether the informer's task is running.
+    pub fn is_running(&self) -> bool {
+        lock(&self.inner.task)
+            .as_ref()
+            .is_some_and(|t| !t.is_finished())
+    }
+}
+
+fn add_to_index<K: Resource>(index: &mut Index<K>, obj: &K, dyntype: &K::DynamicType)
+where
+    K::DynamicType: Eq + Hash + Clone,
+{
+    let key = ObjectRef::from_obj_with(obj, dyntype.clone());
+    for value in (index.func)(obj) {
+        index.values.entry(value).or_default().insert(key.clone());
+    }
+}
+
+fn remove_from_index<K: Resource>(index: &mut Index<K>, obj: &K, dyntype: &K::DynamicType)
+where
+    K::DynamicType: Eq + Hash + Clone,
+{
+    let key = ObjectRef::from_obj_with(obj, dyntype.clone());
+    for value in (index.func)(obj) {
+        if let Some(set) = index.values.get_mut(&value) {
+            set.remove(&key);
+            if set.is_empty() {
+                index.values.remove(&value);
+            }
+        }
+    }
+}
+
+enum Change<K> {
+    Added(Arc<K>),
+    Updated(Arc<K>, Arc<K>),
+    Deleted(Arc<K>),
+}
+
+impl<K> Inner<K>
+where
+    K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+    K::DynamicType: Clone + Eq + Hash + Send + Sync + 'static,
+{
+    fn key(&self, obj: &K) -> ObjectRef<K> {
+        ObjectRef::from_obj_with(obj, self.dyntype.clone())
+    }
+
+    async fn run(self: Arc<Self>, mut writer: Writer<K>) {
+        let stream = watcher(self.api.clone(), self.options.watcher.clone()).default_backoff();
+        let mut stream = std::pin::pin!(stream);
+        let mut stop = self.stop.subscribe();
+        let mut resync = self
+            .options
+            .resync
+            .map(|p| tokio::time::interval_at(tokio::time::Instant::now() + p, p));
+        let mut before_relist: Option<HashMap<ObjectRef<K>, Arc<K>>> = None;
+        loop {
+            let event = tokio::select! {
+                _ = stop.wait_for(|s| *s) => break,
+                () = tick(&mut resync) => {
+                    for obj in self.reader.state() {
+                        self.dispatch(&[Change::Updated(obj.clone(), obj)]);
+                    }
+                    continue;
+                }
+                event = stream.next() => event,
+            };
+            let mut event = match event {
+                None => break,
+                // The watcher retries with backoff and re-lists after 410; keep going.
+                Some(Err(_)) => continue,
+                Some(Ok(event)) => event,
+            };
+            if let Some(transform) = &self.options.transform {
+                event = event.modify(|o| transform(o));
+            }
+            let changes = match &event {
+                watcher::Event::Init => {
+                    before_relist = Some(
+                        self.reader
+                            .state()
+                            .into_iter()
+                            .map(|o| (self.key(&o), o))
+                            .collect(),
+                    );
+                    writer.apply_watcher_event(&event);
+                    Vec::new()
+                }
+                watcher::Event::InitApply(_) => {
+                    writer.apply_watcher_event(&event);
+                    Vec::new()
+                }
+                watcher::Event::InitDone => {
+                    writer.apply_watcher_event(&event);
+                    let changes = self.relisted(before_relist.take().unwrap_or_default());
+                    self.rebuild_indices();
+                    changes
+                }
+                watcher::Event::Apply(obj) => {
+                    let key = self.key(obj);
+                    let old = self.reader.get(&key);
+                    writer.apply_watcher_event(&event);
+                    let Some(new) = self.reader.get(&key) else {
+                        continue;
+                    };
+                    self.reindex(old.as_deref(), Some(&new));
+                    match old {
+                        Some(old) => vec![Change::Updated(old, new)],
+                        None => vec![Change::Added(new)],
+                    }
+                }
+                watcher::Event::Delete(obj) => {
+                    let key = self.key(obj);
+                    let old = self
+                        .reader
+                        .get(&key)
+                        .unwrap_or_else(|| Arc::new(obj.clone()));
+                    writer.apply_watcher_event(&event);
+                    self.reindex(Some(&old), None);
+                    vec![Change::Deleted(Arc::new(obj.clone()))]
+                }
+            };
+            self.dispatch(&changes);
+            if matches!(event, watcher::Event::InitDone) {
+                let _ = self.synced.send(true);
+            }
+        }
+        lock(&self.listeners).streams.clear();
+    }
+
+    /// What changed between the cache before a re-list and after it.
+    fn relisted(&self, before: HashMap<ObjectRef<K>, Arc<K>>) -> Vec<Change<K>> {
+        let mut changes = Vec::new();
+        let after = self.reader.state();
+        let mut seen = HashSet::new();
+        for new in after {
+            let key = self.key(&new);
+            match before.get(&key) {
+                Some(old) if old.resource_version() == new.resource_version() => {}
+                Some(old) => changes.push(Change::Updated(old.clone(), new)),
+                None => changes.push(Change::Added(new)),
+            }
+            seen.insert(key);
+        }
+        for (key, old) in before {
+            if !seen.contains(&key) {
+                changes.push(Change::Deleted(old));
+            }
+        }
+        changes
+    }
+
+    fn rebuild_indices(&self) {
+        let mut indices = self
+            .indices
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let state = self.reader.state();
+        for index in indices.values_mut() {
+            index.values.clear();
+            for obj in &state {
+                add_to_index(index, obj, &self.dyntype);
+            }
+        }
+    }
+
+    fn reindex(&self, old: Option<&K>, new: Option<&K>) {
+        let mut indices = self
+            .indices
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for index in indices.values_mut() {
+            if let Some(old) = old {
+                remove_from_index(index, old, &self.dyntype);
+            }
+            if let Some(new) = new {
+                add_to_index(index, new, &self.dyntype);
+            }
+        }
+    }
+
+    fn dispatch(&self, changes: &[Change<K>]) {
+        if changes.is_empty() {
+            return;
+        }
+        let mut listeners = lock(&self.listeners);
+        for change in changes {
+            for h in &listeners.handlers {
+                match change {
+                    Change::Added(o) => h.on_add(o),
+                    Change::Updated(old, new) => h.on_update(old, new),
+                    Change::Deleted(o) => h.on_delete(o),
+                }
+            }
+            let obj = match change {
+                Change::Added(o) | Change::Updated(_, o) | Change::Deleted(o) => o,
+            };
+            listeners.streams.retain(|tx| tx.send(obj.clone()).is_ok());
+        }
+    }
+}
+
+async fn tick(interval: &mut Option<tokio::time::Interval>) {
+    match interval {
+        Some(i) => {
+            i.tick().await;
+        }
+        None => std::future::pending().await,
+    }
+}
