@@ -129,6 +129,7 @@ fn generates_a_tree_with_headers_and_verify_accepts_it() {
         files,
         [
             "clientset.rs",
+            "informers.rs",
             "mod.rs",
             "widgets/mod.rs",
             "widgets/v1/mod.rs",

@@ -11,6 +11,7 @@
 //! ends, the `GenClient` derive and the `kube-codegen` CLI, are thin adapters over this crate.
 
 pub mod attr;
+pub mod builtin;
 pub mod diag;
 pub mod emit;
 pub mod model;
@@ -32,7 +33,7 @@ pub fn derive_gen_client(input: TokenStream) -> TokenStream {
     let mut cx = Ctxt::new();
     let resource = model::resource_from_input(&mut cx, &input, Origin::Derive);
     match (cx.finish(()), resource) {
-        (Ok(()), Some(resource)) => emit::client::client_items(&resource),
+        (Ok(()), Some(resource)) => emit::resource_items(&resource),
         (Err(diagnostics), _) => diag::to_compile_errors(&diagnostics),
         (Ok(()), None) => TokenStream::new(),
     }

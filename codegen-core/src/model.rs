@@ -202,6 +202,10 @@ pub struct Resource {
     pub has_status: bool,
     /// Whether `#[kube(scale)]` is set.
     pub has_scale: bool,
+    /// The status type `apply_status` takes, when the resource has a status.
+    pub status_type: Option<syn::Type>,
+    /// A built-in kind from k8s-openapi (declared with a type alias), not a CRD.
+    pub builtin: bool,
     /// The verbs to generate, in generation order.
     pub verbs: Vec<Verb>,
     /// Extension methods, in the order written.
@@ -212,6 +216,26 @@ impl Resource {
     /// Whether the client has `verb`.
     pub fn has(&self, verb: Verb) -> bool {
         self.verbs.contains(&verb)
+    }
+
+    /// Whether an informer and lister are generated: they need list and watch, as in Go.
+    pub fn has_informer(&self) -> bool {
+        self.has(Verb::List) && self.has(Verb::Watch)
+    }
+
+    /// `FooInformer`.
+    pub fn informer_ident(&self) -> Ident {
+        Ident::new(&format!("{}Informer", self.ident), Span::call_site())
+    }
+
+    /// `FooLister`.
+    pub fn lister_ident(&self) -> Ident {
+        Ident::new(&format!("{}Lister", self.ident), Span::call_site())
+    }
+
+    /// `FooNamespaceLister`.
+    pub fn namespace_lister_ident(&self) -> Ident {
+        Ident::new(&format!("{}NamespaceLister", self.ident), Span::call_site())
     }
 
     /// The name of the generated client type (`FooClient`).
@@ -349,9 +373,10 @@ pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -
         );
     }
 
-    let verbs = select_verbs(cx, &genclient, has_status);
-    let mut resource = Resource {
+    let resource = Resource {
         vis: input.vis.clone(),
+        status_type: has_status
+            .then(|| syn::parse_quote!(<#ident as ::kube::core::object::HasStatus>::Status)),
         ident,
         spec_ident: input.ident.clone(),
         span,
@@ -362,16 +387,28 @@ pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -
         scope,
         has_status,
         has_scale: has_scale && has_status,
-        verbs,
+        builtin: false,
+        verbs: Vec::new(),
         methods: Vec::new(),
     };
+    Some(complete(cx, resource, &genclient, origin))
+}
+
+/// Applies the `+genclient` verb options and extension methods to a resource's identity.
+pub(crate) fn complete(
+    cx: &mut Ctxt,
+    mut resource: Resource,
+    genclient: &GenclientAttrs,
+    origin: Origin,
+) -> Resource {
+    resource.verbs = select_verbs(cx, genclient, resource.has_status);
     let mut taken = generated_method_names(&resource);
     for m in &genclient.methods {
         if let Some(method) = method_from_attr(cx, m, &resource, &mut taken, origin) {
             resource.methods.push(method);
         }
     }
-    Some(resource)
+    resource
 }
 
 /// Applies `noVerbs`, `readonly`, `onlyVerbs`, `skipVerbs` and `noStatus`, with Go's rules.

@@ -178,6 +178,24 @@ fn read_file(
     }
     let module = module.join("::");
     for item in &ast.items {
+        if let Item::Type(alias) = item {
+            if let Some(resource) = crate::builtin::resource_from_alias(cx, alias) {
+                let spans = VersionSpans {
+                    group: alias.ident.span(),
+                    version: alias.ident.span(),
+                };
+                entry.resources.push((
+                    index,
+                    TreeResource {
+                        resource,
+                        module: module.clone(),
+                        in_place: false,
+                    },
+                    spans,
+                ));
+            }
+            continue;
+        }
         let input: syn::DeriveInput = match item {
             Item::Struct(s) => s.clone().into(),
             Item::Enum(e) => e.clone().into(),
@@ -299,8 +317,29 @@ fn assemble(
             }
         }
         let marker_go_name = package.and_then(|p| p.group_go_name.as_ref());
-        let go_name =
-            marker_go_name.map_or_else(|| naming::group_go_name(&group), |g| g.value.clone());
+        let builtins = dir
+            .resources
+            .iter()
+            .filter(|(_, r, _)| r.resource.builtin)
+            .count();
+        if builtins != 0 && builtins != dir.resources.len() {
+            let (file, r, _) = &dir.resources[0];
+            push(
+                *file,
+                Diagnostic::new(
+                    r.resource.span,
+                    format!(
+                        "`{group_dir}/{version_dir}/` mixes built-in kinds with custom resources; keep built-in kinds in their own group directory"
+                    ),
+                ),
+            );
+            continue;
+        }
+        let default_go_name = match crate::builtin::module_group(&group) {
+            Some(module) if builtins != 0 => naming::group_go_name(module),
+            _ => naming::group_go_name(&group),
+        };
+        let go_name = marker_go_name.map_or(default_go_name, |g| g.value.clone());
         if !naming::is_ident_like(&go_name) {
             let message = match marker_go_name {
                 Some(_) => format!(
@@ -353,6 +392,32 @@ fn assemble(
         });
     }
     out.sort_by(|a, b| (&a.group, &a.version).cmp(&(&b.group, &b.version)));
+    const FACTORY_METHODS: &[&str] = &[
+        "new",
+        "builder",
+        "client",
+        "informer",
+        "for_resource",
+        "dynamic",
+        "start",
+        "wait_for_cache_sync",
+        "shutdown",
+    ];
+    for gv in &out {
+        let module = naming::group_module(&gv.group_go_name);
+        if FACTORY_METHODS.contains(&module.as_str()) {
+            errors.push(FileDiagnostics {
+                file: None,
+                diagnostics: vec![Diagnostic::new(
+                    Span::call_site(),
+                    format!(
+                        "group `{}` gets the accessor `{module}()`, which `SharedInformerFactory` already has; give it `//! +groupGoName=<Name>`",
+                        gv.group
+                    ),
+                )],
+            });
+        }
+    }
     for pair in out.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
         if a.group != b.group

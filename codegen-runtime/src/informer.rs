@@ -386,7 +386,7 @@ where
 
     /// Stops the watch and waits for its task to end; streams from `subscribe` end too.
     pub async fn shutdown(&self) {
-        let _ = self.inner.stop.send(true);
+        self.inner.stop.send_replace(true);
         let task = lock(&self.inner.task).take();
         if let Some(task) = task {
             let _ = task.await;
@@ -519,7 +519,7 @@ where
             };
             self.dispatch(&changes);
             if matches!(event, watcher::Event::InitDone) {
-                let _ = self.synced.send(true);
+                self.synced.send_replace(true);
             }
         }
         lock(&self.listeners).streams.clear();

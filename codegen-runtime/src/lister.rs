@@ -76,7 +76,7 @@ where
 }
 
 fn sorted<K: Resource>(mut objs: Vec<Arc<K>>) -> Vec<Arc<K>> {
-    objs.sort_by(|a, b| (a.namespace(), a.name_any()).cmp(&(b.namespace(), b.name_any())));
+    objs.sort_by_key(|o| (o.namespace(), o.name_any()));
     objs
 }
 

@@ -82,3 +82,9 @@ golden_case!(
     "../golden/methods/input/mod.rs",
     "../golden/methods/expected/mod.rs"
 );
+golden_case!(
+    builtins_apis,
+    builtins_generated,
+    "../golden/builtins/input/mod.rs",
+    "../golden/builtins/expected/mod.rs"
+);

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use kube_codegen_core::emit::files::OutputFile;
 use kube_codegen_core::tree;
 
-const CASES: &[&str] = &["all_verbs", "filters", "groups", "methods"];
+const CASES: &[&str] = &["all_verbs", "builtins", "filters", "groups", "methods"];
 
 fn case_dir(case: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

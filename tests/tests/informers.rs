@@ -390,3 +390,15 @@ async fn a_resource_known_at_run_time_gets_a_dynamic_informer() {
     assert!(factory.for_resource("", "v1", "nonsense").await.is_err());
     factory.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_informer_synced_while_nobody_waits_reports_it() {
+    let (_fake, client) = setup();
+    let factory = SharedInformerFactory::new(client);
+    let informer = factory.informer::<ConfigMap>();
+    factory.start();
+    wait_for("sync without a waiter", || informer.has_synced()).await;
+    let synced = factory.wait_for_cache_sync(Duration::from_millis(10)).await;
+    assert_eq!(synced.get("configmaps.v1"), Some(&true));
+    factory.shutdown().await;
+}

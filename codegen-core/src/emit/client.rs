@@ -278,12 +278,16 @@ fn verb_method(r: &Resource, verb: Verb) -> TokenStream {
             let doc = format!(
                 " Server-side applies the status of the `{kind}` named `name`, and nothing else."
             );
+            let status_type = r.status_type.as_ref().map_or_else(
+                || quote!(<#ty as ::kube::core::object::HasStatus>::Status),
+                |t| quote!(#t),
+            );
             quote! {
                 #[doc = #doc]
                 pub async fn apply_status(
                     &self,
                     name: &str,
-                    status: &<#ty as ::kube::core::object::HasStatus>::Status,
+                    status: &#status_type,
                 ) -> #result<#ty, #err> {
                     self.handle.apply_status(name, status).await
                 }

@@ -3,6 +3,15 @@
 pub mod client;
 pub mod clientset;
 pub mod files;
+pub mod informer;
+
+/// Everything generated per resource, in the same order from both front ends: the typed
+/// client, then the informer and listers.
+pub fn resource_items(r: &crate::model::Resource) -> proc_macro2::TokenStream {
+    let mut tokens = client::client_items(r);
+    tokens.extend(informer::informer_items(r));
+    tokens
+}
 
 /// Formats generated items as a Rust source file (prettyplease), without a header.
 pub fn format_items(tokens: proc_macro2::TokenStream) -> Result<String, syn::Error> {

@@ -2,4 +2,7 @@
 //!
 //! Hand-written; `hack/update-codegen.sh` reads them and writes `src/generated`.
 
+pub mod apps;
+pub mod core;
+pub mod events;
 pub mod samplecontroller;

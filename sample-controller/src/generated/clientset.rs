@@ -36,6 +36,30 @@ impl Clientset {
         &self.field_manager
     }
 
+    /// Clients of `/v1`.
+    pub fn core_v1(&self) -> super::core::v1::CoreV1Client {
+        super::core::v1::CoreV1Client::new(
+            self.client.clone(),
+            self.field_manager.clone(),
+        )
+    }
+
+    /// Clients of `apps/v1`.
+    pub fn apps_v1(&self) -> super::apps::v1::AppsV1Client {
+        super::apps::v1::AppsV1Client::new(
+            self.client.clone(),
+            self.field_manager.clone(),
+        )
+    }
+
+    /// Clients of `events.k8s.io/v1`.
+    pub fn events_v1(&self) -> super::events::v1::EventsV1Client {
+        super::events::v1::EventsV1Client::new(
+            self.client.clone(),
+            self.field_manager.clone(),
+        )
+    }
+
     /// Clients of `samplecontroller.k8s.io/v1alpha1`.
     pub fn samplecontroller_v1alpha1(
         &self,

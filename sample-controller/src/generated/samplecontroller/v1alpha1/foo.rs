@@ -186,3 +186,97 @@ impl<S> FooClient<S> {
         self.handle.field_manager()
     }
 }
+
+/// The shared informer of [`Foo`] objects: one watch and one cache per factory.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
+pub struct FooInformer {
+    informer: ::kube_codegen_runtime::SharedInformer<Foo>,
+}
+
+impl FooInformer {
+    /// The informer of this kind in `factory`: the same one on every call.
+    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+        Self {
+            informer: factory.informer::<Foo>(),
+        }
+    }
+
+    /// The shared informer: event handlers, streams for `Controller`, sync state.
+    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Foo> {
+        &self.informer
+    }
+
+    /// A lister over this informer's cache.
+    pub fn lister(&self) -> FooLister {
+        FooLister {
+            lister: self.informer.lister(),
+        }
+    }
+}
+
+/// A read-only, cache-backed view of [`Foo`] objects; objects are shared, clone one to change it.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
+pub struct FooLister {
+    lister: ::kube_codegen_runtime::Lister<Foo>,
+}
+
+impl FooLister {
+    /// Every cached `Foo` whose labels `selector` matches (all namespaces), sorted.
+    pub fn list(
+        &self,
+        selector: &::kube::core::Selector,
+    ) -> ::std::vec::Vec<::std::sync::Arc<Foo>> {
+        self.lister.list(selector)
+    }
+
+    /// The cached objects an informer index puts under `value`.
+    pub fn by_index(
+        &self,
+        index: &str,
+        value: &str,
+    ) -> ::std::vec::Vec<::std::sync::Arc<Foo>> {
+        self.lister.by_index(index, value)
+    }
+}
+
+impl FooLister {
+    /// The cached `Foo` objects of `namespace`.
+    pub fn foos(&self, namespace: &str) -> FooNamespaceLister {
+        FooNamespaceLister {
+            lister: self.lister.namespace(namespace),
+        }
+    }
+}
+
+/// The cached [`Foo`] objects of one namespace.
+pub struct FooNamespaceLister {
+    lister: ::kube_codegen_runtime::NamespaceLister<Foo>,
+}
+
+#[automatically_derived]
+impl ::core::fmt::Debug for FooNamespaceLister {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::core::fmt::Debug::fmt(&self.lister, f)
+    }
+}
+
+impl FooNamespaceLister {
+    /// The `Foo` named `name` in this namespace; a missing one is `NotFound`.
+    pub fn get(
+        &self,
+        name: &str,
+    ) -> ::core::result::Result<
+        ::std::sync::Arc<Foo>,
+        ::kube_codegen_runtime::NotFound,
+    > {
+        self.lister.get(name)
+    }
+
+    /// The `Foo` objects of this namespace whose labels `selector` matches, sorted by name.
+    pub fn list(
+        &self,
+        selector: &::kube::core::Selector,
+    ) -> ::std::vec::Vec<::std::sync::Arc<Foo>> {
+        self.lister.list(selector)
+    }
+}

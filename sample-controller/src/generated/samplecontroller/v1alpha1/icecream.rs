@@ -195,3 +195,97 @@ impl<S> IcecreamClient<S> {
         self.handle.field_manager()
     }
 }
+
+/// The shared informer of [`Icecream`] objects: one watch and one cache per factory.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
+pub struct IcecreamInformer {
+    informer: ::kube_codegen_runtime::SharedInformer<Icecream>,
+}
+
+impl IcecreamInformer {
+    /// The informer of this kind in `factory`: the same one on every call.
+    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+        Self {
+            informer: factory.informer::<Icecream>(),
+        }
+    }
+
+    /// The shared informer: event handlers, streams for `Controller`, sync state.
+    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Icecream> {
+        &self.informer
+    }
+
+    /// A lister over this informer's cache.
+    pub fn lister(&self) -> IcecreamLister {
+        IcecreamLister {
+            lister: self.informer.lister(),
+        }
+    }
+}
+
+/// A read-only, cache-backed view of [`Icecream`] objects; objects are shared, clone one to change it.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
+pub struct IcecreamLister {
+    lister: ::kube_codegen_runtime::Lister<Icecream>,
+}
+
+impl IcecreamLister {
+    /// Every cached `Icecream` whose labels `selector` matches (all namespaces), sorted.
+    pub fn list(
+        &self,
+        selector: &::kube::core::Selector,
+    ) -> ::std::vec::Vec<::std::sync::Arc<Icecream>> {
+        self.lister.list(selector)
+    }
+
+    /// The cached objects an informer index puts under `value`.
+    pub fn by_index(
+        &self,
+        index: &str,
+        value: &str,
+    ) -> ::std::vec::Vec<::std::sync::Arc<Icecream>> {
+        self.lister.by_index(index, value)
+    }
+}
+
+impl IcecreamLister {
+    /// The cached `Icecream` objects of `namespace`.
+    pub fn icecreams(&self, namespace: &str) -> IcecreamNamespaceLister {
+        IcecreamNamespaceLister {
+            lister: self.lister.namespace(namespace),
+        }
+    }
+}
+
+/// The cached [`Icecream`] objects of one namespace.
+pub struct IcecreamNamespaceLister {
+    lister: ::kube_codegen_runtime::NamespaceLister<Icecream>,
+}
+
+#[automatically_derived]
+impl ::core::fmt::Debug for IcecreamNamespaceLister {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::core::fmt::Debug::fmt(&self.lister, f)
+    }
+}
+
+impl IcecreamNamespaceLister {
+    /// The `Icecream` named `name` in this namespace; a missing one is `NotFound`.
+    pub fn get(
+        &self,
+        name: &str,
+    ) -> ::core::result::Result<
+        ::std::sync::Arc<Icecream>,
+        ::kube_codegen_runtime::NotFound,
+    > {
+        self.lister.get(name)
+    }
+
+    /// The `Icecream` objects of this namespace whose labels `selector` matches, sorted by name.
+    pub fn list(
+        &self,
+        selector: &::kube::core::Selector,
+    ) -> ::std::vec::Vec<::std::sync::Arc<Icecream>> {
+        self.lister.list(selector)
+    }
+}

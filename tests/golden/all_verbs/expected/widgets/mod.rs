@@ -4,3 +4,21 @@
 //! API group `widgets`.
 
 pub mod v1;
+
+/// The informers of this group, by version.
+#[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug)]
+pub struct Informers<'a> {
+    factory: &'a ::kube_codegen_runtime::SharedInformerFactory,
+}
+
+impl<'a> Informers<'a> {
+    /// The informers of this group in `factory`.
+    pub fn new(factory: &'a ::kube_codegen_runtime::SharedInformerFactory) -> Self {
+        Self { factory }
+    }
+
+    /// Informers of version `v1`.
+    pub fn v1(&self) -> v1::Informers<'a> {
+        v1::Informers::new(self.factory)
+    }
+}

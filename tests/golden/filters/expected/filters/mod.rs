@@ -4,3 +4,21 @@
 //! API group `filters`.
 
 pub mod v1beta1;
+
+/// The informers of this group, by version.
+#[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug)]
+pub struct Informers<'a> {
+    factory: &'a ::kube_codegen_runtime::SharedInformerFactory,
+}
+
+impl<'a> Informers<'a> {
+    /// The informers of this group in `factory`.
+    pub fn new(factory: &'a ::kube_codegen_runtime::SharedInformerFactory) -> Self {
+        Self { factory }
+    }
+
+    /// Informers of version `v1beta1`.
+    pub fn v1beta1(&self) -> v1beta1::Informers<'a> {
+        v1beta1::Informers::new(self.factory)
+    }
+}

@@ -229,3 +229,97 @@ impl<S> WidgetClient<S> {
         self.handle.field_manager()
     }
 }
+
+/// The shared informer of [`Widget`] objects: one watch and one cache per factory.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
+pub struct WidgetInformer {
+    informer: ::kube_codegen_runtime::SharedInformer<Widget>,
+}
+
+impl WidgetInformer {
+    /// The informer of this kind in `factory`: the same one on every call.
+    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+        Self {
+            informer: factory.informer::<Widget>(),
+        }
+    }
+
+    /// The shared informer: event handlers, streams for `Controller`, sync state.
+    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Widget> {
+        &self.informer
+    }
+
+    /// A lister over this informer's cache.
+    pub fn lister(&self) -> WidgetLister {
+        WidgetLister {
+            lister: self.informer.lister(),
+        }
+    }
+}
+
+/// A read-only, cache-backed view of [`Widget`] objects; objects are shared, clone one to change it.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
+pub struct WidgetLister {
+    lister: ::kube_codegen_runtime::Lister<Widget>,
+}
+
+impl WidgetLister {
+    /// Every cached `Widget` whose labels `selector` matches (all namespaces), sorted.
+    pub fn list(
+        &self,
+        selector: &::kube::core::Selector,
+    ) -> ::std::vec::Vec<::std::sync::Arc<Widget>> {
+        self.lister.list(selector)
+    }
+
+    /// The cached objects an informer index puts under `value`.
+    pub fn by_index(
+        &self,
+        index: &str,
+        value: &str,
+    ) -> ::std::vec::Vec<::std::sync::Arc<Widget>> {
+        self.lister.by_index(index, value)
+    }
+}
+
+impl WidgetLister {
+    /// The cached `Widget` objects of `namespace`.
+    pub fn widgets(&self, namespace: &str) -> WidgetNamespaceLister {
+        WidgetNamespaceLister {
+            lister: self.lister.namespace(namespace),
+        }
+    }
+}
+
+/// The cached [`Widget`] objects of one namespace.
+pub struct WidgetNamespaceLister {
+    lister: ::kube_codegen_runtime::NamespaceLister<Widget>,
+}
+
+#[automatically_derived]
+impl ::core::fmt::Debug for WidgetNamespaceLister {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::core::fmt::Debug::fmt(&self.lister, f)
+    }
+}
+
+impl WidgetNamespaceLister {
+    /// The `Widget` named `name` in this namespace; a missing one is `NotFound`.
+    pub fn get(
+        &self,
+        name: &str,
+    ) -> ::core::result::Result<
+        ::std::sync::Arc<Widget>,
+        ::kube_codegen_runtime::NotFound,
+    > {
+        self.lister.get(name)
+    }
+
+    /// The `Widget` objects of this namespace whose labels `selector` matches, sorted by name.
+    pub fn list(
+        &self,
+        selector: &::kube::core::Selector,
+    ) -> ::std::vec::Vec<::std::sync::Arc<Widget>> {
+        self.lister.list(selector)
+    }
+}

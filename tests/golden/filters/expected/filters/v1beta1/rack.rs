@@ -152,3 +152,68 @@ impl<S> RackClient<S> {
         self.handle.field_manager()
     }
 }
+
+/// The shared informer of [`Rack`] objects: one watch and one cache per factory.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
+pub struct RackInformer {
+    informer: ::kube_codegen_runtime::SharedInformer<Rack>,
+}
+
+impl RackInformer {
+    /// The informer of this kind in `factory`: the same one on every call.
+    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+        Self {
+            informer: factory.informer::<Rack>(),
+        }
+    }
+
+    /// The shared informer: event handlers, streams for `Controller`, sync state.
+    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Rack> {
+        &self.informer
+    }
+
+    /// A lister over this informer's cache.
+    pub fn lister(&self) -> RackLister {
+        RackLister {
+            lister: self.informer.lister(),
+        }
+    }
+}
+
+/// A read-only, cache-backed view of [`Rack`] objects; objects are shared, clone one to change it.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
+pub struct RackLister {
+    lister: ::kube_codegen_runtime::Lister<Rack>,
+}
+
+impl RackLister {
+    /// Every cached `Rack` whose labels `selector` matches (all namespaces), sorted.
+    pub fn list(
+        &self,
+        selector: &::kube::core::Selector,
+    ) -> ::std::vec::Vec<::std::sync::Arc<Rack>> {
+        self.lister.list(selector)
+    }
+
+    /// The cached objects an informer index puts under `value`.
+    pub fn by_index(
+        &self,
+        index: &str,
+        value: &str,
+    ) -> ::std::vec::Vec<::std::sync::Arc<Rack>> {
+        self.lister.by_index(index, value)
+    }
+}
+
+impl RackLister {
+    /// The `Rack` named `name`; a missing one is `NotFound`.
+    pub fn get(
+        &self,
+        name: &str,
+    ) -> ::core::result::Result<
+        ::std::sync::Arc<Rack>,
+        ::kube_codegen_runtime::NotFound,
+    > {
+        self.lister.get(name)
+    }
+}

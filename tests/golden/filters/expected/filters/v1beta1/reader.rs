@@ -111,3 +111,97 @@ impl<S> ReaderClient<S> {
         self.handle.field_manager()
     }
 }
+
+/// The shared informer of [`Reader`] objects: one watch and one cache per factory.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
+pub struct ReaderInformer {
+    informer: ::kube_codegen_runtime::SharedInformer<Reader>,
+}
+
+impl ReaderInformer {
+    /// The informer of this kind in `factory`: the same one on every call.
+    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+        Self {
+            informer: factory.informer::<Reader>(),
+        }
+    }
+
+    /// The shared informer: event handlers, streams for `Controller`, sync state.
+    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Reader> {
+        &self.informer
+    }
+
+    /// A lister over this informer's cache.
+    pub fn lister(&self) -> ReaderLister {
+        ReaderLister {
+            lister: self.informer.lister(),
+        }
+    }
+}
+
+/// A read-only, cache-backed view of [`Reader`] objects; objects are shared, clone one to change it.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
+pub struct ReaderLister {
+    lister: ::kube_codegen_runtime::Lister<Reader>,
+}
+
+impl ReaderLister {
+    /// Every cached `Reader` whose labels `selector` matches (all namespaces), sorted.
+    pub fn list(
+        &self,
+        selector: &::kube::core::Selector,
+    ) -> ::std::vec::Vec<::std::sync::Arc<Reader>> {
+        self.lister.list(selector)
+    }
+
+    /// The cached objects an informer index puts under `value`.
+    pub fn by_index(
+        &self,
+        index: &str,
+        value: &str,
+    ) -> ::std::vec::Vec<::std::sync::Arc<Reader>> {
+        self.lister.by_index(index, value)
+    }
+}
+
+impl ReaderLister {
+    /// The cached `Reader` objects of `namespace`.
+    pub fn readers(&self, namespace: &str) -> ReaderNamespaceLister {
+        ReaderNamespaceLister {
+            lister: self.lister.namespace(namespace),
+        }
+    }
+}
+
+/// The cached [`Reader`] objects of one namespace.
+pub struct ReaderNamespaceLister {
+    lister: ::kube_codegen_runtime::NamespaceLister<Reader>,
+}
+
+#[automatically_derived]
+impl ::core::fmt::Debug for ReaderNamespaceLister {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::core::fmt::Debug::fmt(&self.lister, f)
+    }
+}
+
+impl ReaderNamespaceLister {
+    /// The `Reader` named `name` in this namespace; a missing one is `NotFound`.
+    pub fn get(
+        &self,
+        name: &str,
+    ) -> ::core::result::Result<
+        ::std::sync::Arc<Reader>,
+        ::kube_codegen_runtime::NotFound,
+    > {
+        self.lister.get(name)
+    }
+
+    /// The `Reader` objects of this namespace whose labels `selector` matches, sorted by name.
+    pub fn list(
+        &self,
+        selector: &::kube::core::Selector,
+    ) -> ::std::vec::Vec<::std::sync::Arc<Reader>> {
+        self.lister.list(selector)
+    }
+}

@@ -168,3 +168,97 @@ impl<S> AppClient<S> {
         self.handle.field_manager()
     }
 }
+
+/// The shared informer of [`App`] objects: one watch and one cache per factory.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
+pub struct AppInformer {
+    informer: ::kube_codegen_runtime::SharedInformer<App>,
+}
+
+impl AppInformer {
+    /// The informer of this kind in `factory`: the same one on every call.
+    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+        Self {
+            informer: factory.informer::<App>(),
+        }
+    }
+
+    /// The shared informer: event handlers, streams for `Controller`, sync state.
+    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<App> {
+        &self.informer
+    }
+
+    /// A lister over this informer's cache.
+    pub fn lister(&self) -> AppLister {
+        AppLister {
+            lister: self.informer.lister(),
+        }
+    }
+}
+
+/// A read-only, cache-backed view of [`App`] objects; objects are shared, clone one to change it.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
+pub struct AppLister {
+    lister: ::kube_codegen_runtime::Lister<App>,
+}
+
+impl AppLister {
+    /// Every cached `App` whose labels `selector` matches (all namespaces), sorted.
+    pub fn list(
+        &self,
+        selector: &::kube::core::Selector,
+    ) -> ::std::vec::Vec<::std::sync::Arc<App>> {
+        self.lister.list(selector)
+    }
+
+    /// The cached objects an informer index puts under `value`.
+    pub fn by_index(
+        &self,
+        index: &str,
+        value: &str,
+    ) -> ::std::vec::Vec<::std::sync::Arc<App>> {
+        self.lister.by_index(index, value)
+    }
+}
+
+impl AppLister {
+    /// The cached `App` objects of `namespace`.
+    pub fn apps(&self, namespace: &str) -> AppNamespaceLister {
+        AppNamespaceLister {
+            lister: self.lister.namespace(namespace),
+        }
+    }
+}
+
+/// The cached [`App`] objects of one namespace.
+pub struct AppNamespaceLister {
+    lister: ::kube_codegen_runtime::NamespaceLister<App>,
+}
+
+#[automatically_derived]
+impl ::core::fmt::Debug for AppNamespaceLister {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::core::fmt::Debug::fmt(&self.lister, f)
+    }
+}
+
+impl AppNamespaceLister {
+    /// The `App` named `name` in this namespace; a missing one is `NotFound`.
+    pub fn get(
+        &self,
+        name: &str,
+    ) -> ::core::result::Result<
+        ::std::sync::Arc<App>,
+        ::kube_codegen_runtime::NotFound,
+    > {
+        self.lister.get(name)
+    }
+
+    /// The `App` objects of this namespace whose labels `selector` matches, sorted by name.
+    pub fn list(
+        &self,
+        selector: &::kube::core::Selector,
+    ) -> ::std::vec::Vec<::std::sync::Arc<App>> {
+        self.lister.list(selector)
+    }
+}

@@ -297,3 +297,97 @@ impl<S> GadgetClient<S> {
         self.handle.field_manager()
     }
 }
+
+/// The shared informer of [`Gadget`] objects: one watch and one cache per factory.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
+pub struct GadgetInformer {
+    informer: ::kube_codegen_runtime::SharedInformer<Gadget>,
+}
+
+impl GadgetInformer {
+    /// The informer of this kind in `factory`: the same one on every call.
+    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
+        Self {
+            informer: factory.informer::<Gadget>(),
+        }
+    }
+
+    /// The shared informer: event handlers, streams for `Controller`, sync state.
+    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Gadget> {
+        &self.informer
+    }
+
+    /// A lister over this informer's cache.
+    pub fn lister(&self) -> GadgetLister {
+        GadgetLister {
+            lister: self.informer.lister(),
+        }
+    }
+}
+
+/// A read-only, cache-backed view of [`Gadget`] objects; objects are shared, clone one to change it.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
+pub struct GadgetLister {
+    lister: ::kube_codegen_runtime::Lister<Gadget>,
+}
+
+impl GadgetLister {
+    /// Every cached `Gadget` whose labels `selector` matches (all namespaces), sorted.
+    pub fn list(
+        &self,
+        selector: &::kube::core::Selector,
+    ) -> ::std::vec::Vec<::std::sync::Arc<Gadget>> {
+        self.lister.list(selector)
+    }
+
+    /// The cached objects an informer index puts under `value`.
+    pub fn by_index(
+        &self,
+        index: &str,
+        value: &str,
+    ) -> ::std::vec::Vec<::std::sync::Arc<Gadget>> {
+        self.lister.by_index(index, value)
+    }
+}
+
+impl GadgetLister {
+    /// The cached `Gadget` objects of `namespace`.
+    pub fn gadgets(&self, namespace: &str) -> GadgetNamespaceLister {
+        GadgetNamespaceLister {
+            lister: self.lister.namespace(namespace),
+        }
+    }
+}
+
+/// The cached [`Gadget`] objects of one namespace.
+pub struct GadgetNamespaceLister {
+    lister: ::kube_codegen_runtime::NamespaceLister<Gadget>,
+}
+
+#[automatically_derived]
+impl ::core::fmt::Debug for GadgetNamespaceLister {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        ::core::fmt::Debug::fmt(&self.lister, f)
+    }
+}
+
+impl GadgetNamespaceLister {
+    /// The `Gadget` named `name` in this namespace; a missing one is `NotFound`.
+    pub fn get(
+        &self,
+        name: &str,
+    ) -> ::core::result::Result<
+        ::std::sync::Arc<Gadget>,
+        ::kube_codegen_runtime::NotFound,
+    > {
+        self.lister.get(name)
+    }
+
+    /// The `Gadget` objects of this namespace whose labels `selector` matches, sorted by name.
+    pub fn list(
+        &self,
+        selector: &::kube::core::Selector,
+    ) -> ::std::vec::Vec<::std::sync::Arc<Gadget>> {
+        self.lister.list(selector)
+    }
+}

@@ -1,0 +1,6 @@
+//! Built-in kinds of core `v1` the sample uses.
+
+/// The Pods of an Icecream's Deployment.
+///
+/// +genclient
+pub type Pod = k8s_openapi::api::core::v1::Pod;

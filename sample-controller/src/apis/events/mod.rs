@@ -1,0 +1,3 @@
+//! Built-in group `events.k8s.io`: the events the controllers record.
+
+pub mod v1;

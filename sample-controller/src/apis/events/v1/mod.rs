@@ -1,0 +1,7 @@
+//! Built-in kinds of `events.k8s.io/v1` the sample uses.
+
+/// Events the controllers record (through `kube::runtime::events::Recorder`).
+///
+/// +genclient
+/// +genclient:onlyVerbs=create,get,list,watch,patch
+pub type Event = k8s_openapi::api::events::v1::Event;

@@ -1,0 +1,3 @@
+//! Built-in kinds declared with `+genclient` type aliases, next to nothing else.
+pub mod apps;
+pub mod core;
