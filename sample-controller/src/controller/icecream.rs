@@ -1,0 +1,174 @@
+//! The Icecream controller: like Foo it owns a Deployment, and it reports where that
+//! Deployment's pods run: available replicas, the sorted node names, and pods per phase.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::ResourceExt;
+use kube::api::{Patch, PatchParams, PostParams};
+use kube::core::Selector;
+use kube::runtime::controller::Action;
+use kube::runtime::events::EventType;
+use kube::runtime::reflector::ObjectRef;
+use serde_json::json;
+
+use super::foo::{ERR_RESOURCE_EXISTS, SUCCESS_SYNCED};
+use super::{Context, Error, controlled_by, key, new_deployment};
+use crate::apis::samplecontroller::v1alpha1::{Icecream, IcecreamStatus};
+
+/// The label that ties an Icecream's Deployment and pods to it.
+pub const ICECREAM_LABEL: &str = "samplecontroller.k8s.io/icecream";
+
+/// The labels of an Icecream's Deployment and pods.
+pub fn labels(name: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("app".to_owned(), "icecream".to_owned()),
+        (ICECREAM_LABEL.to_owned(), name.to_owned()),
+    ])
+}
+
+/// Brings the Icecream's Deployment in line with its spec and its status in line with its pods.
+pub async fn reconcile(icecream: Arc<Icecream>, ctx: Arc<Context>) -> Result<Action, Error> {
+    let key = key(&*icecream);
+    super::measured(
+        key.clone(),
+        &ctx,
+        &ctx.metrics.icecream,
+        sync(icecream, &ctx),
+    )
+    .await
+}
+
+async fn sync(icecream: Arc<Icecream>, ctx: &Context) -> Result<Action, Error> {
+    let ns = icecream.namespace().unwrap_or_default();
+    let Ok(icecream) = ctx.icecreams.icecreams(&ns).get(&icecream.name_any()) else {
+        return Ok(Action::await_change());
+    };
+    let name = icecream.spec.deployment_name.trim();
+    if name.is_empty() {
+        let msg = format!("{}: deployment name must be specified", key(&*icecream));
+        tracing::error!(object = %key(&*icecream), "{msg}");
+        ctx.event(&*icecream, EventType::Warning, "InvalidSpec", msg)
+            .await;
+        return Ok(Action::await_change());
+    }
+    let deployments = ctx.clients.apps_v1().deployments(&ns);
+    let mut changed = false;
+    let deployment = match ctx.deployments.deployments(&ns).get(name) {
+        Ok(d) => d,
+        Err(_) => {
+            let wanted = new_deployment(
+                &*icecream,
+                name,
+                icecream.spec.replicas,
+                labels(&icecream.name_any()),
+            );
+            let created = deployments.create(&wanted, &PostParams::default()).await?;
+            tracing::info!(object = %key(&*icecream), deployment = name, flavor = ?icecream.spec.flavor, "created deployment");
+            changed = true;
+            Arc::new(created)
+        }
+    };
+    if !controlled_by(&deployment, &*icecream) {
+        let msg = format!("Resource {name:?} already exists and is not managed by Icecream");
+        ctx.event(
+            &*icecream,
+            EventType::Warning,
+            ERR_RESOURCE_EXISTS,
+            msg.clone(),
+        )
+        .await;
+        return Err(Error::ResourceExists(msg));
+    }
+    let deployment = match icecream.spec.replicas {
+        Some(wanted) if deployment.spec.replicas != Some(wanted) => {
+            changed = true;
+            let patch = Patch::Merge(json!({"spec": {"replicas": wanted}}));
+            Arc::new(
+                deployments
+                    .patch(name, &PatchParams::default(), &patch)
+                    .await?,
+            )
+        }
+        _ => deployment,
+    };
+    let status = observed(
+        &icecream.name_any(),
+        &ctx.pods.pods(&ns).list(&Selector::default()),
+        &deployment,
+    );
+    if icecream.status.as_ref() != Some(&status) {
+        let icecreams = ctx.clients.samplecontroller_v1alpha1().icecreams(&ns);
+        icecreams
+            .apply_status(&icecream.name_any(), &status)
+            .await?;
+        changed = true;
+    }
+    if changed {
+        ctx.event(
+            &*icecream,
+            EventType::Normal,
+            SUCCESS_SYNCED,
+            "Icecream synced successfully".into(),
+        )
+        .await;
+    }
+    Ok(Action::await_change())
+}
+
+/// The status an Icecream should have, from its pods and Deployment.
+pub fn observed(
+    name: &str,
+    pods: &[Arc<Pod>],
+    deployment: &k8s_openapi::api::apps::v1::Deployment,
+) -> IcecreamStatus {
+    let ours: Vec<&Arc<Pod>> = pods
+        .iter()
+        .filter(|p| p.labels().get(ICECREAM_LABEL).map(String::as_str) == Some(name))
+        .collect();
+    let nodes: BTreeSet<String> = ours
+        .iter()
+        .filter_map(|p| p.spec.as_ref()?.node_name.clone())
+        .collect();
+    let mut pod_phases = BTreeMap::new();
+    for p in &ours {
+        let phase = p
+            .status
+            .as_ref()
+            .and_then(|s| s.phase.clone())
+            .unwrap_or_else(|| "Unknown".into());
+        *pod_phases.entry(phase).or_insert(0) += 1;
+    }
+    IcecreamStatus {
+        available_replicas: deployment
+            .status
+            .as_ref()
+            .and_then(|s| s.available_replicas)
+            .unwrap_or(0),
+        nodes: nodes.into_iter().collect(),
+        pod_phases,
+    }
+}
+
+/// Maps a Deployment to the Icecream that controls it (apiVersion, kind and uid).
+pub fn owner_of(
+    icecreams: crate::generated::samplecontroller::v1alpha1::IcecreamLister,
+) -> impl Fn(Arc<k8s_openapi::api::apps::v1::Deployment>) -> Option<ObjectRef<Icecream>>
++ Send
++ Sync
++ 'static {
+    move |d| {
+        let owner = super::controller_of::<Icecream>(&*d)?;
+        let ns = d.namespace()?;
+        let icecream = icecreams.icecreams(&ns).get(&owner.name).ok()?;
+        (icecream.uid().as_deref() == Some(owner.uid.as_str()))
+            .then(|| ObjectRef::from_obj(&*icecream))
+    }
+}
+
+/// Maps a Pod to its Icecream through the Icecream label.
+pub fn pod_owner(pod: Arc<Pod>) -> Option<ObjectRef<Icecream>> {
+    let name = pod.labels().get(ICECREAM_LABEL)?;
+    Some(ObjectRef::new(name).within(&pod.namespace()?))
+}

@@ -1,0 +1,207 @@
+//! The controllers: shared context, errors, per-object backoff, and the Deployment helpers
+//! both Foo and Icecream use.
+
+pub mod foo;
+pub mod icecream;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::runtime::controller::Action;
+use kube::runtime::events::{Event, EventType, Recorder};
+use kube::{Resource, ResourceExt};
+use serde_json::json;
+
+use crate::generated::Clientset;
+use crate::generated::apps::v1::DeploymentLister;
+use crate::generated::core::v1::PodLister;
+use crate::generated::samplecontroller::v1alpha1::{FooLister, IcecreamLister};
+use crate::metrics::Metrics;
+
+/// Everything a reconcile needs: typed clients for writes, listers for reads.
+pub struct Context {
+    /// Typed clients (writes).
+    pub clients: Clientset,
+    /// Foo cache.
+    pub foos: FooLister,
+    /// Icecream cache.
+    pub icecreams: IcecreamLister,
+    /// Deployment cache.
+    pub deployments: DeploymentLister,
+    /// Pod cache.
+    pub pods: PodLister,
+    /// Events (`events.k8s.io/v1`).
+    pub recorder: Recorder,
+    /// Counters for `/metrics`.
+    pub metrics: Arc<Metrics>,
+    /// Consecutive failures per object, for exponential backoff.
+    failures: Mutex<HashMap<String, u32>>,
+}
+
+impl Context {
+    /// A context over these clients, caches and recorder.
+    pub fn new(
+        clients: Clientset,
+        listers: (FooLister, IcecreamLister, DeploymentLister, PodLister),
+        recorder: Recorder,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        let (foos, icecreams, deployments, pods) = listers;
+        Self {
+            clients,
+            foos,
+            icecreams,
+            deployments,
+            pods,
+            recorder,
+            metrics,
+            failures: Mutex::default(),
+        }
+    }
+
+    /// Records an event about `obj`; a failure to record is logged, not fatal.
+    pub async fn event<K: Resource<DynamicType = ()>>(
+        &self,
+        obj: &K,
+        type_: EventType,
+        reason: &str,
+        note: String,
+    ) {
+        let event = Event {
+            type_,
+            reason: reason.into(),
+            note: Some(note),
+            action: "Reconcile".into(),
+            secondary: None,
+        };
+        if let Err(e) = self.recorder.publish(&event, &obj.object_ref(&())).await {
+            tracing::warn!(error = %e, reason, "could not record event");
+        }
+    }
+
+    fn failed(&self, key: &str) -> u32 {
+        let mut failures = self
+            .failures
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let n = failures.entry(key.to_owned()).or_default();
+        *n += 1;
+        *n
+    }
+
+    fn succeeded(&self, key: &str) {
+        self.failures
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(key);
+    }
+}
+
+/// Why a reconcile failed; it is retried with per-object exponential backoff.
+#[derive(Debug)]
+pub enum Error {
+    /// The API server refused a write.
+    Kube(kube::Error),
+    /// A Deployment of the wanted name exists and another owner controls it.
+    ResourceExists(String),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Kube(e) => write!(f, "{e}"),
+            Error::ResourceExists(msg) => f.write_str(msg),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<kube::Error> for Error {
+    fn from(e: kube::Error) -> Self {
+        Error::Kube(e)
+    }
+}
+
+/// The key of an object for logs and backoff: `namespace/name`.
+pub fn key<K: ResourceExt>(obj: &K) -> String {
+    format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any())
+}
+
+/// Requeues a failed object after 5 ms, 10 ms, 20 ms, ... up to 1000 s, as client-go's
+/// default controller rate limiter does per item.
+pub fn backoff<K: ResourceExt>(obj: &K, error: &Error, ctx: &Context) -> Action {
+    let key = key(obj);
+    let n = ctx.failed(&key);
+    let delay = Duration::from_millis(5)
+        .saturating_mul(1u32 << (n - 1).min(20))
+        .min(Duration::from_secs(1000));
+    tracing::warn!(object = %key, error = %error, retry_in = ?delay, "reconcile failed");
+    Action::requeue(delay)
+}
+
+/// Whether `owner` (by apiVersion, kind and uid) is `d`'s controller.
+pub fn controlled_by<K: Resource<DynamicType = ()>>(d: &Deployment, owner: &K) -> bool {
+    let uid = owner.meta().uid.as_deref();
+    d.owner_references().iter().any(|r| {
+        r.controller == Some(true)
+            && r.api_version == K::api_version(&())
+            && r.kind == K::kind(&())
+            && Some(r.uid.as_str()) == uid
+    })
+}
+
+/// The controller reference of `d`, if it names kind `K`.
+pub fn controller_of<K: Resource<DynamicType = ()>>(
+    d: &impl ResourceExt,
+) -> Option<&OwnerReference> {
+    d.owner_references().iter().find(|r| {
+        r.controller == Some(true) && r.api_version == K::api_version(&()) && r.kind == K::kind(&())
+    })
+}
+
+/// The Deployment an owner wants: `replicas` pods labelled `labels`, running nginx.
+pub fn new_deployment<K: Resource<DynamicType = ()>>(
+    owner: &K,
+    name: &str,
+    replicas: Option<i32>,
+    labels: BTreeMap<String, String>,
+) -> Deployment {
+    let mut d: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": name, "namespace": owner.meta().namespace, "labels": labels},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "nginx", "image": "nginx:latest"}]}
+            }
+        }
+    }))
+    .expect("a valid Deployment");
+    d.metadata.owner_references = owner.controller_owner_ref(&()).map(|r| vec![r]);
+    d
+}
+
+/// Runs `reconcile`, timing it into `metrics` and resetting backoff on success.
+pub async fn measured<F>(
+    key: String,
+    ctx: &Context,
+    metrics: &crate::metrics::ControllerMetrics,
+    reconcile: F,
+) -> Result<Action, Error>
+where
+    F: std::future::Future<Output = Result<Action, Error>>,
+{
+    metrics.started();
+    let started = std::time::Instant::now();
+    let result = reconcile.await;
+    metrics.finished(started.elapsed(), result.is_err());
+    if result.is_ok() {
+        ctx.succeeded(&key);
+    }
+    result
+}

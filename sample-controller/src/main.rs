@@ -1,0 +1,163 @@
+//! `sample-controller`: the Foo and Icecream controllers, against a cluster or embedded.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use sample_controller::run::{self, LeaseOptions, Options, shutdown_signal};
+
+/// The Foo and Icecream controllers, driven by code generated with kube-codegen.
+///
+/// With no cluster configuration (no --kubeconfig, no KUBECONFIG or ~/.kube/config, not in a
+/// pod), or with --embedded, it runs a demo on an in-memory API server and exits.
+#[derive(Debug, Parser)]
+#[command(name = "sample-controller", version, about, long_about)]
+struct Args {
+    /// Path to a kubeconfig. Only required if out-of-cluster.
+    #[arg(long, env = "KUBECONFIG", value_name = "FILE")]
+    kubeconfig: Option<PathBuf>,
+    /// The address of the Kubernetes API server; overrides the kubeconfig's.
+    #[arg(long, value_name = "URL")]
+    master: Option<String>,
+    /// Run the demo on the embedded in-memory API server.
+    #[arg(long)]
+    embedded: bool,
+    /// Only watch and reconcile this namespace (default: all).
+    #[arg(long)]
+    namespace: Option<String>,
+    /// Reconciles running at once per controller (Go's threadiness).
+    #[arg(long, default_value_t = 2)]
+    concurrency: u16,
+    /// Informer resync period, in seconds (0: none).
+    #[arg(long, default_value_t = 30)]
+    resync_period: u64,
+    /// Serve /healthz, /readyz and /metrics on this address.
+    #[arg(long, value_name = "ADDR")]
+    health_addr: Option<SocketAddr>,
+    /// Hold a coordination.k8s.io Lease while reconciling (for replicas > 1).
+    #[arg(long)]
+    leader_elect: bool,
+    /// Lease name.
+    #[arg(long, default_value = "sample-controller")]
+    lease_name: String,
+    /// Lease namespace (default: the --namespace, else `default`).
+    #[arg(long)]
+    lease_namespace: Option<String>,
+    /// This replica's identity in the lease (default: $POD_NAME, else the host name).
+    #[arg(long, env = "POD_NAME")]
+    identity: Option<String>,
+    /// Seconds in-flight reconciles get to finish after SIGTERM/SIGINT.
+    #[arg(long, default_value_t = 20)]
+    shutdown_deadline: u64,
+}
+
+async fn client_config(args: &Args) -> Option<kube::Config> {
+    let mut config = match &args.kubeconfig {
+        Some(path) => {
+            let kubeconfig = kube::config::Kubeconfig::read_from(path).ok()?;
+            kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+                .await
+                .ok()?
+        }
+        None => kube::Config::infer().await.ok()?,
+    };
+    if let Some(master) = &args.master {
+        config.cluster_url = master.parse().ok()?;
+    }
+    Some(config)
+}
+
+/// The first SIGTERM or SIGINT starts a graceful shutdown; a second one exits at once.
+fn signals() -> run::ShutdownSignal {
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("SIGTERM handler");
+        let first = next_signal(&mut term).await;
+        tracing::info!(
+            signal = first,
+            "shutting down gracefully; send it again to exit at once"
+        );
+        let _ = tx.send(());
+        let second = next_signal(&mut term).await;
+        tracing::warn!(signal = second, "exiting at once");
+        std::process::exit(130);
+    });
+    shutdown_signal(async move {
+        let _ = rx.await;
+    })
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(if args.embedded { "warn" } else { "info" })
+    });
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+
+    let options = Options {
+        namespace: args.namespace.clone(),
+        concurrency: args.concurrency.max(1),
+        resync: (args.resync_period > 0).then(|| Duration::from_secs(args.resync_period)),
+        health_addr: args.health_addr,
+        leader_election: args.leader_elect.then(|| LeaseOptions {
+            name: args.lease_name.clone(),
+            namespace: args
+                .lease_namespace
+                .clone()
+                .or(args.namespace.clone())
+                .unwrap_or_else(|| "default".into()),
+            identity: args.identity.clone().unwrap_or_else(hostname),
+            duration: 15,
+        }),
+        shutdown_deadline: Duration::from_secs(args.shutdown_deadline),
+    };
+    let config = if args.embedded {
+        None
+    } else {
+        client_config(&args).await
+    };
+    let result = match config {
+        None => {
+            if !args.embedded {
+                println!(
+                    "no cluster configuration found (no --kubeconfig, KUBECONFIG, ~/.kube/config or in-cluster service account): running embedded"
+                );
+            }
+            println!(
+                "running the Foo and Icecream controllers on the embedded in-memory API server\n"
+            );
+            sample_controller::embedded::demo(options).await
+        }
+        Some(config) => match kube::Client::try_from(config) {
+            Ok(client) => run::run(client, options, signals()).await.map(|_| ()),
+            Err(e) => Err(e.into()),
+        },
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn next_signal(term: &mut tokio::signal::unix::Signal) -> &'static str {
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => "SIGINT",
+        _ = term.recv() => "SIGTERM",
+    }
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/etc/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_else(|_| "sample-controller".into())
+}

@@ -1,0 +1,229 @@
+//! The controller process: one informer factory, both controllers on its shared streams,
+//! leader election, health and metrics, graceful shutdown.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use futures::StreamExt;
+use futures::future::{BoxFuture, FutureExt, Shared};
+use kube::Client;
+use kube::runtime::controller::{Config, Controller};
+use kube::runtime::events::{Recorder, Reporter};
+use kube_codegen_runtime::{FieldManager, Handlers, SharedInformerFactory};
+
+use crate::controller::{self, Context};
+use crate::generated::{Clientset, InformerFactoryExt};
+use crate::health::Health;
+use crate::metrics::Metrics;
+
+/// How the controller runs.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Only watch and reconcile this namespace.
+    pub namespace: Option<String>,
+    /// Reconciles running at once, per controller (Go's threadiness).
+    pub concurrency: u16,
+    /// Informer resync period.
+    pub resync: Option<Duration>,
+    /// Where to serve `/healthz`, `/readyz` and `/metrics`.
+    pub health_addr: Option<SocketAddr>,
+    /// Leader election on a Lease, for replicas > 1.
+    pub leader_election: Option<LeaseOptions>,
+    /// How long in-flight reconciles may take to finish after shutdown starts.
+    pub shutdown_deadline: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            namespace: None,
+            concurrency: 2,
+            resync: Some(Duration::from_secs(30)),
+            health_addr: None,
+            leader_election: None,
+            shutdown_deadline: Duration::from_secs(20),
+        }
+    }
+}
+
+/// The Lease to hold while reconciling.
+#[derive(Debug, Clone)]
+pub struct LeaseOptions {
+    /// Lease name.
+    pub name: String,
+    /// Lease namespace.
+    pub namespace: String,
+    /// This replica's identity (pod name).
+    pub identity: String,
+    /// Lease duration in seconds.
+    pub duration: u64,
+}
+
+/// The field manager of every write the controllers make.
+pub const FIELD_MANAGER: &str = "sample-controller";
+
+/// A clonable "shutdown has started" signal.
+pub type ShutdownSignal = Shared<BoxFuture<'static, ()>>;
+
+/// Turns any future into a [`ShutdownSignal`].
+pub fn shutdown_signal(f: impl Future<Output = ()> + Send + 'static) -> ShutdownSignal {
+    f.boxed().shared()
+}
+
+/// Runs both controllers until `shutdown` resolves (or the lease is lost), then stops
+/// taking work, lets in-flight reconciles finish within the deadline, and releases the lease.
+pub async fn run(
+    client: Client,
+    options: Options,
+    shutdown: ShutdownSignal,
+) -> anyhow_free::Result<Arc<Health>> {
+    let metrics = Arc::new(Metrics::default());
+    let health = Arc::new(Health {
+        metrics: metrics.clone(),
+        ..Health::default()
+    });
+    let _server = match options.health_addr {
+        Some(addr) => {
+            let (bound, task) = crate::health::serve(addr, health.clone()).await?;
+            tracing::info!(%bound, "serving /healthz, /readyz and /metrics");
+            Some(task)
+        }
+        None => None,
+    };
+
+    // Leader election: wait for the lease before reconciling; losing it stops everything.
+    let (lease_lost, lease_task) = match &options.leader_election {
+        Some(lease) => {
+            let (mut is_leader, task) =
+                crate::leader::acquire(client.clone(), lease, shutdown.clone()).await?;
+            health.ready.store(true, Ordering::Relaxed);
+            let lost = shutdown_signal(async move {
+                let _ = is_leader.wait_for(|leader| !leader).await;
+                tracing::warn!("leader lease lost; stopping");
+            });
+            (Some(lost), Some(task))
+        }
+        None => (None, None),
+    };
+    let stop = match &lease_lost {
+        Some(lost) => {
+            shutdown_signal(futures::future::select(shutdown.clone(), lost.clone()).map(|_| ()))
+        }
+        None => shutdown.clone(),
+    };
+
+    let mut builder = SharedInformerFactory::builder(client.clone());
+    if let Some(ns) = &options.namespace {
+        builder = builder.namespace(ns);
+    }
+    if let Some(period) = options.resync {
+        builder = builder.default_resync(period);
+    }
+    let factory = builder.build();
+    let foos = factory.samplecontroller().v1alpha1().foos();
+    let icecreams = factory.samplecontroller().v1alpha1().icecreams();
+    let deployments = factory.apps().v1().deployments();
+    let pods = factory.core().v1().pods();
+    pods.informer().add_event_handler(Handlers::new().on_update(
+        |old: &Arc<k8s_openapi::api::core::v1::Pod>, new| {
+            let node = |p: &k8s_openapi::api::core::v1::Pod| {
+                p.spec.as_ref().and_then(|s| s.node_name.clone())
+            };
+            if let (None, Some(node)) = (node(old), node(new)) {
+                tracing::info!(pod = %controller::key(&**new), node, "pod scheduled");
+            }
+        },
+    ));
+
+    let identity = options.leader_election.as_ref().map(|l| l.identity.clone());
+    let recorder = Recorder::new(
+        client.clone(),
+        Reporter {
+            controller: FIELD_MANAGER.into(),
+            instance: identity,
+        },
+    );
+    let clients = Clientset::new(client.clone(), FieldManager::new(FIELD_MANAGER).force());
+    let ctx = Arc::new(Context::new(
+        clients,
+        (
+            foos.lister(),
+            icecreams.lister(),
+            deployments.lister(),
+            pods.lister(),
+        ),
+        recorder,
+        metrics,
+    ));
+    let config = Config::default().concurrency(options.concurrency);
+    let foo_controller =
+        Controller::for_shared_stream(foos.informer().subscribe(), foos.informer().store())
+            .watches_shared_stream(
+                deployments.informer().subscribe(),
+                controller::foo::owner_of(foos.lister()),
+            )
+            .with_config(config.clone())
+            .graceful_shutdown_on(stop.clone())
+            .run(
+                controller::foo::reconcile,
+                |foo, err, ctx| controller::backoff(&*foo, err, &ctx),
+                ctx.clone(),
+            )
+            .for_each(|_| async {});
+    let icecream_controller = Controller::for_shared_stream(
+        icecreams.informer().subscribe(),
+        icecreams.informer().store(),
+    )
+    .watches_shared_stream(
+        deployments.informer().subscribe(),
+        controller::icecream::owner_of(icecreams.lister()),
+    )
+    .watches_shared_stream(pods.informer().subscribe(), controller::icecream::pod_owner)
+    .with_config(config)
+    .graceful_shutdown_on(stop.clone())
+    .run(
+        controller::icecream::reconcile,
+        |i, err, ctx| controller::backoff(&*i, err, &ctx),
+        ctx.clone(),
+    )
+    .for_each(|_| async {});
+
+    factory.start();
+    let synced = factory.wait_for_cache_sync(Duration::from_secs(60)).await;
+    if let Some((name, _)) = synced.iter().find(|(_, ok)| !**ok) {
+        factory.shutdown().await;
+        return Err(format!("the cache of {name} did not sync within 60s").into());
+    }
+    tracing::info!(caches = ?synced.keys().collect::<Vec<_>>(), concurrency = options.concurrency, "caches synced; reconciling");
+    health.ready.store(true, Ordering::Relaxed);
+
+    let controllers = futures::future::join(foo_controller, icecream_controller);
+    tokio::select! {
+        _ = controllers => {}
+        // After shutdown starts, in-flight reconciles get the deadline to finish.
+        _ = async { stop.clone().await; tokio::time::sleep(options.shutdown_deadline).await } => {
+            tracing::warn!(deadline = ?options.shutdown_deadline, "reconciles did not finish in time");
+        }
+    }
+    health.ready.store(false, Ordering::Relaxed);
+    factory.shutdown().await;
+    if let Some(task) = lease_task {
+        // Dropping every holder of the leadership signal releases the lease.
+        drop(stop);
+        drop(lease_lost);
+        let _ = task.await;
+    }
+    tracing::info!("stopped");
+    Ok(health)
+}
+
+/// A minimal boxed error, to keep the sample free of error-handling crates.
+pub mod anyhow_free {
+    /// Any error.
+    pub type Error = Box<dyn std::error::Error + Send + Sync>;
+    /// A result with any error.
+    pub type Result<T> = std::result::Result<T, Error>;
+}
