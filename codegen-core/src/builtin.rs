@@ -1,7 +1,7 @@
 //! Built-in kinds: `/// +genclient` on a type alias of a k8s-openapi type gives it the same
 //! typed client, informer and lister as a CRD, in the same clientset and factory.
 //!
-//! ```ignore
+//! ```text
 //! /// +genclient
 //! pub type Deployment = k8s_openapi::api::apps::v1::Deployment;
 //! ```

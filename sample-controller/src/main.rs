@@ -51,6 +51,9 @@ struct Args {
     /// Seconds in-flight reconciles get to finish after SIGTERM/SIGINT.
     #[arg(long, default_value_t = 20)]
     shutdown_deadline: u64,
+    /// Print the CRDs of Foo and Icecream as YAML (for `kubectl apply -f -`) and exit.
+    #[arg(long)]
+    print_crds: bool,
 }
 
 async fn client_config(args: &Args) -> Option<kube::Config> {
@@ -93,13 +96,18 @@ fn signals() -> run::ShutdownSignal {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-        tracing_subscriber::EnvFilter::new(if args.embedded { "warn" } else { "info" })
-    });
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+    if args.print_crds {
+        for crd in sample_controller::apis::crds() {
+            match serde_saphyr::to_string(&crd) {
+                Ok(yaml) => print!("---\n{yaml}"),
+                Err(e) => {
+                    eprintln!("error: cannot write the CRD as YAML: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        return ExitCode::SUCCESS;
+    }
 
     let options = Options {
         namespace: args.namespace.clone(),
@@ -123,6 +131,14 @@ async fn main() -> ExitCode {
     } else {
         client_config(&args).await
     };
+    // The embedded demo prints its own report; its logs stay at warnings unless RUST_LOG says otherwise.
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(if config.is_none() { "warn" } else { "info" })
+    });
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
     let result = match config {
         None => {
             if !args.embedded {

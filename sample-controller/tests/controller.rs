@@ -1,0 +1,357 @@
+//! The controllers on the fake API server, through the generated clients and informers:
+//! the Go sample's cases (creates the deployment; in sync means no writes but a differing
+//! status; updates replicas; not controlled by us is an error and an event) and more.
+
+use std::time::Duration;
+
+use fake_apiserver::FakeApiServer;
+use kube::Client;
+use sample_controller::apis::samplecontroller::v1alpha1::{
+    Flavor, Foo, FooSpec, Icecream, IcecreamSpec,
+};
+use sample_controller::run::{self, Options, shutdown_signal};
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+struct Running {
+    fake: FakeApiServer,
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<
+        run::anyhow_free::Result<std::sync::Arc<sample_controller::health::Health>>,
+    >,
+}
+
+impl Running {
+    async fn start(fake: FakeApiServer, resync: Option<Duration>) -> Self {
+        for crd in sample_controller::apis::crds() {
+            let _ = fake.seed(crd);
+        }
+        let client = Client::new(fake.clone(), "default");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let options = Options {
+            resync,
+            shutdown_deadline: Duration::from_secs(5),
+            ..Options::default()
+        };
+        let task = tokio::spawn(run::run(
+            client,
+            options,
+            shutdown_signal(async move {
+                let _ = stopped.await;
+            }),
+        ));
+        Self {
+            fake,
+            stop: Some(stop),
+            task,
+        }
+    }
+
+    async fn stop(mut self) -> std::sync::Arc<sample_controller::health::Health> {
+        let _ = self.stop.take().unwrap().send(());
+        tokio::time::timeout(Duration::from_secs(10), &mut self.task)
+            .await
+            .expect("stops in time")
+            .unwrap()
+            .unwrap()
+    }
+
+    fn get(&self, av: &str, kind: &str, name: &str) -> Option<Value> {
+        self.fake.get(av, kind, Some("default"), name)
+    }
+
+    fn events(&self, reason: &str) -> Vec<Value> {
+        self.fake
+            .list("events.k8s.io/v1", "Event", Some("default"))
+            .into_iter()
+            .filter(|e| e["reason"] == reason)
+            .collect()
+    }
+}
+
+async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    for _ in 0..200 {
+        if check() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{what}: not within 10s");
+}
+
+fn foo(name: &str, deployment: &str, replicas: i32) -> Foo {
+    let mut foo = Foo::new(
+        name,
+        FooSpec {
+            deployment_name: deployment.into(),
+            replicas: Some(replicas),
+        },
+    );
+    foo.metadata.namespace = Some("default".into());
+    foo
+}
+
+/// Sets a Deployment's status as the Deployment controller would.
+async fn make_available(fake: &FakeApiServer, name: &str, n: i32) {
+    let client = Client::new(fake.clone(), "default");
+    let api: kube::Api<k8s_openapi::api::apps::v1::Deployment> =
+        kube::Api::default_namespaced(client);
+    let status = json!({"status": {"replicas": n, "availableReplicas": n, "readyReplicas": n}});
+    api.patch_status(name, &Default::default(), &kube::api::Patch::Merge(status))
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn creates_the_deployment_owned_by_the_foo_and_writes_status() {
+    let fake = FakeApiServer::new();
+    let r = Running::start(fake.clone(), None).await;
+    fake.seed(foo("test", "test-deploy", 1)).unwrap();
+    eventually("deployment", || {
+        r.get("apps/v1", "Deployment", "test-deploy").is_some()
+    })
+    .await;
+    let d = r.get("apps/v1", "Deployment", "test-deploy").unwrap();
+    let foo = r
+        .get("samplecontroller.k8s.io/v1alpha1", "Foo", "test")
+        .unwrap();
+    let owner = &d["metadata"]["ownerReferences"][0];
+    assert_eq!(
+        (owner["kind"].as_str(), owner["apiVersion"].as_str()),
+        (Some("Foo"), Some("samplecontroller.k8s.io/v1alpha1"))
+    );
+    assert_eq!(owner["uid"], foo["metadata"]["uid"]);
+    assert_eq!(owner["controller"], true);
+    assert_eq!(d["spec"]["replicas"], 1);
+    make_available(&fake, "test-deploy", 1).await;
+    eventually("status", || {
+        r.get("samplecontroller.k8s.io/v1alpha1", "Foo", "test")
+            .unwrap()["status"]["availableReplicas"]
+            == 1
+    })
+    .await;
+    eventually("synced event", || !r.events("Synced").is_empty()).await;
+    r.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_sync_means_no_writes_even_across_resyncs() {
+    let fake = FakeApiServer::new();
+    let r = Running::start(fake.clone(), Some(Duration::from_millis(100))).await;
+    fake.seed(foo("test", "test-deploy", 1)).unwrap();
+    eventually("deployment", || {
+        r.get("apps/v1", "Deployment", "test-deploy").is_some()
+    })
+    .await;
+    make_available(&fake, "test-deploy", 1).await;
+    eventually("status", || {
+        r.get("samplecontroller.k8s.io/v1alpha1", "Foo", "test")
+            .unwrap()["status"]["availableReplicas"]
+            == 1
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    fake.clear_actions();
+    // Several resyncs later: reads from the cache only, zero writes.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let writes = fake.writes();
+    assert!(writes.is_empty(), "steady state wrote: {writes:?}");
+    let health = r.stop().await;
+    assert!(
+        health.metrics.foo.reconciles() >= 5,
+        "resyncs reconciled {} times",
+        health.metrics.foo.reconciles()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn updates_replicas_and_recreates_a_deleted_deployment() {
+    let fake = FakeApiServer::new();
+    let r = Running::start(fake.clone(), None).await;
+    fake.seed(foo("test", "test-deploy", 1)).unwrap();
+    eventually("deployment", || {
+        r.get("apps/v1", "Deployment", "test-deploy").is_some()
+    })
+    .await;
+    let client = Client::new(fake.clone(), "default");
+    let foos: kube::Api<Foo> = kube::Api::default_namespaced(client.clone());
+    foos.patch(
+        "test",
+        &Default::default(),
+        &kube::api::Patch::Merge(json!({"spec": {"replicas": 4}})),
+    )
+    .await
+    .unwrap();
+    eventually("replicas 4", || {
+        r.get("apps/v1", "Deployment", "test-deploy").unwrap()["spec"]["replicas"] == 4
+    })
+    .await;
+
+    let deployments: kube::Api<k8s_openapi::api::apps::v1::Deployment> =
+        kube::Api::default_namespaced(client);
+    deployments
+        .delete("test-deploy", &Default::default())
+        .await
+        .unwrap();
+    eventually("recreated", || {
+        r.get("apps/v1", "Deployment", "test-deploy").is_some()
+    })
+    .await;
+    assert_eq!(
+        r.get("apps/v1", "Deployment", "test-deploy").unwrap()["spec"]["replicas"],
+        4
+    );
+    r.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deployment_we_do_not_control_is_left_alone_and_reported() {
+    let fake = FakeApiServer::new();
+    fake.seed(json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "taken", "namespace": "default"},
+        "spec": {"replicas": 7, "selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}}}}}))
+    .unwrap();
+    let r = Running::start(fake.clone(), None).await;
+    fake.seed(foo("test", "taken", 1)).unwrap();
+    eventually("ErrResourceExists event", || {
+        !r.events("ErrResourceExists").is_empty()
+    })
+    .await;
+    let event = &r.events("ErrResourceExists")[0];
+    assert_eq!(event["type"], "Warning");
+    assert_eq!(
+        event["note"],
+        "Resource \"taken\" already exists and is not managed by Foo"
+    );
+    let d = r.get("apps/v1", "Deployment", "taken").unwrap();
+    assert_eq!(d["spec"]["replicas"], 7, "untouched");
+    assert!(d["metadata"].get("ownerReferences").is_none());
+    let health = r.stop().await;
+    assert!(
+        health.metrics.foo.errors() >= 1,
+        "the reconcile failed (and was retried with backoff)"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ownership_is_by_uid_not_name() {
+    let fake = FakeApiServer::new();
+    for crd in sample_controller::apis::crds() {
+        fake.seed(crd).unwrap();
+    }
+    // A Deployment controlled by an earlier Foo of the same name (another uid).
+    fake.seed(json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "old", "namespace": "default",
+        "ownerReferences": [{"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo", "name": "test", "uid": "not-this-foo", "controller": true}]},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}}}}}))
+    .unwrap_or_default();
+    let r = Running::start(fake.clone(), None).await;
+    fake.seed(foo("test", "old", 1)).unwrap();
+    eventually("not ours", || !r.events("ErrResourceExists").is_empty()).await;
+    r.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_deployment_name_is_reported_and_not_retried() {
+    let fake = FakeApiServer::new();
+    let r = Running::start(fake.clone(), None).await;
+    fake.seed(foo("test", "", 1)).unwrap();
+    eventually("InvalidSpec event", || !r.events("InvalidSpec").is_empty()).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let health = r.stop().await;
+    assert_eq!(health.metrics.foo.errors(), 0, "not an error: not retried");
+    assert!(
+        fake.list("apps/v1", "Deployment", Some("default"))
+            .is_empty()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_the_foo_removes_its_deployment() {
+    let fake = FakeApiServer::new();
+    let r = Running::start(fake.clone(), None).await;
+    fake.seed(foo("test", "test-deploy", 1)).unwrap();
+    eventually("deployment", || {
+        r.get("apps/v1", "Deployment", "test-deploy").is_some()
+    })
+    .await;
+    let foos: kube::Api<Foo> = kube::Api::default_namespaced(Client::new(fake.clone(), "default"));
+    foos.delete("test", &Default::default()).await.unwrap();
+    eventually("garbage collected", || {
+        r.get("apps/v1", "Deployment", "test-deploy").is_none()
+    })
+    .await;
+    r.stop().await;
+}
+
+fn pod(name: &str, icecream: &str, node: Option<&str>, phase: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default",
+        "labels": {"app": "icecream", "samplecontroller.k8s.io/icecream": icecream}},
+        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "nginx"}]},
+        "status": {"phase": phase}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn icecream_status_follows_its_pods() {
+    let fake = FakeApiServer::new();
+    let r = Running::start(fake.clone(), None).await;
+    let mut ice = Icecream::new(
+        "cone",
+        IcecreamSpec {
+            deployment_name: "cone".into(),
+            replicas: Some(2),
+            flavor: Flavor::Chocolate,
+        },
+    );
+    ice.metadata.namespace = Some("default".into());
+    fake.seed(&ice).unwrap();
+    eventually("deployment", || {
+        r.get("apps/v1", "Deployment", "cone").is_some()
+    })
+    .await;
+    let status = || {
+        r.get("samplecontroller.k8s.io/v1alpha1", "Icecream", "cone")
+            .unwrap()["status"]
+            .clone()
+    };
+
+    fake.seed(pod("cone-1", "cone", Some("node-b"), "Running"))
+        .unwrap();
+    fake.seed(pod("cone-2", "cone", None, "Pending")).unwrap();
+    fake.seed(pod("other", "not-cone", Some("node-z"), "Running"))
+        .unwrap();
+    eventually("two pods", || {
+        status()["podPhases"] == json!({"Pending": 1, "Running": 1})
+    })
+    .await;
+    assert_eq!(status()["nodes"], json!(["node-b"]));
+
+    let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
+        kube::Api::default_namespaced(Client::new(fake.clone(), "default"));
+    pods.patch(
+        "cone-2",
+        &Default::default(),
+        &kube::api::Patch::Merge(json!({"spec": {"nodeName": "node-a"}})),
+    )
+    .await
+    .unwrap();
+    pods.patch_status(
+        "cone-2",
+        &Default::default(),
+        &kube::api::Patch::Merge(json!({"status": {"phase": "Running"}})),
+    )
+    .await
+    .unwrap();
+    eventually("scheduled and running", || {
+        status()["nodes"] == json!(["node-a", "node-b"])
+            && status()["podPhases"] == json!({"Running": 2})
+    })
+    .await;
+
+    pods.delete("cone-1", &Default::default()).await.unwrap();
+    eventually("pod deleted", || {
+        status()["nodes"] == json!(["node-a"]) && status()["podPhases"] == json!({"Running": 1})
+    })
+    .await;
+    make_available(&fake, "cone", 2).await;
+    eventually("available", || status()["availableReplicas"] == 2).await;
+    r.stop().await;
+}

@@ -1,0 +1,198 @@
+//! The whole process: the `sample-controller` binary against an API server over HTTP, with
+//! leader election, health endpoints, metrics and graceful shutdown on SIGTERM.
+//!
+//! By default the API server is the fake one, on loopback. With `E2E_KUBECONFIG=<path>` the
+//! same test runs against that cluster (the CRDs are installed first); checks that need the
+//! fake's view are skipped there.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fake_apiserver::FakeApiServer;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Client;
+use kube::api::{Api, DeleteParams, PostParams};
+use sample_controller::apis::samplecontroller::v1alpha1::{Foo, FooSpec};
+
+fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let code = response.split_whitespace().nth(1)?.parse().ok()?;
+    let body = response.split("\r\n\r\n").nth(1).unwrap_or("").to_owned();
+    Some((code, body))
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn until<T, F: std::future::Future<Output = Option<T>>>(
+    what: &str,
+    mut f: impl FnMut() -> F,
+) -> T {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(30) {
+        if let Some(v) = f().await {
+            return v;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{what}: not within 30s");
+}
+
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_reconciles_holds_the_lease_and_shuts_down_gracefully() {
+    let dir = std::env::temp_dir().join(format!("sample-controller-e2e-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (kubeconfig, fake, _served) = match std::env::var("E2E_KUBECONFIG") {
+        Ok(path) => (std::path::PathBuf::from(path), None, None),
+        Err(_) => {
+            let fake = FakeApiServer::new();
+            let served = fake.serve("127.0.0.1:0".parse().unwrap()).await.unwrap();
+            let path = dir.join("kubeconfig");
+            std::fs::write(&path, served.kubeconfig()).unwrap();
+            (path, Some(fake), Some(served))
+        }
+    };
+    let config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(&kubeconfig).unwrap(),
+        &Default::default(),
+    )
+    .await
+    .unwrap();
+    let client = Client::try_from(config).unwrap();
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in sample_controller::apis::crds() {
+        let _ = crds.create(&PostParams::default(), &crd).await;
+    }
+
+    let port = free_port();
+    let child = Command::new(env!("CARGO_BIN_EXE_sample-controller"))
+        .args([
+            "--kubeconfig",
+            kubeconfig.to_str().unwrap(),
+            "--leader-elect",
+            "--identity",
+            "e2e-replica",
+        ])
+        .args([
+            "--health-addr",
+            &format!("127.0.0.1:{port}"),
+            "--namespace",
+            "default",
+            "--shutdown-deadline",
+            "5",
+        ])
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Guard(child);
+    let pid = child.0.id();
+
+    until("/readyz", || async {
+        (http_get(port, "/readyz")?.0 == 200).then_some(())
+    })
+    .await;
+    assert_eq!(http_get(port, "/healthz").unwrap().0, 200);
+
+    let foos: Api<Foo> = Api::namespaced(client.clone(), "default");
+    let foo = Foo::new(
+        "e2e-foo",
+        FooSpec {
+            deployment_name: "e2e-foo".into(),
+            replicas: Some(2),
+        },
+    );
+    let _ = foos.delete("e2e-foo", &DeleteParams::default()).await;
+    foos.create(&PostParams::default(), &foo).await.unwrap();
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let d = until("the controller creates the Deployment", || async {
+        deployments.get_opt("e2e-foo").await.ok().flatten()
+    })
+    .await;
+    assert_eq!(d.spec.replicas, Some(2));
+
+    let leases: Api<Lease> = Api::namespaced(client.clone(), "default");
+    let lease = leases.get("sample-controller").await.unwrap();
+    assert_eq!(
+        lease.spec.unwrap().holder_identity.as_deref(),
+        Some("e2e-replica")
+    );
+    let metrics = http_get(port, "/metrics").unwrap().1;
+    assert!(
+        metrics.contains("sample_controller_reconcile_total{controller=\"foo\"}"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("sample_controller_reconcile_duration_seconds_count"),
+        "{metrics}"
+    );
+
+    let killed = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "no exit within 15s of SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let mut logs = String::new();
+    child
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut logs)
+        .unwrap();
+    assert!(status.success(), "exit {status:?}\n{logs}");
+    assert!(logs.contains("shutting down gracefully"), "{logs}");
+    assert!(logs.contains("stopped"), "{logs}");
+    let released = leases.get("sample-controller").await.unwrap();
+    let holder = released
+        .spec
+        .and_then(|s| s.holder_identity)
+        .unwrap_or_default();
+    assert!(
+        holder.is_empty(),
+        "the lease is released on shutdown, held by {holder:?}"
+    );
+
+    if let Some(fake) = &fake {
+        assert!(
+            fake.get("apps/v1", "Deployment", Some("default"), "e2e-foo")
+                .is_some()
+        );
+    } else {
+        let _ = foos.delete("e2e-foo", &DeleteParams::default()).await;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
