@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Regenerates the sample's typed clients (sample-controller/src/generated) in place.
+# Regenerates every API tree listed in hack/codegen-trees.txt, in place.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 cargo build --quiet -p kube-codegen
-target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
-"$target_dir/debug/kube-codegen" generate \
-  --input sample-controller/src/apis \
-  --output sample-controller/src/generated
+codegen="${CARGO_TARGET_DIR:-$PWD/target}/debug/kube-codegen"
+grep -v '^#' hack/codegen-trees.txt | while read -r input output; do
+  [ -n "$input" ] || continue
+  "$codegen" generate --input "$input" --output "$output"
+done

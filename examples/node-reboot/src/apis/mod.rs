@@ -1,0 +1,3 @@
+//! The kinds the node reboot operator uses, declared for kube-codegen.
+
+pub mod core;

@@ -1,0 +1,3 @@
+//! Core group.
+
+pub mod v1;

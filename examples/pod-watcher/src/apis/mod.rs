@@ -1,0 +1,3 @@
+//! The kinds the pod watcher uses, declared for kube-codegen.
+
+pub mod core;

@@ -1,0 +1,113 @@
+//! `pod-watcher`: log every Pod add, update and delete.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use fake_apiserver::FakeApiServer;
+use futures::FutureExt;
+use kube::Client;
+use pod_watcher::Options;
+use serde_json::json;
+
+/// Log every Pod add, update and delete with its namespace, name, phase and node.
+#[derive(Debug, Parser)]
+#[command(name = "pod-watcher", version, about)]
+struct Args {
+    /// Path to a kubeconfig (default: KUBECONFIG, ~/.kube/config or in-cluster).
+    #[arg(long, value_name = "FILE")]
+    kubeconfig: Option<PathBuf>,
+    /// Run a scripted pod lifecycle on the embedded in-memory API server, then exit.
+    #[arg(long)]
+    embedded: bool,
+    /// Watch one namespace (default: all).
+    #[arg(long)]
+    namespace: Option<String>,
+    /// Resync period in seconds (0: none).
+    #[arg(long, default_value_t = 0)]
+    resync_period: u64,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    let options = Options {
+        namespace: args.namespace.clone(),
+        resync: (args.resync_period > 0).then(|| Duration::from_secs(args.resync_period)),
+        ..Options::default()
+    };
+    let config = match (&args.kubeconfig, args.embedded) {
+        (_, true) => None,
+        (Some(path), false) => match kube::config::Kubeconfig::read_from(path) {
+            Ok(k) => kube::Config::from_custom_kubeconfig(k, &Default::default())
+                .await
+                .ok(),
+            Err(_) => None,
+        },
+        (None, false) => kube::Config::infer().await.ok(),
+    };
+    let result = match config.and_then(|c| Client::try_from(c).ok()) {
+        Some(client) => {
+            let shutdown = async {
+                let _ = tokio::signal::ctrl_c().await;
+            };
+            pod_watcher::run(client, options, shutdown.boxed(), |line| println!("{line}")).await
+        }
+        None => embedded(options).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A pod's life on the embedded API server: created, scheduled, running, deleted.
+async fn embedded(options: Options) -> Result<(), String> {
+    println!("running on the embedded in-memory API server with a scripted pod lifecycle\n");
+    let fake = FakeApiServer::new();
+    let client = Client::new(fake.clone(), "default");
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+    let watcher = tokio::spawn(pod_watcher::run(
+        client,
+        options,
+        async {
+            let _ = done_rx.await;
+        }
+        .boxed(),
+        |l| println!("{l}"),
+    ));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let err = |e: fake_apiserver::ApiError| e.message;
+    fake.seed(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"containers": [{"name": "web", "image": "nginx"}]}})).map_err(err)?;
+    let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
+        kube::Api::default_namespaced(Client::new(fake.clone(), "default"));
+    let step = |p: serde_json::Value| kube::api::Patch::Merge(p);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    pods.patch(
+        "web",
+        &Default::default(),
+        &step(json!({"spec": {"nodeName": "node-a"}})),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    pods.patch_status(
+        "web",
+        &Default::default(),
+        &step(json!({"status": {"phase": "Running"}})),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    pods.delete("web", &Default::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let _ = done_tx.send(());
+    watcher.await.map_err(|e| e.to_string())?
+}

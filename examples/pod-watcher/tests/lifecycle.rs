@@ -1,0 +1,119 @@
+//! A scripted pod lifecycle on the fake API server, and the lines the watcher logs for it.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use fake_apiserver::FakeApiServer;
+use futures::FutureExt;
+use kube::Client;
+use kube::api::{Api, Patch};
+use pod_watcher::Options;
+use serde_json::json;
+
+#[tokio::test]
+async fn logs_every_step_of_a_pod_lifecycle_in_order() {
+    let fake = FakeApiServer::new();
+    fake.seed(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "old", "namespace": "kube-system"},
+        "spec": {"nodeName": "node-b", "containers": [{"name": "c", "image": "x"}]}}))
+    .unwrap();
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let sink = lines.clone();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let client = Client::new(fake.clone(), "default");
+    let task = tokio::spawn(pod_watcher::run(
+        client.clone(),
+        Options::default(),
+        async {
+            let _ = stopped.await;
+        }
+        .boxed(),
+        move |l| sink.lock().unwrap().push(l),
+    ));
+    let wait = |n: usize| {
+        let lines = lines.clone();
+        async move {
+            for _ in 0..200 {
+                if lines.lock().unwrap().len() >= n {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+            panic!("{n} lines: {:?}", lines.lock().unwrap());
+        }
+    };
+    wait(1).await;
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::default_namespaced(client);
+    fake.seed(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "x"}]}}))
+    .unwrap();
+    wait(2).await;
+    pods.patch(
+        "web",
+        &Default::default(),
+        &Patch::Merge(json!({"spec": {"nodeName": "node-a"}})),
+    )
+    .await
+    .unwrap();
+    wait(3).await;
+    pods.patch_status(
+        "web",
+        &Default::default(),
+        &Patch::Merge(json!({"status": {"phase": "Running"}})),
+    )
+    .await
+    .unwrap();
+    wait(4).await;
+    pods.delete("web", &Default::default()).await.unwrap();
+    wait(5).await;
+    let _ = stop.send(());
+    task.await.unwrap().unwrap();
+    assert_eq!(
+        *lines.lock().unwrap(),
+        [
+            "ADDED kube-system/old phase=Pending node=node-b",
+            "ADDED default/web phase=Pending node=<none>",
+            "UPDATED default/web phase=Pending node=node-a",
+            "UPDATED default/web phase=Running node=node-a",
+            "DELETED default/web phase=Running node=node-a",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn one_namespace_and_resync() {
+    let fake = FakeApiServer::new();
+    for ns in ["default", "kube-system"] {
+        fake.seed(
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": ns},
+            "spec": {"containers": [{"name": "c", "image": "x"}]}}),
+        )
+        .unwrap();
+    }
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let sink = lines.clone();
+    let options = Options {
+        namespace: Some("default".into()),
+        resync: Some(Duration::from_millis(100)),
+        ..Options::default()
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(pod_watcher::run(
+        Client::new(fake.clone(), "default"),
+        options,
+        async {
+            let _ = stopped.await;
+        }
+        .boxed(),
+        move |l| sink.lock().unwrap().push(l),
+    ));
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    let _ = stop.send(());
+    task.await.unwrap().unwrap();
+    let lines = lines.lock().unwrap();
+    assert_eq!(lines[0], "ADDED default/p phase=Pending node=<none>");
+    assert!(lines.iter().all(|l| l.contains("default/p")), "{lines:?}");
+    assert!(
+        lines.iter().filter(|l| l.starts_with("UPDATED")).count() >= 2,
+        "resync: {lines:?}"
+    );
+}

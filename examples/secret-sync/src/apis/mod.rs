@@ -1,0 +1,3 @@
+//! The kinds secret sync uses, declared for kube-codegen.
+
+pub mod core;
