@@ -402,3 +402,51 @@ fn a_keyword_kind_gets_a_raw_module_name() {
     assert!(module.contains("pub mod r#type;"), "{module}");
     assert!(tmp.0.join("generated/kw/v1/type.rs").exists());
 }
+
+#[test]
+fn status_paths_and_column_types_are_checked_against_the_structs() {
+    let tmp = TempDir::new("paths");
+    write(
+        &tmp.0,
+        "apis/widgets/v1/mod.rs",
+        "//! +groupName=widgets.example.com\npub mod widget;\n",
+    );
+    write(
+        &tmp.0,
+        "apis/widgets/v1/widget.rs",
+        r#"/// +genclient
+#[derive(CustomResource)]
+#[kube(group = "widgets.example.com", version = "v1", kind = "Widget", namespaced, status = "WidgetStatus",
+       printcolumn(name = "Ready", type_ = "boolean", json_path = ".status.readyReplicas"),
+       printcolumn(name = "Size", type_ = "string", json_path = ".spec.inner.size"))]
+#[serde(rename_all = "camelCase")]
+pub struct WidgetSpec {
+    pub inner: Inner,
+}
+
+#[serde(rename_all = "camelCase")]
+pub struct Inner {
+    pub size: i32,
+}
+
+#[serde(rename_all = "camelCase")]
+pub struct WidgetStatus {
+    pub ready_replica_count: i32,
+}
+"#,
+    );
+    let out = generate(&tmp.0);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("printcolumn json_path `.status.readyReplicas`: `.status` has no field `readyReplicas` (serde names); did you mean `readyReplicaCount`?"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "printcolumn type `string` does not fit `.spec.inner.size` (`i32`); use `integer`"
+        ),
+        "{err}"
+    );
+    assert!(err.contains(" --> apis/widgets/v1/widget.rs:4:67"), "{err}");
+}

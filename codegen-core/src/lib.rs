@@ -12,6 +12,7 @@
 
 pub mod attr;
 pub mod builtin;
+pub mod check;
 pub mod diag;
 pub mod emit;
 pub mod model;
@@ -32,6 +33,11 @@ pub fn derive_gen_client(input: TokenStream) -> TokenStream {
     };
     let mut cx = Ctxt::new();
     let resource = model::resource_from_input(&mut cx, &input, Origin::Derive);
+    if resource.is_some()
+        && let Ok(spec) = syn::parse2::<syn::ItemStruct>(quote::ToTokens::to_token_stream(&input))
+    {
+        check::run(&mut cx, &spec, &check::Structs::new([], Some(&spec)));
+    }
     match (cx.finish(()), resource) {
         (Ok(()), Some(resource)) => emit::resource_items(&resource),
         (Err(diagnostics), _) => diag::to_compile_errors(&diagnostics),

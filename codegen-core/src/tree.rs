@@ -209,6 +209,9 @@ fn read_file(
             Origin::Cli
         };
         if let Some(resource) = model::resource_from_input(cx, &input, origin) {
+            if let Item::Struct(spec) = item {
+                crate::check::run(cx, spec, &crate::check::Structs::new(&ast.items, None));
+            }
             let spans = kube_spans(&input);
             entry.resources.push((
                 index,

@@ -40,6 +40,17 @@ pub struct ScaleAttr {
     pub label_selector_path: Option<Spanned<String>>,
 }
 
+/// One `printcolumn(...)`.
+#[derive(Debug, Clone)]
+pub struct PrintColumn {
+    /// Where `printcolumn` was written.
+    pub span: Span,
+    /// `type_ = "integer"`.
+    pub type_: Option<Spanned<String>>,
+    /// `json_path = ".spec.replicas"`.
+    pub json_path: Option<Spanned<String>>,
+}
+
 /// The `#[kube(...)]` keys, raw: presence is checked later, in the model.
 #[derive(Debug, Clone, Default)]
 pub struct KubeAttrs {
@@ -69,8 +80,9 @@ pub struct KubeAttrs {
     pub categories: Vec<Spanned<String>>,
     /// `selectable = ".spec.x"`, repeatable.
     pub selectable: Vec<Spanned<String>>,
-    /// Number of `printcolumn` entries (their content is checked by the CRD stage).
-    pub printcolumns: Vec<Span>,
+    /// `printcolumn(name = "...", type_ = "...", json_path = "...")` entries; the legacy JSON
+    /// string form is recorded without content.
+    pub printcolumns: Vec<PrintColumn>,
 }
 
 /// The keys we read.
@@ -143,8 +155,29 @@ impl KubeAttrs {
             "category" => self.categories.push(string(&meta)?),
             "selectable" => self.selectable.push(string(&meta)?),
             "printcolumn" => {
-                self.printcolumns.push(span);
-                skip_value(&meta)?;
+                let mut column = PrintColumn {
+                    span,
+                    type_: None,
+                    json_path: None,
+                };
+                if meta.input.peek(syn::token::Paren) {
+                    meta.parse_nested_meta(|inner| {
+                        let key = inner
+                            .path
+                            .get_ident()
+                            .map(ToString::to_string)
+                            .unwrap_or_default();
+                        match key.as_str() {
+                            "type_" => column.type_ = Some(string(&inner)?),
+                            "json_path" => column.json_path = Some(string(&inner)?),
+                            _ => skip_value(&inner)?,
+                        }
+                        Ok(())
+                    })?;
+                } else {
+                    skip_value(&meta)?;
+                }
+                self.printcolumns.push(column);
             }
             "scale" => {
                 if self.scale.is_some() {

@@ -1,0 +1,280 @@
+//! Checks kube-derive does not make: the JSON paths of `printcolumn`, `selectable` and
+//! `scale` must name fields of the spec or status struct (after serde renames), and a
+//! printcolumn's type must fit the field's Rust type.
+//!
+//! The derive sees the spec struct only, so it checks `.spec` paths; the CLI also finds the
+//! status struct (and nested structs) among the items of the same file.
+
+use heck::{ToKebabCase, ToLowerCamelCase, ToShoutySnakeCase, ToSnakeCase, ToUpperCamelCase};
+use quote::ToTokens;
+use syn::{Fields, Item, ItemStruct, Type};
+
+use crate::attr::kube::{KubeAttrs, Spanned};
+use crate::diag::{Ctxt, did_you_mean};
+
+/// Structs a path may walk through, by name (the spec, the status, nested types).
+pub struct Structs<'a> {
+    items: Vec<&'a ItemStruct>,
+}
+
+impl<'a> Structs<'a> {
+    /// The structs among `items` (a file's items), plus `extra` (the derive's input).
+    pub fn new(items: impl IntoIterator<Item = &'a Item>, extra: Option<&'a ItemStruct>) -> Self {
+        let mut out: Vec<&ItemStruct> = items
+            .into_iter()
+            .filter_map(|i| {
+                if let Item::Struct(s) = i {
+                    Some(s)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        out.extend(extra);
+        Self { items: out }
+    }
+
+    fn get(&self, name: &str) -> Option<&'a ItemStruct> {
+        self.items.iter().copied().find(|s| s.ident == name)
+    }
+}
+
+fn serde_value(attrs: &[syn::Attribute], key: &str) -> Option<String> {
+    let mut found = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident(key) && meta.input.peek(syn::Token![=]) {
+                let lit: syn::LitStr = meta.value()?.parse()?;
+                found = Some(lit.value());
+            } else if meta.input.peek(syn::Token![=]) {
+                meta.value()?.parse::<syn::Expr>()?;
+            } else if meta.input.peek(syn::token::Paren) {
+                meta.input.parse::<proc_macro2::TokenTree>()?;
+            }
+            Ok(())
+        });
+    }
+    found
+}
+
+fn flattened(attrs: &[syn::Attribute]) -> bool {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("serde"))
+        .any(|a| a.to_token_stream().to_string().contains("flatten"))
+}
+
+fn renamed(field: &str, rule: Option<&str>) -> String {
+    match rule {
+        Some("camelCase") => field.to_lower_camel_case(),
+        Some("PascalCase") => field.to_upper_camel_case(),
+        Some("snake_case") => field.to_snake_case(),
+        Some("kebab-case") => field.to_kebab_case(),
+        Some("SCREAMING_SNAKE_CASE") => field.to_shouty_snake_case(),
+        Some("lowercase") => field.to_lowercase(),
+        Some("UPPERCASE") => field.to_uppercase(),
+        _ => field.to_owned(),
+    }
+}
+
+/// The JSON names of a struct's fields and their Rust types; `None` when a flattened field
+/// makes the set open (then nothing is reported).
+fn json_fields(s: &ItemStruct) -> Option<Vec<(String, &Type)>> {
+    let rule = serde_value(&s.attrs, "rename_all");
+    let Fields::Named(named) = &s.fields else {
+        return None;
+    };
+    let mut out = Vec::new();
+    for f in &named.named {
+        if flattened(&f.attrs) {
+            return None;
+        }
+        let ident = f.ident.as_ref()?.to_string();
+        let ident = ident.trim_start_matches("r#").to_owned();
+        let name =
+            serde_value(&f.attrs, "rename").unwrap_or_else(|| renamed(&ident, rule.as_deref()));
+        out.push((name, &f.ty));
+    }
+    Some(out)
+}
+
+/// `Option<T>` -> `T`; `Box<T>` -> `T`.
+fn inner(ty: &Type) -> &Type {
+    if let Type::Path(p) = ty
+        && let Some(last) = p.path.segments.last()
+        && (last.ident == "Option" || last.ident == "Box")
+        && let syn::PathArguments::AngleBracketed(args) = &last.arguments
+        && let Some(syn::GenericArgument::Type(t)) = args.args.first()
+    {
+        return inner(t);
+    }
+    ty
+}
+
+fn type_name(ty: &Type) -> Option<String> {
+    match inner(ty) {
+        Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+        _ => None,
+    }
+}
+
+/// Whether a printcolumn `type_` fits a Rust type (unknown types pass).
+fn fits(column_type: &str, ty: &Type, structs: &Structs<'_>) -> bool {
+    let Some(name) = type_name(ty) else {
+        return true;
+    };
+    let ints = [
+        "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "isize", "usize",
+    ];
+    match column_type {
+        "integer" => ints.contains(&name.as_str()) || name == "IntOrString",
+        "number" => {
+            ints.contains(&name.as_str()) || name == "f32" || name == "f64" || name == "Quantity"
+        }
+        "boolean" => name == "bool",
+        "string" | "date" => {
+            !(ints.contains(&name.as_str())
+                || ["f32", "f64", "bool", "Vec", "BTreeMap", "HashMap"].contains(&name.as_str())
+                || structs.get(&name).is_some())
+        }
+        _ => true,
+    }
+}
+
+/// Resolves `.spec.a.b` against the spec struct (or `.status...` against the status
+/// struct); reports the first segment that does not exist. Returns the leaf's type.
+fn resolve<'a>(
+    cx: &mut Ctxt,
+    path: &Spanned<String>,
+    spec: &'a ItemStruct,
+    status: Option<&'a ItemStruct>,
+    structs: &Structs<'a>,
+    what: &str,
+) -> Option<&'a Type> {
+    let text = path.value.trim_start_matches('.');
+    let mut segments = text.split('.');
+    let root = segments.next()?;
+    let mut current = match root {
+        "spec" => spec,
+        "status" => status?,
+        "metadata" | "" => return None,
+        other => {
+            cx.error(
+                path.span,
+                format!(
+                    "{what} `{}` must start with `.spec`, `.status` or `.metadata`, not `.{other}`",
+                    path.value
+                ),
+            );
+            return None;
+        }
+    };
+    let mut walked = root.to_owned();
+    let mut ty = None;
+    for seg in segments {
+        let fields = json_fields(current)?;
+        let Some((_, field_ty)) = fields.iter().find(|(n, _)| n == seg) else {
+            let names: Vec<&str> = fields.iter().map(|(n, _)| n.as_str()).collect();
+            let hint = did_you_mean(seg, names.iter().copied());
+            let hint = if hint.is_empty() {
+                format!("; `{}` has {}", current.ident, list(&names))
+            } else {
+                hint
+            };
+            cx.error(
+                path.span,
+                format!(
+                    "{what} `{}`: `.{walked}` has no field `{seg}` (serde names){hint}",
+                    path.value
+                ),
+            );
+            return None;
+        };
+        walked = format!("{walked}.{seg}");
+        ty = Some(*field_ty);
+        match type_name(field_ty).and_then(|n| structs.get(&n)) {
+            Some(next) => current = next,
+            None => {
+                // A leaf, or a type defined elsewhere: deeper segments cannot be checked.
+                if text.split('.').count() > walked.split('.').count() {
+                    return None;
+                }
+            }
+        }
+    }
+    ty
+}
+
+fn list(names: &[&str]) -> String {
+    if names.is_empty() {
+        "no fields".to_owned()
+    } else {
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Checks the JSON paths of `kube` against `spec` and, when found, its status struct.
+pub fn check_paths(cx: &mut Ctxt, kube: &KubeAttrs, spec: &ItemStruct, structs: &Structs<'_>) {
+    let status = kube
+        .status
+        .as_ref()
+        .and_then(|s| structs.get(s.value.rsplit("::").next().unwrap_or(&s.value)));
+    for column in &kube.printcolumns {
+        let Some(path) = &column.json_path else {
+            continue;
+        };
+        let ty = resolve(cx, path, spec, status, structs, "printcolumn json_path");
+        if let (Some(ty), Some(col_type)) = (ty, &column.type_)
+            && !fits(&col_type.value, ty, structs)
+        {
+            cx.error(
+                col_type.span,
+                format!(
+                    "printcolumn type `{}` does not fit `{}` (`{}`); use {}",
+                    col_type.value,
+                    path.value,
+                    inner(ty).to_token_stream().to_string().replace(' ', ""),
+                    suggested_type(ty, structs)
+                ),
+            );
+        }
+    }
+    for path in &kube.selectable {
+        resolve(cx, path, spec, status, structs, "selectable");
+    }
+    if let Some(scale) = &kube.scale {
+        for (path, what) in [
+            (&scale.spec_replicas_path, "scale spec_replicas_path"),
+            (&scale.status_replicas_path, "scale status_replicas_path"),
+            (&scale.label_selector_path, "scale label_selector_path"),
+        ] {
+            if let Some(path) = path {
+                resolve(cx, path, spec, status, structs, what);
+            }
+        }
+    }
+}
+
+fn suggested_type(ty: &Type, structs: &Structs<'_>) -> &'static str {
+    for t in ["integer", "number", "boolean", "string"] {
+        if fits(t, ty, structs) {
+            return match t {
+                "integer" => "`integer`",
+                "number" => "`number`",
+                "boolean" => "`boolean`",
+                _ => "`string`",
+            };
+        }
+    }
+    "a type that fits"
+}
+
+/// Runs the path checks for the spec struct `spec` when it is a struct of kube's kind.
+pub fn run(cx: &mut Ctxt, spec: &ItemStruct, structs: &Structs<'_>) {
+    let kube = KubeAttrs::from_attrs(&mut Ctxt::new(), &spec.attrs);
+    check_paths(cx, &kube, spec, structs);
+}

@@ -1,0 +1,14 @@
+use kube::CustomResource;
+use kube_codegen_runtime::GenClient;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(CustomResource, GenClient, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[kube(group = "example.com", version = "v1", kind = "Foo", namespaced, printcolumn(name = "X", type_ = "string", json_path = ".data.x"))]
+#[serde(rename_all = "camelCase")]
+struct FooSpec {
+    replicas: i32,
+    deployment_name: String,
+}
+
+fn main() {}
