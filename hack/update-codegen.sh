@@ -9,3 +9,7 @@ grep -v '^#' hack/codegen-trees.txt | while read -r input output; do
   [ -n "$input" ] || continue
   "$codegen" generate --input "$input" --output "$output"
 done
+
+# CRD YAML needs the compiled schemas: the sample writes its own, one file per CRD.
+rm -f sample-controller/artifacts/crds/*.yaml
+cargo run --quiet -p sample-controller -- --write-crds sample-controller/artifacts/crds

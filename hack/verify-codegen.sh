@@ -37,6 +37,17 @@ while read -r input output; do
   echo >&2
 done < hack/codegen-trees.txt
 
+# CRD YAML: written by the sample from its compiled schemas, compared with artifacts/crds.
+crds=sample-controller/artifacts/crds
+cargo run --quiet -p sample-controller -- --write-crds "$tmp/$crds"
+if diff -ru "$crds" "$tmp/$crds" >"$tmp/crd.diff"; then
+  echo "verify-codegen: $crds is up to date"
+else
+  failed=1
+  echo "verify-codegen: $crds drifted from the API types:" >&2
+  sed -e "s#$tmp/$crds#$crds (regenerated)#g" "$tmp/crd.diff" | head -60 >&2
+fi
+
 if [ "$failed" -ne 0 ]; then
   echo "to fix, run: hack/update-codegen.sh" >&2
   exit 1

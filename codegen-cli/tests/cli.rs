@@ -129,6 +129,7 @@ fn generates_a_tree_with_headers_and_verify_accepts_it() {
         files,
         [
             "clientset.rs",
+            "crds.rs",
             "informers.rs",
             "mod.rs",
             "widgets/mod.rs",
@@ -449,4 +450,44 @@ pub struct WidgetStatus {
         "{err}"
     );
     assert!(err.contains(" --> apis/widgets/v1/widget.rs:4:67"), "{err}");
+}
+
+#[test]
+fn a_kind_in_several_versions_needs_exactly_one_storage_version() {
+    let tmp = TempDir::new("storage");
+    for v in ["v1", "v2"] {
+        write(
+            &tmp.0,
+            &format!("apis/apps/{v}/mod.rs"),
+            "//! +groupName=apps.example.com\npub mod app;\n",
+        );
+        write(
+            &tmp.0,
+            &format!("apis/apps/{v}/app.rs"),
+            &format!(
+                "/// +genclient\n#[kube(group = \"apps.example.com\", version = \"{v}\", kind = \"App\")]\npub struct AppSpec {{}}\n"
+            ),
+        );
+    }
+    let out = generate(&tmp.0);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("kind `App` of `apps.example.com` has versions v1, v2 but none is marked `+kubebuilder:storageversion`"),
+        "{}",
+        stderr(&out)
+    );
+    let marked = std::fs::read_to_string(tmp.0.join("apis/apps/v2/app.rs"))
+        .unwrap()
+        .replace(
+            "/// +genclient",
+            "/// +genclient\n/// +kubebuilder:storageversion",
+        );
+    write(&tmp.0, "apis/apps/v2/app.rs", &marked);
+    let out = generate(&tmp.0);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let crds = std::fs::read_to_string(tmp.0.join("generated/crds.rs")).unwrap();
+    assert!(
+        crds.contains("merge_crds") && crds.contains("\"v2\""),
+        "{crds}"
+    );
 }

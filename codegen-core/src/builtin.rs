@@ -304,6 +304,7 @@ pub fn resource_from_alias(cx: &mut Ctxt, item: &ItemType) -> Option<Resource> {
         has_scale: scale,
         status_type,
         builtin: true,
+        storage_version: false,
         verbs: Vec::new(),
         methods: Vec::new(),
     };

@@ -206,6 +206,8 @@ pub struct Resource {
     pub status_type: Option<syn::Type>,
     /// A built-in kind from k8s-openapi (declared with a type alias), not a CRD.
     pub builtin: bool,
+    /// `+kubebuilder:storageversion`: the version stored when a kind has several.
+    pub storage_version: bool,
     /// The verbs to generate, in generation order.
     pub verbs: Vec<Verb>,
     /// Extension methods, in the order written.
@@ -388,10 +390,20 @@ pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -
         has_status,
         has_scale: has_scale && has_status,
         builtin: false,
+        storage_version: storage_version_marker(&input.attrs),
         verbs: Vec::new(),
         methods: Vec::new(),
     };
     Some(complete(cx, resource, &genclient, origin))
+}
+
+/// Whether the doc comments carry `+kubebuilder:storageversion`.
+fn storage_version_marker(attrs: &[syn::Attribute]) -> bool {
+    let mut found = false;
+    crate::attr::genclient::for_each_marker(attrs, |text, _| {
+        found |= text == "+kubebuilder:storageversion"
+    });
+    found
 }
 
 /// Applies the `+genclient` verb options and extension methods to a resource's identity.

@@ -395,6 +395,36 @@ fn assemble(
         });
     }
     out.sort_by(|a, b| (&a.group, &a.version).cmp(&(&b.group, &b.version)));
+    // A kind served in several versions is one CRD: exactly one version is stored.
+    let mut kinds: BTreeMap<(String, String), Vec<(String, bool)>> = BTreeMap::new();
+    for gv in &out {
+        for tr in gv.resources.iter().filter(|t| !t.resource.builtin) {
+            kinds
+                .entry((gv.group.clone(), tr.resource.kind.clone()))
+                .or_default()
+                .push((gv.version.clone(), tr.resource.storage_version));
+        }
+    }
+    for ((group, kind), versions) in &kinds {
+        let stored = versions.iter().filter(|(_, s)| *s).count();
+        if versions.len() > 1 && stored != 1 {
+            let list: Vec<&str> = versions.iter().map(|(v, _)| v.as_str()).collect();
+            let message = if stored == 0 {
+                format!(
+                    "kind `{kind}` of `{group}` has versions {} but none is marked `+kubebuilder:storageversion`; mark the one stored",
+                    list.join(", ")
+                )
+            } else {
+                format!(
+                    "kind `{kind}` of `{group}` has {stored} versions marked `+kubebuilder:storageversion`; keep exactly one"
+                )
+            };
+            errors.push(FileDiagnostics {
+                file: None,
+                diagnostics: vec![Diagnostic::new(Span::call_site(), message)],
+            });
+        }
+    }
     const FACTORY_METHODS: &[&str] = &[
         "new",
         "builder",

@@ -22,7 +22,7 @@ const NODES: [&str; 2] = ["node-a", "node-b"];
 /// controllers converge, scale the Foo, print what happened, shut down.
 pub async fn demo(options: Options) -> Result<()> {
     let fake = FakeApiServer::new();
-    for crd in crate::apis::crds() {
+    for crd in crate::generated::crds()? {
         let name = crd.metadata.name.clone().unwrap_or_default();
         fake.seed(crd).map_err(|e| e.message)?;
         println!("installed CRD {name}");

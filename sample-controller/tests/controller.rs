@@ -23,7 +23,7 @@ struct Running {
 
 impl Running {
     async fn start(fake: FakeApiServer, resync: Option<Duration>) -> Self {
-        for crd in sample_controller::apis::crds() {
+        for crd in sample_controller::generated::crds().unwrap() {
             let _ = fake.seed(crd);
         }
         let client = Client::new(fake.clone(), "default");
@@ -235,7 +235,7 @@ async fn a_deployment_we_do_not_control_is_left_alone_and_reported() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ownership_is_by_uid_not_name() {
     let fake = FakeApiServer::new();
-    for crd in sample_controller::apis::crds() {
+    for crd in sample_controller::generated::crds().unwrap() {
         fake.seed(crd).unwrap();
     }
     // A Deployment controlled by an earlier Foo of the same name (another uid).

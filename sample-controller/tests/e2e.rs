@@ -81,7 +81,7 @@ async fn the_binary_reconciles_holds_the_lease_and_shuts_down_gracefully() {
     .unwrap();
     let client = Client::try_from(config).unwrap();
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in sample_controller::apis::crds() {
+    for crd in sample_controller::generated::crds().unwrap() {
         let _ = crds.create(&PostParams::default(), &crd).await;
     }
 
