@@ -259,18 +259,11 @@ pub fn check_paths(cx: &mut Ctxt, kube: &KubeAttrs, spec: &ItemStruct, structs: 
     }
 }
 
-fn suggested_type(ty: &Type, structs: &Structs<'_>) -> &'static str {
-    for t in ["integer", "number", "boolean", "string"] {
-        if fits(t, ty, structs) {
-            return match t {
-                "integer" => "`integer`",
-                "number" => "`number`",
-                "boolean" => "`boolean`",
-                _ => "`string`",
-            };
-        }
-    }
-    "a type that fits"
+fn suggested_type(ty: &Type, structs: &Structs<'_>) -> String {
+    ["integer", "number", "boolean", "string"]
+        .into_iter()
+        .find(|t| fits(t, ty, structs))
+        .map_or_else(|| "a type that fits".to_owned(), |t| format!("`{t}`"))
 }
 
 /// Runs the path checks for the spec struct `spec` when it is a struct of kube's kind.

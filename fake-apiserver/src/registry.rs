@@ -65,7 +65,7 @@ impl ResourceType {
 
     /// The entry of this resource in an `APIResourceList`.
     pub fn discovery_entries(&self) -> Vec<Value> {
-        let mut verbs = vec![
+        let verbs = vec![
             "create",
             "delete",
             "deletecollection",
@@ -75,9 +75,6 @@ impl ResourceType {
             "update",
             "watch",
         ];
-        if self.kind == "Event" && self.group.is_empty() {
-            verbs.sort();
-        }
         let mut out = vec![json!({
             "name": self.plural,
             "singularName": self.singular,

@@ -356,7 +356,7 @@ fn list(
         .filter(|l| *l > 0)
         .unwrap_or(usize::MAX);
     let mut items = Vec::new();
-    let mut more = None;
+    let mut more = false;
     let mut remaining = 0u64;
     for (key, obj) in state.store.list(&rt.storage_key(), ns) {
         let pos = format!("{}/{}", key.2, key.3);
@@ -368,7 +368,7 @@ fn list(
             continue;
         }
         if items.len() == limit {
-            more.get_or_insert(format!("{}/{}", items_last_key(&items), ""));
+            more = true;
             remaining += 1;
             continue;
         }
@@ -376,9 +376,7 @@ fn list(
     }
     let rv = state.store.resource_version();
     let mut metadata = json!({"resourceVersion": rv.to_string()});
-    if more.is_some()
-        && let Some(last) = items.last()
-    {
+    if more && let Some(last) = items.last() {
         let ns = last
             .pointer("/metadata/namespace")
             .and_then(Value::as_str)
@@ -395,10 +393,6 @@ fn list(
     Ok(
         json!({"apiVersion": rt.api_version(), "kind": format!("{}List", rt.kind), "metadata": metadata, "items": items}),
     )
-}
-
-fn items_last_key(items: &[Value]) -> String {
-    items.last().and_then(name_of).unwrap_or("").to_owned()
 }
 
 fn encode_continue(pos: &str) -> String {
@@ -481,14 +475,12 @@ fn set_scale(
 
 /// Registers an open watch: its channel and selectors. Returns the receiver.
 pub fn open_watch(
-    state: &mut State,
     rt: &ResourceType,
     namespace: Option<&str>,
     labels: LabelSelector,
     fields: FieldSelector,
 ) -> (Watcher, mpsc::UnboundedReceiver<Bytes>) {
     let (tx, rx) = mpsc::unbounded_channel();
-    let _ = state;
     (
         Watcher {
             resource: rt.storage_key(),

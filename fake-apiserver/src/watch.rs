@@ -58,8 +58,7 @@ pub fn start(
         fields = crate::selector::FieldSelector::parse(&format!("metadata.name={name}"), &[])
             .unwrap_or(fields);
     }
-    let (watcher, rx) =
-        server::open_watch(&mut state, &rt, target.namespace.as_deref(), labels, fields);
+    let (watcher, rx) = server::open_watch(&rt, target.namespace.as_deref(), labels, fields);
     let rv = params
         .get("resourceVersion")
         .map(String::as_str)
