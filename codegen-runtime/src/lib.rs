@@ -9,6 +9,7 @@
 //! The [`GenClient`] derive is re-exported here, so one dependency gives both.
 
 pub mod client;
+pub mod config;
 pub mod factory;
 pub mod informer;
 pub mod lister;

@@ -60,15 +60,7 @@ struct Args {
 }
 
 async fn client_config(args: &Args) -> Option<kube::Config> {
-    let mut config = match &args.kubeconfig {
-        Some(path) => {
-            let kubeconfig = kube::config::Kubeconfig::read_from(path).ok()?;
-            kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-                .await
-                .ok()?
-        }
-        None => kube::Config::infer().await.ok()?,
-    };
+    let mut config = kube_codegen_runtime::config::load(args.kubeconfig.as_deref()).await?;
     if let Some(master) = &args.master {
         config.cluster_url = master.parse().ok()?;
     }

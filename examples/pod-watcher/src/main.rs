@@ -37,15 +37,10 @@ async fn main() -> ExitCode {
         resync: (args.resync_period > 0).then(|| Duration::from_secs(args.resync_period)),
         ..Options::default()
     };
-    let config = match (&args.kubeconfig, args.embedded) {
-        (_, true) => None,
-        (Some(path), false) => match kube::config::Kubeconfig::read_from(path) {
-            Ok(k) => kube::Config::from_custom_kubeconfig(k, &Default::default())
-                .await
-                .ok(),
-            Err(_) => None,
-        },
-        (None, false) => kube::Config::infer().await.ok(),
+    let config = if args.embedded {
+        None
+    } else {
+        kube_codegen_runtime::config::load(args.kubeconfig.as_deref()).await
     };
     let result = match config.and_then(|c| Client::try_from(c).ok()) {
         Some(client) => {

@@ -69,15 +69,10 @@ async fn main() -> ExitCode {
         selector: args.selector.clone(),
         namespace_selector: args.namespace_selector.clone(),
     };
-    let config = match (&args.kubeconfig, args.embedded) {
-        (_, true) => None,
-        (Some(path), false) => match kube::config::Kubeconfig::read_from(path) {
-            Ok(k) => kube::Config::from_custom_kubeconfig(k, &Default::default())
-                .await
-                .ok(),
-            Err(_) => None,
-        },
-        (None, false) => kube::Config::infer().await.ok(),
+    let config = if args.embedded {
+        None
+    } else {
+        kube_codegen_runtime::config::load(args.kubeconfig.as_deref()).await
     };
     let result = match config.and_then(|c| Client::try_from(c).ok()) {
         Some(client) => {

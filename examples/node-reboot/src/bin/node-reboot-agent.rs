@@ -27,15 +27,7 @@ struct Args {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
-    let config = match &args.kubeconfig {
-        Some(path) => match kube::config::Kubeconfig::read_from(path) {
-            Ok(k) => kube::Config::from_custom_kubeconfig(k, &Default::default())
-                .await
-                .ok(),
-            Err(_) => None,
-        },
-        None => kube::Config::infer().await.ok(),
-    };
+    let config = kube_codegen_runtime::config::load(args.kubeconfig.as_deref()).await;
     let Some(client) = config.and_then(|c| kube::Client::try_from(c).ok()) else {
         eprintln!(
             "error: no cluster configuration (--kubeconfig, KUBECONFIG, ~/.kube/config or in-cluster)"

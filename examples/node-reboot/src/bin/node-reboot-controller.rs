@@ -43,15 +43,10 @@ async fn main() -> ExitCode {
         eprintln!("error: --max-unavailable must be at least 1, or no node could ever reboot");
         return ExitCode::FAILURE;
     }
-    let config = match (&args.kubeconfig, args.embedded) {
-        (_, true) => None,
-        (Some(path), false) => match kube::config::Kubeconfig::read_from(path) {
-            Ok(k) => kube::Config::from_custom_kubeconfig(k, &Default::default())
-                .await
-                .ok(),
-            Err(_) => None,
-        },
-        (None, false) => kube::Config::infer().await.ok(),
+    let config = if args.embedded {
+        None
+    } else {
+        kube_codegen_runtime::config::load(args.kubeconfig.as_deref()).await
     };
     let result = match config.and_then(|c| Client::try_from(c).ok()) {
         Some(client) => cluster(client, &args).await,
