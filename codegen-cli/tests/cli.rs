@@ -487,7 +487,7 @@ fn a_kind_in_several_versions_needs_exactly_one_storage_version() {
     assert!(out.status.success(), "{}", stderr(&out));
     let crds = std::fs::read_to_string(tmp.0.join("generated/crds.rs")).unwrap();
     assert!(
-        crds.contains("merge_crds") && crds.contains("\"v2\""),
+        crds.contains("crd::merge(") && crds.contains("\"v2\""),
         "{crds}"
     );
 }

@@ -15,31 +15,37 @@ use crate::diag::{Ctxt, did_you_mean};
 /// Structs a path may walk through, by name (the spec, the status, nested types).
 pub struct Structs<'a> {
     items: Vec<&'a ItemStruct>,
+    enums: Vec<&'a syn::ItemEnum>,
 }
 
 impl<'a> Structs<'a> {
     /// The structs among `items` (a file's items), plus `extra` (the derive's input).
     pub fn new(items: impl IntoIterator<Item = &'a Item>, extra: Option<&'a ItemStruct>) -> Self {
-        let mut out: Vec<&ItemStruct> = items
-            .into_iter()
-            .filter_map(|i| {
-                if let Item::Struct(s) = i {
-                    Some(s)
-                } else {
-                    None
-                }
-            })
-            .collect();
-        out.extend(extra);
-        Self { items: out }
+        let mut out = Self {
+            items: Vec::new(),
+            enums: Vec::new(),
+        };
+        for item in items {
+            match item {
+                Item::Struct(s) => out.items.push(s),
+                Item::Enum(e) => out.enums.push(e),
+                _ => {}
+            }
+        }
+        out.items.extend(extra);
+        out
     }
 
-    fn get(&self, name: &str) -> Option<&'a ItemStruct> {
+    pub(crate) fn get(&self, name: &str) -> Option<&'a ItemStruct> {
         self.items.iter().copied().find(|s| s.ident == name)
+    }
+
+    pub(crate) fn get_enum(&self, name: &str) -> Option<&'a syn::ItemEnum> {
+        self.enums.iter().copied().find(|e| e.ident == name)
     }
 }
 
-fn serde_value(attrs: &[syn::Attribute], key: &str) -> Option<String> {
+pub(crate) fn serde_value(attrs: &[syn::Attribute], key: &str) -> Option<String> {
     let mut found = None;
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         let _ = attr.parse_nested_meta(|meta| {
@@ -57,14 +63,14 @@ fn serde_value(attrs: &[syn::Attribute], key: &str) -> Option<String> {
     found
 }
 
-fn flattened(attrs: &[syn::Attribute]) -> bool {
+pub(crate) fn flattened(attrs: &[syn::Attribute]) -> bool {
     attrs
         .iter()
         .filter(|a| a.path().is_ident("serde"))
         .any(|a| a.to_token_stream().to_string().contains("flatten"))
 }
 
-fn renamed(field: &str, rule: Option<&str>) -> String {
+pub(crate) fn renamed(field: &str, rule: Option<&str>) -> String {
     match rule {
         Some("camelCase") => field.to_lower_camel_case(),
         Some("PascalCase") => field.to_upper_camel_case(),
@@ -79,7 +85,7 @@ fn renamed(field: &str, rule: Option<&str>) -> String {
 
 /// The JSON names of a struct's fields and their Rust types; `None` when a flattened field
 /// makes the set open (then nothing is reported).
-fn json_fields(s: &ItemStruct) -> Option<Vec<(String, &Type)>> {
+pub(crate) fn json_fields(s: &ItemStruct) -> Option<Vec<(String, &Type)>> {
     let rule = serde_value(&s.attrs, "rename_all");
     let Fields::Named(named) = &s.fields else {
         return None;
@@ -99,7 +105,7 @@ fn json_fields(s: &ItemStruct) -> Option<Vec<(String, &Type)>> {
 }
 
 /// `Option<T>` -> `T`; `Box<T>` -> `T`.
-fn inner(ty: &Type) -> &Type {
+pub(crate) fn inner(ty: &Type) -> &Type {
     if let Type::Path(p) = ty
         && let Some(last) = p.path.segments.last()
         && (last.ident == "Option" || last.ident == "Box")
@@ -119,7 +125,7 @@ fn type_name(ty: &Type) -> Option<String> {
 }
 
 /// Whether a printcolumn `type_` fits a Rust type (unknown types pass).
-fn fits(column_type: &str, ty: &Type, structs: &Structs<'_>) -> bool {
+pub(crate) fn fits(column_type: &str, ty: &Type, structs: &Structs<'_>) -> bool {
     let Some(name) = type_name(ty) else {
         return true;
     };
@@ -143,7 +149,7 @@ fn fits(column_type: &str, ty: &Type, structs: &Structs<'_>) -> bool {
 
 /// Resolves `.spec.a.b` against the spec struct (or `.status...` against the status
 /// struct); reports the first segment that does not exist. Returns the leaf's type.
-fn resolve<'a>(
+pub(crate) fn resolve<'a>(
     cx: &mut Ctxt,
     path: &Spanned<String>,
     spec: &'a ItemStruct,

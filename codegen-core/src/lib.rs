@@ -18,6 +18,7 @@ pub mod emit;
 pub mod model;
 pub mod naming;
 pub mod render;
+pub mod schema;
 pub mod tree;
 
 use proc_macro2::TokenStream;
@@ -33,13 +34,20 @@ pub fn derive_gen_client(input: TokenStream) -> TokenStream {
     };
     let mut cx = Ctxt::new();
     let resource = model::resource_from_input(&mut cx, &input, Origin::Derive);
-    if resource.is_some()
+    let mut patches = Vec::new();
+    if let Some(resource) = &resource
         && let Ok(spec) = syn::parse2::<syn::ItemStruct>(quote::ToTokens::to_token_stream(&input))
     {
-        check::run(&mut cx, &spec, &check::Structs::new([], Some(&spec)));
+        let structs = check::Structs::new([], Some(&spec));
+        check::run(&mut cx, &spec, &structs);
+        patches = schema::resource_patches(&mut cx, &spec, resource, &structs);
     }
     match (cx.finish(()), resource) {
-        (Ok(()), Some(resource)) => emit::resource_items(&resource),
+        (Ok(()), Some(resource)) => {
+            let mut items = emit::resource_items(&resource);
+            items.extend(emit::crd::crd_items(&resource, &patches));
+            items
+        }
         (Err(diagnostics), _) => diag::to_compile_errors(&diagnostics),
         (Ok(()), None) => TokenStream::new(),
     }

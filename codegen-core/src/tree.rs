@@ -44,6 +44,8 @@ pub struct TreeResource {
     pub module: String,
     /// The type derives `GenClient`, so its client already exists in `module`.
     pub in_place: bool,
+    /// What its CRD markers change in the CRD kube builds.
+    pub patches: Vec<crate::schema::Patch>,
 }
 
 /// One API group/version and its resources.
@@ -190,6 +192,7 @@ fn read_file(
                         resource,
                         module: module.clone(),
                         in_place: false,
+                        patches: Vec::new(),
                     },
                     spans,
                 ));
@@ -209,8 +212,11 @@ fn read_file(
             Origin::Cli
         };
         if let Some(resource) = model::resource_from_input(cx, &input, origin) {
+            let mut patches = Vec::new();
             if let Item::Struct(spec) = item {
-                crate::check::run(cx, spec, &crate::check::Structs::new(&ast.items, None));
+                let structs = crate::check::Structs::new(&ast.items, None);
+                crate::check::run(cx, spec, &structs);
+                patches = crate::schema::resource_patches(cx, spec, &resource, &structs);
             }
             let spans = kube_spans(&input);
             entry.resources.push((
@@ -219,6 +225,7 @@ fn read_file(
                     resource,
                     module: module.clone(),
                     in_place,
+                    patches,
                 },
                 spans,
             ));

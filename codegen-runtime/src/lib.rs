@@ -10,6 +10,7 @@
 
 pub mod client;
 pub mod config;
+pub mod crd;
 pub mod factory;
 pub mod informer;
 pub mod lister;

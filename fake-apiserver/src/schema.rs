@@ -177,6 +177,44 @@ fn invalid(errors: &mut Vec<FieldError>, path: &str, value: &Value, detail: Stri
     });
 }
 
+/// `x-kubernetes-list-type: set` (no equal items) and `map` (no two items with the same
+/// `x-kubernetes-list-map-keys`), reported as the real server does: `Duplicate value`.
+fn unique_items(schema: &Value, items: &[Value], path: &str, errors: &mut Vec<FieldError>) {
+    let keys: Vec<&str> = match schema.get("x-kubernetes-list-type").and_then(Value::as_str) {
+        Some("set") => Vec::new(),
+        Some("map") => schema
+            .get("x-kubernetes-list-map-keys")
+            .and_then(Value::as_array)
+            .map(|k| k.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default(),
+        _ => return,
+    };
+    let identity = |v: &Value| -> Value {
+        if keys.is_empty() {
+            v.clone()
+        } else {
+            Value::Array(
+                keys.iter()
+                    .map(|k| v.get(*k).cloned().unwrap_or(Value::Null))
+                    .collect(),
+            )
+        }
+    };
+    let mut seen: Vec<Value> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let id = identity(item);
+        if seen.contains(&id) {
+            errors.push(FieldError {
+                reason: "FieldValueDuplicate",
+                field: format!("{path}[{i}]"),
+                detail: format!("Duplicate value: {id}"),
+            });
+        } else {
+            seen.push(id);
+        }
+    }
+}
+
 /// Validates `value` at `path`; appends one error per violation.
 pub fn validate(schema: &Value, value: &Value, path: &str, errors: &mut Vec<FieldError>) {
     if value.is_null() {
@@ -312,6 +350,7 @@ pub fn validate(schema: &Value, value: &Value, path: &str, errors: &mut Vec<Fiel
                 |n| format!("should have at most {n} items"),
                 false,
             );
+            unique_items(schema, items, path, errors);
         }
         Value::String(s) => {
             let len = s.chars().count();

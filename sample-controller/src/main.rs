@@ -160,8 +160,8 @@ async fn main() -> ExitCode {
 /// The CRDs as YAML: to stdout, or one file per CRD (`<group>_<plural>.yaml`, as
 /// controller-gen names them) with a header naming the generator.
 fn write_crds(dir: Option<&std::path::Path>) -> Result<(), String> {
-    let crds = sample_controller::generated::crds()
-        .map_err(|e| format!("cannot merge the CRD versions: {e}"))?;
+    let crds =
+        sample_controller::generated::crds().map_err(|e| format!("cannot build the CRDs: {e}"))?;
     for crd in crds {
         let yaml = serde_saphyr::to_string(&crd)
             .map_err(|e| format!("cannot write the CRD as YAML: {e}"))?;

@@ -88,3 +88,9 @@ golden_case!(
     "../golden/builtins/input/mod.rs",
     "../golden/builtins/expected/mod.rs"
 );
+golden_case!(
+    markers_apis,
+    markers_generated,
+    "../golden/markers/input/mod.rs",
+    "../golden/markers/expected/mod.rs"
+);

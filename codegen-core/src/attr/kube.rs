@@ -45,6 +45,8 @@ pub struct ScaleAttr {
 pub struct PrintColumn {
     /// Where `printcolumn` was written.
     pub span: Span,
+    /// `name = "Ready"`.
+    pub name: Option<Spanned<String>>,
     /// `type_ = "integer"`.
     pub type_: Option<Spanned<String>>,
     /// `json_path = ".spec.replicas"`.
@@ -157,6 +159,7 @@ impl KubeAttrs {
             "printcolumn" => {
                 let mut column = PrintColumn {
                     span,
+                    name: None,
                     type_: None,
                     json_path: None,
                 };
@@ -168,6 +171,7 @@ impl KubeAttrs {
                             .map(ToString::to_string)
                             .unwrap_or_default();
                         match key.as_str() {
+                            "name" => column.name = Some(string(&inner)?),
                             "type_" => column.type_ = Some(string(&inner)?),
                             "json_path" => column.json_path = Some(string(&inner)?),
                             _ => skip_value(&inner)?,

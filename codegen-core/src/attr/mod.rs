@@ -2,4 +2,5 @@
 
 pub mod genclient;
 pub mod kube;
+pub mod marker;
 pub mod package;

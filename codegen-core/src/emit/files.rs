@@ -152,8 +152,8 @@ pub fn tree_files(tree: &ApiTree, command: &str) -> Result<Vec<OutputFile>, syn:
     Ok(files)
 }
 
-/// Per (group, kind): the type path, version and storage flag of each version.
-type KindVersions = std::collections::BTreeMap<(String, String), Vec<(syn::Path, String, bool)>>;
+/// Per (group, kind): the `build` call, version and storage flag of each version.
+type KindVersions = std::collections::BTreeMap<(String, String), Vec<(TokenStream, String, bool)>>;
 
 /// `crds.rs`: every CRD of the tree, one per kind, versions merged around the stored one.
 fn crds_file(tree: &ApiTree) -> Result<TokenStream, syn::Error> {
@@ -164,32 +164,36 @@ fn crds_file(tree: &ApiTree) -> Result<TokenStream, syn::Error> {
             kinds
                 .entry((gv.group.clone(), tr.resource.kind.clone()))
                 .or_default()
-                .push((path, gv.version.clone(), tr.resource.storage_version));
+                .push((
+                    super::crd::build_call(&quote!(#path), &tr.patches),
+                    gv.version.clone(),
+                    tr.resource.storage_version,
+                ));
         }
     }
     let crd = quote!(::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition);
     let entries = kinds.values().map(|versions| {
-        if let [(path, _, _)] = versions.as_slice() {
-            return quote!(<#path as ::kube::CustomResourceExt>::crd());
+        if let [(call, _, _)] = versions.as_slice() {
+            return quote!(#call?);
         }
         let stored = versions
             .iter()
             .find(|(_, _, s)| *s)
             .map_or("", |(_, v, _)| v.as_str())
             .to_owned();
-        let paths = versions.iter().map(|(p, _, _)| p);
-        quote!(::kube::core::crd::merge_crds(
-            ::std::vec![#(<#paths as ::kube::CustomResourceExt>::crd()),*],
+        let calls = versions.iter().map(|(c, _, _)| c);
+        quote!(::kube_codegen_runtime::crd::merge(
+            ::std::vec::Vec::from([#(#calls?),*]),
             #stored,
         )?)
     });
     Ok(quote! {
-        //! The CustomResourceDefinitions of this API tree.
+        //! The CustomResourceDefinitions of this API tree, with their `+kubebuilder:` markers.
 
         /// Every CRD of the tree, one per kind (several versions merged around the one marked
         /// `+kubebuilder:storageversion`), to install or check at start-up.
-        pub fn crds() -> ::core::result::Result<::std::vec::Vec<#crd>, ::kube::core::crd::MergeError> {
-            ::core::result::Result::Ok(::std::vec![#(#entries),*])
+        pub fn crds() -> ::core::result::Result<::std::vec::Vec<#crd>, ::kube_codegen_runtime::crd::CrdError> {
+            ::core::result::Result::Ok(::std::vec::Vec::from([#(#entries),*]))
         }
     })
 }
@@ -273,7 +277,8 @@ pub fn resource_file(tr: &TreeResource) -> Result<TokenStream, syn::Error> {
         " The typed client of `{}` (`{}/{}`).",
         r.kind, r.group, r.version
     );
-    let items = super::resource_items(r);
+    let mut items = super::resource_items(r);
+    items.extend(super::crd::crd_items(r, &tr.patches));
     Ok(quote! {
         #![doc = #doc]
         #(use #imports;)*

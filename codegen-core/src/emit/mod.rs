@@ -2,6 +2,7 @@
 
 pub mod client;
 pub mod clientset;
+pub mod crd;
 pub mod files;
 pub mod informer;
 

@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 /// The desired state of a Foo: a Deployment named `deploymentName` with `replicas` pods.
 ///
 /// +genclient
+/// +kubebuilder:subresource:status
+/// +kubebuilder:printcolumn:name=Deployment,type=string,JSONPath=.spec.deploymentName
+/// +kubebuilder:printcolumn:name=Available,type=integer,JSONPath=.status.availableReplicas
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "samplecontroller.k8s.io",
@@ -18,10 +21,14 @@ use serde::{Deserialize, Serialize};
 )]
 #[serde(rename_all = "camelCase")]
 pub struct FooSpec {
-    /// Name of the Deployment this Foo owns.
+    /// Name of the Deployment this Foo owns. Like Go's sample, the controller (not the
+    /// schema) reports an empty name, as an `InvalidSpec` event.
     pub deployment_name: String,
     /// Number of replicas of the Deployment, 1 to 10.
-    #[schemars(range(min = 1, max = 10))]
+    ///
+    /// +kubebuilder:validation:Minimum=1
+    /// +kubebuilder:validation:Maximum=10
+    /// +optional
     pub replicas: Option<i32>,
 }
 

@@ -26,7 +26,10 @@ use serde::{Deserialize, Serialize};
 )]
 #[serde(rename_all = "camelCase")]
 pub struct IcecreamSpec {
-    /// Name of the Deployment this Icecream owns.
+    /// Name of the Deployment this Icecream owns: a DNS subdomain.
+    ///
+    /// +kubebuilder:validation:MaxLength=253
+    /// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
     pub deployment_name: String,
     /// Number of replicas of the Deployment.
     #[schemars(range(min = 1, max = 10))]

@@ -280,3 +280,42 @@ impl FooNamespaceLister {
         self.lister.list(selector)
     }
 }
+
+impl Foo {
+    /// The CRD of this version: kube's `CustomResourceExt::crd()` with the
+    /// `+kubebuilder:` markers of the spec (and, from the CLI, of the status and
+    /// nested structs) applied. Errors instead of panicking when kube cannot build
+    /// the schema.
+    pub fn crd_with_markers() -> ::core::result::Result<
+        ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+        ::kube_codegen_runtime::crd::CrdError,
+    > {
+        ::kube_codegen_runtime::crd::build::<
+            Foo,
+        >(
+            &[
+                ::kube_codegen_runtime::crd::Patch::Schema {
+                    path: &["spec", "replicas"],
+                    set: r#"{"maximum":10,"minimum":1}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Required {
+                    path: &["spec"],
+                    field: "replicas",
+                    required: false,
+                },
+                ::kube_codegen_runtime::crd::Patch::Merge {
+                    pointer: "/spec/versions/0",
+                    value: r#"{"subresources":{"status":{}}}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Merge {
+                    pointer: "/spec/versions/0",
+                    value: r#"{"additionalPrinterColumns":[{"jsonPath":".spec.deploymentName","name":"Deployment","type":"string"}]}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Merge {
+                    pointer: "/spec/versions/0",
+                    value: r#"{"additionalPrinterColumns":[{"jsonPath":".status.availableReplicas","name":"Available","type":"integer"}]}"#,
+                },
+            ],
+        )
+    }
+}

@@ -289,3 +289,25 @@ impl IcecreamNamespaceLister {
         self.lister.list(selector)
     }
 }
+
+impl Icecream {
+    /// The CRD of this version: kube's `CustomResourceExt::crd()` with the
+    /// `+kubebuilder:` markers of the spec (and, from the CLI, of the status and
+    /// nested structs) applied. Errors instead of panicking when kube cannot build
+    /// the schema.
+    pub fn crd_with_markers() -> ::core::result::Result<
+        ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+        ::kube_codegen_runtime::crd::CrdError,
+    > {
+        ::kube_codegen_runtime::crd::build::<
+            Icecream,
+        >(
+            &[
+                ::kube_codegen_runtime::crd::Patch::Schema {
+                    path: &["spec", "deploymentName"],
+                    set: r#"{"maxLength":253,"pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"}"#,
+                },
+            ],
+        )
+    }
+}

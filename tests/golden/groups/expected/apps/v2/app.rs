@@ -262,3 +262,16 @@ impl AppNamespaceLister {
         self.lister.list(selector)
     }
 }
+
+impl App {
+    /// The CRD of this version: kube's `CustomResourceExt::crd()` with the
+    /// `+kubebuilder:` markers of the spec (and, from the CLI, of the status and
+    /// nested structs) applied. Errors instead of panicking when kube cannot build
+    /// the schema.
+    pub fn crd_with_markers() -> ::core::result::Result<
+        ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+        ::kube_codegen_runtime::crd::CrdError,
+    > {
+        ::kube_codegen_runtime::crd::build::<App>(&[])
+    }
+}

@@ -1,0 +1,313 @@
+//! CRD markers in doc comments: `+kubebuilder:...` plus the Kubernetes-wide `+optional`,
+//! `+required`, `+listType`, `+listMapKey`, `+mapType`, `+structType` and `+nullable`.
+//!
+//! This module only splits a marker into its name, value and `key=value` arguments, with a
+//! location for each; [`crate::schema`] decides what they mean for the type they sit on.
+//! Unknown `+kubebuilder:` names are errors with a suggestion, so a typo never passes
+//! silently; markers of other families (`+genclient`, `+groupName`, `+k8s:`) are left alone.
+
+use syn::Attribute;
+
+use crate::attr::genclient::for_each_marker;
+use crate::diag::{Ctxt, Loc, suggest};
+
+/// Where a marker may be written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// On a struct field.
+    Field,
+    /// On a type (the spec struct for resource markers).
+    Type,
+    /// On a field or a type.
+    Both,
+}
+
+/// The markers we interpret: name (without the `+`), where it goes, and whether it takes a
+/// value after `=` (`Some(true)`), `key=value` arguments after `:` (`Some(false)`), or
+/// nothing (`None`).
+pub const KNOWN: &[(&str, Place, Option<bool>)] = &[
+    ("kubebuilder:validation:Minimum", Place::Field, Some(true)),
+    ("kubebuilder:validation:Maximum", Place::Field, Some(true)),
+    (
+        "kubebuilder:validation:ExclusiveMinimum",
+        Place::Field,
+        Some(true),
+    ),
+    (
+        "kubebuilder:validation:ExclusiveMaximum",
+        Place::Field,
+        Some(true),
+    ),
+    (
+        "kubebuilder:validation:MultipleOf",
+        Place::Field,
+        Some(true),
+    ),
+    ("kubebuilder:validation:MinLength", Place::Field, Some(true)),
+    ("kubebuilder:validation:MaxLength", Place::Field, Some(true)),
+    ("kubebuilder:validation:Pattern", Place::Field, Some(true)),
+    ("kubebuilder:validation:MinItems", Place::Field, Some(true)),
+    ("kubebuilder:validation:MaxItems", Place::Field, Some(true)),
+    (
+        "kubebuilder:validation:UniqueItems",
+        Place::Field,
+        Some(true),
+    ),
+    (
+        "kubebuilder:validation:MinProperties",
+        Place::Both,
+        Some(true),
+    ),
+    (
+        "kubebuilder:validation:MaxProperties",
+        Place::Both,
+        Some(true),
+    ),
+    ("kubebuilder:validation:Enum", Place::Field, Some(true)),
+    ("kubebuilder:validation:Format", Place::Field, Some(true)),
+    (
+        "kubebuilder:validation:XValidation",
+        Place::Both,
+        Some(false),
+    ),
+    (
+        "kubebuilder:validation:EmbeddedResource",
+        Place::Field,
+        None,
+    ),
+    ("kubebuilder:validation:Optional", Place::Field, None),
+    ("kubebuilder:validation:Required", Place::Field, None),
+    ("kubebuilder:default", Place::Field, Some(true)),
+    (
+        "kubebuilder:pruning:PreserveUnknownFields",
+        Place::Both,
+        None,
+    ),
+    ("kubebuilder:printcolumn", Place::Type, Some(false)),
+    ("kubebuilder:resource", Place::Type, Some(false)),
+    ("kubebuilder:subresource:status", Place::Type, None),
+    ("kubebuilder:subresource:scale", Place::Type, Some(false)),
+    ("kubebuilder:selectablefield", Place::Type, Some(false)),
+    ("kubebuilder:storageversion", Place::Type, None),
+    ("optional", Place::Field, None),
+    ("required", Place::Field, None),
+    ("nullable", Place::Field, None),
+    ("listType", Place::Field, Some(true)),
+    ("listMapKey", Place::Field, Some(true)),
+    ("mapType", Place::Both, Some(true)),
+    ("structType", Place::Both, Some(true)),
+];
+
+/// controller-gen markers that describe Go code generation; accepted and ignored.
+const IGNORED: &[&str] = &[
+    "kubebuilder:object:root",
+    "kubebuilder:object:generate",
+    "kubebuilder:skip",
+];
+
+/// One `key=value` argument of a marker.
+#[derive(Debug, Clone)]
+pub struct Arg {
+    /// The key as written.
+    pub key: String,
+    /// The value, unquoted.
+    pub value: String,
+    /// Where the key starts and the value ends.
+    pub loc: Loc,
+}
+
+/// One recognised marker.
+#[derive(Debug, Clone)]
+pub struct Marker {
+    /// The name without the leading `+` (one of [`KNOWN`]).
+    pub name: &'static str,
+    /// Where it may be written.
+    pub place: Place,
+    /// The text after `=`, for markers that take a value.
+    pub value: Option<String>,
+    /// The `key=value` arguments, for markers that take them.
+    pub args: Vec<Arg>,
+    /// The marker's name.
+    pub name_loc: Loc,
+    /// The value, or the whole marker when there is none.
+    pub value_loc: Loc,
+}
+
+impl Marker {
+    /// The short name users see in messages: `+kubebuilder:validation:Minimum`.
+    pub fn display(&self) -> String {
+        format!("+{}", self.name)
+    }
+
+    /// The argument `key`, if given.
+    pub fn arg(&self, key: &str) -> Option<&Arg> {
+        self.args.iter().find(|a| a.key == key)
+    }
+}
+
+/// Reads the CRD markers of `attrs`' doc comments; reports unknown `+kubebuilder:` names and
+/// malformed values.
+pub fn read(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<Marker> {
+    let mut out = Vec::new();
+    for_each_marker(attrs, |text, loc| {
+        if let Some(m) = parse(cx, text, loc) {
+            out.push(m);
+        }
+    });
+    out
+}
+
+fn parse(cx: &mut Ctxt, text: &str, loc: &dyn Fn(usize, usize) -> Loc) -> Option<Marker> {
+    let body = &text[1..];
+    let found = KNOWN
+        .iter()
+        .filter(|(name, _, _)| {
+            body.strip_prefix(name)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with([':', '=']))
+        })
+        .max_by_key(|(name, _, _)| name.len());
+    let Some(&(name, place, takes)) = found else {
+        let word = body.split('=').next().unwrap_or(body);
+        let family = word.split(':').next().unwrap_or(word);
+        if family == "kubebuilder" && !IGNORED.iter().any(|i| word.starts_with(i)) {
+            let names = KNOWN
+                .iter()
+                .map(|(n, _, _)| *n)
+                .filter(|n| n.starts_with("kubebuilder:"));
+            cx.error_at(
+                &loc(0, 1 + word.len()),
+                match suggest(word, names) {
+                    Some(s) => format!("unknown marker `+{word}`; did you mean `+{s}`?"),
+                    None => format!("unknown marker `+{word}`; see the CRD markers in the README"),
+                },
+            );
+        }
+        return None;
+    };
+    let rest = &body[name.len()..];
+    let start = 1 + name.len();
+    let name_loc = loc(0, start);
+    let mut marker = Marker {
+        name,
+        place,
+        value: None,
+        args: Vec::new(),
+        name_loc: name_loc.clone(),
+        value_loc: loc(0, text.len()),
+    };
+    match takes {
+        None => {
+            if !rest.is_empty() {
+                cx.error_at(
+                    &loc(start, text.len()),
+                    format!("`+{name}` takes no value; remove `{rest}`"),
+                );
+            }
+        }
+        Some(true) => match rest.strip_prefix('=') {
+            Some(value) if !value.trim().is_empty() => {
+                marker.value = Some(value.trim().to_owned());
+                marker.value_loc = loc(start + 1, text.len());
+            }
+            _ if matches!(
+                name,
+                "kubebuilder:validation:ExclusiveMinimum"
+                    | "kubebuilder:validation:ExclusiveMaximum"
+                    | "kubebuilder:validation:UniqueItems"
+            ) && rest.is_empty() =>
+            {
+                marker.value = Some("true".to_owned());
+            }
+            _ => {
+                cx.error_at(
+                    &name_loc,
+                    format!("`+{name}` needs a value: `+{name}=<value>`"),
+                );
+                return None;
+            }
+        },
+        Some(false) => {
+            if let Some(args) = rest.strip_prefix(':') {
+                marker.args = split_args(cx, args, &|s, e| loc(start + 1 + s, start + 1 + e));
+            } else if !rest.is_empty() || !name.ends_with("scale") {
+                cx.error_at(
+                    &name_loc,
+                    format!("`+{name}` needs arguments: `+{name}:key=value,...`"),
+                );
+                return None;
+            }
+        }
+    }
+    Some(marker)
+}
+
+/// Splits `a=1,b="x, y",c=p;q` into arguments; quoted values may contain commas and `\"`.
+fn split_args(cx: &mut Ctxt, text: &str, loc: &dyn Fn(usize, usize) -> Loc) -> Vec<Arg> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let key_start = i;
+        while i < bytes.len() && bytes[i] != b'=' && bytes[i] != b',' {
+            i += 1;
+        }
+        let key = text[key_start..i].trim().to_owned();
+        if i >= bytes.len() || bytes[i] != b'=' {
+            cx.error_at(
+                &loc(key_start, i),
+                format!("expected `{key}=<value>` in the marker's arguments"),
+            );
+            i += 1;
+            continue;
+        }
+        i += 1;
+        let value;
+        if bytes.get(i) == Some(&b'"') || bytes.get(i) == Some(&b'`') {
+            let quote = bytes[i];
+            i += 1;
+            let mut s = String::new();
+            let mut closed = false;
+            while i < bytes.len() {
+                let c = text[i..].chars().next().unwrap_or('\0');
+                if c as u32 == u32::from(quote) {
+                    closed = true;
+                    i += 1;
+                    break;
+                }
+                if c == '\\' && quote == b'"' && i + 1 < bytes.len() {
+                    let next = text[i + 1..].chars().next().unwrap_or('\0');
+                    s.push(match next {
+                        'n' => '\n',
+                        't' => '\t',
+                        other => other,
+                    });
+                    i += 1 + next.len_utf8();
+                    continue;
+                }
+                s.push(c);
+                i += c.len_utf8();
+            }
+            if !closed {
+                cx.error_at(&loc(key_start, text.len()), "unterminated quoted value");
+                return out;
+            }
+            value = s;
+        } else {
+            let value_start = i;
+            while i < bytes.len() && bytes[i] != b',' {
+                i += 1;
+            }
+            value = text[value_start..i].trim().to_owned();
+        }
+        out.push(Arg {
+            key,
+            value,
+            loc: loc(key_start, i),
+        });
+        // Skip the separator.
+        if i < bytes.len() && bytes[i] == b',' {
+            i += 1;
+        }
+    }
+    out
+}

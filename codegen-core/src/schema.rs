@@ -1,0 +1,1327 @@
+//! What the CRD markers mean: checked against the Rust types they sit on and turned into
+//! [`Patch`]es on the CRD that kube's `CustomResourceExt::crd()` builds.
+//!
+//! kube and schemars write the schema; markers only add what they cannot express
+//! (`+kubebuilder:validation:Pattern`, `+listType=map`, CEL rules, printer columns, ...).
+//! Paths are JSON property names after serde renames: `spec.items.[].name`, where `[]` is an
+//! array's items and `{}` a map's values.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use quote::ToTokens;
+use serde_json::{Map, Value, json};
+use syn::{Attribute, Fields, ItemEnum, ItemStruct, Type};
+
+use crate::attr::kube::{KubeAttrs, Spanned};
+use crate::attr::marker::{self, Marker, Place};
+use crate::check::{self, Structs};
+use crate::diag::{Ctxt, did_you_mean};
+use crate::model::{Resource, Scope};
+
+/// One change to the CRD.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Patch {
+    /// Sets keys on the schema at `path`; `x-kubernetes-validations` is appended to.
+    Schema {
+        /// Property names from the root schema; `[]` items, `{}` map values.
+        path: Vec<String>,
+        /// The keys to set.
+        set: Map<String, Value>,
+    },
+    /// Adds `field` to, or removes it from, `required` of the object schema at `path`.
+    Required {
+        /// The object's path.
+        path: Vec<String>,
+        /// The property.
+        field: String,
+        /// Required (`+required`) or optional (`+optional`).
+        required: bool,
+    },
+    /// Deep-merges `value` into the CRD at a JSON pointer; arrays are appended to.
+    Merge {
+        /// `/spec/names` or `/spec/versions/0`.
+        pointer: &'static str,
+        /// The value to merge.
+        value: Value,
+    },
+}
+
+/// The JSON shape of a Rust type, as far as the source shows it.
+#[derive(Debug, Clone, Copy)]
+enum Shape<'a> {
+    Integer,
+    Number,
+    String,
+    Bool,
+    Array(&'a Type),
+    Map(&'a Type),
+    Struct(&'a ItemStruct),
+    Enum(&'a ItemEnum),
+    /// `serde_json::Value` and friends: anything.
+    Any,
+    /// A type defined elsewhere: nothing can be checked.
+    Unknown,
+}
+
+impl Shape<'_> {
+    fn describe(&self) -> &'static str {
+        match self {
+            Shape::Integer => "an integer",
+            Shape::Number => "a number",
+            Shape::String => "a string",
+            Shape::Bool => "a boolean",
+            Shape::Array(_) => "a list",
+            Shape::Map(_) => "a map",
+            Shape::Struct(_) => "a struct",
+            Shape::Enum(_) => "an enum",
+            Shape::Any => "any JSON",
+            Shape::Unknown => "a type defined elsewhere",
+        }
+    }
+}
+
+const INTEGERS: &[&str] = &[
+    "i8", "i16", "i32", "i64", "i128", "u8", "u16", "u32", "u64", "u128", "isize", "usize",
+];
+
+fn generic_args(ty: &Type) -> Vec<&Type> {
+    if let Type::Path(p) = ty
+        && let Some(last) = p.path.segments.last()
+        && let syn::PathArguments::AngleBracketed(args) = &last.arguments
+    {
+        return args
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+    }
+    Vec::new()
+}
+
+/// Whether the type is `Option<_>`.
+fn is_option(ty: &Type) -> bool {
+    matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Option"))
+}
+
+fn shape<'a>(ty: &'a Type, structs: &Structs<'a>) -> Shape<'a> {
+    let ty = check::inner(ty);
+    let Type::Path(p) = ty else {
+        return match ty {
+            Type::Array(a) => Shape::Array(&a.elem),
+            Type::Slice(s) => Shape::Array(&s.elem),
+            Type::Reference(r) => shape(&r.elem, structs),
+            _ => Shape::Unknown,
+        };
+    };
+    let Some(last) = p.path.segments.last() else {
+        return Shape::Unknown;
+    };
+    let name = last.ident.to_string();
+    let args = generic_args(ty);
+    match name.as_str() {
+        n if INTEGERS.contains(&n) => Shape::Integer,
+        "f32" | "f64" => Shape::Number,
+        "String" | "str" | "char" | "Cow" | "Time" | "MicroTime" | "DateTime" | "Duration" => {
+            Shape::String
+        }
+        "bool" => Shape::Bool,
+        "Vec" | "VecDeque" | "HashSet" | "BTreeSet" => {
+            args.first().map_or(Shape::Unknown, |t| Shape::Array(t))
+        }
+        "HashMap" | "BTreeMap" => args.get(1).map_or(Shape::Unknown, |t| Shape::Map(t)),
+        "Value"
+            if p.path.segments.len() == 1
+                || p.path.segments.iter().any(|s| s.ident == "serde_json") =>
+        {
+            Shape::Any
+        }
+        _ => {
+            if let Some(s) = structs.get(&name) {
+                Shape::Struct(s)
+            } else if let Some(e) = structs.get_enum(&name) {
+                Shape::Enum(e)
+            } else {
+                Shape::Unknown
+            }
+        }
+    }
+}
+
+/// What a marker may sit on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Needs {
+    Numeric,
+    Text,
+    TextOrNumeric,
+    List,
+    Object,
+    Struct,
+    Scalar,
+    Anything,
+}
+
+fn needs(name: &str) -> Needs {
+    match name.rsplit(':').next().unwrap_or(name) {
+        "Minimum" | "Maximum" | "ExclusiveMinimum" | "ExclusiveMaximum" | "MultipleOf" => {
+            Needs::Numeric
+        }
+        "MinLength" | "MaxLength" | "Pattern" => Needs::Text,
+        "Format" => Needs::TextOrNumeric,
+        "MinItems" | "MaxItems" | "UniqueItems" | "listType" | "listMapKey" => Needs::List,
+        "MinProperties"
+        | "MaxProperties"
+        | "mapType"
+        | "PreserveUnknownFields"
+        | "EmbeddedResource" => Needs::Object,
+        "structType" => Needs::Struct,
+        "Enum" => Needs::Scalar,
+        _ => Needs::Anything,
+    }
+}
+
+fn fits(needs: Needs, shape: &Shape<'_>) -> bool {
+    let unit_enum =
+        matches!(shape, Shape::Enum(e) if e.variants.iter().all(|v| v.fields.is_empty()));
+    match (needs, shape) {
+        (Needs::Anything, _) | (_, Shape::Unknown) => true,
+        (Needs::Numeric, s) => matches!(s, Shape::Integer | Shape::Number),
+        (Needs::Text, s) => matches!(s, Shape::String) || unit_enum,
+        (Needs::TextOrNumeric, s) => {
+            matches!(s, Shape::String | Shape::Integer | Shape::Number) || unit_enum
+        }
+        (Needs::List, s) => matches!(s, Shape::Array(_)),
+        (Needs::Object, s) => matches!(s, Shape::Map(_) | Shape::Struct(_) | Shape::Any),
+        (Needs::Struct, s) => matches!(s, Shape::Struct(_) | Shape::Any),
+        (Needs::Scalar, s) => matches!(
+            s,
+            Shape::String | Shape::Integer | Shape::Number | Shape::Bool | Shape::Any
+        ),
+    }
+}
+
+fn needs_text(needs: Needs) -> &'static str {
+    match needs {
+        Needs::Numeric => "integers and numbers",
+        Needs::Text => "strings",
+        Needs::TextOrNumeric => "strings and numbers",
+        Needs::List => "lists (`Vec<_>`)",
+        Needs::Object => "maps and structs",
+        Needs::Struct => "structs",
+        Needs::Scalar => "strings, numbers and booleans",
+        Needs::Anything => "any field",
+    }
+}
+
+/// The keys of `#[schemars(...)]`, `#[validate(...)]` and `#[garde(...)]` on a field, as
+/// `range.min`, `length.max`, `regex`, ...: the validation schemars already writes.
+fn schemars_keys(attrs: &[Attribute]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for attr in attrs {
+        let Some(ident) = attr.path().get_ident() else {
+            continue;
+        };
+        if !["schemars", "validate", "garde"].contains(&ident.to_string().as_str()) {
+            continue;
+        }
+        let _ = attr.parse_nested_meta(|meta| {
+            let key = meta
+                .path
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            if meta.input.peek(syn::token::Paren) {
+                let mut inner_keys = Vec::new();
+                let _ = meta.parse_nested_meta(|inner| {
+                    inner_keys.push(
+                        inner
+                            .path
+                            .get_ident()
+                            .map(ToString::to_string)
+                            .unwrap_or_default(),
+                    );
+                    if inner.input.peek(syn::Token![=]) {
+                        inner.value()?.parse::<syn::Expr>()?;
+                    }
+                    Ok(())
+                });
+                if inner_keys.is_empty() {
+                    out.insert(key.clone());
+                }
+                for k in inner_keys {
+                    out.insert(format!("{key}.{k}"));
+                }
+            } else {
+                if meta.input.peek(syn::Token![=]) {
+                    meta.value()?.parse::<syn::Expr>()?;
+                }
+                out.insert(key);
+            }
+            Ok(())
+        });
+    }
+    out
+}
+
+/// The schemars keys a marker would clash with.
+fn clashes(name: &str) -> &'static [&'static str] {
+    match name.rsplit(':').next().unwrap_or(name) {
+        "Minimum" => &["range.min"],
+        "Maximum" => &["range.max"],
+        "MinLength" | "MinItems" => &["length.min", "length.equal"],
+        "MaxLength" | "MaxItems" => &["length.max", "length.equal"],
+        "Pattern" => &[
+            "regex",
+            "regex.path",
+            "regex.pattern",
+            "pattern",
+            "contains",
+        ],
+        "Format" => &["email", "url", "ip", "ipv4", "ipv6"],
+        _ => &[],
+    }
+}
+
+fn serde_default(attrs: &[Attribute]) -> bool {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("serde"))
+        .any(|a| {
+            let mut found = false;
+            let _ = a.parse_nested_meta(|meta| {
+                found |= meta.path.is_ident("default");
+                if meta.input.peek(syn::Token![=]) {
+                    meta.value()?.parse::<syn::Expr>()?;
+                } else if meta.input.peek(syn::token::Paren) {
+                    meta.input.parse::<proc_macro2::TokenTree>()?;
+                }
+                Ok(())
+            });
+            found
+        })
+}
+
+fn serde_flag(attrs: &[Attribute], flag: &str) -> bool {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("serde"))
+        .any(|a| {
+            let mut found = false;
+            let _ = a.parse_nested_meta(|meta| {
+                found |= meta.path.is_ident(flag);
+                if meta.input.peek(syn::Token![=]) {
+                    meta.value()?.parse::<syn::Expr>()?;
+                } else if meta.input.peek(syn::token::Paren) {
+                    meta.input.parse::<proc_macro2::TokenTree>()?;
+                }
+                Ok(())
+            });
+            found
+        })
+}
+
+/// A marker value as JSON of the field's shape, or an error message.
+fn typed_value(text: &str, shape: &Shape<'_>) -> Result<Value, String> {
+    let unquoted = text
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .unwrap_or(text);
+    match shape {
+        Shape::Integer => text
+            .parse::<i64>()
+            .map(Value::from)
+            .map_err(|_| format!("`{text}` is not an integer")),
+        Shape::Number => text
+            .parse::<f64>()
+            .ok()
+            .and_then(|f| serde_json::Number::from_f64(f).map(Value::Number))
+            .ok_or_else(|| format!("`{text}` is not a number")),
+        Shape::Bool => text
+            .parse::<bool>()
+            .map(Value::from)
+            .map_err(|_| format!("`{text}` is not `true` or `false`")),
+        Shape::String => Ok(Value::from(unquoted)),
+        Shape::Enum(e) if e.variants.iter().all(|v| v.fields.is_empty()) => {
+            Ok(Value::from(unquoted))
+        }
+        Shape::Array(_) => match serde_json::from_str::<Value>(text) {
+            Ok(v @ Value::Array(_)) => Ok(v),
+            _ => Err(format!("`{text}` is not a JSON list such as `[\"a\"]`")),
+        },
+        Shape::Map(_) | Shape::Struct(_) => match serde_json::from_str::<Value>(text) {
+            Ok(v @ Value::Object(_)) => Ok(v),
+            _ => Err(format!(
+                "`{text}` is not a JSON object such as `{{\"a\":1}}`"
+            )),
+        },
+        _ => Ok(serde_json::from_str::<Value>(text).unwrap_or_else(|_| Value::from(unquoted))),
+    }
+}
+
+/// A number for Minimum/Maximum/MultipleOf: an integer when it is one.
+fn number(text: &str) -> Option<Value> {
+    if let Ok(i) = text.parse::<i64>() {
+        return Some(Value::from(i));
+    }
+    text.parse::<f64>()
+        .ok()
+        .and_then(serde_json::Number::from_f64)
+        .map(Value::Number)
+}
+
+/// The patches of one struct, relative to where it appears, and the structs below it.
+#[derive(Default)]
+struct Own<'a> {
+    patches: Vec<Patch>,
+    children: Vec<(Vec<String>, &'a ItemStruct)>,
+}
+
+/// Walks the spec and status structs and everything below them that the source shows.
+struct Walker<'s, 'a> {
+    structs: &'s Structs<'a>,
+    spec: &'a ItemStruct,
+    memo: BTreeMap<String, Own<'a>>,
+    enums_checked: BTreeSet<String>,
+}
+
+impl<'a> Walker<'_, 'a> {
+    fn expand(
+        &mut self,
+        cx: &mut Ctxt,
+        s: &'a ItemStruct,
+        at: &[String],
+        out: &mut Vec<Patch>,
+        depth: usize,
+    ) {
+        if depth > 16 {
+            return;
+        }
+        let key = s.ident.to_string();
+        if !self.memo.contains_key(&key) {
+            let own = self.own(cx, s);
+            self.memo.insert(key.clone(), own);
+        }
+        let own = &self.memo[&key];
+        let children = own.children.clone();
+        for p in &own.patches {
+            out.push(rebase(p, at));
+        }
+        for (rel, child) in children {
+            let path: Vec<String> = at.iter().cloned().chain(rel).collect();
+            self.expand(cx, child, &path, out, depth + 1);
+        }
+    }
+
+    /// The struct's own patches, checked once however often it appears.
+    fn own(&mut self, cx: &mut Ctxt, s: &'a ItemStruct) -> Own<'a> {
+        let mut own = Own::default();
+        for m in marker::read(cx, &s.attrs) {
+            match m.place {
+                Place::Field => cx.error_at(
+                    &m.name_loc,
+                    format!(
+                        "`{}` goes on a field, not on the struct `{}`",
+                        m.display(),
+                        s.ident
+                    ),
+                ),
+                // Resource markers are read from the spec struct by `resource_patches`.
+                Place::Type if std::ptr::eq(s, self.spec) => {}
+                Place::Type => cx.error_at(
+                    &m.name_loc,
+                    format!(
+                        "`{}` goes on the spec struct `{}`, not on `{}`",
+                        m.display(),
+                        self.spec.ident,
+                        s.ident
+                    ),
+                ),
+                Place::Both => {
+                    if let Some(p) = field_patch(cx, &m, &Shape::Struct(s), &[]) {
+                        own.patches.push(p);
+                    }
+                }
+            }
+        }
+        let rule = check::serde_value(&s.attrs, "rename_all");
+        let container_default = serde_default(&s.attrs);
+        let Fields::Named(named) = &s.fields else {
+            return own;
+        };
+        for f in &named.named {
+            let markers = marker::read(cx, &f.attrs);
+            if check::flattened(&f.attrs) {
+                if let Some(m) = markers.first() {
+                    cx.error_at(&m.name_loc, format!("`{}` on a `#[serde(flatten)]` field has no schema of its own; put it on the fields of the flattened struct", m.display()));
+                }
+                if let Shape::Struct(inner) = shape(&f.ty, self.structs) {
+                    own.children.push((Vec::new(), inner));
+                }
+                continue;
+            }
+            if serde_flag(&f.attrs, "skip") {
+                if let Some(m) = markers.first() {
+                    cx.error_at(
+                        &m.name_loc,
+                        format!(
+                            "`{}` on a `#[serde(skip)]` field: the field is not in the schema",
+                            m.display()
+                        ),
+                    );
+                }
+                continue;
+            }
+            let Some(ident) = &f.ident else { continue };
+            let ident = ident.to_string();
+            let ident = ident.trim_start_matches("r#");
+            let name = check::serde_value(&f.attrs, "rename")
+                .unwrap_or_else(|| check::renamed(ident, rule.as_deref()));
+            let field_shape = shape(&f.ty, self.structs);
+            self.check_enum(cx, &field_shape);
+            self.field(
+                cx,
+                &mut own,
+                f,
+                &name,
+                &field_shape,
+                &markers,
+                container_default,
+            );
+            // The structs below this field.
+            let mut rel = vec![name.clone()];
+            let mut sh = field_shape;
+            for _ in 0..8 {
+                match sh {
+                    Shape::Array(t) => {
+                        rel.push("[]".to_owned());
+                        sh = shape(t, self.structs);
+                    }
+                    Shape::Map(t) => {
+                        rel.push("{}".to_owned());
+                        sh = shape(t, self.structs);
+                    }
+                    Shape::Enum(_) => {
+                        self.check_enum(cx, &sh);
+                        break;
+                    }
+                    Shape::Struct(inner) => {
+                        own.children.push((rel, inner));
+                        break;
+                    }
+                    _ => break,
+                }
+            }
+        }
+        own
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn field(
+        &mut self,
+        cx: &mut Ctxt,
+        own: &mut Own<'a>,
+        f: &syn::Field,
+        name: &str,
+        field_shape: &Shape<'a>,
+        markers: &[Marker],
+        container_default: bool,
+    ) {
+        let taken = schemars_keys(&f.attrs);
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        let mut optional = None;
+        let mut required = None;
+        for m in markers {
+            if m.place == Place::Type {
+                cx.error_at(
+                    &m.name_loc,
+                    format!("`{}` goes on the spec struct, not on a field", m.display()),
+                );
+                continue;
+            }
+            let repeatable = matches!(m.name, "kubebuilder:validation:XValidation" | "listMapKey");
+            if !repeatable && !seen.insert(m.name) {
+                cx.error_at(
+                    &m.name_loc,
+                    format!("duplicate `{}` on `{name}`", m.display()),
+                );
+                continue;
+            }
+            let need = needs(m.name);
+            if !fits(need, field_shape) {
+                cx.error_at(
+                    &m.name_loc,
+                    format!(
+                        "`{}` applies to {}, but `{name}` is {} (`{}`)",
+                        m.display(),
+                        needs_text(need),
+                        field_shape.describe(),
+                        f.ty.to_token_stream().to_string().replace(' ', "")
+                    ),
+                );
+                continue;
+            }
+            if let Some(clash) = clashes(m.name).iter().find(|c| taken.contains(**c)) {
+                let (attr, key) = clash.split_once('.').unwrap_or((clash, ""));
+                let written = if key.is_empty() {
+                    attr.to_owned()
+                } else {
+                    format!("{attr}({key} = ...)")
+                };
+                cx.error_at(
+                    &m.name_loc,
+                    format!("`{}` conflicts with `#[schemars({written})]` (or `validate`/`garde`) on `{name}`, which already sets it; keep one", m.display()),
+                );
+                continue;
+            }
+            match m.name {
+                "optional" | "kubebuilder:validation:Optional" => optional = Some(m),
+                "required" | "kubebuilder:validation:Required" => required = Some(m),
+                "kubebuilder:validation:Enum" if matches!(field_shape, Shape::Enum(_)) => {
+                    cx.error_at(
+                        &m.name_loc,
+                        format!(
+                            "`{}` on `{name}`: its Rust enum already fixes the values",
+                            m.display()
+                        ),
+                    );
+                }
+                "listMapKey" => {}
+                _ => {
+                    if let Some(p) = field_patch(cx, m, field_shape, &[name.to_owned()]) {
+                        own.patches.push(p);
+                    }
+                }
+            }
+        }
+        self.list_map(cx, own, name, field_shape, markers);
+        match (optional, required) {
+            (Some(o), Some(_)) => cx.error_at(
+                &o.name_loc,
+                format!("`{name}` is marked both optional and required; keep one"),
+            ),
+            (Some(o), None) => {
+                if !is_option(&f.ty) && !serde_default(&f.attrs) && !container_default {
+                    cx.error_at(
+                        &o.name_loc,
+                        format!("`{}` on `{name}`, which serde requires: objects without it would be accepted by the API server but fail to deserialize; make it `Option<_>` or add `#[serde(default)]`", o.display()),
+                    );
+                } else {
+                    own.patches.push(Patch::Required {
+                        path: Vec::new(),
+                        field: name.to_owned(),
+                        required: false,
+                    });
+                }
+            }
+            (None, Some(_)) => own.patches.push(Patch::Required {
+                path: Vec::new(),
+                field: name.to_owned(),
+                required: true,
+            }),
+            (None, None) => {}
+        }
+    }
+
+    /// `+listType=map` with its `+listMapKey`s.
+    fn list_map(
+        &mut self,
+        cx: &mut Ctxt,
+        own: &mut Own<'a>,
+        name: &str,
+        field_shape: &Shape<'a>,
+        markers: &[Marker],
+    ) {
+        let keys: Vec<&Marker> = markers.iter().filter(|m| m.name == "listMapKey").collect();
+        let list_type = markers.iter().find(|m| m.name == "listType");
+        let is_map = list_type.is_some_and(|m| m.value.as_deref() == Some("map"));
+        if !is_map {
+            if let Some(k) = keys.first() {
+                cx.error_at(
+                    &k.name_loc,
+                    format!("`+listMapKey` on `{name}` needs `+listType=map`"),
+                );
+            }
+            if let (Some(lt), Shape::Array(item)) = (list_type, field_shape)
+                && lt.value.as_deref() == Some("set")
+                && matches!(
+                    shape(item, self.structs),
+                    Shape::Struct(_) | Shape::Map(_) | Shape::Array(_)
+                )
+            {
+                cx.error_at(&lt.value_loc, format!("`+listType=set` on `{name}` needs scalar items; use `+listType=map` with `+listMapKey` for structs"));
+            }
+            return;
+        }
+        let Some(lt) = list_type else { return };
+        if keys.is_empty() {
+            cx.error_at(
+                &lt.value_loc,
+                format!("`+listType=map` on `{name}` needs at least one `+listMapKey=<field>`"),
+            );
+            return;
+        }
+        let item = match field_shape {
+            Shape::Array(t) => shape(t, self.structs),
+            _ => Shape::Unknown,
+        };
+        if let Shape::Struct(s) = item
+            && let Some(fields) = check::json_fields(s)
+        {
+            for k in &keys {
+                let key = k.value.as_deref().unwrap_or_default();
+                if !fields.iter().any(|(n, _)| n == key) {
+                    let names = fields.iter().map(|(n, _)| n.as_str());
+                    cx.error_at(
+                        &k.value_loc,
+                        format!(
+                            "`+listMapKey={key}`: `{}` has no field `{key}` (serde names){}",
+                            s.ident,
+                            did_you_mean(key, names)
+                        ),
+                    );
+                }
+            }
+        } else if !matches!(item, Shape::Unknown) {
+            cx.error_at(
+                &lt.value_loc,
+                format!("`+listType=map` on `{name}` needs struct items"),
+            );
+        }
+        let values: Vec<Value> = keys
+            .iter()
+            .filter_map(|k| k.value.clone())
+            .map(Value::from)
+            .collect();
+        let mut set = Map::new();
+        set.insert("x-kubernetes-list-map-keys".into(), Value::Array(values));
+        own.patches.push(Patch::Schema {
+            path: vec![name.to_owned()],
+            set,
+        });
+    }
+
+    /// Enums that kube's structural-schema rewriter cannot express (it panics on them).
+    fn check_enum(&mut self, cx: &mut Ctxt, s: &Shape<'a>) {
+        let Shape::Enum(e) = s else { return };
+        if !self.enums_checked.insert(e.ident.to_string()) {
+            return;
+        }
+        check_enum(cx, e);
+    }
+}
+
+/// Reports an enum that kube's `crd()` would panic on: internally or adjacently tagged, or
+/// externally tagged with both unit and data variants.
+pub fn check_enum(cx: &mut Ctxt, e: &ItemEnum) {
+    if serde_flag(&e.attrs, "untagged") || e.variants.len() < 2 {
+        return;
+    }
+    if let Some(tag) = check::serde_value(&e.attrs, "tag") {
+        cx.error(
+            e.ident.span(),
+            format!("`{}` is tagged with `#[serde(tag = \"{tag}\")]`: a CRD's structural schema cannot express that (each variant gives `{tag}` a different schema, and kube's `crd()` panics); use an externally tagged enum (serde's default) with data in every variant, or a struct with optional fields", e.ident),
+        );
+        return;
+    }
+    let unit = e.variants.iter().find(|v| v.fields.is_empty());
+    let data = e.variants.iter().find(|v| !v.fields.is_empty());
+    if let (Some(u), Some(d)) = (unit, data) {
+        cx.error(
+            u.ident.span(),
+            format!("`{}` mixes unit variants (`{}`, a string) with data variants (`{}`, an object): a CRD's structural schema needs one type, and kube's `crd()` panics; give every variant data, or none", e.ident, u.ident, d.ident),
+        );
+    }
+}
+
+fn rebase(p: &Patch, at: &[String]) -> Patch {
+    let join = |path: &[String]| at.iter().chain(path).cloned().collect::<Vec<_>>();
+    match p {
+        Patch::Schema { path, set } => Patch::Schema {
+            path: join(path),
+            set: set.clone(),
+        },
+        Patch::Required {
+            path,
+            field,
+            required,
+        } => Patch::Required {
+            path: join(path),
+            field: field.clone(),
+            required: *required,
+        },
+        Patch::Merge { .. } => p.clone(),
+    }
+}
+
+/// The schema keys one field (or type-level) marker sets.
+fn field_patch(cx: &mut Ctxt, m: &Marker, s: &Shape<'_>, path: &[String]) -> Option<Patch> {
+    let value = m.value.as_deref().unwrap_or_default();
+    let bad = |cx: &mut Ctxt, what: String| {
+        cx.error_at(&m.value_loc, format!("`{}`: {what}", m.display()));
+        None::<Patch>
+    };
+    let key_value: (&str, Value) = match m.name.rsplit(':').next().unwrap_or(m.name) {
+        k @ ("Minimum" | "Maximum" | "MultipleOf") => {
+            let Some(n) = number(value) else {
+                return bad(cx, format!("`{value}` is not a number"));
+            };
+            if matches!(s, Shape::Integer) && !n.is_i64() {
+                return bad(cx, format!("`{value}` is not an integer, and the field is"));
+            }
+            if k == "MultipleOf" && n.as_f64().is_some_and(|f| f <= 0.0) {
+                return bad(cx, "must be greater than 0".to_owned());
+            }
+            (
+                match k {
+                    "Minimum" => "minimum",
+                    "Maximum" => "maximum",
+                    _ => "multipleOf",
+                },
+                n,
+            )
+        }
+        k @ ("ExclusiveMinimum" | "ExclusiveMaximum") => {
+            let Ok(b) = value.parse::<bool>() else {
+                return bad(cx, format!("`{value}` is not `true` or `false`"));
+            };
+            (
+                if k == "ExclusiveMinimum" {
+                    "exclusiveMinimum"
+                } else {
+                    "exclusiveMaximum"
+                },
+                Value::from(b),
+            )
+        }
+        k @ ("MinLength" | "MaxLength" | "MinItems" | "MaxItems" | "MinProperties"
+        | "MaxProperties") => {
+            let Ok(n) = value.parse::<u64>() else {
+                return bad(cx, format!("`{value}` is not a non-negative integer"));
+            };
+            let key = match k {
+                "MinLength" => "minLength",
+                "MaxLength" => "maxLength",
+                "MinItems" => "minItems",
+                "MaxItems" => "maxItems",
+                "MinProperties" => "minProperties",
+                _ => "maxProperties",
+            };
+            (key, Value::from(n))
+        }
+        "UniqueItems" => {
+            let Ok(b) = value.parse::<bool>() else {
+                return bad(cx, format!("`{value}` is not `true` or `false`"));
+            };
+            if !b {
+                return None;
+            }
+            // Kubernetes rejects `uniqueItems: true` in structural schemas; a set list is
+            // how the API server enforces unique items.
+            if let Shape::Array(_) = s {
+                ("x-kubernetes-list-type", Value::from("set"))
+            } else {
+                return None;
+            }
+        }
+        "Pattern" => (
+            "pattern",
+            Value::from(
+                value
+                    .strip_prefix('`')
+                    .and_then(|v| v.strip_suffix('`'))
+                    .unwrap_or(value),
+            ),
+        ),
+        "Format" => ("format", Value::from(value)),
+        "Enum" => {
+            let mut values = Vec::new();
+            for v in value.split(';').filter(|v| !v.is_empty()) {
+                match typed_value(v.trim(), s) {
+                    Ok(v) => values.push(v),
+                    Err(e) => return bad(cx, e),
+                }
+            }
+            ("enum", Value::Array(values))
+        }
+        "default" => match typed_value(value, s) {
+            Ok(v) => ("default", v),
+            Err(e) => return bad(cx, e),
+        },
+        "XValidation" => {
+            return xvalidation(cx, m).map(|rule| {
+                let mut set = Map::new();
+                set.insert("x-kubernetes-validations".into(), Value::Array(vec![rule]));
+                Patch::Schema {
+                    path: path.to_vec(),
+                    set,
+                }
+            });
+        }
+        "EmbeddedResource" => ("x-kubernetes-embedded-resource", Value::from(true)),
+        "PreserveUnknownFields" => ("x-kubernetes-preserve-unknown-fields", Value::from(true)),
+        "nullable" => ("nullable", Value::from(true)),
+        k @ ("listType" | "mapType" | "structType") => {
+            let allowed: &[&str] = if k == "listType" {
+                &["atomic", "set", "map"]
+            } else {
+                &["atomic", "granular"]
+            };
+            if !allowed.contains(&value) {
+                return bad(
+                    cx,
+                    format!(
+                        "`{value}` is not one of {}{}",
+                        allowed.join(", "),
+                        did_you_mean(value, allowed.iter().copied())
+                    ),
+                );
+            }
+            let key = match k {
+                "listType" => "x-kubernetes-list-type",
+                "mapType" => "x-kubernetes-map-type",
+                _ => "x-kubernetes-map-type",
+            };
+            (key, Value::from(value))
+        }
+        _ => return None,
+    };
+    let mut set = Map::new();
+    set.insert(key_value.0.into(), key_value.1);
+    if m.name.ends_with("EmbeddedResource") {
+        // The API server wants an embedded object's schema to be an object.
+        set.insert("type".into(), Value::from("object"));
+    }
+    Some(Patch::Schema {
+        path: path.to_vec(),
+        set,
+    })
+}
+
+const REASONS: &[&str] = &[
+    "FieldValueInvalid",
+    "FieldValueForbidden",
+    "FieldValueRequired",
+    "FieldValueDuplicate",
+];
+
+fn xvalidation(cx: &mut Ctxt, m: &Marker) -> Option<Value> {
+    let mut rule = Map::new();
+    for arg in &m.args {
+        let key = match arg.key.as_str() {
+            "rule" => "rule",
+            "message" => "message",
+            "messageExpression" => "messageExpression",
+            "fieldPath" => "fieldPath",
+            "reason" => {
+                if !REASONS.contains(&arg.value.as_str()) {
+                    cx.error_at(
+                        &arg.loc,
+                        format!(
+                            "`reason={}` is not one of {}{}",
+                            arg.value,
+                            REASONS.join(", "),
+                            did_you_mean(&arg.value, REASONS.iter().copied())
+                        ),
+                    );
+                    return None;
+                }
+                "reason"
+            }
+            "optionalOldSelf" => {
+                let Ok(b) = arg.value.parse::<bool>() else {
+                    cx.error_at(&arg.loc, "`optionalOldSelf` is `true` or `false`");
+                    return None;
+                };
+                rule.insert("optionalOldSelf".into(), Value::from(b));
+                continue;
+            }
+            other => {
+                let keys = [
+                    "rule",
+                    "message",
+                    "messageExpression",
+                    "reason",
+                    "fieldPath",
+                    "optionalOldSelf",
+                ];
+                cx.error_at(
+                    &arg.loc,
+                    format!(
+                        "unknown key `{other}` in `+kubebuilder:validation:XValidation`{}",
+                        did_you_mean(other, keys)
+                    ),
+                );
+                return None;
+            }
+        };
+        rule.insert(key.into(), Value::from(arg.value.clone()));
+    }
+    if !rule.contains_key("rule") {
+        cx.error_at(
+            &m.name_loc,
+            "`+kubebuilder:validation:XValidation` needs `rule=\"<CEL>\"`",
+        );
+        return None;
+    }
+    Some(Value::Object(rule))
+}
+
+/// Every patch of one resource: its resource markers and the markers of its spec, status
+/// and the structs below them. `structs` is what the source shows (the derive: the spec).
+pub fn resource_patches<'a>(
+    cx: &mut Ctxt,
+    spec: &'a ItemStruct,
+    resource: &Resource,
+    structs: &Structs<'a>,
+) -> Vec<Patch> {
+    let kube = KubeAttrs::from_attrs(&mut Ctxt::new(), &spec.attrs);
+    let mut out = Vec::new();
+    let mut walker = Walker {
+        structs,
+        spec,
+        memo: BTreeMap::new(),
+        enums_checked: BTreeSet::new(),
+    };
+    walker.expand(cx, spec, &["spec".to_owned()], &mut out, 0);
+    let status = kube
+        .status
+        .as_ref()
+        .and_then(|s| structs.get(s.value.rsplit("::").next().unwrap_or(&s.value)));
+    if let Some(status) = status {
+        walker.expand(cx, status, &["status".to_owned()], &mut out, 0);
+    }
+    for m in marker::read(&mut Ctxt::new(), &spec.attrs) {
+        if m.place == Place::Type
+            && let Some(p) = resource_marker(cx, &m, &kube, resource, spec, status, structs)
+        {
+            out.push(p);
+        }
+    }
+    coalesce(out)
+}
+
+/// One `Schema` patch per path (the first one's place), keys in marker order.
+fn coalesce(patches: Vec<Patch>) -> Vec<Patch> {
+    let mut out: Vec<Patch> = Vec::new();
+    for p in patches {
+        if let Patch::Schema { path, set } = &p
+            && let Some(Patch::Schema { set: have, .. }) = out
+                .iter_mut()
+                .find(|q| matches!(q, Patch::Schema { path: other, .. } if other == path))
+        {
+            for (k, v) in set.clone() {
+                match (have.get_mut(&k), v) {
+                    (Some(Value::Array(list)), Value::Array(add))
+                        if k == "x-kubernetes-validations" =>
+                    {
+                        list.extend(add)
+                    }
+                    (_, v) => {
+                        have.insert(k, v);
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(p);
+    }
+    out
+}
+
+fn names(value: &str) -> Vec<String> {
+    value
+        .split(';')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(ToOwned::to_owned)
+        .collect()
+}
+
+fn conflict(
+    cx: &mut Ctxt,
+    arg: &marker::Arg,
+    marker_says: &[String],
+    kube_says: &[Spanned<String>],
+    key: &str,
+) {
+    if kube_says.is_empty() {
+        return;
+    }
+    let mut a: Vec<&str> = marker_says.iter().map(String::as_str).collect();
+    let mut b: Vec<&str> = kube_says.iter().map(|s| s.value.as_str()).collect();
+    a.sort_unstable();
+    b.sort_unstable();
+    if a != b {
+        cx.error_at(
+            &arg.loc,
+            format!(
+                "`{}={}` conflicts with `#[kube({key} = ...)]` ({}); keep one",
+                arg.key,
+                marker_says.join(";"),
+                b.join(", ")
+            ),
+        );
+    }
+}
+
+fn resource_marker(
+    cx: &mut Ctxt,
+    m: &Marker,
+    kube: &KubeAttrs,
+    resource: &Resource,
+    spec: &ItemStruct,
+    status: Option<&ItemStruct>,
+    structs: &Structs<'_>,
+) -> Option<Patch> {
+    let has_status = kube.status.is_some();
+    let path = |cx: &mut Ctxt, arg: &marker::Arg, what: &str| {
+        let spanned = Spanned {
+            value: arg.value.clone(),
+            span: arg.loc.span,
+        };
+        let mut inner = Ctxt::new();
+        let ty = check::resolve(&mut inner, &spanned, spec, status, structs, what);
+        for d in inner.into_diagnostics() {
+            cx.error_at(&arg.loc, d.message);
+        }
+        ty
+    };
+    let unknown = |cx: &mut Ctxt, arg: &marker::Arg, keys: &[&str]| {
+        cx.error_at(
+            &arg.loc,
+            format!(
+                "unknown key `{}` in `{}`{}",
+                arg.key,
+                m.display(),
+                did_you_mean(&arg.key, keys.iter().copied())
+            ),
+        );
+    };
+    match m.name {
+        "kubebuilder:resource" => {
+            let mut names_patch = Map::new();
+            for arg in &m.args {
+                match arg.key.as_str() {
+                    "shortName" => {
+                        let v = names(&arg.value);
+                        conflict(cx, arg, &v, &kube.shortnames, "shortname");
+                        names_patch.insert("shortNames".into(), json!(v));
+                    }
+                    "categories" => {
+                        let v = names(&arg.value);
+                        conflict(cx, arg, &v, &kube.categories, "category");
+                        names_patch.insert("categories".into(), json!(v));
+                    }
+                    "singular" => {
+                        conflict(
+                            cx,
+                            arg,
+                            std::slice::from_ref(&arg.value),
+                            kube.singular.as_slice(),
+                            "singular",
+                        );
+                        names_patch.insert("singular".into(), json!(arg.value));
+                    }
+                    "path" => {
+                        if arg.value != resource.plural {
+                            cx.error_at(&arg.loc, format!("`path={}` differs from the plural the client uses, `{}`; set `plural = \"{}\"` in `#[kube]` so both agree", arg.value, resource.plural, arg.value));
+                        }
+                    }
+                    "scope" => {
+                        let want = match arg.value.as_str() {
+                            "Namespaced" => Scope::Namespaced,
+                            "Cluster" => Scope::Cluster,
+                            other => {
+                                cx.error_at(
+                                    &arg.loc,
+                                    format!("`scope={other}` is `Namespaced` or `Cluster`"),
+                                );
+                                continue;
+                            }
+                        };
+                        if want != resource.scope {
+                            let fix = if want == Scope::Namespaced {
+                                "add `namespaced` to `#[kube]`"
+                            } else {
+                                "remove `namespaced` from `#[kube]`"
+                            };
+                            cx.error_at(&arg.loc, format!("`scope={}` conflicts with the Rust type's scope; {fix} so the type and the CRD agree", arg.value));
+                        }
+                    }
+                    _ => unknown(
+                        cx,
+                        arg,
+                        &["path", "shortName", "categories", "scope", "singular"],
+                    ),
+                }
+            }
+            if names_patch.is_empty() {
+                return None;
+            }
+            Some(Patch::Merge {
+                pointer: "/spec/names",
+                value: Value::Object(names_patch),
+            })
+        }
+        "kubebuilder:subresource:status" => {
+            if !has_status {
+                cx.error_at(&m.name_loc, "`+kubebuilder:subresource:status` needs a status type: add `status = \"<Type>\"` to `#[kube]`");
+                return None;
+            }
+            Some(Patch::Merge {
+                pointer: "/spec/versions/0",
+                value: json!({"subresources": {"status": {}}}),
+            })
+        }
+        "kubebuilder:subresource:scale" => {
+            if kube.scale.is_some() {
+                cx.error_at(&m.name_loc, "the scale subresource is given twice: `#[kube(scale(...))]` and `+kubebuilder:subresource:scale`; keep one");
+                return None;
+            }
+            if !has_status {
+                cx.error_at(&m.name_loc, "`+kubebuilder:subresource:scale` needs the status subresource: add `status = \"<Type>\"` to `#[kube]`");
+                return None;
+            }
+            let mut scale = Map::new();
+            for arg in &m.args {
+                let key = match arg.key.as_str() {
+                    "specpath" => "specReplicasPath",
+                    "statuspath" => "statusReplicasPath",
+                    "selectorpath" => "labelSelectorPath",
+                    _ => {
+                        unknown(cx, arg, &["specpath", "statuspath", "selectorpath"]);
+                        continue;
+                    }
+                };
+                path(cx, arg, "scale path");
+                scale.insert(key.into(), Value::from(arg.value.clone()));
+            }
+            for (key, arg) in [
+                ("specReplicasPath", "specpath"),
+                ("statusReplicasPath", "statuspath"),
+            ] {
+                if !scale.contains_key(key) {
+                    cx.error_at(
+                        &m.name_loc,
+                        format!("`+kubebuilder:subresource:scale` needs `{arg}=`"),
+                    );
+                }
+            }
+            Some(Patch::Merge {
+                pointer: "/spec/versions/0",
+                value: json!({"subresources": {"scale": scale}}),
+            })
+        }
+        "kubebuilder:printcolumn" => {
+            let mut column = Map::new();
+            let mut json_path = None;
+            for arg in &m.args {
+                match arg.key.as_str() {
+                    "name" => {
+                        if kube
+                            .printcolumns
+                            .iter()
+                            .any(|c| c.name.as_ref().is_some_and(|n| n.value == arg.value))
+                        {
+                            cx.error_at(&arg.loc, format!("printer column `{}` is given twice: in `#[kube(printcolumn(...))]` and as a marker; keep one", arg.value));
+                        }
+                        column.insert("name".into(), Value::from(arg.value.clone()));
+                    }
+                    "type" => {
+                        let types = ["integer", "number", "string", "boolean", "date"];
+                        if !types.contains(&arg.value.as_str()) {
+                            cx.error_at(
+                                &arg.loc,
+                                format!(
+                                    "printer column type `{}` is not one of {}{}",
+                                    arg.value,
+                                    types.join(", "),
+                                    did_you_mean(&arg.value, types)
+                                ),
+                            );
+                        }
+                        column.insert("type".into(), Value::from(arg.value.clone()));
+                    }
+                    "JSONPath" => {
+                        json_path = Some(arg);
+                        column.insert("jsonPath".into(), Value::from(arg.value.clone()));
+                    }
+                    "description" | "format" => {
+                        column.insert(arg.key.clone(), Value::from(arg.value.clone()));
+                    }
+                    "priority" => match arg.value.parse::<i32>() {
+                        Ok(p) => {
+                            column.insert("priority".into(), Value::from(p));
+                        }
+                        Err(_) => cx.error_at(&arg.loc, "`priority` is an integer"),
+                    },
+                    _ => unknown(
+                        cx,
+                        arg,
+                        &[
+                            "name",
+                            "type",
+                            "JSONPath",
+                            "description",
+                            "format",
+                            "priority",
+                        ],
+                    ),
+                }
+            }
+            for key in ["name", "type", "jsonPath"] {
+                if !column.contains_key(key) {
+                    let written = if key == "jsonPath" { "JSONPath" } else { key };
+                    cx.error_at(
+                        &m.name_loc,
+                        format!("`+kubebuilder:printcolumn` needs `{written}=`"),
+                    );
+                    return None;
+                }
+            }
+            if let Some(arg) = json_path
+                && let Some(ty) = path(cx, arg, "printcolumn JSONPath")
+                && let Some(Value::String(t)) = column.get("type")
+                && !check::fits(t, ty, structs)
+            {
+                cx.error_at(
+                    &arg.loc,
+                    format!(
+                        "printer column type `{t}` does not fit `{}` (`{}`)",
+                        arg.value,
+                        check::inner(ty)
+                            .to_token_stream()
+                            .to_string()
+                            .replace(' ', "")
+                    ),
+                );
+            }
+            Some(Patch::Merge {
+                pointer: "/spec/versions/0",
+                value: json!({"additionalPrinterColumns": [column]}),
+            })
+        }
+        "kubebuilder:selectablefield" => {
+            let arg = m.arg("JSONPath");
+            let Some(arg) = arg else {
+                cx.error_at(
+                    &m.name_loc,
+                    "`+kubebuilder:selectablefield` needs `JSONPath=`",
+                );
+                return None;
+            };
+            if kube.selectable.iter().any(|s| s.value == arg.value) {
+                cx.error_at(&arg.loc, format!("selectable field `{}` is given twice: in `#[kube(selectable = ...)]` and as a marker; keep one", arg.value));
+                return None;
+            }
+            path(cx, arg, "selectable field");
+            Some(Patch::Merge {
+                pointer: "/spec/versions/0",
+                value: json!({"selectableFields": [{"jsonPath": arg.value}]}),
+            })
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,241 @@
+//! CRDs with their markers: kube's `CustomResourceExt::crd()`, then the patches
+//! `kube-codegen` computed from `+kubebuilder:` markers.
+//!
+//! Generated code calls [`build`] once per kind and [`merge`] when a kind has several
+//! versions. Neither panics: a schema kube cannot build, or a patch that does not fit it,
+//! is a [`CrdError`].
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::CustomResourceExt;
+use serde_json::{Map, Value};
+
+/// One change to the CRD kube builds, as generated code writes it.
+#[derive(Debug, Clone, Copy)]
+pub enum Patch {
+    /// Sets the keys of the JSON object `set` on the schema at `path`: property names from
+    /// the root schema, `[]` for a list's items, `{}` for a map's values.
+    /// `x-kubernetes-validations` is appended to rather than replaced.
+    Schema {
+        /// Where.
+        path: &'static [&'static str],
+        /// A JSON object.
+        set: &'static str,
+    },
+    /// Adds `field` to (or removes it from) `required` of the object schema at `path`.
+    Required {
+        /// The object's path.
+        path: &'static [&'static str],
+        /// The property.
+        field: &'static str,
+        /// Whether it is required.
+        required: bool,
+    },
+    /// Deep-merges the JSON `value` into the CRD at `pointer`; lists are appended to.
+    Merge {
+        /// A JSON pointer such as `/spec/names`.
+        pointer: &'static str,
+        /// JSON.
+        value: &'static str,
+    },
+}
+
+/// Why a CRD could not be built.
+#[derive(Debug)]
+pub enum CrdError {
+    /// kube's `crd()` panicked (a schema its structural rewriter cannot express).
+    Schema {
+        /// The kind.
+        kind: String,
+        /// kube's panic message.
+        message: String,
+    },
+    /// A marker's patch does not fit the schema kube built.
+    Patch {
+        /// The kind.
+        kind: String,
+        /// What did not fit.
+        message: String,
+    },
+    /// The versions of a kind could not be merged into one CRD.
+    Merge(kube::core::crd::MergeError),
+}
+
+impl std::fmt::Display for CrdError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CrdError::Schema { kind, message } => {
+                write!(f, "kube could not build the schema of {kind}: {message}")
+            }
+            CrdError::Patch { kind, message } => write!(f, "CRD of {kind}: {message}"),
+            CrdError::Merge(err) => write!(f, "cannot merge CRD versions: {err}"),
+        }
+    }
+}
+
+impl std::error::Error for CrdError {}
+
+impl From<kube::core::crd::MergeError> for CrdError {
+    fn from(err: kube::core::crd::MergeError) -> Self {
+        CrdError::Merge(err)
+    }
+}
+
+/// The CRD of `K` with `patches` applied and marker lines dropped from descriptions.
+pub fn build<K: CustomResourceExt>(
+    patches: &[Patch],
+) -> Result<CustomResourceDefinition, CrdError> {
+    let kind = K::crd_name().to_owned();
+    let crd = std::panic::catch_unwind(K::crd).map_err(|panic| CrdError::Schema {
+        kind: kind.clone(),
+        message: panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_default(),
+    })?;
+    let fail = |message: String| CrdError::Patch {
+        kind: kind.clone(),
+        message,
+    };
+    let mut value = serde_json::to_value(&crd).map_err(|e| fail(e.to_string()))?;
+    for patch in patches {
+        apply(&mut value, patch).map_err(fail)?;
+    }
+    if let Some(versions) = value
+        .pointer_mut("/spec/versions")
+        .and_then(Value::as_array_mut)
+    {
+        for v in versions {
+            if let Some(schema) = v.pointer_mut("/schema/openAPIV3Schema") {
+                strip_markers(schema);
+            }
+        }
+    }
+    serde_json::from_value(value).map_err(|e| fail(e.to_string()))
+}
+
+/// Merges the versions of one kind around the stored one (kube's `merge_crds`).
+pub fn merge(
+    crds: Vec<CustomResourceDefinition>,
+    stored: &str,
+) -> Result<CustomResourceDefinition, CrdError> {
+    Ok(kube::core::crd::merge_crds(crds, stored)?)
+}
+
+fn apply(crd: &mut Value, patch: &Patch) -> Result<(), String> {
+    match *patch {
+        Patch::Schema { path, set } => {
+            let set: Map<String, Value> = serde_json::from_str(set).map_err(|e| e.to_string())?;
+            let schema = schema_at(crd, path)?;
+            for (key, value) in set {
+                match (key.as_str(), schema.get_mut(&key), value) {
+                    ("x-kubernetes-validations", Some(Value::Array(have)), Value::Array(add)) => {
+                        have.extend(add);
+                    }
+                    (_, _, value) => {
+                        schema.insert(key, value);
+                    }
+                }
+            }
+        }
+        Patch::Required {
+            path,
+            field,
+            required,
+        } => {
+            let schema = schema_at(crd, path)?;
+            let list = schema
+                .entry("required")
+                .or_insert_with(|| Value::Array(Vec::new()));
+            let Value::Array(list) = list else {
+                return Err(format!("`required` of `{}` is not a list", path.join(".")));
+            };
+            list.retain(|v| v != field);
+            if required {
+                list.push(Value::from(field));
+            }
+            if list.is_empty() {
+                schema.remove("required");
+            }
+        }
+        Patch::Merge { pointer, value } => {
+            let value: Value = serde_json::from_str(value).map_err(|e| e.to_string())?;
+            let target = crd
+                .pointer_mut(pointer)
+                .ok_or_else(|| format!("the CRD has no `{pointer}`"))?;
+            deep_merge(target, value);
+        }
+    }
+    Ok(())
+}
+
+/// The schema object at `path` below the root `openAPIV3Schema` of the (single) version.
+fn schema_at<'v>(crd: &'v mut Value, path: &[&str]) -> Result<&'v mut Map<String, Value>, String> {
+    let mut at = crd
+        .pointer_mut("/spec/versions/0/schema/openAPIV3Schema")
+        .ok_or("the CRD has no schema")?;
+    for (i, seg) in path.iter().enumerate() {
+        let next = match *seg {
+            "[]" => at.get_mut("items"),
+            "{}" => at.get_mut("additionalProperties"),
+            name => at.get_mut("properties").and_then(|p| p.get_mut(name)),
+        };
+        at = next.ok_or_else(|| {
+            format!(
+                "the schema has no `{}`: a marker sits on a field the schema does not show (a `#[schemars(with = ...)]` or a custom `JsonSchema`?)",
+                path[..=i].join(".")
+            )
+        })?;
+    }
+    at.as_object_mut()
+        .ok_or_else(|| format!("the schema at `{}` is not an object", path.join(".")))
+}
+
+fn deep_merge(target: &mut Value, value: Value) {
+    match (target, value) {
+        (Value::Object(have), Value::Object(add)) => {
+            for (k, v) in add {
+                match have.get_mut(&k) {
+                    Some(slot) => deep_merge(slot, v),
+                    None => {
+                        have.insert(k, v);
+                    }
+                }
+            }
+        }
+        (Value::Array(have), Value::Array(add)) => {
+            for v in add {
+                if !have.contains(&v) {
+                    have.push(v);
+                }
+            }
+        }
+        (slot, value) => *slot = value,
+    }
+}
+
+/// Drops `+marker` lines (and the blank lines they leave) from every description, as
+/// controller-gen does: they are instructions to the generator, not documentation.
+fn strip_markers(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::String(d)) = map.get_mut("description") {
+                let kept: Vec<&str> = d
+                    .lines()
+                    .filter(|l| !l.trim_start().starts_with('+'))
+                    .collect();
+                let text = kept.join("\n").trim().to_owned();
+                if text.is_empty() {
+                    map.remove("description");
+                } else {
+                    *d = text;
+                }
+            }
+            for v in map.values_mut() {
+                strip_markers(v);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_markers),
+        _ => {}
+    }
+}

@@ -1,0 +1,222 @@
+//! CRD markers end to end: the generated `crds()` of the `markers` golden case matches its
+//! golden YAML, the derive's one-call CRD equals the CLI's, the fake API server accepts the
+//! CRDs, applies their defaults and rejects with 422 an object that breaks any marker.
+//! Refresh the YAML with `UPDATE_GOLDEN=1 cargo test -p codegen-tests --test crd_markers`.
+
+use codegen_tests::markers_apis::shop::v1::coupon::Coupon;
+use codegen_tests::markers_generated::crds;
+use fake_apiserver::FakeApiServer;
+use serde_json::{Value, json};
+
+fn golden_yaml() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden/markers/crds.yaml")
+}
+
+#[test]
+fn generated_crds_match_the_golden_yaml() {
+    let mut yaml = String::new();
+    for crd in crds().expect("the markers case builds its CRDs") {
+        yaml.push_str("---\n");
+        yaml.push_str(&serde_saphyr::to_string(&crd).unwrap());
+    }
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(golden_yaml(), &yaml).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(golden_yaml()).unwrap();
+    assert_eq!(
+        yaml, expected,
+        "CRD YAML drifted; refresh with UPDATE_GOLDEN=1 and review"
+    );
+}
+
+#[test]
+fn the_derive_gives_the_crd_the_cli_gives() {
+    let from_derive = Coupon::crd_with_markers().unwrap();
+    let from_cli = crds()
+        .unwrap()
+        .into_iter()
+        .find(|c| c.spec.names.kind == "Coupon")
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&from_derive).unwrap(),
+        serde_json::to_value(&from_cli).unwrap()
+    );
+    // And the markers are in it, not just equally absent from both.
+    let schema = serde_json::to_value(&from_derive.spec.versions[0].schema).unwrap();
+    let spec = &schema["openAPIV3Schema"]["properties"]["spec"];
+    assert_eq!(spec["properties"]["percent"]["maximum"], 90.0);
+    assert_eq!(
+        spec["properties"]["products"]["x-kubernetes-list-type"],
+        "set"
+    );
+    assert_eq!(
+        from_derive.spec.names.short_names,
+        Some(vec!["cpn".to_owned()])
+    );
+}
+
+#[test]
+fn markers_land_where_controller_gen_puts_them() {
+    let order = crds()
+        .unwrap()
+        .into_iter()
+        .find(|c| c.spec.names.kind == "Order")
+        .unwrap();
+    let crd = serde_json::to_value(&order).unwrap();
+    let version = &crd["spec"]["versions"][0];
+    let spec = &version["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    let required: Vec<&str> = spec["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        required.contains(&"currency"),
+        "+required on an Option: {required:?}"
+    );
+    assert!(!required.contains(&"replicas"), "+optional: {required:?}");
+    assert_eq!(
+        spec["x-kubernetes-validations"][0]["rule"],
+        "self.replicas <= 5 || self.express"
+    );
+    let line = &spec["properties"]["items"]["items"];
+    assert_eq!(
+        line["x-kubernetes-validations"][0]["reason"],
+        "FieldValueInvalid"
+    );
+    assert_eq!(line["x-kubernetes-map-type"], "atomic");
+    assert_eq!(line["properties"]["sku"]["pattern"], "^[A-Z]{3}-[0-9]+$");
+    let status = &version["schema"]["openAPIV3Schema"]["properties"]["status"];
+    assert_eq!(status["properties"]["replicas"]["minimum"], 0.0);
+    assert_eq!(crd["spec"]["names"]["shortNames"], json!(["ord", "ords"]));
+    assert_eq!(crd["spec"]["names"]["singular"], "order");
+    assert_eq!(
+        version["subresources"]["scale"]["specReplicasPath"],
+        ".spec.replicas"
+    );
+    assert_eq!(version["additionalPrinterColumns"][1]["priority"], 1);
+    assert_eq!(version["selectableFields"][0]["jsonPath"], ".spec.customer");
+    // Marker lines are instructions, not documentation.
+    assert!(
+        !crd.to_string().contains("+kubebuilder"),
+        "a marker leaked into a description"
+    );
+}
+
+fn server() -> FakeApiServer {
+    let fake = FakeApiServer::new();
+    for crd in crds().unwrap() {
+        fake.seed(&crd)
+            .expect("the fake API server accepts the generated CRD");
+    }
+    fake
+}
+
+fn order(name: &str, spec: Value) -> Value {
+    json!({
+        "apiVersion": "shop.example.com/v1",
+        "kind": "Order",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    })
+}
+
+fn valid() -> Value {
+    json!({
+        "customer": "ada",
+        "currency": "EUR",
+        "items": [{"sku": "TEA-1", "quantity": 2}],
+    })
+}
+
+#[test]
+fn a_valid_order_is_stored_with_the_marker_defaults() {
+    let fake = server();
+    let stored = fake.seed(order("ok", valid())).unwrap();
+    let spec = &stored["spec"];
+    assert_eq!(spec["replicas"], 1, "+kubebuilder:default=1");
+    assert_eq!(spec["payment"], "card");
+    assert_eq!(spec["express"], false);
+    assert_eq!(spec["size"], "Medium");
+}
+
+#[test]
+fn each_violated_marker_is_a_422_naming_the_field() {
+    let fake = server();
+    let with = |key: &str, value: Value| {
+        let mut spec = valid();
+        spec[key] = value;
+        spec
+    };
+    let mut no_currency = valid();
+    no_currency.as_object_mut().unwrap().remove("currency");
+    let cases: Vec<(&str, Value, &str)> = vec![
+        ("MinLength", with("customer", json!("a")), "spec.customer"),
+        (
+            "MaxLength",
+            with("customer", json!("a".repeat(21))),
+            "spec.customer",
+        ),
+        ("Pattern", with("customer", json!("Ada")), "spec.customer"),
+        ("Minimum", with("replicas", json!(0)), "spec.replicas"),
+        ("Maximum", with("replicas", json!(11)), "spec.replicas"),
+        ("ExclusiveMinimum", with("tip", json!(0)), "spec.tip"),
+        ("MultipleOf", with("tip", json!(0.3)), "spec.tip"),
+        ("Enum", with("payment", json!("bitcoin")), "spec.payment"),
+        ("MinItems", with("items", json!([])), "spec.items"),
+        (
+            "MaxItems",
+            with(
+                "items",
+                json!(
+                    (0..6)
+                        .map(|i| json!({"sku": format!("TEA-{i}"), "quantity": 1}))
+                        .collect::<Vec<_>>()
+                ),
+            ),
+            "spec.items",
+        ),
+        (
+            "listMapKey",
+            with(
+                "items",
+                json!([{"sku": "TEA-1", "quantity": 1}, {"sku": "TEA-1", "quantity": 2}]),
+            ),
+            "spec.items[1]",
+        ),
+        (
+            "nested Pattern",
+            with("items", json!([{"sku": "tea", "quantity": 1}])),
+            "spec.items[0].sku",
+        ),
+        (
+            "nested Minimum",
+            with("items", json!([{"sku": "TEA-1", "quantity": 0}])),
+            "spec.items[0].quantity",
+        ),
+        (
+            "UniqueItems",
+            with("tags", json!(["hot", "hot"])),
+            "spec.tags[1]",
+        ),
+        (
+            "MaxProperties",
+            with("notes", json!({"a": "1", "b": "2", "c": "3", "d": "4"})),
+            "spec.notes",
+        ),
+        ("required", no_currency, "spec.currency"),
+    ];
+    for (i, (marker, spec, field)) in cases.into_iter().enumerate() {
+        let err = fake
+            .seed(order(&format!("bad-{i}"), spec))
+            .expect_err(marker);
+        assert_eq!(err.code, 422, "{marker}: {}", err.message);
+        assert!(
+            err.message.contains(field),
+            "{marker}: `{field}` not in: {}",
+            err.message
+        );
+    }
+}
