@@ -491,3 +491,63 @@ fn a_kind_in_several_versions_needs_exactly_one_storage_version() {
         "{crds}"
     );
 }
+
+#[test]
+fn markers_on_status_and_nested_types_and_unusable_enums_are_reported() {
+    let tmp = TempDir::new("markers");
+    write(
+        &tmp.0,
+        "apis/widgets/v1/mod.rs",
+        "//! +groupName=widgets.example.com\npub mod widget;\n",
+    );
+    write(
+        &tmp.0,
+        "apis/widgets/v1/widget.rs",
+        r#"/// +genclient
+#[derive(CustomResource)]
+#[kube(group = "widgets.example.com", version = "v1", kind = "Widget", namespaced, status = "WidgetStatus")]
+pub struct WidgetSpec {
+    pub parts: Vec<Part>,
+    pub shape: Shape,
+    pub colour: Colour,
+}
+
+pub struct Part {
+    /// +kubebuilder:validation:MaxItems=3
+    pub name: String,
+}
+
+#[serde(tag = "kind")]
+pub enum Shape {
+    Round { radius: i32 },
+    Square { side: i32 },
+}
+
+pub enum Colour {
+    Red,
+    Custom(String),
+}
+
+pub struct WidgetStatus {
+    /// +kubebuilder:printcolumn:name=Ready,type=string,JSONPath=.status.ready
+    pub ready: bool,
+}
+"#,
+    );
+    let out = generate(&tmp.0);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    for expected in [
+        "`+kubebuilder:validation:MaxItems` applies to lists (`Vec<_>`), but `name` is a string (`String`)",
+        " --> apis/widgets/v1/widget.rs:11:9",
+        "`Shape` is tagged with `#[serde(tag = \"kind\")]`",
+        "`Colour` mixes unit variants (`Red`, a string) with data variants (`Custom`, an object)",
+        "`+kubebuilder:printcolumn` goes on the spec struct, not on a field",
+    ] {
+        assert!(err.contains(expected), "missing `{expected}` in:\n{err}");
+    }
+    assert!(
+        !tmp.0.join("generated").exists(),
+        "nothing is written on errors"
+    );
+}

@@ -220,3 +220,36 @@ fn each_violated_marker_is_a_422_naming_the_field() {
         );
     }
 }
+
+mod tagged {
+    use kube::CustomResource;
+    use kube_codegen_runtime::GenClient;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    /// The derive cannot see `Shape` (another item), so the check the CLI makes at
+    /// generation time happens here at run time: an error, not kube's panic.
+    #[derive(CustomResource, GenClient, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+    #[kube(group = "example.com", version = "v1", kind = "Widget", namespaced)]
+    pub struct WidgetSpec {
+        pub shape: Shape,
+    }
+
+    #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+    #[serde(tag = "kind")]
+    pub enum Shape {
+        Round { radius: i32 },
+        Square { side: i32 },
+    }
+}
+
+#[test]
+fn a_schema_kube_cannot_build_is_an_error_not_a_panic() {
+    let err = tagged::Widget::crd_with_markers().unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(err, kube_codegen_runtime::crd::CrdError::Schema { .. }),
+        "{text}"
+    );
+    assert!(text.contains("widgets.example.com"), "{text}");
+}

@@ -9,6 +9,7 @@ fn ui() {
     t.compile_fail("ui/methods/*.rs");
     t.compile_fail("ui/kube/*.rs");
     t.compile_fail("ui/paths/*.rs");
+    t.compile_fail("ui/crd/*.rs");
     t.compile_fail("ui/scope/*.rs");
     t.pass("ui/pass/*.rs");
 }

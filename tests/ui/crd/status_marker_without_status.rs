@@ -1,0 +1,13 @@
+use kube::CustomResource;
+use kube_codegen_runtime::GenClient;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// +kubebuilder:subresource:status
+#[derive(CustomResource, GenClient, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[kube(group = "example.com", version = "v1", kind = "Foo", namespaced)]
+struct FooSpec {
+    replicas: i32,
+}
+
+fn main() {}
