@@ -13,3 +13,7 @@ done
 # CRD YAML needs the compiled schemas: the sample writes its own, one file per CRD.
 rm -f sample-controller/artifacts/crds/*.yaml
 cargo run --quiet -p sample-controller -- --write-crds sample-controller/artifacts/crds
+
+# RBAC from the +kubebuilder:rbac markers in the sample's sources.
+"$codegen" rbac --input sample-controller/src \
+  --output sample-controller/artifacts/rbac/role.yaml --name sample-controller --namespace default

@@ -48,6 +48,12 @@ else
   sed -e "s#$tmp/$crds#$crds (regenerated)#g" "$tmp/crd.diff" | head -60 >&2
 fi
 
+# RBAC: from the +kubebuilder:rbac markers of the sample's sources.
+if ! "$codegen" rbac --verify --input sample-controller/src \
+    --output sample-controller/artifacts/rbac/role.yaml --name sample-controller --namespace default; then
+  failed=1
+fi
+
 if [ "$failed" -ne 0 ]; then
   echo "to fix, run: hack/update-codegen.sh" >&2
   exit 1

@@ -17,6 +17,7 @@ pub mod diag;
 pub mod emit;
 pub mod model;
 pub mod naming;
+pub mod rbac;
 pub mod render;
 pub mod schema;
 pub mod tree;

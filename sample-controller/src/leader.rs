@@ -1,5 +1,7 @@
 //! Leader election on a `coordination.k8s.io/v1` Lease, with kube-lease-manager.
 
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update;patch
+
 use kube::Client;
 use kube_lease_manager::LeaseManagerBuilder;
 use tokio::sync::watch;

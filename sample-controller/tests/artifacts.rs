@@ -30,7 +30,7 @@ fn crds_examples_and_deploy_manifests_are_accepted() {
         );
     }
     for manifest in [
-        "artifacts/deploy/rbac.yaml",
+        "artifacts/rbac/role.yaml",
         "artifacts/deploy/deployment.yaml",
     ] {
         assert!(

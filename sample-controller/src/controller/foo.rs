@@ -1,6 +1,9 @@
 //! The Foo controller: a Foo owns a Deployment of its `deploymentName` with `replicas`
 //! pods, and reports the Deployment's available replicas. Go's sample-controller `syncHandler`.
 
+// +kubebuilder:rbac:groups=samplecontroller.k8s.io,resources=foos,verbs=get;list;watch
+// +kubebuilder:rbac:groups=samplecontroller.k8s.io,resources=foos/status,verbs=patch
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -1,6 +1,10 @@
 //! The Icecream controller: like Foo it owns a Deployment, and it reports where that
 //! Deployment's pods run: available replicas, the sorted node names, and pods per phase.
 
+// +kubebuilder:rbac:groups=samplecontroller.k8s.io,resources=icecreams,verbs=get;list;watch
+// +kubebuilder:rbac:groups=samplecontroller.k8s.io,resources=icecreams/status,verbs=patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 

@@ -1,6 +1,11 @@
 //! The controllers: shared context, errors, per-object backoff, and the Deployment helpers
 //! both Foo and Icecream use.
 
+// What every controller needs: events through the events.k8s.io API (`Recorder`), and the
+// Deployments both kinds own (informer, create, server-side apply).
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
+
 pub mod foo;
 pub mod icecream;
 
