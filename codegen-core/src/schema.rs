@@ -285,24 +285,10 @@ fn clashes(name: &str) -> &'static [&'static str] {
 }
 
 fn serde_default(attrs: &[Attribute]) -> bool {
-    attrs
-        .iter()
-        .filter(|a| a.path().is_ident("serde"))
-        .any(|a| {
-            let mut found = false;
-            let _ = a.parse_nested_meta(|meta| {
-                found |= meta.path.is_ident("default");
-                if meta.input.peek(syn::Token![=]) {
-                    meta.value()?.parse::<syn::Expr>()?;
-                } else if meta.input.peek(syn::token::Paren) {
-                    meta.input.parse::<proc_macro2::TokenTree>()?;
-                }
-                Ok(())
-            });
-            found
-        })
+    serde_flag(attrs, "default")
 }
 
+/// Whether `#[serde(...)]` has the key `flag` (`default`, `skip`, `untagged`, ...).
 fn serde_flag(attrs: &[Attribute], flag: &str) -> bool {
     attrs
         .iter()
