@@ -64,10 +64,27 @@ pub(crate) fn serde_value(attrs: &[syn::Attribute], key: &str) -> Option<String>
 }
 
 pub(crate) fn flattened(attrs: &[syn::Attribute]) -> bool {
+    serde_flag(attrs, "flatten")
+}
+
+/// Whether `#[serde(...)]` has the key `flag` (`default`, `skip`, `flatten`, `untagged`).
+pub(crate) fn serde_flag(attrs: &[syn::Attribute], flag: &str) -> bool {
     attrs
         .iter()
         .filter(|a| a.path().is_ident("serde"))
-        .any(|a| a.to_token_stream().to_string().contains("flatten"))
+        .any(|a| {
+            let mut found = false;
+            let _ = a.parse_nested_meta(|meta| {
+                found |= meta.path.is_ident(flag);
+                if meta.input.peek(syn::Token![=]) {
+                    meta.value()?.parse::<syn::Expr>()?;
+                } else if meta.input.peek(syn::token::Paren) {
+                    meta.input.parse::<proc_macro2::TokenTree>()?;
+                }
+                Ok(())
+            });
+            found
+        })
 }
 
 pub(crate) fn renamed(field: &str, rule: Option<&str>) -> String {

@@ -285,27 +285,7 @@ fn clashes(name: &str) -> &'static [&'static str] {
 }
 
 fn serde_default(attrs: &[Attribute]) -> bool {
-    serde_flag(attrs, "default")
-}
-
-/// Whether `#[serde(...)]` has the key `flag` (`default`, `skip`, `untagged`, ...).
-fn serde_flag(attrs: &[Attribute], flag: &str) -> bool {
-    attrs
-        .iter()
-        .filter(|a| a.path().is_ident("serde"))
-        .any(|a| {
-            let mut found = false;
-            let _ = a.parse_nested_meta(|meta| {
-                found |= meta.path.is_ident(flag);
-                if meta.input.peek(syn::Token![=]) {
-                    meta.value()?.parse::<syn::Expr>()?;
-                } else if meta.input.peek(syn::token::Paren) {
-                    meta.input.parse::<proc_macro2::TokenTree>()?;
-                }
-                Ok(())
-            });
-            found
-        })
+    check::serde_flag(attrs, "default")
 }
 
 /// A marker value as JSON of the field's shape, or an error message.
@@ -447,7 +427,7 @@ impl<'a> Walker<'_, 'a> {
                 }
                 continue;
             }
-            if serde_flag(&f.attrs, "skip") {
+            if check::serde_flag(&f.attrs, "skip") {
                 if let Some(m) = markers.first() {
                     cx.error_at(
                         &m.name_loc,
@@ -701,7 +681,7 @@ impl<'a> Walker<'_, 'a> {
 /// Reports an enum that kube's `crd()` would panic on: internally or adjacently tagged, or
 /// externally tagged with both unit and data variants.
 pub fn check_enum(cx: &mut Ctxt, e: &ItemEnum) {
-    if serde_flag(&e.attrs, "untagged") || e.variants.len() < 2 {
+    if check::serde_flag(&e.attrs, "untagged") || e.variants.len() < 2 {
         return;
     }
     if let Some(tag) = check::serde_value(&e.attrs, "tag") {
@@ -864,10 +844,11 @@ fn field_patch(cx: &mut Ctxt, m: &Marker, s: &Shape<'_>, path: &[String]) -> Opt
                     ),
                 );
             }
-            let key = match k {
-                "listType" => "x-kubernetes-list-type",
-                "mapType" => "x-kubernetes-map-type",
-                _ => "x-kubernetes-map-type",
+            // `+structType` is written as `x-kubernetes-map-type` too.
+            let key = if k == "listType" {
+                "x-kubernetes-list-type"
+            } else {
+                "x-kubernetes-map-type"
             };
             (key, Value::from(value))
         }

@@ -23,15 +23,25 @@ struct Running {
 
 impl Running {
     async fn start(fake: FakeApiServer, resync: Option<Duration>) -> Self {
+        Self::start_with(
+            fake,
+            Options {
+                resync,
+                ..Options::default()
+            },
+        )
+        .await
+    }
+
+    async fn start_with(fake: FakeApiServer, options: Options) -> Self {
         for crd in sample_controller::generated::crds().unwrap() {
             let _ = fake.seed(crd);
         }
         let client = Client::new(fake.clone(), "default");
         let (stop, stopped) = oneshot::channel::<()>();
         let options = Options {
-            resync,
             shutdown_deadline: Duration::from_secs(5),
-            ..Options::default()
+            ..options
         };
         let task = tokio::spawn(run::run(
             client,
@@ -381,28 +391,19 @@ async fn the_generated_rbac_covers_every_request_the_controller_makes() {
     };
 
     let fake = FakeApiServer::new();
-    for crd in sample_controller::generated::crds().unwrap() {
-        fake.seed(crd).unwrap();
-    }
-    fake.clear_actions();
-    let (stop, stopped) = oneshot::channel::<()>();
-    let options = Options {
-        leader_election: Some(sample_controller::run::LeaseOptions {
-            name: "sample-controller".into(),
-            namespace: "default".into(),
-            identity: "test".into(),
-            duration: 15,
-        }),
-        shutdown_deadline: Duration::from_secs(5),
-        ..Options::default()
-    };
-    let task = tokio::spawn(run::run(
-        Client::new(fake.clone(), "default"),
-        options,
-        shutdown_signal(async move {
-            let _ = stopped.await;
-        }),
-    ));
+    let r = Running::start_with(
+        fake.clone(),
+        Options {
+            leader_election: Some(sample_controller::run::LeaseOptions {
+                name: "sample-controller".into(),
+                namespace: "default".into(),
+                identity: "test".into(),
+                duration: 15,
+            }),
+            ..Options::default()
+        },
+    )
+    .await;
     fake.seed(foo("f", "f", 1)).unwrap();
     let mut ice = Icecream::new(
         "i",
@@ -433,12 +434,7 @@ async fn the_generated_rbac_covers_every_request_the_controller_makes() {
             .is_empty()
     })
     .await;
-    let _ = stop.send(());
-    tokio::time::timeout(Duration::from_secs(10), task)
-        .await
-        .expect("stops in time")
-        .unwrap()
-        .unwrap();
+    r.stop().await;
 
     let mut seen = std::collections::BTreeSet::new();
     for a in fake.actions() {

@@ -152,7 +152,7 @@ pub fn tree_files(tree: &ApiTree, command: &str) -> Result<Vec<OutputFile>, syn:
     Ok(files)
 }
 
-/// Per (group, kind): the `build` call, version and storage flag of each version.
+/// Per (group, kind): the CRD call, version and storage flag of each version.
 type KindVersions = std::collections::BTreeMap<(String, String), Vec<(TokenStream, String, bool)>>;
 
 /// `crds.rs`: every CRD of the tree, one per kind, versions merged around the stored one.
@@ -165,7 +165,13 @@ fn crds_file(tree: &ApiTree) -> Result<TokenStream, syn::Error> {
                 .entry((gv.group.clone(), tr.resource.kind.clone()))
                 .or_default()
                 .push((
-                    super::crd::build_call(&quote!(#path), &tr.patches),
+                    if tr.in_place {
+                        // The derive's `crd_with_markers` sees the spec only; the CLI sees
+                        // the status and nested structs too.
+                        super::crd::build_call(&quote!(#path), &tr.patches)
+                    } else {
+                        quote!(#path::crd_with_markers())
+                    },
                     gv.version.clone(),
                     tr.resource.storage_version,
                 ));

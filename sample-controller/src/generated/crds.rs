@@ -13,43 +13,8 @@ pub fn crds() -> ::core::result::Result<
 > {
     ::core::result::Result::Ok(
         ::std::vec::Vec::from([
-            ::kube_codegen_runtime::crd::build::<
-                crate::apis::samplecontroller::v1alpha1::foo::Foo,
-            >(
-                &[
-                    ::kube_codegen_runtime::crd::Patch::Schema {
-                        path: &["spec", "replicas"],
-                        set: r#"{"maximum":10,"minimum":1}"#,
-                    },
-                    ::kube_codegen_runtime::crd::Patch::Required {
-                        path: &["spec"],
-                        field: "replicas",
-                        required: false,
-                    },
-                    ::kube_codegen_runtime::crd::Patch::Merge {
-                        pointer: "/spec/versions/0",
-                        value: r#"{"subresources":{"status":{}}}"#,
-                    },
-                    ::kube_codegen_runtime::crd::Patch::Merge {
-                        pointer: "/spec/versions/0",
-                        value: r#"{"additionalPrinterColumns":[{"jsonPath":".spec.deploymentName","name":"Deployment","type":"string"}]}"#,
-                    },
-                    ::kube_codegen_runtime::crd::Patch::Merge {
-                        pointer: "/spec/versions/0",
-                        value: r#"{"additionalPrinterColumns":[{"jsonPath":".status.availableReplicas","name":"Available","type":"integer"}]}"#,
-                    },
-                ],
-            )?,
-            ::kube_codegen_runtime::crd::build::<
-                crate::apis::samplecontroller::v1alpha1::icecream::Icecream,
-            >(
-                &[
-                    ::kube_codegen_runtime::crd::Patch::Schema {
-                        path: &["spec", "deploymentName"],
-                        set: r#"{"maxLength":253,"pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"}"#,
-                    },
-                ],
-            )?,
+            crate::apis::samplecontroller::v1alpha1::foo::Foo::crd_with_markers()?,
+            crate::apis::samplecontroller::v1alpha1::icecream::Icecream::crd_with_markers()?,
         ]),
     )
 }

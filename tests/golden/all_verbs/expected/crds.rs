@@ -13,9 +13,7 @@ pub fn crds() -> ::core::result::Result<
 > {
     ::core::result::Result::Ok(
         ::std::vec::Vec::from([
-            ::kube_codegen_runtime::crd::build::<
-                crate::all_verbs_apis::widgets::v1::widget::Widget,
-            >(&[])?,
+            crate::all_verbs_apis::widgets::v1::widget::Widget::crd_with_markers()?,
         ]),
     )
 }

@@ -13,24 +13,12 @@ pub fn crds() -> ::core::result::Result<
 > {
     ::core::result::Result::Ok(
         ::std::vec::Vec::from([
-            ::kube_codegen_runtime::crd::build::<
-                crate::filters_apis::filters::v1beta1::types::Limited,
-            >(&[])?,
-            ::kube_codegen_runtime::crd::build::<
-                crate::filters_apis::filters::v1beta1::types::Opaque,
-            >(&[])?,
-            ::kube_codegen_runtime::crd::build::<
-                crate::filters_apis::filters::v1beta1::types::Rack,
-            >(&[])?,
-            ::kube_codegen_runtime::crd::build::<
-                crate::filters_apis::filters::v1beta1::types::Reader,
-            >(&[])?,
-            ::kube_codegen_runtime::crd::build::<
-                crate::filters_apis::filters::v1beta1::types::Renamed,
-            >(&[])?,
-            ::kube_codegen_runtime::crd::build::<
-                crate::filters_apis::filters::v1beta1::types::Skipper,
-            >(&[])?,
+            crate::filters_apis::filters::v1beta1::types::Limited::crd_with_markers()?,
+            crate::filters_apis::filters::v1beta1::types::Opaque::crd_with_markers()?,
+            crate::filters_apis::filters::v1beta1::types::Rack::crd_with_markers()?,
+            crate::filters_apis::filters::v1beta1::types::Reader::crd_with_markers()?,
+            crate::filters_apis::filters::v1beta1::types::Renamed::crd_with_markers()?,
+            crate::filters_apis::filters::v1beta1::types::Skipper::crd_with_markers()?,
         ]),
     )
 }

@@ -15,18 +15,12 @@ pub fn crds() -> ::core::result::Result<
         ::std::vec::Vec::from([
             ::kube_codegen_runtime::crd::merge(
                 ::std::vec::Vec::from([
-                    ::kube_codegen_runtime::crd::build::<
-                        crate::groups_apis::apps::v1::app::App,
-                    >(&[])?,
-                    ::kube_codegen_runtime::crd::build::<
-                        crate::groups_apis::apps::v2::app::App,
-                    >(&[])?,
+                    crate::groups_apis::apps::v1::app::App::crd_with_markers()?,
+                    crate::groups_apis::apps::v2::app::App::crd_with_markers()?,
                 ]),
                 "v1",
             )?,
-            ::kube_codegen_runtime::crd::build::<
-                crate::groups_apis::extensions::v1::plugin::Plugin,
-            >(&[])?,
+            crate::groups_apis::extensions::v1::plugin::Plugin::crd_with_markers()?,
         ]),
     )
 }

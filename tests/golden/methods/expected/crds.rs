@@ -13,9 +13,7 @@ pub fn crds() -> ::core::result::Result<
 > {
     ::core::result::Result::Ok(
         ::std::vec::Vec::from([
-            ::kube_codegen_runtime::crd::build::<
-                crate::methods_apis::ext::v1::gadget::Gadget,
-            >(&[])?,
+            crate::methods_apis::ext::v1::gadget::Gadget::crd_with_markers()?,
             ::kube_codegen_runtime::crd::build::<
                 crate::methods_apis::ext::v1::gizmo::Gizmo,
             >(&[])?,
