@@ -1,0 +1,230 @@
+//! Where a case runs, and what it leaves behind: nothing.
+//!
+//! Every case gets its own namespace, named after the case and this run
+//! (`ct-<case>-<run>`), and every object it creates carries the label
+//! `kube-codegen.dev/contract=<run>`, so assertions can ignore what a cluster's
+//! controllers add (a `kube-root-ca.crt` ConfigMap, a `default` ServiceAccount, ...).
+//! [`case`] deletes the namespace and whatever cluster-scoped objects the case registered,
+//! also when the case panics, so the suite runs again and again on the same cluster.
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use fake_apiserver::FakeApiServer;
+use futures::FutureExt;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube::core::{ApiResource, DynamicObject};
+use kube::{Client, ResourceExt};
+
+/// The label every object of this run carries.
+pub const RUN_LABEL: &str = "kube-codegen.dev/contract";
+
+/// Six lowercase characters naming this run of the suite.
+pub fn run_id() -> &'static str {
+    static ID: OnceLock<String> = OnceLock::new();
+    ID.get_or_init(|| {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let mut x = (nanos as u64) ^ (u64::from(std::process::id()) << 32);
+        (0..6)
+            .map(|_| {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                let alphabet = b"bcdfghjklmnpqrstvwxz2456789";
+                alphabet[((x >> 33) % alphabet.len() as u64) as usize] as char
+            })
+            .collect()
+    })
+}
+
+/// A cluster-scoped object to delete when the case ends.
+struct Leftover {
+    resource: ApiResource,
+    name: String,
+}
+
+/// One case's client, namespace and clean-up list.
+#[derive(Clone)]
+pub struct Env {
+    /// The client: the in-process fake, or the cluster of `KUBE_CONTRACT_KUBECONFIG`.
+    pub client: Client,
+    fake: Option<FakeApiServer>,
+    /// This case's namespace.
+    pub ns: String,
+    leftovers: Arc<Mutex<Vec<Leftover>>>,
+}
+
+/// Whether the suite runs against a real cluster.
+pub fn on_cluster() -> bool {
+    std::env::var_os("KUBE_CONTRACT_KUBECONFIG").is_some()
+}
+
+async fn client() -> (Client, Option<FakeApiServer>) {
+    match std::env::var("KUBE_CONTRACT_KUBECONFIG") {
+        Ok(path) => {
+            let kubeconfig = kube::config::Kubeconfig::read_from(&path)
+                .unwrap_or_else(|e| panic!("KUBE_CONTRACT_KUBECONFIG={path}: {e}"));
+            let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+                .await
+                .expect("a usable kubeconfig");
+            (Client::try_from(config).expect("a client"), None)
+        }
+        Err(_) => {
+            let fake = FakeApiServer::new();
+            (Client::new(fake.clone(), "default"), Some(fake))
+        }
+    }
+}
+
+/// Runs one case in a fresh namespace and cleans up afterwards, whether it passed or not.
+pub async fn case<F, Fut>(name: &str, body: F)
+where
+    F: FnOnce(Env) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let (client, fake) = client().await;
+    let ns = format!("ct-{name}-{}", run_id());
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let mut object = Namespace::default();
+    object.metadata.name = Some(ns.clone());
+    object.metadata.labels = Some([(RUN_LABEL.to_owned(), run_id().to_owned())].into());
+    namespaces
+        .create(&PostParams::default(), &object)
+        .await
+        .unwrap_or_else(|e| panic!("creating the case's namespace {ns}: {e}"));
+    let env = Env {
+        client: client.clone(),
+        fake,
+        ns: ns.clone(),
+        leftovers: Arc::default(),
+    };
+    let leftovers = env.leftovers.clone();
+    let outcome = AssertUnwindSafe(body(env)).catch_unwind().await;
+    let taken: Vec<Leftover> = std::mem::take(&mut *leftovers.lock().unwrap());
+    for leftover in taken {
+        let api: Api<DynamicObject> = Api::all_with(client.clone(), &leftover.resource);
+        let _ = api.delete(&leftover.name, &DeleteParams::default()).await;
+    }
+    if let Err(e) = namespaces.delete(&ns, &DeleteParams::default()).await
+        && outcome.is_ok()
+    {
+        panic!("deleting the case's namespace {ns}: {e}");
+    }
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+impl Env {
+    /// An API for a namespaced kind, in this case's namespace.
+    pub fn api<K>(&self) -> Api<K>
+    where
+        K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
+    {
+        Api::namespaced(self.client.clone(), &self.ns)
+    }
+
+    /// The fake's test controls; `None` against a real cluster.
+    pub fn fake(&self) -> Option<&FakeApiServer> {
+        self.fake.as_ref()
+    }
+
+    /// A selector for the objects this run created.
+    pub fn ours(&self) -> ListParams {
+        ListParams::default().labels(&format!("{RUN_LABEL}={}", run_id()))
+    }
+
+    /// A selector for the objects this run created that also match `selector`.
+    pub fn select(&self, selector: &str) -> ListParams {
+        ListParams::default().labels(&format!("{RUN_LABEL}={},{selector}", run_id()))
+    }
+
+    /// Deletes `name` of a cluster-scoped `resource` when the case ends.
+    pub fn delete_later(&self, resource: ApiResource, name: &str) {
+        self.leftovers.lock().unwrap().push(Leftover {
+            resource,
+            name: name.to_owned(),
+        });
+    }
+
+    /// A name unique to this run, for cluster-scoped objects: `<base>-<run>`.
+    pub fn unique(&self, base: &str) -> String {
+        format!("{base}-{}", run_id())
+    }
+}
+
+/// A ConfigMap of this run: labelled with [`RUN_LABEL`] and `labels`, holding `k: v`.
+pub fn configmap(name: &str, labels: &[(&str, &str)]) -> ConfigMap {
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some(name.into());
+    let mut all: std::collections::BTreeMap<String, String> = labels
+        .iter()
+        .map(|(k, v)| ((*k).into(), (*v).into()))
+        .collect();
+    all.insert(RUN_LABEL.into(), run_id().into());
+    cm.metadata.labels = Some(all);
+    cm.data = Some([("k".into(), "v".into())].into());
+    cm
+}
+
+/// Sorted names of a list.
+pub fn names<K: kube::Resource + Clone>(list: &kube::core::ObjectList<K>) -> Vec<String> {
+    let mut out: Vec<String> = list.items.iter().map(ResourceExt::name_any).collect();
+    out.sort();
+    out
+}
+
+/// The status of an API error; panics on anything else.
+pub fn status(err: kube::Error) -> kube::core::Status {
+    match err {
+        kube::Error::Api(status) => *status,
+        other => panic!("expected an API error, got {other}"),
+    }
+}
+
+/// `(code, reason)` of an API error.
+pub fn api_error(err: kube::Error) -> (u16, String) {
+    let s = status(err);
+    (s.code, s.reason)
+}
+
+/// `(reason, field)` of every cause of an API error, sorted (the real server reports causes
+/// of map keys in random order).
+pub fn causes(status: &kube::core::Status) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = status
+        .details
+        .as_ref()
+        .map(|d| {
+            d.causes
+                .iter()
+                .map(|c| (c.reason.clone(), c.field.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// Polls `check` until it returns `Some`, for up to 60 s: on a cluster, controllers (garbage
+/// collection, the namespace controller) act asynchronously; the fake acts at once.
+pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let started = Instant::now();
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{what}: not within 60s"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

@@ -1,0 +1,178 @@
+//! The fake's own test controls: faults, recorded actions, seeding, compaction, dropped
+//! watches, the bookmark interval. A real cluster has none of these, so these cases always
+//! run against the fake.
+
+use std::time::Duration;
+
+use fake_apiserver::{ApiError, FakeApiServer, Matcher};
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, PostParams, WatchEvent, WatchParams};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, CustomResourceExt};
+
+use crate::env::{api_error, configmap};
+use crate::{Widget, WidgetSpec, WidgetStatus};
+
+fn default_ns(fake: &FakeApiServer) -> Api<ConfigMap> {
+    Api::namespaced(Client::new(fake.clone(), "default"), "default")
+}
+
+#[tokio::test]
+async fn fake_only_faults_and_recorded_actions() {
+    let fake = FakeApiServer::new();
+    let cms = default_ns(&fake);
+    fake.clear_actions();
+    fake.fail(
+        Matcher::new("create", "configmaps"),
+        ApiError::internal("injected"),
+        Some(1),
+    );
+    let (code, reason) = api_error(
+        cms.create(&PostParams::default(), &configmap("a", &[]))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((code, reason.as_str()), (500, "InternalError"));
+    cms.create(&PostParams::default(), &configmap("a", &[]))
+        .await
+        .unwrap();
+    cms.get("a").await.unwrap();
+    let writes: Vec<(String, Option<String>)> = fake
+        .writes()
+        .into_iter()
+        .map(|a| (a.verb, a.name))
+        .collect();
+    assert_eq!(writes, [("create".into(), None), ("create".into(), None)]);
+    assert_eq!(fake.actions().len(), 3);
+    fake.delay(
+        Matcher::new("get", "*"),
+        Duration::from_millis(200),
+        Some(1),
+    );
+    let started = std::time::Instant::now();
+    cms.get("a").await.unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(200));
+}
+
+#[tokio::test]
+async fn fake_only_seeded_objects_keep_their_status() {
+    let fake = FakeApiServer::new();
+    fake.seed(Widget::crd()).unwrap();
+    let mut w = Widget::new(
+        "seeded",
+        WidgetSpec {
+            replicas: 1,
+            color: "red".into(),
+        },
+    );
+    w.metadata.namespace = Some("default".into());
+    w.status = Some(WidgetStatus { ready: 3 });
+    fake.seed(&w).unwrap();
+    let read: Widget = fake
+        .object(
+            "contract.example.com/v1",
+            "Widget",
+            Some("default"),
+            "seeded",
+        )
+        .unwrap();
+    assert_eq!(read.status, Some(WidgetStatus { ready: 3 }));
+    let before = fake.list("v1", "ConfigMap", Some("default")).len();
+    let docs = fake.seed_yaml("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y1\n  namespace: default\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y2\n  namespace: default\n").unwrap();
+    assert_eq!(docs.len(), 2);
+    assert_eq!(
+        fake.list("v1", "ConfigMap", Some("default")).len(),
+        before + 2
+    );
+}
+
+#[tokio::test]
+async fn fake_only_a_compacted_resource_version_is_gone() {
+    let fake = FakeApiServer::new();
+    let cms = default_ns(&fake);
+    cms.create(&PostParams::default(), &configmap("a", &[]))
+        .await
+        .unwrap();
+    fake.compact();
+    let mut stream = cms
+        .watch(&WatchParams::default(), "1")
+        .await
+        .unwrap()
+        .boxed();
+    match stream.next().await.unwrap().unwrap() {
+        WatchEvent::Error(e) => assert_eq!((e.code, e.reason.as_str()), (410, "Expired")),
+        other => panic!("expected 410, got {other:?}"),
+    }
+}
+
+/// Polls `condition` for up to 20 s: kube's default watcher backoff waits seconds after an error.
+async fn wait_for(mut condition: impl FnMut() -> bool) {
+    for _ in 0..400 {
+        if condition() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("condition not met within 20s");
+}
+
+#[tokio::test]
+async fn fake_only_the_runtime_watcher_relists_after_gone_and_dropped_watches() {
+    let fake = FakeApiServer::new();
+    let cms = default_ns(&fake);
+    let (reader, writer) = kube::runtime::reflector::store();
+    let stream = watcher(
+        cms.clone(),
+        watcher::Config::default().labels("kube-codegen.dev/contract"),
+    )
+    .default_backoff()
+    .reflect(writer)
+    .applied_objects();
+    // Keep polling through errors, as a Controller does: the 410 surfaces as one `Err`.
+    let task = tokio::spawn(stream.for_each(|_| async {}));
+    reader.wait_until_ready().await.unwrap();
+    cms.create(&PostParams::default(), &configmap("a", &[]))
+        .await
+        .unwrap();
+    wait_for(|| reader.state().len() == 1).await;
+    fake.drop_watches();
+    cms.create(&PostParams::default(), &configmap("b", &[]))
+        .await
+        .unwrap();
+    wait_for(|| reader.state().len() == 2).await;
+    fake.expire_watches();
+    cms.create(&PostParams::default(), &configmap("c", &[]))
+        .await
+        .unwrap();
+    wait_for(|| reader.state().len() == 3).await;
+    task.abort();
+}
+
+#[tokio::test]
+async fn fake_only_watches_end_at_their_timeout_and_deliver_bookmarks() {
+    let fake = FakeApiServer::with_config(fake_apiserver::Config {
+        bookmark_interval: Duration::from_millis(100),
+        ..Default::default()
+    });
+    let cms = default_ns(&fake);
+    let started = std::time::Instant::now();
+    let events: Vec<_> = cms
+        .watch(&WatchParams::default().timeout(1), "0")
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert!(
+        started.elapsed() >= Duration::from_millis(900)
+            && started.elapsed() < Duration::from_secs(5)
+    );
+    let bookmarks = events
+        .iter()
+        .filter(|e| matches!(e, Ok(WatchEvent::Bookmark(_))))
+        .count();
+    assert!(
+        bookmarks >= 5,
+        "{bookmarks} bookmarks in a 1s watch with a 100ms interval"
+    );
+}

@@ -1,0 +1,59 @@
+//! Lists: label and field selectors, pagination.
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, PostParams};
+
+use crate::env::{api_error, case, configmap, names};
+
+#[tokio::test]
+async fn label_and_field_selectors_and_pagination() {
+    case("select", |env| async move {
+        let cms: Api<ConfigMap> = env.api();
+        for (name, app, tier) in [
+            ("a", "web", "front"),
+            ("b", "web", "back"),
+            ("c", "db", "back"),
+            ("d", "cache", ""),
+        ] {
+            let labels: Vec<(&str, &str)> = [("app", app), ("tier", tier)]
+                .into_iter()
+                .filter(|(_, v)| !v.is_empty())
+                .collect();
+            cms.create(&PostParams::default(), &configmap(name, &labels))
+                .await
+                .unwrap();
+        }
+        let list = |s: &'static str| {
+            let cms = cms.clone();
+            let params = env.select(s);
+            async move { names(&cms.list(&params).await.unwrap()) }
+        };
+        assert_eq!(list("app=web").await, ["a", "b"]);
+        assert_eq!(list("app!=web").await, ["c", "d"]);
+        assert_eq!(list("app in (db,cache)").await, ["c", "d"]);
+        assert_eq!(list("tier notin (back)").await, ["a", "d"]);
+        assert_eq!(list("!tier").await, ["d"]);
+        assert_eq!(list("tier,app=web").await, ["a", "b"]);
+        assert_eq!(
+            names(
+                &cms.list(&env.ours().fields("metadata.name=c"))
+                    .await
+                    .unwrap()
+            ),
+            ["c"]
+        );
+        let (code, _) = api_error(cms.list(&env.ours().fields("data.k=v")).await.unwrap_err());
+        assert_eq!(code, 400);
+
+        let first = cms.list(&env.ours().limit(3)).await.unwrap();
+        assert_eq!(names(&first), ["a", "b", "c"]);
+        let token = first.metadata.continue_.clone().expect("a continue token");
+        let rest = cms
+            .list(&env.ours().limit(3).continue_token(&token))
+            .await
+            .unwrap();
+        assert_eq!(names(&rest), ["d"]);
+        assert!(rest.metadata.continue_.as_deref().unwrap_or("").is_empty());
+    })
+    .await;
+}

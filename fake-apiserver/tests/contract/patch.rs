@@ -1,0 +1,142 @@
+//! Patches: JSON, merge, strategic merge, the scale subresource and server-side apply.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+use crate::env::{RUN_LABEL, api_error, case, run_id};
+
+#[tokio::test]
+async fn json_and_strategic_merge_patches() {
+    case("patches", |env| async move {
+        let deployments: Api<Deployment> = env.api();
+        let d: Deployment = serde_json::from_value(json!({
+            "metadata": {"name": "web", "labels": {RUN_LABEL: run_id()}},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [
+                    {"name": "app", "image": "app:1"}, {"name": "sidecar", "image": "sidecar:1"}
+                ]}}
+            }
+        }))
+        .unwrap();
+        deployments
+            .create(&PostParams::default(), &d)
+            .await
+            .unwrap();
+        let strategic = json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "app:2"}]}}}});
+        let patched = deployments
+            .patch("web", &PatchParams::default(), &Patch::Strategic(strategic))
+            .await
+            .unwrap();
+        let images: Vec<String> = patched
+            .spec
+            .template
+            .spec
+            .unwrap()
+            .containers
+            .into_iter()
+            .map(|c| c.image.unwrap())
+            .collect();
+        assert_eq!(images, ["app:2", "sidecar:1"], "containers merge by name");
+
+        // A JSON patch, sent raw (kube's typed JSON patch needs a crate feature).
+        let url = format!("{}/web", deployments.resource_url());
+        let req = http::Request::patch(url)
+            .header("content-type", "application/json-patch+json")
+            .body(
+                serde_json::to_vec(
+                    &json!([{"op": "replace", "path": "/spec/replicas", "value": 4}]),
+                )
+                .unwrap(),
+            )
+            .unwrap();
+        let patched: Deployment = env.client.request(req).await.unwrap();
+        assert_eq!(patched.spec.replicas, Some(4));
+
+        let scale = deployments.get_scale("web").await.unwrap();
+        assert_eq!(scale.spec.unwrap().replicas, Some(4));
+        let rescaled = deployments
+            .patch_scale(
+                "web",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"replicas": 6}})),
+            )
+            .await
+            .unwrap();
+        assert_eq!(rescaled.spec.unwrap().replicas, Some(6));
+        assert_eq!(
+            deployments.get("web").await.unwrap().spec.replicas,
+            Some(6)
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn server_side_apply_owns_fields_and_conflicts() {
+    case("apply", |env| async move {
+        let cms: Api<ConfigMap> = env.api();
+        let config = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied"}, "data": {"a": "1", "b": "1"}});
+        let created = cms
+            .patch(
+                "applied",
+                &PatchParams::apply("alice"),
+                &Patch::Apply(&config),
+            )
+            .await
+            .unwrap();
+        let managers: Vec<String> = created
+            .metadata
+            .managed_fields
+            .unwrap()
+            .into_iter()
+            .map(|m| m.manager.unwrap())
+            .collect();
+        assert_eq!(
+            managers,
+            ["alice"],
+            "apply creates a missing object and records its manager"
+        );
+
+        let bob = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied"}, "data": {"a": "2"}});
+        let (code, reason) = api_error(
+            cms.patch("applied", &PatchParams::apply("bob"), &Patch::Apply(&bob))
+                .await
+                .unwrap_err(),
+        );
+        assert_eq!((code, reason.as_str()), (409, "Conflict"));
+        let forced = cms
+            .patch(
+                "applied",
+                &PatchParams::apply("bob").force(),
+                &Patch::Apply(&bob),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            forced.data.unwrap(),
+            BTreeMap::from([("a".into(), "2".into()), ("b".into(), "1".into())])
+        );
+
+        // alice stops applying `b`: it goes away.
+        let alice = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied"}, "data": {}});
+        let after = cms
+            .patch(
+                "applied",
+                &PatchParams::apply("alice"),
+                &Patch::Apply(&alice),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            after.data.unwrap_or_default(),
+            BTreeMap::from([("a".into(), "2".into())])
+        );
+    })
+    .await;
+}
