@@ -2,10 +2,33 @@
 
 use serde_json::{Value, json};
 
-use crate::error::{ApiError, FieldError};
+use crate::error::ApiError;
 use crate::registry;
+use crate::rules::field::FieldError;
 use crate::state::{State, name_of, now};
 use crate::store::ObjectKey;
+
+/// `metadata.name` of a CRD must be `<plural>.<group>`.
+pub(crate) fn name_errors(crd: &Value) -> Vec<FieldError> {
+    let name = name_of(crd).unwrap_or("");
+    let plural = crd
+        .pointer("/spec/names/plural")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let group = crd
+        .pointer("/spec/group")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if name == format!("{plural}.{group}") {
+        Vec::new()
+    } else {
+        vec![FieldError::invalid_str(
+            "metadata.name",
+            name,
+            "must be spec.names.plural+\".\"+spec.group",
+        )]
+    }
+}
 
 impl State {
     /// Checks a CRD and fills its status the way an established CRD looks.
@@ -15,31 +38,10 @@ impl State {
                 "apiextensions.k8s.io",
                 "CustomResourceDefinition",
                 name_of(crd).unwrap_or(""),
-                vec![FieldError {
-                    reason: "FieldValueInvalid",
-                    field: "spec".into(),
-                    detail: format!("Invalid value: {e}"),
-                }],
+                vec![FieldError::invalid_str("spec", "", e)],
             )
         })?;
         let first = types.first();
-        let expected = first.map(|t| format!("{}.{}", t.plural, t.group));
-        if let (Some(expected), Some(name)) = (&expected, name_of(crd))
-            && expected != name
-        {
-            return Err(ApiError::invalid(
-                "apiextensions.k8s.io",
-                "CustomResourceDefinition",
-                name,
-                vec![FieldError {
-                    reason: "FieldValueInvalid",
-                    field: "metadata.name".into(),
-                    detail: format!(
-                        "Invalid value: \"{name}\": must be spec.names.plural+\".\"+spec.group"
-                    ),
-                }],
-            ));
-        }
         let stored: Vec<String> = first
             .map(|t| vec![t.storage_version.clone()])
             .unwrap_or_default();

@@ -2,6 +2,8 @@
 
 use serde_json::{Value, json};
 
+use crate::rules::field::{FieldError, aggregate};
+
 /// A failed request: HTTP code, `reason`, message and details, as `kube::Error::Api` reads them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiError {
@@ -34,7 +36,7 @@ impl ApiError {
     pub fn not_found(group: &str, plural: &str, name: &str) -> Self {
         let qualified = qualified(plural, group);
         Self::new(404, "NotFound", format!("{qualified} \"{name}\" not found"))
-            .with_details(json!({"name": name, "group": group, "kind": plural}))
+            .with_details(object_details(group, plural, name))
     }
 
     /// 404 for a path the server does not serve.
@@ -48,14 +50,35 @@ impl ApiError {
     }
 
     /// 409 on create of an existing name.
-    pub fn already_exists(group: &str, plural: &str, name: &str) -> Self {
+    /// `deleting`: the existing object is being deleted, which the message says first.
+    pub fn already_exists(group: &str, plural: &str, name: &str, deleting: bool) -> Self {
         let qualified = qualified(plural, group);
+        let prefix = if deleting {
+            "object is being deleted: "
+        } else {
+            ""
+        };
         Self::new(
             409,
             "AlreadyExists",
-            format!("{qualified} \"{name}\" already exists"),
+            format!("{prefix}{qualified} \"{name}\" already exists"),
         )
-        .with_details(json!({"name": name, "group": group, "kind": plural}))
+        .with_details(object_details(group, plural, name))
+    }
+
+    /// 409 when `generateName` found no free name in eight tries.
+    pub fn generate_name_conflict(group: &str, plural: &str, name: &str) -> Self {
+        let qualified = qualified(plural, group);
+        let mut details = object_details(group, plural, name);
+        details["retryAfterSeconds"] = json!(1);
+        Self::new(
+            409,
+            "AlreadyExists",
+            format!(
+                "{qualified} \"{name}\" already exists, the server was not able to generate a unique name for the object"
+            ),
+        )
+        .with_details(details)
     }
 
     /// 409 on a stale `resourceVersion` or failed precondition.
@@ -66,7 +89,7 @@ impl ApiError {
             "Conflict",
             format!("Operation cannot be fulfilled on {qualified} \"{name}\": {why}"),
         )
-        .with_details(json!({"name": name, "group": group, "kind": plural}))
+        .with_details(object_details(group, plural, name))
     }
 
     /// 409 on server-side apply conflicts between field managers.
@@ -74,24 +97,56 @@ impl ApiError {
         Self::new(409, "Conflict", message).with_details(json!({"causes": causes}))
     }
 
-    /// 422 with one cause per invalid field.
+    /// 422 with one cause per invalid field: `Kind[.group] "name" is invalid: ...`, the
+    /// message listing each distinct error once and `details.causes` every one.
     pub fn invalid(group: &str, kind: &str, name: &str, causes: Vec<FieldError>) -> Self {
         let qualified = if group.is_empty() {
             kind.to_owned()
         } else {
             format!("{kind}.{group}")
         };
-        let list: Vec<String> = causes.iter().map(FieldError::to_string).collect();
-        let message = match list.as_slice() {
-            [one] => format!("{qualified} \"{name}\" is invalid: {one}"),
-            many => format!("{qualified} \"{name}\" is invalid: [{}]", many.join(", ")),
+        let message = if causes.is_empty() {
+            format!("{qualified} \"{name}\" is invalid")
+        } else {
+            format!("{qualified} \"{name}\" is invalid: {}", aggregate(&causes))
         };
-        let causes: Vec<Value> = causes
-            .iter()
-            .map(|c| json!({"reason": c.reason, "message": c.to_string(), "field": c.field}))
-            .collect();
-        Self::new(422, "Invalid", message)
-            .with_details(json!({"name": name, "group": group, "kind": kind, "causes": causes}))
+        let causes: Vec<Value> = causes.iter().map(cause).collect();
+        let mut details = json!({"kind": kind, "causes": causes});
+        if !name.is_empty() {
+            details["name"] = json!(name);
+        }
+        if !group.is_empty() {
+            details["group"] = json!(group);
+        }
+        Self::new(422, "Invalid", message).with_details(details)
+    }
+
+    /// 403 on an object: `configmaps "x" is forbidden: <why>`.
+    pub fn forbidden(group: &str, plural: &str, name: &str, why: &str, causes: Vec<Value>) -> Self {
+        let qualified = qualified(plural, group);
+        let mut details = object_details(group, plural, name);
+        if !causes.is_empty() {
+            details["causes"] = json!(causes);
+        }
+        Self::new(
+            403,
+            "Forbidden",
+            format!("{qualified} \"{name}\" is forbidden: {why}"),
+        )
+        .with_details(details)
+    }
+
+    /// 504 for a `resourceVersion` the server has not reached.
+    pub fn too_large_resource_version(requested: u64, current: u64) -> Self {
+        Self::new(
+            504,
+            "Timeout",
+            format!("Timeout: Too large resource version: {requested}, current: {current}"),
+        )
+        .with_details(json!({
+            "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+            "retryAfterSeconds": 1,
+        }))
     }
 
     /// 400 for a malformed request.
@@ -99,9 +154,14 @@ impl ApiError {
         Self::new(400, "BadRequest", message)
     }
 
-    /// 405 for a verb the resource does not support.
-    pub fn method_not_allowed(message: impl Into<String>) -> Self {
-        Self::new(405, "MethodNotAllowed", message)
+    /// 405 for a method the path does not take, as the real server's router answers.
+    pub fn method_not_allowed() -> Self {
+        Self::new(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+        )
+        .with_details(json!({}))
     }
 
     /// 410 for a `resourceVersion` older than the retained history.
@@ -109,15 +169,36 @@ impl ApiError {
         Self::new(410, "Expired", message)
     }
 
-    /// 415 for a patch content type the server does not know.
-    pub fn unsupported_media_type(content_type: &str) -> Self {
+    /// 415 for a body whose content type the endpoint does not take; `accepted` lists
+    /// the ones it does.
+    pub fn unsupported_media_type(accepted: &[&str]) -> Self {
         Self::new(
             415,
             "UnsupportedMediaType",
             format!(
-                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {content_type}"
+                "the body of the request was in an unknown format - accepted media types include: {}",
+                accepted.join(", ")
             ),
         )
+    }
+
+    /// 415 from the router, for a patch type a built-in resource does not take.
+    pub fn unsupported_patch_type() -> Self {
+        Self::new(415, "UnsupportedMediaType", "415: Unsupported Media Type")
+            .with_details(json!({}))
+    }
+
+    /// 406 from the router, for an `Accept` header no representation satisfies.
+    pub fn not_acceptable(available: &[&str]) -> Self {
+        Self::new(
+            406,
+            "NotAcceptable",
+            format!(
+                "406: Not Acceptable\n\nAvailable representations: {}",
+                available.join(", ")
+            ),
+        )
+        .with_details(json!({}))
     }
 
     /// 500, for faults injected by tests.
@@ -156,20 +237,21 @@ fn qualified(plural: &str, group: &str) -> String {
     }
 }
 
-/// One invalid field, rendered as the real server does:
-/// `spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FieldError {
-    /// `FieldValueInvalid`, `FieldValueRequired`, `FieldValueNotSupported`, `FieldValueTypeInvalid`, `FieldValueForbidden`.
-    pub reason: &'static str,
-    /// Dotted field path (`spec.replicas`).
-    pub field: String,
-    /// The detail after the field.
-    pub detail: String,
+/// A `details.causes[]` entry: `reason`, `message`, and `field` unless it is the root.
+fn cause(e: &FieldError) -> Value {
+    let mut c = json!({"reason": e.kind.reason(), "message": e.body()});
+    if !e.field.is_empty() {
+        c["field"] = json!(e.field);
+    }
+    c
 }
 
-impl std::fmt::Display for FieldError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.field, self.detail)
+/// `details` naming an object: `name`, `group` (left out for the core group), `kind` (the
+/// resource, as the real server puts it).
+fn object_details(group: &str, plural: &str, name: &str) -> Value {
+    let mut details = json!({"name": name, "kind": plural});
+    if !group.is_empty() {
+        details["group"] = json!(group);
     }
+    details
 }

@@ -37,10 +37,11 @@ mod crd;
 mod discovery;
 mod error;
 mod gc;
+mod options;
 mod patch;
 mod registry;
 mod request;
-mod schema;
+pub mod rules;
 mod selector;
 mod server;
 mod service;
@@ -54,7 +55,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use control::{Action, Matcher};
-pub use error::{ApiError, FieldError};
+pub use error::ApiError;
+pub use rules::field::FieldError;
 pub use server::Config;
 pub use service::{Served, kubeconfig};
 
@@ -97,8 +99,8 @@ impl FakeApiServer {
             .and_then(Value::as_str)
             .map(str::to_owned);
         let status = obj.get("status").cloned();
-        let ctx = Ctx::named("fake-apiserver-seed");
-        let created = state.create(&rt, ns.as_deref(), obj, &ctx)?;
+        let mut ctx = Ctx::named("fake-apiserver-seed");
+        let created = state.create(&rt, ns.as_deref(), obj, &mut ctx)?;
         match status {
             Some(status) if rt.status => {
                 let name = created
@@ -114,7 +116,7 @@ impl FakeApiServer {
                     &name,
                     with_status,
                     Some("status"),
-                    &ctx,
+                    &mut ctx,
                     None,
                 )
             }

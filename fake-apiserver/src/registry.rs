@@ -2,6 +2,10 @@
 
 use serde_json::{Value, json};
 
+use crate::rules::meta::MetaRules;
+use crate::rules::names::NameRule;
+use crate::selector::FieldLabels;
+
 /// The scale subresource's JSON paths.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScalePaths {
@@ -46,6 +50,10 @@ pub struct ResourceType {
     pub custom: bool,
     /// A CRD version's printer columns: name, type, JSON path.
     pub printer_columns: Vec<(String, String, String)>,
+    /// How object metadata is validated.
+    pub meta: MetaRules,
+    /// How an unsupported field selector is reported.
+    pub field_labels: FieldLabels,
 }
 
 impl ResourceType {
@@ -56,6 +64,11 @@ impl ResourceType {
         } else {
             format!("{}/{}", self.group, self.version)
         }
+    }
+
+    /// Whether this is `plural` of `group`.
+    pub fn is(&self, group: &str, plural: &str) -> bool {
+        self.group == group && self.plural == plural
     }
 
     /// The storage key of the group and resource, shared by all versions.
@@ -110,6 +123,8 @@ struct Builtin {
     scale: bool,
     short_names: &'static [&'static str],
     fields: &'static [&'static str],
+    names: NameRule,
+    standard_finalizers: bool,
 }
 
 const fn b(
@@ -130,6 +145,8 @@ const fn b(
         scale: false,
         short_names: &[],
         fields: &[],
+        names: NameRule::Subdomain,
+        standard_finalizers: true,
     }
 }
 
@@ -141,6 +158,7 @@ const POD_FIELDS: &[&str] = &[
     "spec.hostNetwork",
     "status.phase",
     "status.podIP",
+    "status.podIPs",
     "status.nominatedNodeName",
 ];
 const EVENT_FIELDS: &[&str] = &[
@@ -162,6 +180,8 @@ pub fn builtins() -> Vec<ResourceType> {
     let table = [
         Builtin {
             short_names: &["ns"],
+            fields: &["status.phase"],
+            names: NameRule::Label,
             ..b("", "v1", "Namespace", "namespaces", false, true)
         },
         Builtin {
@@ -171,6 +191,8 @@ pub fn builtins() -> Vec<ResourceType> {
         },
         Builtin {
             short_names: &["svc"],
+            fields: &["spec.clusterIP", "spec.type"],
+            names: NameRule::Label,
             ..b("", "v1", "Service", "services", true, true)
         },
         Builtin {
@@ -184,6 +206,8 @@ pub fn builtins() -> Vec<ResourceType> {
         Builtin {
             short_names: &["ev"],
             fields: EVENT_FIELDS,
+            names: NameRule::PathSegment,
+            standard_finalizers: false,
             ..b("", "v1", "Event", "events", true, false)
         },
         Builtin {
@@ -227,6 +251,7 @@ pub fn builtins() -> Vec<ResourceType> {
         Builtin {
             short_names: &["sts"],
             scale: true,
+            names: NameRule::Label,
             ..b("apps", "v1", "StatefulSet", "statefulsets", true, true)
         },
         Builtin {
@@ -235,6 +260,7 @@ pub fn builtins() -> Vec<ResourceType> {
         },
         Builtin {
             short_names: &["cj"],
+            names: NameRule::CronJob,
             ..b("batch", "v1", "CronJob", "cronjobs", true, true)
         },
         Builtin {
@@ -242,39 +268,54 @@ pub fn builtins() -> Vec<ResourceType> {
             fields: EVENT_FIELDS,
             ..b("events.k8s.io", "v1", "Event", "events", true, false)
         },
-        b("coordination.k8s.io", "v1", "Lease", "leases", true, false),
-        b(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "Role",
-            "roles",
-            true,
-            false,
-        ),
-        b(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "RoleBinding",
-            "rolebindings",
-            true,
-            false,
-        ),
-        b(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "ClusterRole",
-            "clusterroles",
-            false,
-            false,
-        ),
-        b(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "ClusterRoleBinding",
-            "clusterrolebindings",
-            false,
-            false,
-        ),
+        Builtin {
+            standard_finalizers: false,
+            ..b("coordination.k8s.io", "v1", "Lease", "leases", true, false)
+        },
+        Builtin {
+            names: NameRule::PathSegment,
+            ..b(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "Role",
+                "roles",
+                true,
+                false,
+            )
+        },
+        Builtin {
+            names: NameRule::PathSegment,
+            ..b(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "RoleBinding",
+                "rolebindings",
+                true,
+                false,
+            )
+        },
+        Builtin {
+            names: NameRule::PathSegment,
+            ..b(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "ClusterRole",
+                "clusterroles",
+                false,
+                false,
+            )
+        },
+        Builtin {
+            names: NameRule::PathSegment,
+            ..b(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "ClusterRoleBinding",
+                "clusterrolebindings",
+                false,
+                false,
+            )
+        },
         Builtin {
             short_names: &["ing"],
             ..b(
@@ -288,6 +329,8 @@ pub fn builtins() -> Vec<ResourceType> {
         },
         Builtin {
             short_names: &["pdb"],
+            names: NameRule::PathSegment,
+            standard_finalizers: false,
             ..b(
                 "policy",
                 "v1",
@@ -299,6 +342,7 @@ pub fn builtins() -> Vec<ResourceType> {
         },
         Builtin {
             short_names: &["crd", "crds"],
+            standard_finalizers: false,
             ..b(
                 "apiextensions.k8s.io",
                 "v1",
@@ -345,6 +389,17 @@ pub fn builtins() -> Vec<ResourceType> {
             storage_version: t.version.to_owned(),
             custom: false,
             printer_columns: Vec::new(),
+            meta: MetaRules {
+                name: t.names,
+                standard_finalizers: t.standard_finalizers,
+            },
+            field_labels: match (t.group, t.kind) {
+                ("batch", "Job") => FieldLabels::Job,
+                (_, "Pod" | "Node" | "Namespace" | "Secret" | "Service" | "Event") => {
+                    FieldLabels::Listed
+                }
+                _ => FieldLabels::MetaOnly,
+            },
         })
         .collect()
 }
@@ -439,6 +494,8 @@ pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, String> {
                         })
                         .collect()
                 }),
+            meta: MetaRules::CUSTOM,
+            field_labels: FieldLabels::Listed,
         });
     }
     Ok(out)

@@ -1,8 +1,6 @@
 //! Parsing a request: the path into group/version/resource/namespace/name/subresource, and
 //! the query string.
 
-use std::collections::HashMap;
-
 /// What a resource request addresses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
@@ -124,18 +122,6 @@ pub fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Query parameters; the last value of a repeated key wins.
-pub fn query(q: Option<&str>) -> HashMap<String, String> {
-    q.unwrap_or("")
-        .split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (percent_decode(k), percent_decode(v))
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,10 +149,6 @@ mod tests {
         assert_eq!(
             r("/apis/apps/v1"),
             Route::Resources("apps".into(), "v1".into())
-        );
-        assert_eq!(
-            query(Some("labelSelector=app%3Dx&watch=true"))["labelSelector"],
-            "app=x"
         );
         assert_eq!(percent_decode("a%2Cb%"), "a,b%");
     }

@@ -1,60 +1,412 @@
-//! Label and field selectors, parsed as the real server parses them.
+//! Label and field selectors, parsed by the real server's grammar and answered with its
+//! error messages (every message here is a `400 BadRequest` as it is).
 
 use serde_json::Value;
 
+use crate::rules::field::{FieldError, aggregate};
+use crate::rules::names;
+
+/// What a requirement asks of a label.
+#[derive(Debug, Clone, PartialEq)]
+enum Op {
+    In(Vec<String>),
+    NotIn(Vec<String>),
+    Exists,
+    DoesNotExist,
+    Gt(i64),
+    Lt(i64),
+}
+
 /// One label requirement.
 #[derive(Debug, Clone, PartialEq)]
-enum Requirement {
-    Equals(String, String),
-    NotEquals(String, String),
-    In(String, Vec<String>),
-    NotIn(String, Vec<String>),
-    Exists(String),
-    DoesNotExist(String),
+struct Requirement {
+    key: String,
+    op: Op,
 }
 
 /// A parsed label selector: every requirement must hold.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LabelSelector(Vec<Requirement>);
 
-impl LabelSelector {
-    /// Parses `a=b,c!=d,e in (x,y),f notin (z),g,!h`.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let mut reqs = Vec::new();
-        for part in split_top_level(text) {
-            let part = part.trim();
-            if part.is_empty() {
-                continue;
-            }
-            reqs.push(parse_requirement(part)?);
+#[derive(Debug, Clone, PartialEq)]
+enum Token {
+    End,
+    Ident(String),
+    Comma,
+    OpenPar,
+    ClosePar,
+    Not,
+    Eq,
+    DoubleEq,
+    NotEq,
+    Gt,
+    Lt,
+    In,
+    NotIn,
+    Error(String),
+}
+
+impl Token {
+    /// The literal the real parser prints in its messages.
+    fn literal(&self) -> String {
+        match self {
+            Token::End => String::new(),
+            Token::Ident(s) | Token::Error(s) => s.clone(),
+            Token::Comma => ",".into(),
+            Token::OpenPar => "(".into(),
+            Token::ClosePar => ")".into(),
+            Token::Not => "!".into(),
+            Token::Eq => "=".into(),
+            Token::DoubleEq => "==".into(),
+            Token::NotEq => "!=".into(),
+            Token::Gt => ">".into(),
+            Token::Lt => "<".into(),
+            Token::In => "in".into(),
+            Token::NotIn => "notin".into(),
         }
-        Ok(Self(reqs))
+    }
+
+    /// In value position `in` and `notin` are plain identifiers.
+    fn into_value(self) -> Token {
+        match self {
+            Token::In => Token::Ident("in".into()),
+            Token::NotIn => Token::Ident("notin".into()),
+            other => other,
+        }
+    }
+}
+
+fn special(c: u8) -> bool {
+    matches!(c, b'=' | b'!' | b'(' | b')' | b',' | b'>' | b'<')
+}
+
+fn symbol(s: &str) -> Option<Token> {
+    Some(match s {
+        ")" => Token::ClosePar,
+        "," => Token::Comma,
+        "!" => Token::Not,
+        "==" => Token::DoubleEq,
+        "=" => Token::Eq,
+        ">" => Token::Gt,
+        "<" => Token::Lt,
+        "!=" => Token::NotEq,
+        "(" => Token::OpenPar,
+        _ => return None,
+    })
+}
+
+fn lex(text: &str) -> Vec<Token> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    let mut out = Vec::new();
+    loop {
+        while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r' | b'\n') {
+            i += 1;
+        }
+        if i >= b.len() {
+            out.push(Token::End);
+            return out;
+        }
+        if special(b[i]) {
+            // The longest run of symbols that still names an operator.
+            let start = i;
+            let mut last: Option<(Token, usize)> = None;
+            while i < b.len() && special(b[i]) {
+                match symbol(&text[start..=i]) {
+                    Some(t) => last = Some((t, i + 1)),
+                    None if last.is_some() => break,
+                    None => {}
+                }
+                i += 1;
+            }
+            match last {
+                Some((t, end)) => {
+                    i = end;
+                    out.push(t);
+                }
+                None => out.push(Token::Error(format!(
+                    "error expected: keyword found '{}'",
+                    &text[start..i]
+                ))),
+            }
+        } else {
+            let start = i;
+            while i < b.len() && !special(b[i]) && !matches!(b[i], b' ' | b'\t' | b'\r' | b'\n') {
+                i += 1;
+            }
+            let word = &text[start..i];
+            out.push(match word {
+                "in" => Token::In,
+                "notin" => Token::NotIn,
+                _ => Token::Ident(word.to_owned()),
+            });
+        }
+    }
+}
+
+struct Parser {
+    tokens: Vec<Token>,
+    pos: usize,
+}
+
+impl Parser {
+    fn peek_value(&self) -> Token {
+        self.tokens[self.pos.min(self.tokens.len() - 1)]
+            .clone()
+            .into_value()
+    }
+
+    fn next_value(&mut self) -> Token {
+        let t = self.peek_value();
+        self.pos += 1;
+        t
+    }
+
+    fn next_operator(&mut self) -> Token {
+        let t = self.tokens[self.pos.min(self.tokens.len() - 1)].clone();
+        self.pos += 1;
+        t
+    }
+
+    fn parse(&mut self) -> Result<Vec<Requirement>, String> {
+        let mut out = Vec::new();
+        loop {
+            match self.peek_value() {
+                Token::Ident(_) | Token::Not => {
+                    let r = self
+                        .requirement()
+                        .map_err(|e| format!("unable to parse requirement: {e}"))?;
+                    out.push(r);
+                    match self.next_value() {
+                        Token::End => return Ok(out),
+                        Token::Comma => {
+                            let t = self.peek_value();
+                            if !matches!(t, Token::Ident(_) | Token::Not) {
+                                return Err(format!(
+                                    "found '{}', expected: identifier after ','",
+                                    t.literal()
+                                ));
+                            }
+                        }
+                        t => {
+                            return Err(format!(
+                                "found '{}', expected: ',' or 'end of string'",
+                                t.literal()
+                            ));
+                        }
+                    }
+                }
+                Token::End => return Ok(out),
+                t => {
+                    return Err(format!(
+                        "found '{}', expected: !, identifier, or 'end of string'",
+                        t.literal()
+                    ));
+                }
+            }
+        }
+    }
+
+    fn requirement(&mut self) -> Result<Requirement, String> {
+        let mut tok = self.next_value();
+        let negated = tok == Token::Not;
+        if negated {
+            tok = self.next_value();
+        }
+        let Token::Ident(key) = tok else {
+            return Err(format!("found '{}', expected: identifier", tok.literal()));
+        };
+        let key_errors = names::qualified_name(&key);
+        if !key_errors.is_empty() {
+            return Err(FieldError::invalid_str("<nil>", &key, key_errors.join("; ")).to_string());
+        }
+        if matches!(self.peek_value(), Token::End | Token::Comma) || negated {
+            let op = if negated {
+                Op::DoesNotExist
+            } else {
+                Op::Exists
+            };
+            return Ok(Requirement { key, op });
+        }
+        let op = self.next_operator();
+        let values = match op {
+            Token::In | Token::NotIn => self.set()?,
+            Token::Eq | Token::DoubleEq | Token::NotEq | Token::Gt | Token::Lt => {
+                vec![self.exact()?]
+            }
+            other => {
+                return Err(format!(
+                    "found '{}', expected: in, notin, =, ==, !=, gt, lt",
+                    other.literal()
+                ));
+            }
+        };
+        let mut errors = Vec::new();
+        let number = |v: &str| v.parse::<i64>().ok();
+        if matches!(op, Token::Gt | Token::Lt) && number(&values[0]).is_none() {
+            errors.push(FieldError::invalid_str(
+                "values[0]",
+                &values[0],
+                "for 'Gt', 'Lt' operators, the value must be an integer",
+            ));
+        }
+        for (i, v) in values.iter().enumerate() {
+            let msgs = names::label_value(v);
+            if !msgs.is_empty() {
+                errors.push(FieldError::invalid_str(
+                    format!("values[{i}][{key}]"),
+                    v,
+                    msgs.join("; ").replace("bytes", "characters"),
+                ));
+            }
+        }
+        if !errors.is_empty() {
+            return Err(aggregate(&errors));
+        }
+        let op = match op {
+            Token::In => Op::In(values),
+            Token::NotIn => Op::NotIn(values),
+            Token::NotEq => Op::NotIn(values),
+            Token::Gt => Op::Gt(number(&values[0]).unwrap_or_default()),
+            Token::Lt => Op::Lt(number(&values[0]).unwrap_or_default()),
+            _ => Op::In(values),
+        };
+        Ok(Requirement { key, op })
+    }
+
+    /// `(a, b, c)`: empty entries are the empty string, and `()` is `("")`.
+    fn set(&mut self) -> Result<Vec<String>, String> {
+        let t = self.next_value();
+        if t != Token::OpenPar {
+            return Err(format!("found '{}' expected: '('", t.literal()));
+        }
+        let first = self.peek_value();
+        match first {
+            Token::ClosePar => {
+                self.pos += 1;
+                Ok(vec![String::new()])
+            }
+            Token::Ident(_) | Token::Comma => {
+                let mut values: Vec<String> = Vec::new();
+                let add = |v: String, values: &mut Vec<String>| {
+                    if !values.contains(&v) {
+                        values.push(v);
+                    }
+                };
+                loop {
+                    match self.next_value() {
+                        Token::Ident(v) => {
+                            add(v, &mut values);
+                            match self.peek_value() {
+                                Token::Comma => {}
+                                Token::ClosePar => break,
+                                t => {
+                                    return Err(format!(
+                                        "found '{}', expected: ',' or ')'",
+                                        t.literal()
+                                    ));
+                                }
+                            }
+                        }
+                        Token::Comma => {
+                            if values.is_empty() {
+                                add(String::new(), &mut values);
+                            }
+                            match self.peek_value() {
+                                Token::ClosePar => {
+                                    add(String::new(), &mut values);
+                                    break;
+                                }
+                                Token::Comma => add(String::new(), &mut values),
+                                _ => {}
+                            }
+                        }
+                        t => {
+                            return Err(format!(
+                                "found '{}', expected: ',', or identifier",
+                                t.literal()
+                            ));
+                        }
+                    }
+                }
+                if self.next_value() != Token::ClosePar {
+                    return Err(format!("found '{}', expected: ')'", first.literal()));
+                }
+                values.sort();
+                Ok(values)
+            }
+            t => Err(format!(
+                "found '{}', expected: ',', ')' or identifier",
+                t.literal()
+            )),
+        }
+    }
+
+    fn exact(&mut self) -> Result<String, String> {
+        if matches!(self.peek_value(), Token::End | Token::Comma) {
+            return Ok(String::new());
+        }
+        match self.next_value() {
+            Token::Ident(v) => Ok(v),
+            t => Err(format!("found '{}', expected: identifier", t.literal())),
+        }
+    }
+}
+
+impl LabelSelector {
+    /// Parses `a=b,c!=d,e in (x,y),f notin (z),g,!h,n>3`; the error is the real server's
+    /// message.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut parser = Parser {
+            tokens: lex(text),
+            pos: 0,
+        };
+        parser.parse().map(Self)
     }
 
     /// Whether `labels` (the object's `metadata.labels`) satisfy the selector.
     pub fn matches(&self, labels: Option<&Value>) -> bool {
         let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
-        self.0.iter().all(|r| match r {
-            Requirement::Equals(k, v) => get(k) == Some(v.as_str()),
-            Requirement::NotEquals(k, v) => get(k) != Some(v.as_str()),
-            Requirement::In(k, vs) => get(k).is_some_and(|x| vs.iter().any(|v| v == x)),
-            Requirement::NotIn(k, vs) => get(k).is_none_or(|x| !vs.iter().any(|v| v == x)),
-            Requirement::Exists(k) => get(k).is_some(),
-            Requirement::DoesNotExist(k) => get(k).is_none(),
+        self.0.iter().all(|r| match &r.op {
+            Op::In(vs) => get(&r.key).is_some_and(|x| vs.iter().any(|v| v == x)),
+            Op::NotIn(vs) => get(&r.key).is_none_or(|x| !vs.iter().any(|v| v == x)),
+            Op::Exists => get(&r.key).is_some(),
+            Op::DoesNotExist => get(&r.key).is_none(),
+            Op::Gt(n) => get(&r.key)
+                .and_then(|x| x.parse::<i64>().ok())
+                .is_some_and(|x| x > *n),
+            Op::Lt(n) => get(&r.key)
+                .and_then(|x| x.parse::<i64>().ok())
+                .is_some_and(|x| x < *n),
         })
     }
 }
 
-/// Splits at commas outside parentheses.
-fn split_top_level(text: &str) -> Vec<&str> {
+/// How a kind words an unsupported field label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldLabels {
+    /// Kinds with only `metadata.name` and `metadata.namespace`.
+    MetaOnly,
+    /// Core kinds with their own labels (Pod, Node, Namespace, Secret, Service, Event) and
+    /// custom resources: `field label not supported: x`.
+    Listed,
+    /// `batch/v1` Jobs: `field label "x" not supported for Job`.
+    Job,
+}
+
+/// A parsed field selector: `metadata.name=x,status.phase!=Running`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FieldSelector(Vec<(String, bool, String)>);
+
+fn split_terms(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
-    let mut depth = 0i32;
     let mut start = 0;
+    let mut escaped = false;
     for (i, c) in text.char_indices() {
         match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            ',' => {
                 out.push(&text[start..i]);
                 start = i + 1;
             }
@@ -65,105 +417,85 @@ fn split_top_level(text: &str) -> Vec<&str> {
     out
 }
 
-fn valid_key(k: &str) -> Result<String, String> {
-    let ok = !k.is_empty()
-        && k.len() <= 316
-        && k.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'));
-    if ok {
-        Ok(k.to_owned())
-    } else {
-        Err(format!("invalid label key \"{k}\""))
-    }
-}
-
-fn parse_set(rest: &str) -> Result<Vec<String>, String> {
-    let inner = rest
-        .trim()
-        .strip_prefix('(')
-        .and_then(|r| r.strip_suffix(')'))
-        .ok_or_else(|| format!("expected a parenthesised set, found \"{rest}\""))?;
-    Ok(inner
-        .split(',')
-        .map(|v| v.trim().to_owned())
-        .filter(|v| !v.is_empty())
-        .collect())
-}
-
-fn parse_requirement(part: &str) -> Result<Requirement, String> {
-    if let Some(key) = part.strip_prefix('!') {
-        return Ok(Requirement::DoesNotExist(valid_key(key.trim())?));
-    }
-    if let Some((k, v)) = part.split_once("!=") {
-        return Ok(Requirement::NotEquals(
-            valid_key(k.trim())?,
-            v.trim().to_owned(),
-        ));
-    }
-    if let Some((k, v)) = part.split_once("==") {
-        return Ok(Requirement::Equals(
-            valid_key(k.trim())?,
-            v.trim().to_owned(),
-        ));
-    }
-    if let Some((k, v)) = part.split_once('=') {
-        return Ok(Requirement::Equals(
-            valid_key(k.trim())?,
-            v.trim().to_owned(),
-        ));
-    }
-    let words: Vec<&str> = part.splitn(3, char::is_whitespace).collect();
-    match words.as_slice() {
-        [k] => Ok(Requirement::Exists(valid_key(k)?)),
-        [k, op, rest] if *op == "in" => Ok(Requirement::In(valid_key(k)?, parse_set(rest)?)),
-        [k, op, rest] if *op == "notin" => Ok(Requirement::NotIn(valid_key(k)?, parse_set(rest)?)),
-        _ => {
-            // `key in(x)` without a space before the parenthesis.
-            for (op, notin) in [(" notin", true), (" in", false)] {
-                if let Some(i) = part.find(op) {
-                    let key = valid_key(part[..i].trim())?;
-                    let set = parse_set(&part[i + op.len()..])?;
-                    return Ok(if notin {
-                        Requirement::NotIn(key, set)
-                    } else {
-                        Requirement::In(key, set)
-                    });
-                }
+fn unescape(value: &str) -> Result<String, String> {
+    let mut out = String::new();
+    let mut escaped = false;
+    for c in value.chars() {
+        if escaped {
+            if !matches!(c, '\\' | ',' | '=') {
+                return Err(format!(
+                    "invalid field selector: invalid escape sequence: \\{c}"
+                ));
             }
-            Err(format!("unable to parse requirement: \"{part}\""))
+            out.push(c);
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\\' => escaped = true,
+            ',' | '=' => {
+                return Err(format!(
+                    "invalid field selector: unescaped character in value: {}",
+                    c as u32
+                ));
+            }
+            c => out.push(c),
         }
     }
+    if escaped {
+        return Err("invalid field selector: invalid escape sequence: \\".to_owned());
+    }
+    Ok(out)
 }
-
-/// A parsed field selector: `metadata.name=x,status.phase!=Running`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct FieldSelector(Vec<(String, bool, String)>);
 
 impl FieldSelector {
-    /// Parses the selector and checks each field against those the kind supports.
-    pub fn parse(text: &str, supported: &[String]) -> Result<Self, String> {
+    /// Parses the selector and checks each field against those the kind supports
+    /// (`supported`, besides `metadata.name` and, for namespaced kinds, `metadata.namespace`).
+    pub fn parse(
+        text: &str,
+        supported: &[String],
+        style: FieldLabels,
+        kind: &str,
+    ) -> Result<Self, String> {
+        let mut terms = if text.is_empty() {
+            Vec::new()
+        } else {
+            split_terms(text)
+        };
+        terms.sort_unstable();
         let mut out = Vec::new();
-        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (field, equal, value) = if let Some((f, v)) = part.split_once("!=") {
-                (f, false, v)
-            } else if let Some((f, v)) = part.split_once("==") {
-                (f, true, v)
-            } else if let Some((f, v)) = part.split_once('=') {
-                (f, true, v)
-            } else {
+        for term in terms.into_iter().filter(|t| !t.is_empty()) {
+            let split = term.char_indices().find_map(|(i, _)| {
+                ["!=", "==", "="]
+                    .iter()
+                    .find(|op| term[i..].starts_with(**op))
+                    .map(|op| (&term[..i], *op, &term[i + op.len()..]))
+            });
+            let Some((field, op, value)) = split else {
                 return Err(format!(
-                    "invalid selector: '{part}'; can't understand '{part}'"
+                    "invalid selector: '{text}'; can't understand '{term}'"
                 ));
             };
-            let field = field.trim();
-            if !matches!(field, "metadata.name" | "metadata.namespace")
-                && !supported.iter().any(|s| s == field)
-            {
-                return Err(format!("field label not supported: {field}"));
+            let value = unescape(value)?;
+            let known = matches!(field, "metadata.name" | "metadata.namespace")
+                || supported.iter().any(|s| s == field);
+            if !known {
+                return Err(match style {
+                    FieldLabels::MetaOnly => format!(
+                        "\"{field}\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+                    ),
+                    FieldLabels::Listed => format!("field label not supported: {field}"),
+                    FieldLabels::Job => format!("field label \"{field}\" not supported for {kind}"),
+                });
             }
-            out.push((field.to_owned(), equal, value.trim().to_owned()));
+            out.push((field.to_owned(), op != "!=", value));
         }
         Ok(Self(out))
+    }
+
+    /// A selector of one object by name.
+    pub fn name(name: &str) -> Self {
+        Self(vec![("metadata.name".into(), true, name.into())])
     }
 
     /// Whether the object satisfies the selector.
@@ -191,14 +523,55 @@ mod tests {
 
     #[test]
     fn label_operators() {
-        let labels = json!({"app": "web", "tier": "front"});
+        let labels = json!({"app": "web", "tier": "front", "n": "5"});
         let m = |s: &str| LabelSelector::parse(s).unwrap().matches(Some(&labels));
         assert!(m("app=web") && m("app==web") && m("app!=db") && m("app"));
         assert!(m("!missing") && m("app in (web, db)") && m("tier notin (back)"));
-        assert!(m("app=web,tier in (front)") && m(""));
+        assert!(m("app=web,tier in (front)") && m("") && m("n>4") && m("n<6"));
         assert!(!m("app=db") && !m("!app") && !m("app notin (web)") && !m("missing in (x)"));
+        assert!(
+            LabelSelector::parse("in in (in, notin)").is_ok(),
+            "keywords are values inside a set"
+        );
         assert!(LabelSelector::parse("app notin (x)").unwrap().matches(None));
-        assert!(LabelSelector::parse("a b c").is_err());
+        assert!(
+            LabelSelector::parse("a in ()").is_ok(),
+            "the real server accepts it"
+        );
+        assert!(LabelSelector::parse("a=").is_ok());
+    }
+
+    #[test]
+    fn label_errors_are_the_real_servers() {
+        let e = |s: &str| LabelSelector::parse(s).unwrap_err();
+        assert_eq!(
+            e("a b"),
+            "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt"
+        );
+        assert_eq!(e("a,"), "found '', expected: identifier after ','");
+        assert_eq!(
+            e(",a"),
+            "found ',', expected: !, identifier, or 'end of string'"
+        );
+        assert_eq!(
+            e("a in b"),
+            "unable to parse requirement: found 'b' expected: '('"
+        );
+        assert_eq!(
+            e("a in (b c)"),
+            "unable to parse requirement: found 'c', expected: ',' or ')'"
+        );
+        assert_eq!(e("x=y z"), "found 'z', expected: ',' or 'end of string'");
+        assert!(e("a/b/c").starts_with(
+            "unable to parse requirement: <nil>: Invalid value: \"a/b/c\": a valid label key"
+        ));
+        assert!(e("a=b/c").starts_with(
+            "unable to parse requirement: values[0][a]: Invalid value: \"b/c\": a valid label must be"
+        ));
+        assert_eq!(
+            e("a>b"),
+            "unable to parse requirement: values[0]: Invalid value: \"b\": for 'Gt', 'Lt' operators, the value must be an integer"
+        );
     }
 
     #[test]
@@ -206,19 +579,28 @@ mod tests {
         let pod =
             json!({"metadata": {"name": "p", "namespace": "ns"}, "status": {"phase": "Running"}});
         let fields = vec!["status.phase".to_owned()];
+        let parse = |s: &str| FieldSelector::parse(s, &fields, FieldLabels::Listed, "Pod");
         assert!(
-            FieldSelector::parse("metadata.name=p,status.phase!=Pending", &fields)
+            parse("metadata.name=p,status.phase!=Pending")
                 .unwrap()
                 .matches(&pod)
         );
-        assert!(
-            !FieldSelector::parse("metadata.namespace=other", &fields)
-                .unwrap()
-                .matches(&pod)
+        assert!(!parse("metadata.namespace=other").unwrap().matches(&pod));
+        assert_eq!(
+            parse("spec.bogus=1").unwrap_err(),
+            "field label not supported: spec.bogus"
         );
         assert_eq!(
-            FieldSelector::parse("spec.bogus=1", &fields).unwrap_err(),
-            "field label not supported: spec.bogus"
+            FieldSelector::parse("data.k=v", &[], FieldLabels::MetaOnly, "ConfigMap").unwrap_err(),
+            "\"data.k\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+        );
+        assert_eq!(
+            parse("a=b=c").unwrap_err(),
+            "invalid field selector: unescaped character in value: 61"
+        );
+        assert_eq!(
+            parse("abc").unwrap_err(),
+            "invalid selector: 'abc'; can't understand 'abc'"
         );
     }
 }

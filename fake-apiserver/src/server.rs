@@ -1,6 +1,6 @@
-//! Request handling: every verb with the real server's semantics, over one locked state.
+//! Request handling: routing and content negotiation as the real server's router does it,
+//! then every verb with its semantics, over one locked state.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 use crate::body::{self, ResponseBody};
 use crate::control::{Action, Faults};
 use crate::error::ApiError;
+use crate::options::{DeleteOptions, FieldValidation, ListOptions, Query, WriteOptions};
 use crate::patch;
 use crate::registry::{self, ResourceType};
 use crate::request::{self, Route, Target};
@@ -72,7 +73,7 @@ impl Shared {
                 let obj =
                     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
                 let rt = ns_type(&state.types);
-                let _ = state.create(&rt, None, obj, &Ctx::system());
+                let _ = state.create(&rt, None, obj, &mut Ctx::system());
             }
         }
         shared
@@ -94,11 +95,14 @@ fn ns_type(types: &[ResourceType]) -> ResourceType {
         .expect("namespaces is built in")
 }
 
-/// Who writes and how: the field manager and dry-run.
+/// Who writes and how: the field manager, dry-run, unknown-field handling, and the
+/// warnings the request earned.
 #[derive(Debug, Clone)]
 pub struct Ctx {
     pub(crate) manager: String,
     pub(crate) dry_run: bool,
+    pub(crate) field_validation: FieldValidation,
+    pub(crate) warnings: Vec<String>,
 }
 
 impl Ctx {
@@ -111,20 +115,103 @@ impl Ctx {
         Self {
             manager: manager.to_owned(),
             dry_run: false,
+            field_validation: FieldValidation::Ignore,
+            warnings: Vec::new(),
         }
     }
+}
+
+/// The verb a method and path mean, or why the path does not take the method.
+fn verb_of(
+    method: &Method,
+    target: &Target,
+    rt: &ResourceType,
+    query: &Query,
+) -> Result<&'static str, ApiError> {
+    let item = target.name.is_some();
+    let sub = target.subresource.is_some();
+    // A namespaced resource across all namespaces is only listed and watched.
+    let all_namespaces = rt.namespaced && target.namespace.is_none();
+    let not_allowed = || Err(ApiError::method_not_allowed());
+    match method.as_str() {
+        "GET" if query.flag("watch") && !sub => Ok("watch"),
+        "GET" if item => Ok("get"),
+        "GET" => Ok("list"),
+        _ if all_namespaces => not_allowed(),
+        "POST" if !item => Ok("create"),
+        // Custom resources create from the body even when the path names an object.
+        "POST" if rt.custom && !sub => Ok("create"),
+        "PUT" if item => Ok("update"),
+        "PUT" if rt.custom => Err(ApiError::bad_request("name must be provided")),
+        "PATCH" if item => Ok("patch"),
+        "PATCH" if rt.custom => Err(ApiError::bad_request("name must be provided")),
+        "DELETE" if item && !sub => Ok("delete"),
+        // Namespaces cannot be deleted as a collection.
+        "DELETE" if !item && !rt.is("", "namespaces") => Ok("deletecollection"),
+        _ => not_allowed(),
+    }
+}
+
+fn header(parts: &http::request::Parts, name: http::header::HeaderName) -> &str {
+    parts
+        .headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+}
+
+/// The media type without parameters, lower case.
+fn media_type(value: &str) -> String {
+    value
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+const SERIALIZERS: [&str; 3] = [
+    "application/json",
+    "application/yaml",
+    "application/vnd.kubernetes.protobuf",
+];
+
+/// Whether some entry of `Accept` is one the server can answer.
+fn acceptable(accept: &str, stream: bool) -> bool {
+    accept.trim().is_empty()
+        || accept.split(',').any(|entry| {
+            let t = media_type(entry);
+            t == "*/*"
+                || t == "application/*"
+                || SERIALIZERS.contains(&t.as_str())
+                || (stream && t == "application/json;stream=watch")
+        })
 }
 
 /// Handles one request.
 pub async fn handle(shared: &Arc<Shared>, req: http::Request<Bytes>) -> Response<ResponseBody> {
     let (parts, body) = req.into_parts();
-    let params = request::query(parts.uri.query());
-    let route = request::route(parts.uri.path());
-    let target = match route {
+    let query = Query::parse(parts.uri.query());
+    let target = match request::route(parts.uri.path()) {
         Route::Resource(t) => t,
         other => return crate::discovery::respond(shared, &other, parts.uri.path()),
     };
-    let verb = verb_of(&parts.method, &target, &params);
+    let Some(rt) = shared.lock().find_type(&target) else {
+        return body::error(&ApiError::no_route(parts.uri.path()));
+    };
+    if !rt.namespaced && target.namespace.is_some() {
+        return body::error(&ApiError::no_route(parts.uri.path()));
+    }
+    match target.subresource.as_deref() {
+        None => {}
+        Some("status") if rt.status => {}
+        Some("scale") if rt.scale.is_some() => {}
+        Some(_) => return body::error(&ApiError::no_route(parts.uri.path())),
+    }
+    let verb = match verb_of(&parts.method, &target, &rt, &query) {
+        Ok(v) => v,
+        Err(e) => return body::error(&e),
+    };
     let action = Action {
         verb: verb.to_owned(),
         group: target.group.clone(),
@@ -151,126 +238,166 @@ pub async fn handle(shared: &Arc<Shared>, req: http::Request<Bytes>) -> Response
     if let Some(err) = fault {
         return body::error(&err);
     }
+    let accept = header(&parts, http::header::ACCEPT).to_owned();
+    if !acceptable(&accept, matches!(verb, "list" | "watch")) && !accept.contains("as=Table") {
+        let mut available = SERIALIZERS.to_vec();
+        if matches!(verb, "list" | "watch") {
+            available.extend([
+                "application/json;stream=watch",
+                "application/vnd.kubernetes.protobuf;stream=watch",
+            ]);
+        }
+        return body::error_indented(&ApiError::not_acceptable(&available));
+    }
     if verb == "watch" {
-        return crate::watch::start(shared, &target, &params);
+        return match ListOptions::parse(&query, true) {
+            Ok(options) => crate::watch::start(shared, &rt, &target, &options),
+            Err(e) => body::error(&e),
+        };
     }
-    let accept = parts
-        .headers
-        .get(http::header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
-    let content_type = parts
-        .headers
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
-    let user_agent = parts
-        .headers
-        .get(http::header::USER_AGENT)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let ctx = Ctx {
-        manager: params
-            .get("fieldManager")
-            .cloned()
-            .unwrap_or_else(|| default_manager(user_agent)),
-        dry_run: params.get("dryRun").is_some_and(|d| d == "All"),
-    };
-    if content_type.starts_with("application/vnd.kubernetes.protobuf")
-        || content_type.starts_with("application/cbor")
-    {
-        // JSON and YAML only; clients that can fall back to JSON do so on a 415.
-        return body::error(&ApiError::unsupported_media_type(&content_type));
+    let content_type = media_type(header(&parts, http::header::CONTENT_TYPE));
+    let user_agent = header(&parts, http::header::USER_AGENT).to_owned();
+    let result = respond(
+        shared,
+        &rt,
+        &target,
+        verb,
+        &query,
+        &content_type,
+        &user_agent,
+        &accept,
+        &body,
+    );
+    match result {
+        Ok((code, value, warnings)) => body::json_with_warnings(code, &value, &warnings),
+        Err(err) => body::error(&err),
     }
-    let mut state = shared.lock();
-    let Some(rt) = state.find_type(&target) else {
-        return body::error(&ApiError::no_route(parts.uri.path()));
-    };
-    if rt.namespaced && target.namespace.is_none() && !matches!(verb, "list" | "watch") {
-        return body::error(&ApiError::no_route(parts.uri.path()));
+}
+
+/// A request body as JSON: JSON or YAML by content type; anything else is a 415.
+fn decode_body(content_type: &str, body: &[u8]) -> Result<Value, ApiError> {
+    match content_type {
+        "" | "application/json" => serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding JSON: {e}"))),
+        "application/yaml" => serde_saphyr::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}"))),
+        _ => Err(ApiError::unsupported_media_type(&SERIALIZERS)),
     }
-    if !rt.namespaced && target.namespace.is_some() {
-        return body::error(&ApiError::no_route(parts.uri.path()));
-    }
+}
+
+type Answer = (StatusCode, Value, Vec<String>);
+
+#[allow(clippy::too_many_arguments)] // one request's parts, passed through as they are
+fn respond(
+    shared: &Arc<Shared>,
+    rt: &ResourceType,
+    target: &Target,
+    verb: &str,
+    query: &Query,
+    content_type: &str,
+    user_agent: &str,
+    accept: &str,
+    body: &[u8],
+) -> Result<Answer, ApiError> {
     let ns = target.namespace.as_deref();
     let name = target.name.as_deref().unwrap_or("");
     let sub = target.subresource.as_deref();
-    match sub {
-        None | Some("status") if sub.is_none() || rt.status => {}
-        Some("scale") if rt.scale.is_some() => {}
-        Some(s) => return body::error(&ApiError::no_route(&format!("{}/{s}", rt.plural))),
-        None => {}
-    }
-    let json_body = || -> Result<Value, ApiError> {
-        if content_type.contains("yaml") {
-            serde_saphyr::from_slice(&body)
-                .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))
-        } else {
-            serde_json::from_slice(&body)
-                .map_err(|e| ApiError::bad_request(format!("error decoding JSON: {e}")))
-        }
+    let write_ctx = |kind: &str, apply: bool| -> Result<(Ctx, bool), ApiError> {
+        let options = WriteOptions::parse(query, kind, apply)?;
+        let ctx = Ctx {
+            manager: options
+                .field_manager
+                .clone()
+                .unwrap_or_else(|| default_manager(user_agent)),
+            dry_run: options.dry_run,
+            field_validation: options.field_validation,
+            warnings: Vec::new(),
+        };
+        Ok((ctx, options.force))
     };
-    let result: Result<(StatusCode, Value), ApiError> = (|| match (verb, sub) {
-        ("get", Some("scale")) => Ok((StatusCode::OK, scale_of(&rt, &state.get(&rt, ns, name)?))),
-        ("get", _) => Ok((StatusCode::OK, state.get(&rt, ns, name)?)),
-        ("list", _) => list(&state, &rt, ns, &params, &accept).map(|v| (StatusCode::OK, v)),
-        ("create", None) => {
-            let obj = state.create(&rt, ns, json_body()?, &ctx)?;
-            Ok((StatusCode::CREATED, obj))
+    let done = |code: StatusCode, value: Value, ctx: Ctx| Ok((code, value, ctx.warnings));
+    match (verb, sub) {
+        ("get", _) => {
+            if let Some(rv) = query.get("resourceVersion") {
+                check_get_resource_version(rv, shared.lock().store.resource_version())?;
+            }
+            let state = shared.lock();
+            let obj = state.get(rt, ns, name)?;
+            let value = if sub == Some("scale") {
+                scale_of(rt, &obj)
+            } else {
+                obj
+            };
+            Ok((StatusCode::OK, value, Vec::new()))
+        }
+        ("list", _) => {
+            let options = ListOptions::parse(query, false)?;
+            let state = shared.lock();
+            let value = list(&state, rt, ns, &options, accept)?;
+            Ok((StatusCode::OK, value, Vec::new()))
+        }
+        ("create", _) => {
+            let (mut ctx, _) = write_ctx("CreateOptions", false)?;
+            let obj = decode_body(content_type, body)?;
+            let obj = shared.lock().create(rt, ns, obj, &mut ctx)?;
+            done(StatusCode::CREATED, obj, ctx)
         }
         ("update", Some("scale")) => {
-            let scale = json_body()?;
-            let obj = set_scale(&mut state, &rt, ns, name, &scale, &ctx)?;
-            Ok((StatusCode::OK, scale_of(&rt, &obj)))
+            let (mut ctx, _) = write_ctx("UpdateOptions", false)?;
+            let scale = decode_body(content_type, body)?;
+            let mut state = shared.lock();
+            let obj = set_scale(&mut state, rt, ns, name, &scale, &mut ctx)?;
+            done(StatusCode::OK, scale_of(rt, &obj), ctx)
         }
-        ("update", _) => Ok((
-            StatusCode::OK,
-            state.update(&rt, ns, name, json_body()?, sub, &ctx, None)?,
-        )),
-        ("patch", Some("scale")) => {
-            let mut scale = scale_of(&rt, &state.get(&rt, ns, name)?);
-            let patch_body: Value =
-                serde_json::from_slice(&body).map_err(|e| ApiError::bad_request(e.to_string()))?;
-            match content_type.split(';').next().unwrap_or("") {
-                "application/json-patch+json" => {
-                    patch::json_patch(&mut scale, &patch_body).map_err(ApiError::bad_request)?
-                }
-                _ => patch::merge_patch(&mut scale, &patch_body),
-            }
-            let obj = set_scale(&mut state, &rt, ns, name, &scale, &ctx)?;
-            Ok((StatusCode::OK, scale_of(&rt, &obj)))
+        ("update", _) => {
+            let (mut ctx, _) = write_ctx("UpdateOptions", false)?;
+            let obj = decode_body(content_type, body)?;
+            let obj = shared
+                .lock()
+                .update(rt, ns, name, obj, sub, &mut ctx, None)?;
+            done(StatusCode::OK, obj, ctx)
         }
         ("patch", _) => {
-            let force = params.get("force").is_some_and(|f| f == "true");
-            let existed = state.store.get(&State::key(&rt, ns, name)).is_some();
-            let obj = state.patch(&rt, ns, name, &content_type, &body, sub, &ctx, force)?;
-            Ok((
-                if existed {
-                    StatusCode::OK
-                } else {
-                    StatusCode::CREATED
-                },
-                obj,
-            ))
-        }
-        ("delete", None) => {
-            let options = if body.is_empty() {
-                json!({})
+            let kind = patch_kind(rt, content_type)?;
+            let apply = kind == "application/apply-patch+yaml";
+            let (mut ctx, force) = write_ctx("PatchOptions", apply)?;
+            let mut state = shared.lock();
+            if sub == Some("scale") {
+                let mut scale = scale_of(rt, &state.get(rt, ns, name)?);
+                let patch_body: Value = serde_json::from_slice(body)
+                    .map_err(|e| ApiError::bad_request(e.to_string()))?;
+                match kind {
+                    "application/json-patch+json" => {
+                        patch::json_patch(&mut scale, &patch_body).map_err(ApiError::bad_request)?
+                    }
+                    _ => patch::merge_patch(&mut scale, &patch_body),
+                }
+                let obj = set_scale(&mut state, rt, ns, name, &scale, &mut ctx)?;
+                return done(StatusCode::OK, scale_of(rt, &obj), ctx);
+            }
+            let existed = state.store.get(&State::key(rt, ns, name)).is_some();
+            let obj = state.patch(rt, ns, name, kind, body, sub, &mut ctx, force)?;
+            let code = if existed {
+                StatusCode::OK
             } else {
-                json_body()?
+                StatusCode::CREATED
             };
-            let obj = state.delete(&rt, ns, name, &options, &ctx)?;
-            Ok((StatusCode::OK, obj))
+            done(code, obj, ctx)
         }
-        ("deletecollection", None) => {
-            let options = if body.is_empty() {
-                json!({})
-            } else {
-                json_body()?
-            };
-            let listed = list(&state, &rt, ns, &params, "")?;
+        ("delete", _) => {
+            let options = delete_options(content_type, body, query)?;
+            let mut ctx = Ctx::named(&default_manager(user_agent));
+            ctx.dry_run = options.dry_run;
+            let obj = shared.lock().delete(rt, ns, name, &options, &ctx)?;
+            Ok((StatusCode::OK, obj, Vec::new()))
+        }
+        ("deletecollection", _) => {
+            let options = delete_options(content_type, body, query)?;
+            let list_options = ListOptions::parse(query, false)?;
+            let mut ctx = Ctx::named(&default_manager(user_agent));
+            ctx.dry_run = options.dry_run;
+            let mut state = shared.lock();
+            let listed = list(&state, rt, ns, &list_options, "")?;
             let mut deleted = Vec::new();
             for item in listed["items"].as_array().cloned().unwrap_or_default() {
                 let item_ns = item
@@ -278,81 +405,139 @@ pub async fn handle(shared: &Arc<Shared>, req: http::Request<Bytes>) -> Response
                     .and_then(Value::as_str)
                     .map(str::to_owned);
                 let item_name = name_of(&item).unwrap_or("").to_owned();
-                deleted.push(state.delete(&rt, item_ns.as_deref(), &item_name, &options, &ctx)?);
+                deleted.push(state.delete(rt, item_ns.as_deref(), &item_name, &options, &ctx)?);
             }
             let rv = state.store.resource_version();
             Ok((
                 StatusCode::OK,
                 json!({"apiVersion": rt.api_version(), "kind": format!("{}List", rt.kind), "metadata": {"resourceVersion": rv.to_string()}, "items": deleted}),
+                Vec::new(),
             ))
         }
-        (verb, sub) => Err(ApiError::method_not_allowed(format!(
-            "the server does not allow this method on the requested resource ({verb} {}{})",
-            rt.plural,
-            sub.map(|s| format!("/{s}")).unwrap_or_default()
-        ))),
-    })();
-    drop(state);
-    match result {
-        Ok((code, value)) => body::json(code, &value),
-        Err(err) => body::error(&err),
+        _ => Err(ApiError::method_not_allowed()),
     }
 }
 
+/// The patch types a resource takes; anything else is a 415 (the router's for built-in
+/// kinds, the handler's for custom resources, which have no strategic merge).
+fn patch_kind<'a>(rt: &ResourceType, content_type: &'a str) -> Result<&'a str, ApiError> {
+    match content_type {
+        "application/json-patch+json"
+        | "application/merge-patch+json"
+        | "application/apply-patch+yaml" => Ok(content_type),
+        "application/strategic-merge-patch+json" if !rt.custom => Ok(content_type),
+        _ if rt.custom => Err(ApiError::unsupported_media_type(&[
+            "application/json-patch+json",
+            "application/merge-patch+json",
+            "application/apply-patch+yaml",
+        ])),
+        _ => Err(ApiError::unsupported_patch_type()),
+    }
+}
+
+fn delete_options(
+    content_type: &str,
+    body: &[u8],
+    query: &Query,
+) -> Result<DeleteOptions, ApiError> {
+    if body.is_empty() {
+        DeleteOptions::parse(None, query)
+    } else {
+        let decoded = decode_body(content_type, body)?;
+        DeleteOptions::parse(Some(&decoded), query)
+    }
+}
+
+/// A `resourceVersion` on a get must be a number the server has reached.
+fn check_get_resource_version(rv: &str, current: u64) -> Result<(), ApiError> {
+    if rv.is_empty() || rv == "0" {
+        return Ok(());
+    }
+    match rv.parse::<u64>() {
+        Ok(n) if n > current => Err(ApiError::too_large_resource_version(n, current)),
+        Ok(_) => Ok(()),
+        Err(_) => Err(ApiError::custom(
+            500,
+            "",
+            &format!(
+                "resourceVersion: Invalid value: \"{rv}\": strconv.ParseUint: parsing \"{rv}\": invalid syntax"
+            ),
+        )),
+    }
+}
+
+/// The field manager of a request without `fieldManager`: the user agent's product name.
 fn default_manager(user_agent: &str) -> String {
-    let name = user_agent.split('/').next().unwrap_or("").trim();
+    let name: String = user_agent
+        .split('/')
+        .next()
+        .unwrap_or("")
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(128)
+        .collect();
     if name.is_empty() {
         "unknown".to_owned()
     } else {
-        name.to_owned()
-    }
-}
-
-fn verb_of(method: &Method, target: &Target, params: &HashMap<String, String>) -> &'static str {
-    let watch = params.get("watch").is_some_and(|w| w == "true" || w == "1");
-    match (method.as_str(), target.name.is_some()) {
-        ("GET", _) if watch => "watch",
-        ("GET", true) => "get",
-        ("GET", false) => "list",
-        ("POST", _) => "create",
-        ("PUT", _) => "update",
-        ("PATCH", _) => "patch",
-        ("DELETE", true) => "delete",
-        ("DELETE", false) => "deletecollection",
-        _ => "unknown",
+        name
     }
 }
 
 /// Selectors of a list or watch request.
 pub fn selectors(
     rt: &ResourceType,
-    params: &HashMap<String, String>,
+    options: &ListOptions,
 ) -> Result<(LabelSelector, FieldSelector), ApiError> {
-    let labels = LabelSelector::parse(params.get("labelSelector").map_or("", String::as_str))
-        .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?;
+    let labels = LabelSelector::parse(&options.labels).map_err(ApiError::bad_request)?;
     let fields = FieldSelector::parse(
-        params.get("fieldSelector").map_or("", String::as_str),
+        &options.fields,
         &rt.selectable_fields,
+        rt.field_labels,
+        &rt.kind,
     )
     .map_err(ApiError::bad_request)?;
     Ok((labels, fields))
+}
+
+/// The resource version a list reads at: a number at most the current version.
+fn list_version(options: &ListOptions, current: u64) -> Result<u64, ApiError> {
+    let rv = options.resource_version.as_str();
+    if rv.is_empty() || rv == "0" {
+        return Ok(current);
+    }
+    let n: u64 = rv.parse().map_err(|_| {
+        ApiError::bad_request(format!(
+            "invalid resource version: resourceVersion: Invalid value: \"{rv}\": strconv.ParseUint: parsing \"{rv}\": invalid syntax"
+        ))
+    })?;
+    if n > current {
+        return Err(ApiError::too_large_resource_version(n, current));
+    }
+    Ok(current)
 }
 
 fn list(
     state: &State,
     rt: &ResourceType,
     ns: Option<&str>,
-    params: &HashMap<String, String>,
+    options: &ListOptions,
     accept: &str,
 ) -> Result<Value, ApiError> {
-    let (labels, fields) = selectors(rt, params)?;
-    let start_after = match params.get("continue").filter(|c| !c.is_empty()) {
-        Some(token) => Some(decode_continue(token)?),
-        None => None,
+    let (labels, fields) = selectors(rt, options)?;
+    let start_after = match options.continue_token.as_str() {
+        "" => None,
+        token => {
+            if !matches!(options.resource_version.as_str(), "" | "0") {
+                return Err(ApiError::bad_request(
+                    "specifying resource version is not allowed when using continue",
+                ));
+            }
+            Some(decode_continue(token)?)
+        }
     };
-    let limit: usize = params
-        .get("limit")
-        .and_then(|l| l.parse().ok())
+    let rv = list_version(options, state.store.resource_version())?;
+    let limit = usize::try_from(options.limit)
+        .ok()
         .filter(|l| *l > 0)
         .unwrap_or(usize::MAX);
     let mut items = Vec::new();
@@ -374,17 +559,16 @@ fn list(
         }
         items.push(served);
     }
-    let rv = state.store.resource_version();
     let mut metadata = json!({"resourceVersion": rv.to_string()});
     if more && let Some(last) = items.last() {
         let ns = last
             .pointer("/metadata/namespace")
             .and_then(Value::as_str)
             .unwrap_or("");
-        metadata["continue"] = json!(encode_continue(&format!(
-            "{ns}/{}",
-            name_of(last).unwrap_or("")
-        )));
+        metadata["continue"] = json!(encode_continue(
+            &format!("{ns}/{}", name_of(last).unwrap_or("")),
+            rv
+        ));
         metadata["remainingItemCount"] = json!(remaining);
     }
     if accept.contains("as=Table") {
@@ -395,20 +579,40 @@ fn list(
     )
 }
 
-fn encode_continue(pos: &str) -> String {
-    pos.bytes().map(|b| format!("{b:02x}")).collect()
+/// A continue token as the real server writes it: base64 of
+/// `{"v":"meta.k8s.io/v1","rv":N,"start":"<key>\u0000"}`.
+fn encode_continue(pos: &str, rv: u64) -> String {
+    let json = json!({"v": "meta.k8s.io/v1", "rv": rv, "start": format!("{pos}\u{0}")});
+    crate::body::base64_encode(json.to_string().as_bytes())
 }
 
 fn decode_continue(token: &str) -> Result<String, ApiError> {
-    let bad = || ApiError::bad_request("continue key is not valid");
-    if !token.len().is_multiple_of(2) {
-        return Err(bad());
+    let bad = |why: String| ApiError::bad_request(format!("invalid continue token: {why}"));
+    let bytes = crate::body::base64_decode(token).map_err(|at| {
+        bad(format!(
+            "continue key is not valid: illegal base64 data at input byte {at}"
+        ))
+    })?;
+    let parsed: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| bad(format!("continue key is not valid: {e}")))?;
+    if parsed.get("v").and_then(Value::as_str) != Some("meta.k8s.io/v1") {
+        let v = parsed.get("v").and_then(Value::as_str).unwrap_or("");
+        return Err(bad(format!(
+            "continue key is not valid: server does not recognize this encoded version {v}"
+        )));
     }
-    let bytes: Result<Vec<u8>, _> = (0..token.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&token[i..i + 2], 16))
-        .collect();
-    String::from_utf8(bytes.map_err(|_| bad())?).map_err(|_| bad())
+    if parsed.get("rv").and_then(Value::as_u64).unwrap_or(0) == 0 {
+        return Err(bad(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)".into(),
+        ));
+    }
+    let start = parsed.get("start").and_then(Value::as_str).unwrap_or("");
+    if start.is_empty() {
+        return Err(bad(
+            "continue key is not valid: encoded start key empty (version meta.k8s.io/v1)".into(),
+        ));
+    }
+    Ok(start.trim_end_matches('\u{0}').to_owned())
 }
 
 fn path_get<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
@@ -447,7 +651,7 @@ fn set_scale(
     ns: Option<&str>,
     name: &str,
     scale: &Value,
-    ctx: &Ctx,
+    ctx: &mut Ctx,
 ) -> Result<Value, ApiError> {
     let paths = rt.scale.clone().expect("checked before");
     let mut obj = state.get(rt, ns, name)?;

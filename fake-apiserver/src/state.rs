@@ -3,11 +3,16 @@
 use serde_json::{Value, json};
 
 use crate::apply;
-use crate::error::{ApiError, FieldError};
+use crate::crd;
+use crate::error::ApiError;
+use crate::options::DeleteOptions;
+use crate::options::FieldValidation;
 use crate::patch;
 use crate::registry::ResourceType;
 use crate::request::Target;
-use crate::schema;
+use crate::rules::field::FieldError;
+use crate::rules::meta;
+use crate::rules::schema;
 use crate::server::Ctx;
 use crate::store::{ObjectKey, Store, rv_of};
 
@@ -129,18 +134,20 @@ impl State {
         rt: &ResourceType,
         namespace: Option<&str>,
         obj: Value,
-        ctx: &Ctx,
+        ctx: &mut Ctx,
     ) -> Result<Value, ApiError> {
         self.create_with(rt, namespace, obj, ctx, None)
     }
 
     /// POST, with `managedFields` decided by the caller (creation by server-side apply).
+    /// The order of the checks is the real server's: the body, the namespace's lifecycle,
+    /// validation, then whether the name is taken.
     pub(crate) fn create_with(
         &mut self,
         rt: &ResourceType,
         namespace: Option<&str>,
         mut obj: Value,
-        ctx: &Ctx,
+        ctx: &mut Ctx,
         managed: Option<Value>,
     ) -> Result<Value, ApiError> {
         if !obj.is_object() {
@@ -150,6 +157,7 @@ impl State {
         let body_ns = obj
             .pointer("/metadata/namespace")
             .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
             .map(str::to_owned);
         let namespace = if rt.namespaced {
             let ns = namespace
@@ -161,48 +169,50 @@ impl State {
                     "the namespace of the provided object does not match the namespace sent on the request",
                 ));
             }
-            if !self.namespace_exists(&ns) {
-                return Err(ApiError::not_found("", "namespaces", &ns));
-            }
-            if self.namespace_terminating(&ns) {
-                return Err(ApiError::custom(
-                    403,
-                    "Forbidden",
-                    &format!(
-                        "unable to create new content in namespace {ns} because it is being terminated"
-                    ),
-                ));
-            }
             Some(ns)
         } else {
             None
         };
-        let name = match name_of(&obj) {
-            Some(n) if !n.is_empty() => n.to_owned(),
-            _ => match obj
-                .pointer("/metadata/generateName")
-                .and_then(Value::as_str)
-            {
-                Some(prefix) => format!("{prefix}{}", random_suffix(self.store.resource_version())),
-                None => {
-                    return Err(ApiError::invalid(
-                        &rt.group,
-                        &rt.kind,
-                        "",
-                        vec![FieldError {
-                            reason: "FieldValueRequired",
-                            field: "metadata.name".into(),
-                            detail: "Required value: name or generateName is required".into(),
-                        }],
-                    ));
-                }
-            },
-        };
-        let key = Self::key(rt, namespace.as_deref(), &name);
-        if self.store.get(&key).is_some() {
-            return Err(ApiError::already_exists(&rt.group, &rt.plural, &name));
+        let generate = obj
+            .pointer("/metadata/generateName")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        if name_of(&obj).is_none_or(str::is_empty) && !generate.is_empty() {
+            let prefix: String = generate.chars().take(58).collect();
+            // Like the real server: up to 8 tries for a name not taken yet.
+            let seed = self.store.resource_version();
+            let candidates: Vec<String> = (0..8)
+                .map(|i| format!("{prefix}{}", random_suffix(seed.wrapping_add(i * 7919))))
+                .collect();
+            let free = candidates.iter().find(|n| {
+                self.store
+                    .get(&Self::key(rt, namespace.as_deref(), n))
+                    .is_none()
+            });
+            let Some(name) = free else {
+                return Err(ApiError::generate_name_conflict(
+                    &rt.group,
+                    &rt.plural,
+                    &candidates[7],
+                ));
+            };
+            set_meta(&mut obj, "name", json!(name));
         }
-        set_meta(&mut obj, "name", json!(name));
+        let name = name_of(&obj).unwrap_or("").to_owned();
+        if let Some(ns) = &namespace {
+            self.admit_namespace(rt, ns, if name.is_empty() { &generate } else { &name })?;
+        }
+        let mut errors = meta::validate_create(&obj, rt.meta);
+        if errors.is_empty()
+            && rt.group == "apiextensions.k8s.io"
+            && rt.plural == "customresourcedefinitions"
+        {
+            errors.extend(crd::name_errors(&obj));
+        }
+        if !errors.is_empty() {
+            return Err(ApiError::invalid(&rt.group, &rt.kind, &name, errors));
+        }
         if let Some(ns) = &namespace {
             set_meta(&mut obj, "namespace", json!(ns));
         } else if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -218,14 +228,19 @@ impl State {
             map.remove("status");
         }
         self.prepare_builtin_create(rt, &mut obj);
-        if let Some(schema) = &rt.schema {
-            let errors = schema::admit(schema, &mut obj);
-            if !errors.is_empty() {
-                return Err(ApiError::invalid(&rt.group, &rt.kind, &name, errors));
-            }
+        let errors = admit_schema(rt, &mut obj, ctx)?;
+        if !errors.is_empty() {
+            return Err(ApiError::invalid(&rt.group, &rt.kind, &name, errors));
         }
         if rt.plural == "customresourcedefinitions" && rt.group == "apiextensions.k8s.io" {
             self.accept_crd(&mut obj)?;
+        }
+        let key = Self::key(rt, namespace.as_deref(), &name);
+        if let Some(existing) = self.store.get(&key) {
+            let deleting = existing.pointer("/metadata/deletionTimestamp").is_some();
+            return Err(ApiError::already_exists(
+                &rt.group, &rt.plural, &name, deleting,
+            ));
         }
         rt.rewrite(&mut obj);
         set_meta(&mut obj, "uid", json!(self.store.next_uid()));
@@ -249,6 +264,29 @@ impl State {
             self.register_crd(&obj);
         }
         Ok(obj)
+    }
+
+    /// The NamespaceLifecycle admission of a create: the namespace must exist and not be
+    /// terminating.
+    fn admit_namespace(&self, rt: &ResourceType, ns: &str, name: &str) -> Result<(), ApiError> {
+        if !self.namespace_exists(ns) {
+            return Err(ApiError::not_found("", "namespaces", ns));
+        }
+        if self.namespace_terminating(ns) {
+            let name = if name.is_empty() { "Unknown" } else { name };
+            return Err(ApiError::forbidden(
+                &rt.group,
+                &rt.plural,
+                name,
+                &format!(
+                    "unable to create new content in namespace {ns} because it is being terminated"
+                ),
+                vec![
+                    json!({"reason": "NamespaceTerminating", "message": format!("namespace {ns} is being terminated"), "field": "metadata.namespace"}),
+                ],
+            ));
+        }
+        Ok(())
     }
 
     pub(crate) fn namespace_terminating(&self, ns: &str) -> bool {
@@ -302,7 +340,7 @@ impl State {
         name: &str,
         mut new: Value,
         subresource: Option<&str>,
-        ctx: &Ctx,
+        ctx: &mut Ctx,
         apply_manager: Option<&Value>,
     ) -> Result<Value, ApiError> {
         let key = Self::key(rt, namespace, name);
@@ -315,6 +353,16 @@ impl State {
             return Err(ApiError::bad_request("the body must be a JSON object"));
         }
         check_kind(rt, &new)?;
+        if let (Some(url_ns), Some(body_ns)) = (
+            namespace.filter(|_| rt.namespaced),
+            new.pointer("/metadata/namespace").and_then(Value::as_str),
+        ) && !body_ns.is_empty()
+            && body_ns != url_ns
+        {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
         if let Some(body_name) = name_of(&new)
             && body_name != name
         {
@@ -382,21 +430,19 @@ impl State {
                     &rt.group,
                     &rt.kind,
                     name,
-                    vec![FieldError {
-                        reason: "FieldValueForbidden",
-                        field: "metadata.finalizers".into(),
-                        detail: format!(
-                            "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{\"{added}\"}}"
+                    vec![FieldError::forbidden(
+                        "metadata.finalizers",
+                        format!(
+                            "no new finalizers can be added if the object is being deleted, found new finalizers []string{{\"{added}\"}}"
                         ),
-                    }],
+                    )],
                 ));
             }
         }
-        if let Some(schema) = &rt.schema {
-            let errors = schema::admit(schema, &mut new);
-            if !errors.is_empty() {
-                return Err(ApiError::invalid(&rt.group, &rt.kind, name, errors));
-            }
+        let mut errors = meta::validate_update(&new, rt.meta);
+        errors.extend(admit_schema(rt, &mut new, ctx)?);
+        if !errors.is_empty() {
+            return Err(ApiError::invalid(&rt.group, &rt.kind, name, errors));
         }
         if rt.group == "apiextensions.k8s.io"
             && rt.plural == "customresourcedefinitions"
@@ -484,7 +530,7 @@ impl State {
         content_type: &str,
         body: &[u8],
         subresource: Option<&str>,
-        ctx: &Ctx,
+        ctx: &mut Ctx,
         force: bool,
     ) -> Result<Value, ApiError> {
         let kind = content_type.split(';').next().unwrap_or("").trim();
@@ -498,11 +544,6 @@ impl State {
         let key = Self::key(rt, namespace, name);
         let existing = self.store.get(&key).map(|o| Self::served(rt, o));
         if kind == "application/apply-patch+yaml" {
-            if ctx.manager.is_empty() || ctx.manager == "unknown" {
-                return Err(ApiError::bad_request(
-                    "PATCH, application/apply-patch+yaml requests require fieldManager",
-                ));
-            }
             let sub = subresource.unwrap_or("");
             let result = apply::apply(
                 existing.as_ref(),
@@ -557,9 +598,6 @@ impl State {
         match kind {
             "application/merge-patch+json" => patch::merge_patch(&mut target, &parsed),
             "application/strategic-merge-patch+json" => {
-                if rt.custom {
-                    return Err(ApiError::unsupported_media_type(kind));
-                }
                 patch::strategic_merge_patch(&mut target, &parsed);
             }
             "application/json-patch+json" => {
@@ -573,7 +611,7 @@ impl State {
                     )
                 })?;
             }
-            other => return Err(ApiError::unsupported_media_type(other)),
+            _ => return Err(ApiError::unsupported_patch_type()),
         }
         if !had_rv && let Some(meta) = target.get_mut("metadata").and_then(Value::as_object_mut) {
             // A patch without a resourceVersion applies to whatever is stored.
@@ -588,7 +626,7 @@ impl State {
         rt: &ResourceType,
         namespace: Option<&str>,
         name: &str,
-        options: &Value,
+        options: &DeleteOptions,
         ctx: &Ctx,
     ) -> Result<Value, ApiError> {
         let key = Self::key(rt, namespace, name);
@@ -597,45 +635,57 @@ impl State {
             .get(&key)
             .cloned()
             .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
-        if let Some(uid) = options
-            .pointer("/preconditions/uid")
+        let failed = |why: String| {
+            let qualified = if rt.group.is_empty() {
+                rt.kind.clone()
+            } else {
+                format!("{}.{}", rt.kind, rt.group)
+            };
+            let mut e = ApiError::conflict(&rt.group, &rt.kind, name, &why);
+            e.message = format!("Operation cannot be fulfilled on {qualified} \"{name}\": {why}");
+            e
+        };
+        let uid = old
+            .pointer("/metadata/uid")
             .and_then(Value::as_str)
-            && Some(uid) != old.pointer("/metadata/uid").and_then(Value::as_str)
+            .unwrap_or("");
+        if let Some(want) = &options.uid
+            && want != uid
         {
-            return Err(ApiError::conflict(
-                &rt.group,
-                &rt.plural,
-                name,
-                &format!(
-                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                    old.pointer("/metadata/uid")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                ),
-            ));
+            return Err(failed(format!(
+                "the UID in the precondition ({want}) does not match the UID in record ({uid}). The object might have been deleted and then recreated"
+            )));
         }
-        if let Some(rv) = options
-            .pointer("/preconditions/resourceVersion")
-            .and_then(Value::as_str)
-            && rv != rv_of(&old).to_string()
+        if let Some(want) = &options.resource_version
+            && *want != rv_of(&old).to_string()
         {
-            return Err(ApiError::conflict(
-                &rt.group,
-                &rt.plural,
+            return Err(failed(format!(
+                "the ResourceVersion in the precondition ({want}) does not match the ResourceVersion in record ({}). The object might have been modified",
+                rv_of(&old)
+            )));
+        }
+        if rt.group.is_empty()
+            && rt.plural == "namespaces"
+            && matches!(name, "default" | "kube-system" | "kube-public")
+        {
+            return Err(ApiError::forbidden(
+                "",
+                "namespaces",
                 name,
-                &format!(
-                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-                    rv_of(&old)
-                ),
+                "this namespace may not be deleted",
+                Vec::new(),
             ));
         }
         if ctx.dry_run {
             return Ok(Self::served(rt, &old));
         }
-        let policy = options
-            .get("propagationPolicy")
-            .and_then(Value::as_str)
-            .unwrap_or("Background");
+        // Jobs and CronJobs orphan their dependents unless told otherwise.
+        let default_policy = if rt.group == "batch" {
+            "Orphan"
+        } else {
+            "Background"
+        };
+        let policy = options.policy().unwrap_or(default_policy);
         let mut fins = finalizers(&old);
         match policy {
             "Foreground" if !fins.iter().any(|f| f == "foregroundDeletion") => {
@@ -708,6 +758,34 @@ impl State {
         }
         self.collect_garbage();
     }
+}
+
+/// Defaults, prunes and validates a custom resource by its schema. Pruned fields are
+/// `unknown field` warnings, or with `fieldValidation=Strict` a 400, as on the real server.
+fn admit_schema(
+    rt: &ResourceType,
+    obj: &mut Value,
+    ctx: &mut Ctx,
+) -> Result<Vec<FieldError>, ApiError> {
+    let Some(schema) = &rt.schema else {
+        return Ok(Vec::new());
+    };
+    let mut unknown = Vec::new();
+    let errors = schema::admit(schema, obj, &mut unknown);
+    let messages = unknown.iter().map(|u| format!("unknown field \"{u}\""));
+    match ctx.field_validation {
+        FieldValidation::Strict if !unknown.is_empty() => {
+            return Err(ApiError::bad_request(format!(
+                "{kind} in version \"{version}\" cannot be handled as a {kind}: strict decoding error: {}",
+                messages.collect::<Vec<_>>().join(", "),
+                kind = rt.kind,
+                version = rt.version,
+            )));
+        }
+        FieldValidation::Warn => ctx.warnings.extend(messages),
+        _ => {}
+    }
+    Ok(errors)
 }
 
 pub(crate) fn check_kind(rt: &ResourceType, obj: &Value) -> Result<(), ApiError> {

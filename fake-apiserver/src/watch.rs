@@ -1,7 +1,6 @@
 //! Watches: initial events or a replay from a `resourceVersion`, then live events, with
 //! bookmarks, `sendInitialEvents`, `timeoutSeconds` and 410 for expired versions.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,8 +12,10 @@ use tokio::time::{Instant, Interval};
 
 use crate::body::{self, ResponseBody};
 use crate::error::ApiError;
+use crate::options::ListOptions;
 use crate::registry::ResourceType;
 use crate::request::Target;
+use crate::selector::FieldSelector;
 use crate::server::{self, Shared};
 
 struct Live {
@@ -35,39 +36,39 @@ fn line(kind: &str, object: &Value) -> Bytes {
 /// Opens a watch and returns its streaming response.
 pub fn start(
     shared: &Arc<Shared>,
+    rt: &ResourceType,
     target: &Target,
-    params: &HashMap<String, String>,
+    options: &ListOptions,
 ) -> Response<ResponseBody> {
-    let mut state = shared.lock();
-    let Some(rt) = state
-        .types
-        .iter()
-        .find(|r| {
-            r.group == target.group && r.version == target.version && r.plural == target.plural
-        })
-        .cloned()
-    else {
-        return body::error(&ApiError::no_route(&target.plural));
-    };
-    let (labels, mut fields) = match server::selectors(&rt, params) {
+    let (labels, mut fields) = match server::selectors(rt, options) {
         Ok(s) => s,
         Err(e) => return body::error(&e),
     };
     // A watch of one object (`/foos/x?watch=true`, as old clients send) selects it by name.
     if let Some(name) = &target.name {
-        fields = crate::selector::FieldSelector::parse(&format!("metadata.name={name}"), &[])
-            .unwrap_or(fields);
+        fields = FieldSelector::name(name);
     }
-    let (watcher, rx) = server::open_watch(&rt, target.namespace.as_deref(), labels, fields);
-    let rv = params
-        .get("resourceVersion")
-        .map(String::as_str)
-        .unwrap_or("");
-    let initial = params.get("sendInitialEvents").is_some_and(|v| v == "true");
-    let allow_bookmarks = params
-        .get("allowWatchBookmarks")
-        .is_some_and(|v| v == "true");
-    if initial || rv.is_empty() || rv == "0" {
+    let rv = options.resource_version.as_str();
+    let since: Option<u64> = match rv {
+        "" | "0" => None,
+        rv => match rv.parse() {
+            Ok(v) => Some(v),
+            Err(_) => {
+                return body::error(&ApiError::custom(
+                    500,
+                    "",
+                    &format!(
+                        "resourceVersion: Invalid value: \"{rv}\": strconv.ParseUint: parsing \"{rv}\": invalid syntax"
+                    ),
+                ));
+            }
+        },
+    };
+    let mut state = shared.lock();
+    let (watcher, rx) = server::open_watch(rt, target.namespace.as_deref(), labels, fields);
+    let allow_bookmarks = options.bookmarks;
+    let initial = options.send_initial_events == Some(true);
+    if initial || since.is_none() {
         // Current state as ADDED events, then live events from this version on.
         for (_, obj) in state
             .store
@@ -90,26 +91,18 @@ pub fn start(
             watcher.send("BOOKMARK", &mark);
         }
         state.store.watch_now(watcher);
-    } else {
-        let since: u64 = match rv.parse() {
-            Ok(v) => v,
-            Err(_) => {
-                return body::error(&ApiError::bad_request(format!(
-                    "invalid resource version: {rv}"
-                )));
-            }
-        };
-        if let Err(oldest) = state.store.watch_from(watcher, since) {
-            let status =
-                ApiError::gone(format!("too old resource version: {since} ({oldest})")).to_status();
-            return body::stream(futures::stream::iter([line("ERROR", &status)]));
-        }
+    } else if let Some(since) = since
+        && let Err(oldest) = state.store.watch_from(watcher, since)
+    {
+        let status =
+            ApiError::gone(format!("too old resource version: {since} ({oldest})")).to_status();
+        return body::stream(futures::stream::iter([line("ERROR", &status)]));
     }
     drop(state);
-    let timeout = params
-        .get("timeoutSeconds")
-        .and_then(|t| t.parse().ok())
-        .map_or(Duration::from_secs(1800), Duration::from_secs);
+    let timeout = match options.timeout_seconds {
+        None | Some(0) => Duration::from_secs(1800),
+        Some(t) => Duration::from_secs(u64::try_from(t).unwrap_or(0)),
+    };
     let bookmarks = allow_bookmarks.then(|| {
         let period = shared.config.bookmark_interval;
         tokio::time::interval_at(Instant::now() + period, period)
@@ -117,7 +110,7 @@ pub fn start(
     let live = Live {
         rx,
         shared: shared.clone(),
-        served: rt,
+        served: rt.clone(),
         bookmarks,
         deadline: Instant::now() + timeout,
     };

@@ -68,9 +68,11 @@ async fn client() -> (Client, Option<FakeApiServer>) {
         Ok(path) => {
             let kubeconfig = kube::config::Kubeconfig::read_from(&path)
                 .unwrap_or_else(|e| panic!("KUBE_CONTRACT_KUBECONFIG={path}: {e}"));
-            let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
                 .await
                 .expect("a usable kubeconfig");
+            // Cases assert the server's first answer; kube retries 429, 503 and 504.
+            config.default_retry = false;
             (Client::try_from(config).expect("a client"), None)
         }
         Err(_) => {
@@ -154,6 +156,110 @@ impl Env {
     /// A name unique to this run, for cluster-scoped objects: `<base>-<run>`.
     pub fn unique(&self, base: &str) -> String {
         format!("{base}-{}", run_id())
+    }
+}
+
+/// A raw response: status code, `Warning` headers, and the body as JSON.
+pub struct Raw {
+    /// HTTP status.
+    pub code: u16,
+    /// The text of each `Warning` header (`unknown field "x"`).
+    pub warnings: Vec<String>,
+    /// The body.
+    pub body: serde_json::Value,
+}
+
+impl Raw {
+    /// `(code, reason)` of a Status body.
+    pub fn status(&self) -> (u16, &str) {
+        (
+            self.code,
+            self.body
+                .get("reason")
+                .and_then(|r| r.as_str())
+                .unwrap_or(""),
+        )
+    }
+
+    /// The Status message.
+    pub fn message(&self) -> &str {
+        self.body
+            .get("message")
+            .and_then(|m| m.as_str())
+            .unwrap_or("")
+    }
+
+    /// `(reason, field)` of each cause, sorted.
+    pub fn causes(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = self
+            .body
+            .pointer("/details/causes")
+            .and_then(|c| c.as_array())
+            .map(|list| {
+                list.iter()
+                    .map(|c| {
+                        let s =
+                            |k: &str| c.get(k).and_then(|v| v.as_str()).unwrap_or("").to_owned();
+                        (s("reason"), s("field"))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+impl Env {
+    /// Sends a request as it is (method, path with query, content type, body), for what
+    /// `Api<K>` cannot send: wrong methods, media types, malformed parameters.
+    pub async fn raw(&self, method: &str, path: &str, content_type: &str, body: &str) -> Raw {
+        use http_body_util::BodyExt;
+        let mut req = http::Request::builder().method(method).uri(path);
+        if !content_type.is_empty() {
+            req = req.header("content-type", content_type);
+        }
+        let req = req
+            .body(kube::client::Body::from(body.as_bytes().to_vec()))
+            .expect("a valid request");
+        let response = self.client.send(req).await.expect("a response");
+        let code = response.status().as_u16();
+        let warnings = response
+            .headers()
+            .get_all("warning")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .map(|v| {
+                let text = v.trim_start_matches("299 - ");
+                let text = text.strip_prefix('"').unwrap_or(text);
+                let text = text.strip_suffix('"').unwrap_or(text);
+                text.replace("\\\"", "\"").replace("\\\\", "\\")
+            })
+            .collect();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .expect("a body")
+            .to_bytes();
+        let body = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(&bytes).into()));
+        Raw {
+            code,
+            warnings,
+            body,
+        }
+    }
+
+    /// The path of this case's namespaced collection, e.g. `/api/v1/namespaces/<ns>/configmaps`.
+    pub fn path(&self, group_version: &str, plural: &str) -> String {
+        let root = if group_version.contains('/') {
+            "apis"
+        } else {
+            "api"
+        };
+        format!("/{root}/{group_version}/namespaces/{}/{plural}", self.ns)
     }
 }
 

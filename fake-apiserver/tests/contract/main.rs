@@ -16,6 +16,8 @@ mod fake_only;
 mod gc;
 mod lists;
 mod patch;
+mod requests;
+mod validation;
 mod watch;
 
 use std::time::Duration;

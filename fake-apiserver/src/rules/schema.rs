@@ -1,20 +1,23 @@
-//! CRD structural schemas: defaults, pruning and validation, in the real server's order.
+//! CRD structural schemas: defaults, pruning and validation, in the real server's order
+//! and with its messages (`spec.replicas in body should be less than or equal to 10`).
 
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use crate::error::FieldError;
+use crate::rules::field::{FieldError, child, show};
 
 /// Applies defaults, prunes unknown fields and validates `obj` against a CRD version's
 /// `openAPIV3Schema`. `apiVersion`, `kind` and `metadata` at the root are left alone.
-pub fn admit(schema: &Value, obj: &mut Value) -> Vec<FieldError> {
+/// The paths of pruned fields (`spec.bogus`) go to `unknown`: the real server warns about
+/// them, or rejects the request with `fieldValidation=Strict`.
+pub fn admit(schema: &Value, obj: &mut Value, unknown: &mut Vec<String>) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let Some(root) = obj.as_object_mut() else {
-        errors.push(FieldError {
-            reason: "FieldValueTypeInvalid",
-            field: "<root>".into(),
-            detail: "must be an object".into(),
-        });
+        errors.push(FieldError::type_invalid(
+            "",
+            &Value::Null,
+            "must be an object",
+        ));
         return errors;
     };
     let props = schema.get("properties").and_then(Value::as_object);
@@ -27,12 +30,13 @@ pub fn admit(schema: &Value, obj: &mut Value) -> Vec<FieldError> {
         match props.and_then(|p| p.get(&key)) {
             Some(sub) => {
                 let value = root.get_mut(&key).expect("key listed above");
-                default_and_prune(sub, value);
+                default_and_prune(sub, value, &key, unknown);
                 if value.is_null() && !nullable(sub) {
                     root.remove(&key);
                 }
             }
             None if !preserve => {
+                unknown.push(key.clone());
                 root.remove(&key);
             }
             None => {}
@@ -47,7 +51,7 @@ pub fn admit(schema: &Value, obj: &mut Value) -> Vec<FieldError> {
                 && let Some(default) = sub.get("default")
             {
                 let mut value = default.clone();
-                default_and_prune(sub, &mut value);
+                default_and_prune(sub, &mut value, key, &mut Vec::new());
                 root.insert(key.clone(), value);
             }
         }
@@ -73,8 +77,60 @@ pub fn admit(schema: &Value, obj: &mut Value) -> Vec<FieldError> {
         p.remove("apiVersion");
         p.remove("kind");
     }
-    validate(&root_schema, &Value::Object(stripped), "", &mut errors);
+    validate(&root_schema, &Value::Object(stripped), "", "", &mut errors);
     errors
+}
+
+/// Drops what `schema` does not know from `value` and returns the paths dropped
+/// (relative to `value`), as the real server prunes a default or a request body.
+pub fn prune(schema: &Value, value: &mut Value) -> Vec<String> {
+    let mut unknown = Vec::new();
+    prune_at(schema, value, "", &mut unknown);
+    unknown
+}
+
+fn prune_at(schema: &Value, value: &mut Value, path: &str, unknown: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+                let keys: Vec<String> = map.keys().cloned().collect();
+                for key in keys {
+                    match props.get(&key) {
+                        Some(sub) => {
+                            let v = map.get_mut(&key).expect("key listed above");
+                            prune_at(sub, v, &child(path, &key), unknown);
+                        }
+                        None if !preserves(schema) && !is_embedded_meta(schema, &key) => {
+                            unknown.push(child(path, &key));
+                            map.remove(&key);
+                        }
+                        None => {}
+                    }
+                }
+            } else if let Some(items) = schema.get("additionalProperties").filter(|a| a.is_object())
+            {
+                for (k, v) in map.iter_mut() {
+                    prune_at(items, v, &child(path, k), unknown);
+                }
+            } else if !preserves(schema)
+                && schema.get("additionalProperties").is_none()
+                && schema.get("type").and_then(Value::as_str) == Some("object")
+            {
+                for k in map.keys() {
+                    unknown.push(child(path, k));
+                }
+                map.clear();
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for (i, v) in items.iter_mut().enumerate() {
+                    prune_at(item_schema, v, &format!("{path}[{i}]"), unknown);
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 fn preserves(schema: &Value) -> bool {
@@ -96,8 +152,9 @@ fn nullable(schema: &Value) -> bool {
     schema.get("nullable").and_then(Value::as_bool) == Some(true)
 }
 
-/// Fills defaults of missing properties and drops unknown ones, recursively.
-fn default_and_prune(schema: &Value, value: &mut Value) {
+/// Fills defaults of missing properties and drops unknown ones, recursively; `path` is
+/// where `value` sits, for the paths of what is dropped.
+fn default_and_prune(schema: &Value, value: &mut Value, path: &str, unknown: &mut Vec<String>) {
     match value {
         Value::Object(map) => {
             if let Some(props) = schema.get("properties").and_then(Value::as_object) {
@@ -106,12 +163,13 @@ fn default_and_prune(schema: &Value, value: &mut Value) {
                     match props.get(&key) {
                         Some(sub) => {
                             let v = map.get_mut(&key).expect("key listed above");
-                            default_and_prune(sub, v);
+                            default_and_prune(sub, v, &child(path, &key), unknown);
                             if v.is_null() && !nullable(sub) {
                                 map.remove(&key);
                             }
                         }
                         None if !preserves(schema) && !is_embedded_meta(schema, &key) => {
+                            unknown.push(child(path, &key));
                             map.remove(&key);
                         }
                         None => {}
@@ -122,26 +180,29 @@ fn default_and_prune(schema: &Value, value: &mut Value) {
                         && let Some(default) = sub.get("default")
                     {
                         let mut v = default.clone();
-                        default_and_prune(sub, &mut v);
+                        default_and_prune(sub, &mut v, key, &mut Vec::new());
                         map.insert(key.clone(), v);
                     }
                 }
             } else if let Some(items) = schema.get("additionalProperties").filter(|a| a.is_object())
             {
-                for v in map.values_mut() {
-                    default_and_prune(items, v);
+                for (k, v) in map.iter_mut() {
+                    default_and_prune(items, v, &child(path, k), unknown);
                 }
             } else if !preserves(schema) && schema.get("additionalProperties").is_none() {
                 // An object with neither properties nor additionalProperties keeps nothing.
                 if schema.get("type").and_then(Value::as_str) == Some("object") {
+                    for k in map.keys() {
+                        unknown.push(child(path, k));
+                    }
                     map.clear();
                 }
             }
         }
         Value::Array(items) => {
             if let Some(item_schema) = schema.get("items") {
-                for v in items {
-                    default_and_prune(item_schema, v);
+                for (i, v) in items.iter_mut().enumerate() {
+                    default_and_prune(item_schema, v, &format!("{path}[{i}]"), unknown);
                 }
             }
         }
@@ -157,29 +218,13 @@ fn is_embedded_meta(schema: &Value, key: &str) -> bool {
         && matches!(key, "apiVersion" | "kind" | "metadata")
 }
 
-fn shown(v: &Value) -> String {
-    v.to_string()
-}
-
-fn child(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{path}.{key}")
-    }
-}
-
-fn invalid(errors: &mut Vec<FieldError>, path: &str, value: &Value, detail: String) {
-    errors.push(FieldError {
-        reason: "FieldValueInvalid",
-        field: path.to_owned(),
-        detail: format!("Invalid value: {}: {detail}", shown(value)),
-    });
+fn invalid(errors: &mut Vec<FieldError>, field: &str, value: &Value, detail: String) {
+    errors.push(FieldError::invalid(field, value, detail));
 }
 
 /// `x-kubernetes-list-type: set` (no equal items) and `map` (no two items with the same
 /// `x-kubernetes-list-map-keys`), reported as the real server does: `Duplicate value`.
-fn unique_items(schema: &Value, items: &[Value], path: &str, errors: &mut Vec<FieldError>) {
+fn unique_items(schema: &Value, items: &[Value], field: &str, errors: &mut Vec<FieldError>) {
     let keys: Vec<&str> = match schema.get("x-kubernetes-list-type").and_then(Value::as_str) {
         Some("set") => Vec::new(),
         Some("map") => schema
@@ -204,27 +249,31 @@ fn unique_items(schema: &Value, items: &[Value], path: &str, errors: &mut Vec<Fi
     for (i, item) in items.iter().enumerate() {
         let id = identity(item);
         if seen.contains(&id) {
-            errors.push(FieldError {
-                reason: "FieldValueDuplicate",
-                field: format!("{path}[{i}]"),
-                detail: format!("Duplicate value: {id}"),
-            });
+            errors.push(FieldError::duplicate(format!("{field}[{i}]"), &id));
         } else {
             seen.push(id);
         }
     }
 }
 
-/// Validates `value` at `path`; appends one error per violation.
-pub fn validate(schema: &Value, value: &Value, path: &str, errors: &mut Vec<FieldError>) {
+/// Validates `value` against `schema`; appends one error per violation. `field` is the path
+/// errors name; `msg` the path their messages name (the same for an object; empty for a
+/// CRD's `default`, whose messages read ` in body should be ...`).
+pub fn validate(
+    schema: &Value,
+    value: &Value,
+    field: &str,
+    msg: &str,
+    errors: &mut Vec<FieldError>,
+) {
     if value.is_null() {
-        if !nullable(schema) && !path.is_empty() {
+        if !nullable(schema) && !field.is_empty() {
             invalid(
                 errors,
-                path,
+                field,
                 value,
                 format!(
-                    "{path} in body must be of type {}: \"null\"",
+                    "{msg} in body must be of type {}: \"null\"",
                     type_name(schema)
                 ),
             );
@@ -262,37 +311,27 @@ pub fn validate(schema: &Value, value: &Value, path: &str, errors: &mut Vec<Fiel
         } else {
             type_name(schema)
         };
-        errors.push(FieldError {
-            reason: "FieldValueTypeInvalid",
-            field: path.to_owned(),
-            detail: format!("Invalid value: \"{actual}\": {path} in body must be of type {shown_type}: \"{actual}\""),
-        });
+        errors.push(FieldError::type_invalid(
+            field,
+            &Value::from(actual),
+            format!("{msg} in body must be of type {shown_type}: \"{actual}\""),
+        ));
         return;
     }
     if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
         && !allowed.contains(value)
     {
-        let list: Vec<String> = allowed.iter().map(shown).collect();
-        errors.push(FieldError {
-            reason: "FieldValueNotSupported",
-            field: path.to_owned(),
-            detail: format!(
-                "Unsupported value: {}: supported values: {}",
-                shown(value),
-                list.join(", ")
-            ),
-        });
+        let list: Vec<String> = allowed.iter().map(show).collect();
+        let mut e = FieldError::not_supported(field, value, &[]);
+        e.detail = format!("supported values: {}", list.join(", "));
+        errors.push(e);
     }
     match value {
         Value::Object(map) => {
             if let Some(required) = schema.get("required").and_then(Value::as_array) {
                 for key in required.iter().filter_map(Value::as_str) {
                     if !map.contains_key(key) {
-                        errors.push(FieldError {
-                            reason: "FieldValueRequired",
-                            field: child(path, key),
-                            detail: "Required value".to_owned(),
-                        });
+                        errors.push(FieldError::required(child(field, key), ""));
                     }
                 }
             }
@@ -300,14 +339,14 @@ pub fn validate(schema: &Value, value: &Value, path: &str, errors: &mut Vec<Fiel
             let additional = schema.get("additionalProperties").filter(|a| a.is_object());
             for (k, v) in map {
                 if let Some(sub) = props.and_then(|p| p.get(k)).or(additional) {
-                    validate(sub, v, &child(path, k), errors);
+                    validate(sub, v, &child(field, k), &child(msg, k), errors);
                 }
             }
             bound(
                 schema,
                 "minProperties",
                 map.len(),
-                path,
+                (field, msg),
                 value,
                 errors,
                 |n| format!("should have at least {n} properties"),
@@ -317,7 +356,7 @@ pub fn validate(schema: &Value, value: &Value, path: &str, errors: &mut Vec<Fiel
                 schema,
                 "maxProperties",
                 map.len(),
-                path,
+                (field, msg),
                 value,
                 errors,
                 |n| format!("should have at most {n} properties"),
@@ -327,14 +366,20 @@ pub fn validate(schema: &Value, value: &Value, path: &str, errors: &mut Vec<Fiel
         Value::Array(items) => {
             if let Some(item_schema) = schema.get("items") {
                 for (i, v) in items.iter().enumerate() {
-                    validate(item_schema, v, &format!("{path}[{i}]"), errors);
+                    validate(
+                        item_schema,
+                        v,
+                        &format!("{field}[{i}]"),
+                        &format!("{msg}[{i}]"),
+                        errors,
+                    );
                 }
             }
             bound(
                 schema,
                 "minItems",
                 items.len(),
-                path,
+                (field, msg),
                 value,
                 errors,
                 |n| format!("should have at least {n} items"),
@@ -344,13 +389,13 @@ pub fn validate(schema: &Value, value: &Value, path: &str, errors: &mut Vec<Fiel
                 schema,
                 "maxItems",
                 items.len(),
-                path,
+                (field, msg),
                 value,
                 errors,
                 |n| format!("should have at most {n} items"),
                 false,
             );
-            unique_items(schema, items, path, errors);
+            unique_items(schema, items, field, errors);
         }
         Value::String(s) => {
             let len = s.chars().count();
@@ -358,7 +403,7 @@ pub fn validate(schema: &Value, value: &Value, path: &str, errors: &mut Vec<Fiel
                 schema,
                 "minLength",
                 len,
-                path,
+                (field, msg),
                 value,
                 errors,
                 |n| format!("should be at least {n} chars long"),
@@ -368,7 +413,7 @@ pub fn validate(schema: &Value, value: &Value, path: &str, errors: &mut Vec<Fiel
                 schema,
                 "maxLength",
                 len,
-                path,
+                (field, msg),
                 value,
                 errors,
                 |n| format!("should be at most {n} chars long"),
@@ -379,15 +424,15 @@ pub fn validate(schema: &Value, value: &Value, path: &str, errors: &mut Vec<Fiel
                     Ok(re) if !re.is_match(s) => {
                         invalid(
                             errors,
-                            path,
+                            field,
                             value,
-                            format!("{path} in body should match '{pattern}'"),
+                            format!("{msg} in body should match '{pattern}'"),
                         );
                     }
                     Ok(_) => {}
                     Err(_) => invalid(
                         errors,
-                        path,
+                        field,
                         value,
                         format!(
                             "the schema's pattern '{pattern}' is not a valid regular expression"
@@ -413,9 +458,9 @@ pub fn validate(schema: &Value, value: &Value, path: &str, errors: &mut Vec<Fiel
                     };
                     invalid(
                         errors,
-                        path,
+                        field,
                         value,
-                        format!("{path} in body should be {op} {}", num(min)),
+                        format!("{msg} in body should be {op} {}", num(min)),
                     );
                 }
             }
@@ -433,9 +478,9 @@ pub fn validate(schema: &Value, value: &Value, path: &str, errors: &mut Vec<Fiel
                     };
                     invalid(
                         errors,
-                        path,
+                        field,
                         value,
-                        format!("{path} in body should be {op} {}", num(max)),
+                        format!("{msg} in body should be {op} {}", num(max)),
                     );
                 }
             }
@@ -445,9 +490,9 @@ pub fn validate(schema: &Value, value: &Value, path: &str, errors: &mut Vec<Fiel
             {
                 invalid(
                     errors,
-                    path,
+                    field,
                     value,
-                    format!("{path} in body should be a multiple of {}", num(m)),
+                    format!("{msg} in body should be a multiple of {}", num(m)),
                 );
             }
         }
@@ -476,7 +521,7 @@ fn bound(
     schema: &Value,
     key: &str,
     actual: usize,
-    path: &str,
+    (field, msg): (&str, &str),
     value: &Value,
     errors: &mut Vec<FieldError>,
     message: impl Fn(u64) -> String,
@@ -491,9 +536,9 @@ fn bound(
         if bad {
             invalid(
                 errors,
-                path,
+                field,
                 value,
-                format!("{path} in body {}", message(limit)),
+                format!("{msg} in body {}", message(limit)),
             );
         }
     }
@@ -522,7 +567,7 @@ mod tests {
     fn defaults_prunes_and_accepts_a_valid_object() {
         let mut obj = json!({"apiVersion": "x/v1", "kind": "Foo", "metadata": {"name": "a"},
             "spec": {"deploymentName": "web", "unknown": 1, "extra": {"kept": true}}, "top": 1});
-        assert_eq!(admit(&schema(), &mut obj), vec![]);
+        assert_eq!(admit(&schema(), &mut obj, &mut Vec::new()), vec![]);
         assert_eq!(
             obj["spec"],
             json!({"deploymentName": "web", "replicas": 1, "extra": {"kept": true}})
@@ -533,7 +578,7 @@ mod tests {
     #[test]
     fn reports_every_invalid_field_like_the_real_server() {
         let mut obj = json!({"spec": {"replicas": 11, "flavor": "Mint", "tags": ["a", "b", "c"], "deploymentName": "Bad!"}});
-        let errors: Vec<String> = admit(&schema(), &mut obj)
+        let errors: Vec<String> = admit(&schema(), &mut obj, &mut Vec::new())
             .iter()
             .map(ToString::to_string)
             .collect();
@@ -552,7 +597,7 @@ mod tests {
             "{errors:?}"
         );
         let mut missing = json!({"spec": {"replicas": "three"}});
-        let errors: Vec<String> = admit(&schema(), &mut missing)
+        let errors: Vec<String> = admit(&schema(), &mut missing, &mut Vec::new())
             .iter()
             .map(ToString::to_string)
             .collect();
