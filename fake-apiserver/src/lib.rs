@@ -37,6 +37,7 @@ mod crd;
 mod discovery;
 mod error;
 mod gc;
+mod namespaces;
 mod options;
 mod patch;
 mod registry;

@@ -29,6 +29,9 @@ pub struct Config {
     pub bookmark_interval: Duration,
     /// How many events are kept for watches that resume from a version.
     pub history: usize,
+    /// Put a `kube-root-ca.crt` ConfigMap and a `default` ServiceAccount in every namespace,
+    /// as kube-controller-manager does (on by default; off for an empty world).
+    pub namespace_defaults: bool,
 }
 
 impl Default for Config {
@@ -37,6 +40,7 @@ impl Default for Config {
             garbage_collection: true,
             bookmark_interval: Duration::from_secs(30),
             history: 10_000,
+            namespace_defaults: true,
         }
     }
 }
@@ -62,6 +66,8 @@ impl Shared {
                 store: Store::new(config.history),
                 types: registry::builtins(),
                 gc: config.garbage_collection,
+                namespace_defaults: config.namespace_defaults,
+                syncing_namespace: false,
             }),
             actions: Mutex::new(Vec::new()),
             faults: Mutex::new(Faults::default()),
@@ -206,6 +212,7 @@ pub async fn handle(shared: &Arc<Shared>, req: http::Request<Bytes>) -> Response
         None => {}
         Some("status") if rt.status => {}
         Some("scale") if rt.scale.is_some() => {}
+        Some("finalize") if rt.is("", "namespaces") => {}
         Some(_) => return body::error(&ApiError::no_route(parts.uri.path())),
     }
     let verb = match verb_of(&parts.method, &target, &rt, &query) {
@@ -348,6 +355,15 @@ fn respond(
             let mut state = shared.lock();
             let obj = set_scale(&mut state, rt, ns, name, &scale, &mut ctx)?;
             done(StatusCode::OK, scale_of(rt, &obj), ctx)
+        }
+        ("update", Some("finalize")) => {
+            let (ctx, _) = write_ctx("UpdateOptions", false)?;
+            let obj = decode_body(content_type, body)?;
+            let mut state = shared.lock();
+            let done_obj = state
+                .finalize_namespace(name, &obj)
+                .ok_or_else(|| ApiError::not_found("", "namespaces", name))?;
+            done(StatusCode::OK, State::served(rt, &done_obj), ctx)
         }
         ("update", _) => {
             let (mut ctx, _) = write_ctx("UpdateOptions", false)?;

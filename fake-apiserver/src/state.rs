@@ -25,6 +25,10 @@ pub struct State {
     pub types: Vec<ResourceType>,
     /// Whether garbage collection runs.
     pub gc: bool,
+    /// Whether each namespace gets `kube-root-ca.crt` and a `default` ServiceAccount.
+    pub namespace_defaults: bool,
+    /// Set while the namespace controller deletes content, so removals do not re-enter it.
+    pub syncing_namespace: bool,
 }
 
 pub(crate) fn now() -> String {
@@ -263,6 +267,9 @@ impl State {
         if rt.plural == "customresourcedefinitions" && rt.group == "apiextensions.k8s.io" {
             self.register_crd(&obj);
         }
+        if rt.is("", "namespaces") {
+            self.ensure_namespace_defaults(&name);
+        }
         Ok(obj)
     }
 
@@ -307,12 +314,7 @@ impl State {
 
     pub(crate) fn prepare_builtin_create(&self, rt: &ResourceType, obj: &mut Value) {
         match (rt.group.as_str(), rt.plural.as_str()) {
-            ("", "namespaces") => {
-                obj["status"] = json!({"phase": "Active"});
-                if obj.pointer("/spec/finalizers").is_none() {
-                    obj["spec"] = json!({"finalizers": ["kubernetes"]});
-                }
-            }
+            ("", "namespaces") => self.prepare_namespace(rt, obj),
             ("", "pods") => obj["status"] = json!({"phase": "Pending", "qosClass": "BestEffort"}),
             _ => {}
         }
@@ -404,6 +406,7 @@ impl State {
             }
             _ => {}
         }
+        self.keep_namespace_fields(rt, &old, &mut new, subresource);
         // Server-owned metadata keeps its values.
         for k in [
             "uid",
@@ -499,7 +502,15 @@ impl State {
             });
         }
         // Removing the last finalizer of an object being deleted deletes it.
-        if new.pointer("/metadata/deletionTimestamp").is_some() && finalizers(&new).is_empty() {
+        let held_by_spec = rt.is("", "namespaces")
+            && new
+                .pointer("/spec/finalizers")
+                .and_then(Value::as_array)
+                .is_some_and(|f| !f.is_empty());
+        if new.pointer("/metadata/deletionTimestamp").is_some()
+            && finalizers(&new).is_empty()
+            && !held_by_spec
+        {
             let rv = self.store.next_rv();
             set_meta(&mut new, "resourceVersion", json!(rv.to_string()));
             let mut stored = new.clone();
@@ -517,6 +528,7 @@ impl State {
             self.register_crd(&new);
         }
         self.collect_garbage();
+        self.reconcile_root_ca(rt, &new);
         Ok(new)
     }
 
@@ -694,8 +706,8 @@ impl State {
             "Orphan" if !fins.iter().any(|f| f == "orphan") => fins.push("orphan".into()),
             _ => {}
         }
-        if rt.group.is_empty() && rt.plural == "namespaces" {
-            return Ok(self.delete_namespace(rt, &key, old, name));
+        if rt.is("", "namespaces") {
+            return Ok(self.delete_namespace(rt, old, options));
         }
         if fins.is_empty() {
             let obj = self.remove_now(&key, old);
@@ -718,27 +730,6 @@ impl State {
         Ok(Self::served(rt, current.as_ref().unwrap_or(&marked)))
     }
 
-    pub(crate) fn delete_namespace(
-        &mut self,
-        rt: &ResourceType,
-        key: &ObjectKey,
-        old: Value,
-        name: &str,
-    ) -> Value {
-        let contents: Vec<(ObjectKey, Value)> = self
-            .store
-            .all()
-            .filter(|(k, _)| k.2 == name)
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        for (k, v) in contents {
-            // Finalizers of the contents are honoured by ignoring them: there is no namespace controller.
-            self.remove_now(&k, v);
-        }
-        let obj = self.remove_now(key, old);
-        Self::served(rt, &obj)
-    }
-
     /// Removes an object at a new version, and collects its dependents.
     pub(crate) fn remove_now(&mut self, key: &ObjectKey, old: Value) -> Value {
         let rv = self.store.next_rv();
@@ -757,6 +748,7 @@ impl State {
             self.unregister_crd(obj);
         }
         self.collect_garbage();
+        self.namespace_content_removed(obj);
     }
 }
 

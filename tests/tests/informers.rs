@@ -23,7 +23,11 @@ fn configmap(ns: &str, name: &str, app: &str) -> ConfigMap {
 }
 
 fn setup() -> (FakeApiServer, Client) {
-    let fake = FakeApiServer::new();
+    // These cases count every ConfigMap they see: no kube-root-ca.crt in each namespace.
+    let fake = FakeApiServer::with_config(fake_apiserver::Config {
+        namespace_defaults: false,
+        ..Default::default()
+    });
     for ns in ["a", "b"] {
         fake.seed(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))
             .unwrap();

@@ -15,6 +15,7 @@ mod crud;
 mod fake_only;
 mod gc;
 mod lists;
+mod namespaces;
 mod patch;
 mod requests;
 mod validation;
