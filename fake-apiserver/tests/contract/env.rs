@@ -52,7 +52,6 @@ struct Leftover {
 pub struct Env {
     /// The client: the in-process fake, or the cluster of `KUBE_CONTRACT_KUBECONFIG`.
     pub client: Client,
-    fake: Option<FakeApiServer>,
     /// This case's namespace.
     pub ns: String,
     leftovers: Arc<Mutex<Vec<Leftover>>>,
@@ -63,7 +62,7 @@ pub fn on_cluster() -> bool {
     std::env::var_os("KUBE_CONTRACT_KUBECONFIG").is_some()
 }
 
-async fn client() -> (Client, Option<FakeApiServer>) {
+async fn client() -> Client {
     match std::env::var("KUBE_CONTRACT_KUBECONFIG") {
         Ok(path) => {
             let kubeconfig = kube::config::Kubeconfig::read_from(&path)
@@ -73,12 +72,9 @@ async fn client() -> (Client, Option<FakeApiServer>) {
                 .expect("a usable kubeconfig");
             // Cases assert the server's first answer; kube retries 429, 503 and 504.
             config.default_retry = false;
-            (Client::try_from(config).expect("a client"), None)
+            Client::try_from(config).expect("a client")
         }
-        Err(_) => {
-            let fake = FakeApiServer::new();
-            (Client::new(fake.clone(), "default"), Some(fake))
-        }
+        Err(_) => Client::new(FakeApiServer::new(), "default"),
     }
 }
 
@@ -88,7 +84,7 @@ where
     F: FnOnce(Env) -> Fut,
     Fut: Future<Output = ()>,
 {
-    let (client, fake) = client().await;
+    let client = client().await;
     let ns = format!("ct-{name}-{}", run_id());
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let mut object = Namespace::default();
@@ -100,7 +96,6 @@ where
         .unwrap_or_else(|e| panic!("creating the case's namespace {ns}: {e}"));
     let env = Env {
         client: client.clone(),
-        fake,
         ns: ns.clone(),
         leftovers: Arc::default(),
     };
@@ -128,11 +123,6 @@ impl Env {
         K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
     {
         Api::namespaced(self.client.clone(), &self.ns)
-    }
-
-    /// The fake's test controls; `None` against a real cluster.
-    pub fn fake(&self) -> Option<&FakeApiServer> {
-        self.fake.as_ref()
     }
 
     /// A selector for the objects this run created.
