@@ -959,14 +959,82 @@ pub fn resource_patches<'a>(
     if let Some(status) = status {
         walker.expand(cx, status, &["status".to_owned()], &mut out, 0);
     }
-    for m in marker::read(&mut Ctxt::new(), &spec.attrs) {
+    let markers = marker::read(&mut Ctxt::new(), &spec.attrs);
+    for m in &markers {
         if m.place == Place::Type
-            && let Some(p) = resource_marker(cx, &m, &kube, resource, spec, status, structs)
+            && let Some(p) = resource_marker(cx, m, &kube, resource, spec, status, structs)
         {
             out.push(p);
         }
     }
+    check_approval(cx, &kube, resource, &out);
     coalesce(out)
+}
+
+/// Whether kube-apiserver wants the `api-approved.kubernetes.io` annotation on CRDs of
+/// `group`: `k8s.io`, `kubernetes.io` and their subdomains.
+pub fn is_protected_group(group: &str) -> bool {
+    group == "k8s.io"
+        || group == "kubernetes.io"
+        || group.ends_with(".k8s.io")
+        || group.ends_with(".kubernetes.io")
+}
+
+const APPROVAL: &str = "api-approved.kubernetes.io";
+
+/// A CRD of a protected group without the approval annotation is rejected by the API
+/// server: say so where the group is written.
+fn check_approval(cx: &mut Ctxt, kube: &KubeAttrs, resource: &Resource, patches: &[Patch]) {
+    if resource.builtin || !is_protected_group(&resource.group) {
+        return;
+    }
+    let by_marker = patches.iter().any(|p| {
+        matches!(p, Patch::Merge { pointer: "/metadata", value } if value.pointer("/annotations/api-approved.kubernetes.io").is_some())
+    });
+    let by_kube = kube.annotations.iter().any(|(k, _)| k.value == APPROVAL);
+    if by_marker || by_kube {
+        return;
+    }
+    let span = kube.group.as_ref().map_or(resource.span, |g| g.span);
+    cx.error(
+        span,
+        format!(
+            "group `{}` is protected: kube-apiserver rejects its CRD without the `{APPROVAL}` annotation; add `/// +kubebuilder:metadata:annotations=\"{APPROVAL}=<URL of the API review>\"` to the spec struct, or `=unapproved, <reason>` for an API Kubernetes did not review",
+            resource.group
+        ),
+    );
+}
+
+/// `"a=b";"c=d"` (controller-gen's list form; quotes optional) as key/value pairs.
+fn metadata_entries(value: &str) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    let mut items = Vec::new();
+    for c in value.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ';' if !quoted => items.push(std::mem::take(&mut current)),
+            c => current.push(c),
+        }
+    }
+    if quoted {
+        return Err("an unterminated quote".to_owned());
+    }
+    items.push(current);
+    for item in items.iter().map(|i| i.trim()).filter(|i| !i.is_empty()) {
+        let Some((k, v)) = item.split_once('=') else {
+            return Err(format!("`{item}` is not `key=value`"));
+        };
+        if k.trim().is_empty() {
+            return Err(format!("`{item}` has no key"));
+        }
+        out.push((k.trim().to_owned(), v.to_owned()));
+    }
+    if out.is_empty() {
+        return Err("no `key=value` given".to_owned());
+    }
+    Ok(out)
 }
 
 /// One `Schema` patch per path (the first one's place), keys in marker order.
@@ -1130,6 +1198,48 @@ fn resource_marker(
             Some(Patch::Merge {
                 pointer: "/spec/names",
                 value: Value::Object(names_patch),
+            })
+        }
+        "kubebuilder:metadata:annotations" | "kubebuilder:metadata:labels" => {
+            let (field, from_kube, attr) = if m.name.ends_with("annotations") {
+                ("annotations", &kube.annotations, "annotation")
+            } else {
+                ("labels", &kube.labels, "label")
+            };
+            let entries = match metadata_entries(m.value.as_deref().unwrap_or("")) {
+                Ok(e) => e,
+                Err(why) => {
+                    cx.error_at(
+                        &m.value_loc,
+                        format!(
+                            "`{}`: {why}; write `{}=\"key=value\"`",
+                            m.display(),
+                            m.display()
+                        ),
+                    );
+                    return None;
+                }
+            };
+            let mut map = Map::new();
+            for (k, v) in entries {
+                if let Some((_, other)) = from_kube.iter().find(|(kk, _)| kk.value == k)
+                    && other.value != v
+                {
+                    cx.error_at(
+                        &m.value_loc,
+                        format!(
+                            "`{k}={v}` conflicts with `#[kube({attr}(\"{k}\", \"{}\"))]`; keep one",
+                            other.value
+                        ),
+                    );
+                }
+                map.insert(k, Value::from(v));
+            }
+            let mut value = Map::new();
+            value.insert(field.to_owned(), Value::Object(map));
+            Some(Patch::Merge {
+                pointer: "/metadata",
+                value: Value::Object(value),
             })
         }
         "kubebuilder:subresource:status" => {

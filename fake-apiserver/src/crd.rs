@@ -1,61 +1,54 @@
 //! CustomResourceDefinitions: accepting one, and serving (or no longer serving) its resources.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::error::ApiError;
 use crate::registry;
-use crate::rules::field::FieldError;
-use crate::state::{State, name_of, now};
+use crate::rules::{self, field::FieldError};
+use crate::state::{State, now};
 use crate::store::ObjectKey;
 
-/// `metadata.name` of a CRD must be `<plural>.<group>`.
-pub(crate) fn name_errors(crd: &Value) -> Vec<FieldError> {
-    let name = name_of(crd).unwrap_or("");
-    let plural = crd
-        .pointer("/spec/names/plural")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let group = crd
-        .pointer("/spec/group")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    if name == format!("{plural}.{group}") {
-        Vec::new()
-    } else {
-        vec![FieldError::invalid_str(
-            "metadata.name",
-            name,
-            "must be spec.names.plural+\".\"+spec.group",
-        )]
-    }
-}
-
 impl State {
-    /// Checks a CRD and fills its status the way an established CRD looks.
-    pub(crate) fn accept_crd(&self, crd: &mut Value) -> Result<(), ApiError> {
-        let types = registry::from_crd(crd).map_err(|e| {
-            ApiError::invalid(
-                "apiextensions.k8s.io",
-                "CustomResourceDefinition",
-                name_of(crd).unwrap_or(""),
-                vec![FieldError::invalid_str("spec", "", e)],
-            )
-        })?;
-        let first = types.first();
-        let stored: Vec<String> = first
-            .map(|t| vec![t.storage_version.clone()])
-            .unwrap_or_default();
-        let time = now();
-        let cond = |t: &str, reason: &str, msg: &str| json!({"type": t, "status": "True", "lastTransitionTime": time, "reason": reason, "message": msg});
-        crd["status"] = json!({
-            "conditions": [
-                cond("NamesAccepted", "NoConflicts", "no conflicts found"),
-                cond("Established", "InitialNamesAccepted", "the initial names have been accepted"),
-            ],
-            "acceptedNames": crd.pointer("/spec/names").cloned().unwrap_or(json!({})),
-            "storedVersions": stored,
-        });
-        Ok(())
+    /// The CRD admission of a create (`old` is `None`) or an update: v1 defaults, then the
+    /// apiextensions rules; warnings go to the request. The errors join the metadata errors
+    /// in one 422.
+    pub(crate) fn review_crd(
+        &self,
+        old: Option<&Value>,
+        crd: &mut Value,
+        warnings: &mut Vec<String>,
+    ) -> Vec<FieldError> {
+        rules::crd::apply_defaults(crd);
+        let review = match old {
+            None => rules::crd::validate(crd),
+            Some(old) => rules::crd::validate_update(old, crd),
+        };
+        warnings.extend(review.warnings);
+        let mut errors = rules::crd::name_errors(crd);
+        errors.extend(review.errors);
+        errors
+    }
+
+    /// The status of an accepted CRD: established at once, its names accepted, its
+    /// storage version stored (kept from before on an update).
+    pub(crate) fn accept_crd(&self, old: Option<&Value>, crd: &mut Value) {
+        let mut status = rules::crd::established_status(crd, &now());
+        if let Some(stored) = old
+            .and_then(|o| o.pointer("/status/storedVersions"))
+            .and_then(Value::as_array)
+        {
+            let mut all = stored.clone();
+            for v in status["storedVersions"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+            {
+                if !all.contains(&v) {
+                    all.push(v);
+                }
+            }
+            status["storedVersions"] = Value::Array(all);
+        }
+        crd["status"] = status;
     }
 
     pub(crate) fn register_crd(&mut self, crd: &Value) {

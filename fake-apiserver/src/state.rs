@@ -3,7 +3,6 @@
 use serde_json::{Value, json};
 
 use crate::apply;
-use crate::crd;
 use crate::error::ApiError;
 use crate::options::DeleteOptions;
 use crate::options::FieldValidation;
@@ -208,11 +207,8 @@ impl State {
             self.admit_namespace(rt, ns, if name.is_empty() { &generate } else { &name })?;
         }
         let mut errors = meta::validate_create(&obj, rt.meta);
-        if errors.is_empty()
-            && rt.group == "apiextensions.k8s.io"
-            && rt.plural == "customresourcedefinitions"
-        {
-            errors.extend(crd::name_errors(&obj));
+        if rt.is("apiextensions.k8s.io", "customresourcedefinitions") {
+            errors.extend(self.review_crd(None, &mut obj, &mut ctx.warnings));
         }
         if !errors.is_empty() {
             return Err(ApiError::invalid(&rt.group, &rt.kind, &name, errors));
@@ -236,8 +232,8 @@ impl State {
         if !errors.is_empty() {
             return Err(ApiError::invalid(&rt.group, &rt.kind, &name, errors));
         }
-        if rt.plural == "customresourcedefinitions" && rt.group == "apiextensions.k8s.io" {
-            self.accept_crd(&mut obj)?;
+        if rt.is("apiextensions.k8s.io", "customresourcedefinitions") {
+            self.accept_crd(None, &mut obj);
         }
         let key = Self::key(rt, namespace.as_deref(), &name);
         if let Some(existing) = self.store.get(&key) {
@@ -443,15 +439,17 @@ impl State {
             }
         }
         let mut errors = meta::validate_update(&new, rt.meta);
+        if rt.is("apiextensions.k8s.io", "customresourcedefinitions") && subresource.is_none() {
+            let served_old = Self::served(rt, &old);
+            errors.extend(self.review_crd(Some(&served_old), &mut new, &mut ctx.warnings));
+        }
         errors.extend(admit_schema(rt, &mut new, ctx)?);
         if !errors.is_empty() {
             return Err(ApiError::invalid(&rt.group, &rt.kind, name, errors));
         }
-        if rt.group == "apiextensions.k8s.io"
-            && rt.plural == "customresourcedefinitions"
-            && subresource.is_none()
-        {
-            self.accept_crd(&mut new)?;
+        if rt.is("apiextensions.k8s.io", "customresourcedefinitions") && subresource.is_none() {
+            let served_old = Self::served(rt, &old);
+            self.accept_crd(Some(&served_old), &mut new);
         }
         rt.rewrite(&mut new);
         // Generation counts spec changes: everything but metadata, and status when it is a subresource.

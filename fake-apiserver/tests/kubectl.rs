@@ -58,6 +58,9 @@ apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
   name: foos.samplecontroller.k8s.io
+  annotations:
+    # A *.k8s.io group needs this, as Go's sample-controller CRD has it.
+    api-approved.kubernetes.io: "unapproved, experimental-only"
 spec:
   group: samplecontroller.k8s.io
   names: {kind: Foo, plural: foos, singular: foo, shortNames: [fo]}

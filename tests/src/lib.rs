@@ -6,6 +6,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A namespaced kind with status and scale: every verb and the scale methods.
+///
+/// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=unapproved, test types"
 #[derive(CustomResource, GenClient, Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "samplecontroller.k8s.io",

@@ -7,14 +7,14 @@ use codegen_tests::builtins_generated::InformerFactoryExt as _;
 use codegen_tests::{Foo, FooInformer, FooSpec};
 use fake_apiserver::FakeApiServer;
 use kube::core::Selector;
-use kube::{Client, CustomResourceExt, ResourceExt};
+use kube::{Client, ResourceExt};
 use kube_codegen_runtime::SharedInformerFactory;
 use serde_json::json;
 
 #[tokio::test]
 async fn derive_informer_and_listers_read_the_cache() {
     let fake = FakeApiServer::new();
-    fake.seed(Foo::crd()).unwrap();
+    fake.seed(Foo::crd_with_markers().unwrap()).unwrap();
     for (ns, name) in [("default", "a"), ("default", "b"), ("kube-system", "c")] {
         let mut foo = Foo::new(
             name,
@@ -104,7 +104,7 @@ mod wired_like_go {
     use k8s_openapi::api::apps::v1::Deployment;
     use kube::api::{Api, PostParams};
     use kube::runtime::controller::{Action, Controller};
-    use kube::{Client, CustomResourceExt, Resource, ResourceExt};
+    use kube::{Client, Resource, ResourceExt};
     use kube_codegen_runtime::SharedInformerFactory;
     use serde_json::json;
 
@@ -143,7 +143,7 @@ mod wired_like_go {
     #[tokio::test]
     async fn a_controller_wired_like_the_go_sample() {
         let fake = FakeApiServer::new();
-        fake.seed(Foo::crd()).unwrap();
+        fake.seed(Foo::crd_with_markers().unwrap()).unwrap();
         let client = Client::new(fake.clone(), "default");
 
         let factory = SharedInformerFactory::new(client.clone());

@@ -85,6 +85,10 @@ pub struct KubeAttrs {
     /// `printcolumn(name = "...", type_ = "...", json_path = "...")` entries; the legacy JSON
     /// string form is recorded without content.
     pub printcolumns: Vec<PrintColumn>,
+    /// `annotation("key", "value")` entries (kube puts them on the CRD and on new objects).
+    pub annotations: Vec<(Spanned<String>, Spanned<String>)>,
+    /// `label("key", "value")` entries.
+    pub labels: Vec<(Spanned<String>, Spanned<String>)>,
 }
 
 /// The keys we read.
@@ -102,6 +106,8 @@ const READ: &[&str] = &[
     "category",
     "selectable",
     "printcolumn",
+    "annotation",
+    "label",
 ];
 
 /// kube-derive keys we accept and leave to kube.
@@ -111,8 +117,6 @@ const PASSED_THROUGH: &[&str] = &[
     "attr",
     "schema",
     "doc",
-    "annotation",
-    "label",
     "validation",
     "cel",
     "storage",
@@ -182,6 +186,19 @@ impl KubeAttrs {
                     skip_value(&meta)?;
                 }
                 self.printcolumns.push(column);
+            }
+            "annotation" | "label" => {
+                let content;
+                syn::parenthesized!(content in meta.input);
+                let k: LitStr = content.parse()?;
+                content.parse::<syn::Token![,]>()?;
+                let v: LitStr = content.parse()?;
+                let pair = (Spanned::from_lit(&k), Spanned::from_lit(&v));
+                if key == "annotation" {
+                    self.annotations.push(pair);
+                } else {
+                    self.labels.push(pair);
+                }
             }
             "scale" => {
                 if self.scale.is_some() {

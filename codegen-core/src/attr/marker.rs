@@ -89,6 +89,8 @@ pub const KNOWN: &[(&str, Place, Option<bool>)] = &[
     ("kubebuilder:subresource:scale", Place::Type, Some(false)),
     ("kubebuilder:selectablefield", Place::Type, Some(false)),
     ("kubebuilder:storageversion", Place::Type, None),
+    ("kubebuilder:metadata:annotations", Place::Type, Some(true)),
+    ("kubebuilder:metadata:labels", Place::Type, Some(true)),
     ("optional", Place::Field, None),
     ("required", Place::Field, None),
     ("nullable", Place::Field, None),

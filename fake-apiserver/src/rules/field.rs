@@ -151,11 +151,12 @@ impl FieldError {
 
     /// `Too many: <actual>: must have at most <max> items`.
     pub fn too_many(field: impl Into<String>, actual: usize, max: usize) -> Self {
+        let unit = if max == 1 { "item" } else { "items" };
         Self::new(
             ErrorType::TooMany,
             field,
             actual.to_string(),
-            format!("must have at most {max} items"),
+            format!("must have at most {max} {unit}"),
         )
     }
 

@@ -4,7 +4,10 @@
 //! The server uses these on every write; they are public so that tools which emit
 //! Kubernetes objects (`kube-codegen` checks the CRDs it writes) apply the same rules.
 
+pub mod crd;
+pub mod crd_schema;
 pub mod field;
+pub mod formats;
 pub mod meta;
 pub mod names;
 pub mod schema;

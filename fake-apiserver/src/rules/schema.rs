@@ -4,7 +4,8 @@
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use crate::rules::field::{FieldError, child, show};
+use crate::rules::field::{FieldError, child, go_quote};
+use crate::rules::formats;
 
 /// Applies defaults, prunes unknown fields and validates `obj` against a CRD version's
 /// `openAPIV3Schema`. `apiVersion`, `kind` and `metadata` at the root are left alone.
@@ -234,13 +235,14 @@ fn unique_items(schema: &Value, items: &[Value], field: &str, errors: &mut Vec<F
             .unwrap_or_default(),
         _ => return,
     };
+    // A set item is its own identity; a map item is the object of its keys.
     let identity = |v: &Value| -> Value {
         if keys.is_empty() {
             v.clone()
         } else {
-            Value::Array(
+            Value::Object(
                 keys.iter()
-                    .map(|k| v.get(*k).cloned().unwrap_or(Value::Null))
+                    .filter_map(|k| v.get(*k).map(|x| ((*k).to_owned(), x.clone())))
                     .collect(),
             )
         }
@@ -321,7 +323,13 @@ pub fn validate(
     if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
         && !allowed.contains(value)
     {
-        let list: Vec<String> = allowed.iter().map(show).collect();
+        let list: Vec<String> = allowed
+            .iter()
+            .map(|v| match v {
+                Value::String(s) => go_quote(s),
+                other => go_quote(&other.to_string()),
+            })
+            .collect();
         let mut e = FieldError::not_supported(field, value, &[]);
         e.detail = format!("supported values: {}", list.join(", "));
         errors.push(e);
@@ -342,26 +350,17 @@ pub fn validate(
                     validate(sub, v, &child(field, k), &child(msg, k), errors);
                 }
             }
-            bound(
+            let n = map.len();
+            at_least(
                 schema,
                 "minProperties",
-                map.len(),
+                n,
                 (field, msg),
-                value,
+                &Value::from(n),
                 errors,
-                |n| format!("should have at least {n} properties"),
-                true,
+                "properties",
             );
-            bound(
-                schema,
-                "maxProperties",
-                map.len(),
-                (field, msg),
-                value,
-                errors,
-                |n| format!("should have at most {n} properties"),
-                false,
-            );
+            at_most(schema, "maxProperties", n, field, errors);
         }
         Value::Array(items) => {
             if let Some(item_schema) = schema.get("items") {
@@ -375,70 +374,53 @@ pub fn validate(
                     );
                 }
             }
-            bound(
+            let n = items.len();
+            at_least(
                 schema,
                 "minItems",
-                items.len(),
+                n,
                 (field, msg),
-                value,
+                &Value::from(n),
                 errors,
-                |n| format!("should have at least {n} items"),
-                true,
+                "items",
             );
-            bound(
-                schema,
-                "maxItems",
-                items.len(),
-                (field, msg),
-                value,
-                errors,
-                |n| format!("should have at most {n} items"),
-                false,
-            );
+            at_most(schema, "maxItems", n, field, errors);
             unique_items(schema, items, field, errors);
         }
         Value::String(s) => {
-            let len = s.chars().count();
-            bound(
-                schema,
-                "minLength",
-                len,
-                (field, msg),
-                value,
-                errors,
-                |n| format!("should be at least {n} chars long"),
-                true,
-            );
-            bound(
-                schema,
-                "maxLength",
-                len,
-                (field, msg),
-                value,
-                errors,
-                |n| format!("should be at most {n} chars long"),
-                false,
-            );
-            if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
-                match Regex::new(pattern) {
-                    Ok(re) if !re.is_match(s) => {
-                        invalid(
-                            errors,
-                            field,
-                            value,
-                            format!("{msg} in body should match '{pattern}'"),
-                        );
-                    }
-                    Ok(_) => {}
-                    Err(_) => invalid(
-                        errors,
-                        field,
-                        value,
-                        format!(
-                            "the schema's pattern '{pattern}' is not a valid regular expression"
-                        ),
-                    ),
-                }
+            let len = s.chars().count() as u64;
+            // The first of maxLength, minLength and pattern that fails, as the real server
+            // reports them.
+            let max = schema.get("maxLength").and_then(Value::as_u64);
+            let min = schema.get("minLength").and_then(Value::as_u64);
+            let pattern = schema.get("pattern").and_then(Value::as_str);
+            if let Some(m) = max.filter(|m| len > *m) {
+                errors.push(FieldError::too_long(field, m as usize));
+            } else if let Some(m) = min.filter(|m| len < *m) {
+                invalid(
+                    errors,
+                    field,
+                    value,
+                    format!("{msg} in body should be at least {m} chars long"),
+                );
+            } else if let Some(pattern) = pattern
+                && Regex::new(pattern).is_ok_and(|re| !re.is_match(s))
+            {
+                invalid(
+                    errors,
+                    field,
+                    value,
+                    format!("{msg} in body should match '{pattern}'"),
+                );
+            }
+            if let Some(format) = schema.get("format").and_then(Value::as_str)
+                && formats::check(format, s) == Some(false)
+            {
+                errors.push(FieldError::type_invalid(
+                    field,
+                    value,
+                    format!("{msg} in body must be of type {format}: {}", go_quote(s)),
+                ));
             }
         }
         Value::Number(n) => {
@@ -516,31 +498,35 @@ fn type_name(schema: &Value) -> String {
         .to_owned()
 }
 
-#[allow(clippy::too_many_arguments)]
-fn bound(
+/// A count below `schema[key]`: `Invalid value: <count>: <msg> in body should have at
+/// least N <noun>`.
+fn at_least(
     schema: &Value,
     key: &str,
     actual: usize,
     (field, msg): (&str, &str),
-    value: &Value,
+    shown: &Value,
     errors: &mut Vec<FieldError>,
-    message: impl Fn(u64) -> String,
-    lower: bool,
+    noun: &str,
 ) {
-    if let Some(limit) = schema.get(key).and_then(Value::as_u64) {
-        let bad = if lower {
-            (actual as u64) < limit
-        } else {
-            (actual as u64) > limit
-        };
-        if bad {
-            invalid(
-                errors,
-                field,
-                value,
-                format!("{msg} in body {}", message(limit)),
-            );
-        }
+    if let Some(limit) = schema.get(key).and_then(Value::as_u64)
+        && (actual as u64) < limit
+    {
+        invalid(
+            errors,
+            field,
+            shown,
+            format!("{msg} in body should have at least {limit} {noun}"),
+        );
+    }
+}
+
+/// A count above `schema[key]`: `Too many: <count>: must have at most N items`.
+fn at_most(schema: &Value, key: &str, actual: usize, field: &str, errors: &mut Vec<FieldError>) {
+    if let Some(limit) = schema.get(key).and_then(Value::as_u64)
+        && (actual as u64) > limit
+    {
+        errors.push(FieldError::too_many(field, actual, limit as usize));
     }
 }
 
@@ -585,9 +571,7 @@ mod tests {
         assert!(errors.contains(&"spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10".to_owned()), "{errors:?}");
         assert!(errors.contains(&"spec.flavor: Unsupported value: \"Mint\": supported values: \"Vanilla\", \"Chocolate\"".to_owned()), "{errors:?}");
         assert!(
-            errors
-                .iter()
-                .any(|e| e.starts_with("spec.tags: Invalid value")),
+            errors.contains(&"spec.tags: Too many: 3: must have at most 2 items".to_owned()),
             "{errors:?}"
         );
         assert!(

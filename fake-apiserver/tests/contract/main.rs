@@ -11,6 +11,7 @@
 mod env;
 
 mod crd;
+mod crd_admission;
 mod crud;
 mod fake_only;
 mod gc;

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 /// The desired state of a Foo: a Deployment named `deploymentName` with `replicas` pods.
 ///
 /// +genclient
+/// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=unapproved, sample API: not reviewed by the Kubernetes API reviewers"
 /// +kubebuilder:subresource:status
 /// +kubebuilder:printcolumn:name=Deployment,type=string,JSONPath=.spec.deploymentName
 /// +kubebuilder:printcolumn:name=Available,type=integer,JSONPath=.status.availableReplicas

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 /// The desired state of an Icecream: a Deployment of `replicas` pods serving `flavor`.
 ///
 /// +genclient
+/// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=unapproved, sample API: not reviewed by the Kubernetes API reviewers"
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "samplecontroller.k8s.io",

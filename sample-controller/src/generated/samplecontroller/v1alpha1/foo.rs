@@ -304,6 +304,10 @@ impl Foo {
                     required: false,
                 },
                 ::kube_codegen_runtime::crd::Patch::Merge {
+                    pointer: "/metadata",
+                    value: r#"{"annotations":{"api-approved.kubernetes.io":"unapproved, sample API: not reviewed by the Kubernetes API reviewers"}}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Merge {
                     pointer: "/spec/versions/0",
                     value: r#"{"subresources":{"status":{}}}"#,
                 },

@@ -307,6 +307,10 @@ impl Icecream {
                     path: &["spec", "deploymentName"],
                     set: r#"{"maxLength":253,"pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"}"#,
                 },
+                ::kube_codegen_runtime::crd::Patch::Merge {
+                    pointer: "/metadata",
+                    value: r#"{"annotations":{"api-approved.kubernetes.io":"unapproved, sample API: not reviewed by the Kubernetes API reviewers"}}"#,
+                },
             ],
         )
     }
