@@ -32,6 +32,7 @@
 
 mod apply;
 mod body;
+pub mod builtin;
 mod control;
 mod crd;
 mod discovery;

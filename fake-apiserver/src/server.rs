@@ -346,12 +346,14 @@ fn respond(
         ("create", _) => {
             let (mut ctx, _) = write_ctx("CreateOptions", false)?;
             let obj = decode_body(content_type, body)?;
+            decode_builtin(rt, sub, &obj, &mut ctx)?;
             let obj = shared.lock().create(rt, ns, obj, &mut ctx)?;
             done(StatusCode::CREATED, obj, ctx)
         }
         ("update", Some("scale")) => {
             let (mut ctx, _) = write_ctx("UpdateOptions", false)?;
             let scale = decode_body(content_type, body)?;
+            decode_builtin(rt, sub, &scale, &mut ctx)?;
             let mut state = shared.lock();
             let obj = set_scale(&mut state, rt, ns, name, &scale, &mut ctx)?;
             done(StatusCode::OK, scale_of(rt, &obj), ctx)
@@ -368,6 +370,7 @@ fn respond(
         ("update", _) => {
             let (mut ctx, _) = write_ctx("UpdateOptions", false)?;
             let obj = decode_body(content_type, body)?;
+            decode_builtin(rt, sub, &obj, &mut ctx)?;
             let obj = shared
                 .lock()
                 .update(rt, ns, name, obj, sub, &mut ctx, None)?;
@@ -431,6 +434,57 @@ fn respond(
             ))
         }
         _ => Err(ApiError::method_not_allowed()),
+    }
+}
+
+/// A built-in kind's body as the real server decodes it into its Go type: a value of the
+/// wrong type is a 400 naming the Go field; unknown fields are warnings, or a 400 with
+/// `fieldValidation=Strict`.
+fn decode_builtin(
+    rt: &ResourceType,
+    sub: Option<&str>,
+    obj: &Value,
+    ctx: &mut Ctx,
+) -> Result<(), ApiError> {
+    if rt.custom {
+        return Ok(());
+    }
+    let (api_version, kind) = match sub {
+        Some("scale") => ("autoscaling/v1".to_owned(), "Scale".to_owned()),
+        _ => (rt.api_version(), rt.kind.clone()),
+    };
+    let Some(ty) = crate::builtin::types().kind(&api_version, &kind) else {
+        return Ok(());
+    };
+    let decoded = crate::builtin::decode::check(ty, obj);
+    let version = api_version.rsplit('/').next().unwrap_or("");
+    let sent = obj
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or(&kind)
+        .to_owned();
+    let cannot = |why: String| {
+        ApiError::bad_request(format!(
+            "{sent} in version \"{version}\" cannot be handled as a {kind}: {why}"
+        ))
+    };
+    if let Some(e) = decoded.type_error {
+        return Err(cannot(e));
+    }
+    let messages = decoded
+        .unknown
+        .iter()
+        .map(|u| format!("unknown field \"{u}\""));
+    match ctx.field_validation {
+        FieldValidation::Strict if !decoded.unknown.is_empty() => Err(cannot(format!(
+            "strict decoding error: {}",
+            messages.collect::<Vec<_>>().join(", ")
+        ))),
+        FieldValidation::Warn => {
+            ctx.warnings.extend(messages);
+            Ok(())
+        }
+        _ => Ok(()),
     }
 }
 

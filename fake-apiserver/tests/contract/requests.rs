@@ -285,3 +285,39 @@ async fn an_accept_header_nothing_satisfies_is_406() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn built_in_kinds_are_decoded_into_their_go_types() {
+    case("decode", |env| async move {
+        let cms = env.path("v1", "configmaps");
+        let r = env
+            .raw("POST", &cms, "application/json", &json!({"metadata": {"name": "n"}, "data": {"a": 1}}).to_string())
+            .await;
+        assert_eq!(r.status(), (400, "BadRequest"));
+        assert_eq!(
+            r.message(),
+            "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string"
+        );
+        let deployments = env.path("apps/v1", "deployments");
+        let r = env
+            .raw("POST", &deployments, "application/json", &json!({"metadata": {"name": "d"}, "spec": {"replicas": "x"}}).to_string())
+            .await;
+        assert_eq!(
+            r.message(),
+            "Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32"
+        );
+        let body = json!({"metadata": {"name": "w", "labels": {crate::env::RUN_LABEL: crate::env::run_id()}, "bad": 1}, "x": 2}).to_string();
+        let r = env.raw("POST", &format!("{cms}?fieldValidation=Strict"), "application/json", &body).await;
+        assert_eq!(r.status(), (400, "BadRequest"));
+        assert_eq!(
+            r.message(),
+            "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: unknown field \"metadata.bad\", unknown field \"x\""
+        );
+        let r = env.raw("POST", &cms, "application/json", &body).await;
+        assert_eq!(r.code, 201, "{}", r.body);
+        let mut warnings = r.warnings.clone();
+        warnings.sort();
+        assert_eq!(warnings, ["unknown field \"metadata.bad\"", "unknown field \"x\""]);
+    })
+    .await;
+}

@@ -1,0 +1,229 @@
+//! A built-in kind's body as Go's decoder reads it: a value of the wrong JSON type is the
+//! 400 `json: cannot unmarshal number into Go struct field ConfigMap.data of type string`,
+//! and fields the type does not have are collected (the server warns about them, or with
+//! `fieldValidation=Strict` refuses the request).
+
+use serde_json::Value;
+
+use crate::builtin::{Field, Kind, Type, types};
+
+/// What decoding found: the first type error (Go reports the earliest), and every unknown
+/// field's path (`spec.template.spec.containers[0].bogus`).
+#[derive(Debug, Default)]
+pub struct Decoded {
+    /// `json: cannot unmarshal ...`, when a value has the wrong type.
+    pub type_error: Option<String>,
+    /// Paths of fields the type does not have.
+    pub unknown: Vec<String>,
+}
+
+/// Reads `body` as the type `root`.
+pub fn check(root: &Type, body: &Value) -> Decoded {
+    let mut out = Decoded::default();
+    struct_value(root, body, "", "", &mut out);
+    out
+}
+
+fn json_kind(v: &Value) -> String {
+    match v {
+        Value::String(_) => "string".into(),
+        Value::Number(_) => "number".into(),
+        Value::Bool(_) => "bool".into(),
+        Value::Array(_) => "array".into(),
+        Value::Object(_) => "object".into(),
+        Value::Null => "null".into(),
+    }
+}
+
+/// The Go type a field decodes into, as `reflect.Type.String()` prints it.
+fn go_type(kind: &Kind) -> String {
+    match kind {
+        Kind::String | Kind::Time | Kind::MicroTime => "string".into(),
+        Kind::Bytes => "[]uint8".into(),
+        Kind::Int32 => "int32".into(),
+        Kind::Int64 => "int64".into(),
+        Kind::Float64 => "float64".into(),
+        Kind::Bool => "bool".into(),
+        Kind::Quantity => "resource.Quantity".into(),
+        Kind::IntStr => "intstr.IntOrString".into(),
+        Kind::Any => "interface {}".into(),
+        Kind::Ref(name) => {
+            let mut parts = name.rsplit('.');
+            let ty = parts.next().unwrap_or(name);
+            let package = parts.next().unwrap_or("");
+            format!("{package}.{ty}")
+        }
+        Kind::List(item) => format!("[]{}", go_type(&item.kind)),
+        Kind::Map(value) => format!("map[string]{}", go_type(&value.kind)),
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// `struct_name`/`go_path` are where Go's decoder is (the innermost struct and the field
+/// names from the root); `path` is the strict-decoding path with indexes.
+fn struct_value(ty: &Type, value: &Value, go_path: &str, path: &str, out: &mut Decoded) {
+    let Some(map) = value.as_object() else {
+        return;
+    };
+    for (key, v) in map {
+        match ty.fields.get(key) {
+            Some(field) => {
+                let gp = join(go_path, key);
+                field_value(ty.go_name(), field, v, &gp, &join(path, key), out);
+            }
+            None => out.unknown.push(join(path, key)),
+        }
+    }
+}
+
+fn type_error(out: &mut Decoded, value: &Value, owner: &str, go_path: &str, kind: &Kind) {
+    if out.type_error.is_some() {
+        return;
+    }
+    let what = match value {
+        Value::Number(n) if !n.is_i64() && !n.is_u64() => format!("number {n}"),
+        Value::Number(n)
+            if matches!(kind, Kind::Int32)
+                && n.as_i64().is_none_or(|i| i32::try_from(i).is_err()) =>
+        {
+            format!("number {n}")
+        }
+        other => json_kind(other),
+    };
+    out.type_error = Some(format!(
+        "json: cannot unmarshal {what} into Go struct field {owner}.{go_path} of type {}",
+        go_type(kind)
+    ));
+}
+
+fn field_value(
+    owner: &str,
+    field: &Field,
+    value: &Value,
+    go_path: &str,
+    path: &str,
+    out: &mut Decoded,
+) {
+    if value.is_null() {
+        return;
+    }
+    let ok = match (&field.kind, value) {
+        (Kind::String | Kind::Bytes | Kind::Time | Kind::MicroTime, Value::String(_)) => true,
+        (Kind::Bool, Value::Bool(_)) => true,
+        (Kind::Int32, Value::Number(n)) => n.as_i64().is_some_and(|i| i32::try_from(i).is_ok()),
+        (Kind::Int64, Value::Number(n)) => n.is_i64() || n.is_u64(),
+        (Kind::Float64, Value::Number(_)) => true,
+        (Kind::Quantity | Kind::IntStr, Value::String(_) | Value::Number(_)) => true,
+        (Kind::Any, _) => true,
+        (Kind::Ref(_), Value::Object(_)) => true,
+        (Kind::List(_), Value::Array(_)) => true,
+        (Kind::Map(_), Value::Object(_)) => true,
+        _ => false,
+    };
+    if !ok {
+        match &field.kind {
+            // Custom unmarshalers say less: no struct field.
+            Kind::Time | Kind::MicroTime if out.type_error.is_none() => {
+                out.type_error = Some(format!(
+                    "json: cannot unmarshal {} into Go value of type string",
+                    json_kind(value)
+                ));
+            }
+            Kind::Quantity | Kind::IntStr if out.type_error.is_none() => {
+                out.type_error = Some(format!(
+                    "json: cannot unmarshal {} into Go value of type {}",
+                    json_kind(value),
+                    go_type(&field.kind)
+                ));
+            }
+            kind => type_error(out, value, owner, go_path, kind),
+        }
+        return;
+    }
+    match (&field.kind, value) {
+        (Kind::Ref(name), _) => {
+            if let Some(ty) = types().get(name) {
+                struct_value(ty, value, go_path, path, out);
+            }
+        }
+        (Kind::List(item), Value::Array(items)) => {
+            for (i, v) in items.iter().enumerate() {
+                element(owner, item, v, go_path, &format!("{path}[{i}]"), out);
+            }
+        }
+        (Kind::Map(inner), Value::Object(map)) => {
+            for (k, v) in map {
+                element(owner, inner, v, go_path, &join(path, k), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A list item or map value: a type error names the field that holds it.
+fn element(
+    owner: &str,
+    field: &Field,
+    value: &Value,
+    go_path: &str,
+    path: &str,
+    out: &mut Decoded,
+) {
+    field_value(owner, field, value, go_path, path, out);
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn type_errors_and_unknown_fields_read_like_gos() {
+        let cm = types().kind("v1", "ConfigMap").unwrap();
+        let d = check(
+            cm,
+            &json!({"metadata": {"name": "x", "bad": 1}, "data": {"a": 1}, "x": 2}),
+        );
+        assert_eq!(
+            d.type_error.as_deref(),
+            Some(
+                "json: cannot unmarshal number into Go struct field ConfigMap.data of type string"
+            )
+        );
+        assert_eq!(d.unknown, ["metadata.bad", "x"]);
+        let dep = types().kind("apps/v1", "Deployment").unwrap();
+        let d = check(dep, &json!({"spec": {"replicas": "x"}}));
+        assert_eq!(
+            d.type_error.as_deref(),
+            Some(
+                "json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32"
+            )
+        );
+        let d = check(cm, &json!({"metadata": {"labels": []}}));
+        assert_eq!(
+            d.type_error.as_deref(),
+            Some(
+                "json: cannot unmarshal array into Go struct field ObjectMeta.metadata.labels of type map[string]string"
+            )
+        );
+        let d = check(
+            dep,
+            &json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": 1, "bogus": 2}]}}}}),
+        );
+        assert_eq!(
+            d.type_error.as_deref(),
+            Some(
+                "json: cannot unmarshal number into Go struct field Container.spec.template.spec.containers.image of type string"
+            )
+        );
+        assert_eq!(d.unknown, ["spec.template.spec.containers[0].bogus"]);
+    }
+}
