@@ -30,7 +30,6 @@
 //! # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 //! ```
 
-mod apply;
 mod body;
 pub mod builtin;
 mod control;
@@ -47,6 +46,7 @@ pub mod rules;
 mod selector;
 mod server;
 mod service;
+pub mod ssa;
 mod state;
 mod store;
 mod watch;

@@ -66,6 +66,16 @@ impl ResourceType {
         }
     }
 
+    /// Its type as server-side apply sees it.
+    pub fn ssa_type(&self) -> crate::ssa::schema::Ty<'_> {
+        crate::ssa::schema::Ty::of(
+            &self.api_version(),
+            &self.kind,
+            self.schema.as_ref(),
+            self.custom,
+        )
+    }
+
     /// Whether this is `plural` of `group`.
     pub fn is(&self, group: &str, plural: &str) -> bool {
         self.group == group && self.plural == plural

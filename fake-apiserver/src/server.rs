@@ -744,7 +744,7 @@ fn set_scale(
     } else if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.remove("resourceVersion");
     }
-    state.update(rt, ns, name, obj, None, ctx, None)
+    state.update(rt, ns, name, obj, Some("scale"), ctx, None)
 }
 
 /// Registers an open watch: its channel and selectors. Returns the receiver.

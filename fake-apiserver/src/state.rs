@@ -2,7 +2,6 @@
 
 use serde_json::{Value, json};
 
-use crate::apply;
 use crate::error::ApiError;
 use crate::options::DeleteOptions;
 use crate::options::FieldValidation;
@@ -13,6 +12,7 @@ use crate::rules::field::FieldError;
 use crate::rules::meta;
 use crate::rules::schema;
 use crate::server::Ctx;
+use crate::ssa;
 use crate::store::{ObjectKey, Store, rv_of};
 
 /// The served types and the stored objects.
@@ -247,9 +247,24 @@ impl State {
         set_meta(&mut obj, "creationTimestamp", json!(now()));
         set_meta(&mut obj, "generation", json!(1));
         match managed {
+            Some(Value::Null) => {
+                if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+                    meta.remove("managedFields");
+                }
+            }
             Some(m) => set_meta(&mut obj, "managedFields", m),
             None => {
-                apply::record_update(&mut obj, None, &ctx.manager, "", &now(), &rt.api_version())
+                let ty = rt.ssa_type();
+                let zero = ssa::schema::zero(ty, &rt.api_version(), &rt.kind);
+                let reset = ssa::reset_fields("", rt.status, None, &obj);
+                let time = now();
+                let w = ssa::Writer {
+                    manager: &ctx.manager,
+                    subresource: "",
+                    api_version: &rt.api_version(),
+                    now: &time,
+                };
+                ssa::update(None, &zero, &mut obj, ty, &w, &reset);
             }
         }
         if ctx.dry_run {
@@ -473,17 +488,26 @@ impl State {
             }),
         );
         match apply_manager {
+            Some(Value::Null) => {
+                if let Some(meta) = new.get_mut("metadata").and_then(Value::as_object_mut) {
+                    meta.remove("managedFields");
+                }
+            }
             Some(managed) => set_meta(&mut new, "managedFields", managed.clone()),
             None => {
                 let served_old = Self::served(rt, &old);
-                apply::record_update(
-                    &mut new,
-                    Some(&served_old),
-                    &ctx.manager,
-                    subresource.unwrap_or(""),
-                    &now(),
-                    &rt.api_version(),
-                );
+                let ty = rt.ssa_type();
+                let zero = ssa::schema::zero(ty, &rt.api_version(), &rt.kind);
+                let sub = subresource.unwrap_or("");
+                let reset = ssa::reset_fields(sub, rt.status, Some(&served_old), &new);
+                let time = now();
+                let w = ssa::Writer {
+                    manager: &ctx.manager,
+                    subresource: sub,
+                    api_version: &rt.api_version(),
+                    now: &time,
+                };
+                ssa::update(Some(&served_old), &zero, &mut new, ty, &w, &reset);
             }
         }
         // A write that changes nothing is not a write: no new version, no event.
@@ -554,36 +578,31 @@ impl State {
         let key = Self::key(rt, namespace, name);
         let existing = self.store.get(&key).map(|o| Self::served(rt, o));
         if kind == "application/apply-patch+yaml" {
-            let sub = subresource.unwrap_or("");
-            let result = apply::apply(
+            let applied = self.server_side_apply(
+                rt,
+                name,
                 existing.as_ref(),
                 &parsed,
-                &ctx.manager,
+                subresource,
+                ctx,
                 force,
-                sub,
-                &now(),
-                &rt.api_version(),
-            );
-            let mut applied = result.map_err(|c| {
-                let causes: Vec<Value> = c
-                    .0
-                    .iter()
-                    .map(|(m, p)| json!({"type": "FieldManagerConflict", "message": format!("conflict with \"{m}\""), "field": format!(".{}", p.join("."))}))
-                    .collect();
-                let list: Vec<String> = c.0.iter().map(|(m, p)| format!("conflict with \"{m}\": .{}", p.join("."))).collect();
-                ApiError::apply_conflict(format!("Apply failed with {} conflict{}: {}", list.len(), if list.len() == 1 { "" } else { "s" }, list.join(", ")), causes)
-            })?;
+            )?;
             return match existing {
                 None => {
+                    let mut applied = applied;
                     set_meta(&mut applied, "name", json!(name));
-                    let managed = applied.pointer("/metadata/managedFields").cloned();
-                    self.create_with(rt, namespace, applied, ctx, managed)
-                }
-                Some(_) => {
                     let managed = applied
                         .pointer("/metadata/managedFields")
                         .cloned()
-                        .unwrap_or(json!([]));
+                        .unwrap_or(Value::Null);
+                    self.create_with(rt, namespace, applied, ctx, Some(managed))
+                }
+                Some(_) => {
+                    let mut applied = applied;
+                    let managed = applied
+                        .pointer("/metadata/managedFields")
+                        .cloned()
+                        .unwrap_or(Value::Null);
                     if let Some(meta) = applied.get_mut("metadata").and_then(Value::as_object_mut) {
                         meta.remove("resourceVersion");
                     }
@@ -628,6 +647,54 @@ impl State {
             meta.remove("resourceVersion");
         }
         self.update(rt, namespace, name, target, subresource, ctx, None)
+    }
+
+    /// The ownership side of a server-side apply: the merged object and its
+    /// `managedFields`, or the 409 of its conflicts.
+    #[allow(clippy::too_many_arguments)]
+    fn server_side_apply(
+        &self,
+        rt: &ResourceType,
+        name: &str,
+        existing: Option<&Value>,
+        config: &Value,
+        subresource: Option<&str>,
+        ctx: &Ctx,
+        force: bool,
+    ) -> Result<Value, ApiError> {
+        let sent_av = config
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let sent_kind = config.get("kind").and_then(Value::as_str).unwrap_or("");
+        if sent_av != rt.api_version() || sent_kind != rt.kind {
+            let (g, v) = sent_av.rsplit_once('/').unwrap_or(("", sent_av));
+            return Err(ApiError::bad_request(format!(
+                "invalid object type: {g}/{v}, Kind={sent_kind}"
+            )));
+        }
+        if config
+            .pointer("/metadata/managedFields")
+            .is_some_and(|m| !m.is_null())
+        {
+            return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+        }
+        let _ = name;
+        let ty = rt.ssa_type();
+        let zero = ssa::schema::zero(ty, &rt.api_version(), &rt.kind);
+        let sub = subresource.unwrap_or("");
+        let reset = ssa::reset_fields(sub, rt.status, existing, config);
+        let time = now();
+        let w = ssa::Writer {
+            manager: &ctx.manager,
+            subresource: sub,
+            api_version: &rt.api_version(),
+            now: &time,
+        };
+        ssa::apply(existing, &zero, config, ty, &w, force, &reset).map_err(|c| {
+            let (message, causes) = c.message_and_causes();
+            ApiError::apply_conflict(message, causes)
+        })
     }
 
     /// DELETE: finalizers, preconditions, propagation.

@@ -162,7 +162,9 @@ async fn kubectl_works_against_the_http_server() {
         );
         let err = String::from_utf8_lossy(&conflict.stderr);
         assert!(
-            err.contains("conflict with \"kubectl-patch\": .spec.replicas"),
+            err.contains(
+                "conflict with \"kubectl-patch\" using samplecontroller.k8s.io/v1alpha1: .spec.replicas"
+            ),
             "{err}"
         );
         k.ok(

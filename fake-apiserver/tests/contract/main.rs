@@ -17,6 +17,7 @@ mod fake_only;
 mod gc;
 mod lists;
 mod namespaces;
+mod ownership;
 mod patch;
 mod requests;
 mod validation;
