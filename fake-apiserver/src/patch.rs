@@ -2,6 +2,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::ssa::schema::Ty;
+
 /// RFC 7386: objects merge recursively, `null` deletes, everything else replaces.
 pub fn merge_patch(target: &mut Value, patch: &Value) {
     let Value::Object(patch) = patch else {
@@ -133,67 +135,72 @@ fn remove(doc: &mut Value, path: &str) -> Result<Value, String> {
     }
 }
 
-/// The merge key of a list field in the built-in types, as their `patchMergeKey` tags say.
-fn merge_key(field: &str) -> Option<&'static str> {
-    Some(match field {
-        "containers"
-        | "initContainers"
-        | "ephemeralContainers"
-        | "env"
-        | "volumes"
-        | "imagePullSecrets"
-        | "volumeDevices" => "name",
-        "volumeMounts" => "mountPath",
-        "ports" => "containerPort",
-        "conditions" => "type",
-        "ownerReferences" => "uid",
-        "hostAliases" => "ip",
-        "topologySpreadConstraints" => "topologyKey",
-        _ => return None,
-    })
-}
-
-/// Strategic merge patch: merge patch, except that lists with a merge key merge element by
-/// element, `$patch: delete` removes an element, and `$setElementOrder` directives are dropped.
-/// Service ports merge by `port` rather than `containerPort`.
-pub fn strategic_merge_patch(target: &mut Value, patch: &Value) {
-    strategic(target, patch, "");
-}
-
-fn strategic(target: &mut Value, patch: &Value, field: &str) {
+/// Strategic merge patch, driven by the type's patch strategies: lists with a merge key
+/// merge item by item (`$patch: delete` removes one), lists of scalars with the `merge`
+/// strategy take the union, other lists are replaced; `$patch: replace`,
+/// `$retainKeys`, `$deleteFromPrimitiveList/<field>` and `$setElementOrder/<field>` are
+/// honoured.
+pub fn strategic_merge_patch(target: &mut Value, patch: &Value, ty: Ty<'_>) {
     match patch {
         Value::Object(p) => {
-            if p.get("$patch").and_then(Value::as_str) == Some("replace") {
-                let mut replaced = patch.clone();
-                replaced.as_object_mut().expect("object").remove("$patch");
-                *target = replaced;
-                return;
+            match p.get("$patch").and_then(Value::as_str) {
+                Some("replace") => {
+                    let mut replaced = patch.clone();
+                    replaced.as_object_mut().expect("object").remove("$patch");
+                    *target = replaced;
+                    return;
+                }
+                Some("delete") => {
+                    *target = Value::Object(Map::new());
+                    return;
+                }
+                _ => {}
             }
             if !target.is_object() {
                 *target = Value::Object(Map::new());
             }
             let t = target.as_object_mut().expect("made an object above");
+            if let Some(keep) = p.get("$retainKeys").and_then(Value::as_array) {
+                t.retain(|k, _| keep.iter().any(|x| x == k.as_str()));
+            }
             for (k, v) in p {
-                if k.starts_with("$setElementOrder/")
-                    || k.starts_with("$retainKeys")
-                    || k == "$patch"
-                {
+                if let Some(field) = k.strip_prefix("$deleteFromPrimitiveList/") {
+                    if let (Some(Value::Array(list)), Some(drop)) = (t.get_mut(field), v.as_array())
+                    {
+                        list.retain(|x| !drop.contains(x));
+                    }
+                    continue;
+                }
+                if k.starts_with('$') {
                     continue;
                 }
                 if v.is_null() {
                     t.remove(k);
                     continue;
                 }
-                let key = if k == "ports" && t.contains_key("clusterIP") | t.contains_key("type") {
-                    Some("port")
-                } else {
-                    merge_key(k)
-                };
-                match (key, v, t.get_mut(k)) {
+                let (fty, _) = ty.field(k);
+                let order = p
+                    .get(&format!("$setElementOrder/{k}"))
+                    .and_then(Value::as_array)
+                    .cloned();
+                match (fty.patch_strategy(), v, t.get_mut(k)) {
                     (Some(key), Value::Array(items), Some(Value::Array(existing))) => {
-                        merge_list(existing, items, key)
+                        let server = existing.clone();
+                        match &key {
+                            Some(key) => merge_list(existing, items, key, fty),
+                            None => {
+                                for item in items {
+                                    if !existing.contains(item) {
+                                        existing.push(item.clone());
+                                    }
+                                }
+                            }
+                        }
+                        let order = order.unwrap_or_else(|| items.clone());
+                        let merged = std::mem::take(existing);
+                        *existing = ordered(merged, &order, &server, key.as_deref());
                     }
-                    _ => strategic(t.entry(k.clone()).or_insert(Value::Null), v, k),
+                    _ => strategic_merge_patch(t.entry(k.clone()).or_insert(Value::Null), v, fty),
                 }
             }
         }
@@ -203,14 +210,14 @@ fn strategic(target: &mut Value, patch: &Value, field: &str) {
                 .filter(|i| i.get("$patch").and_then(Value::as_str) != Some("delete"))
                 .cloned()
                 .collect();
-            let _ = field;
             *target = Value::Array(cleaned);
         }
         other => *target = other.clone(),
     }
 }
 
-fn merge_list(existing: &mut Vec<Value>, items: &[Value], key: &str) {
+fn merge_list(existing: &mut Vec<Value>, items: &[Value], key: &str, ty: Ty<'_>) {
+    let item_ty = ty.list_item();
     for item in items {
         let Some(id) = item.get(key).cloned() else {
             existing.push(item.clone());
@@ -221,11 +228,50 @@ fn merge_list(existing: &mut Vec<Value>, items: &[Value], key: &str) {
             Some(i) if delete => {
                 existing.remove(i);
             }
-            Some(i) => strategic(&mut existing[i], item, key),
+            Some(i) => strategic_merge_patch(&mut existing[i], item, item_ty),
             None if delete => {}
             None => existing.push(item.clone()),
         }
     }
+}
+
+/// The order of a merged list, as the real server settles it: the items the patch names
+/// in the patch's order, with the others put back among them where the live list had
+/// them.
+fn ordered(
+    merged: Vec<Value>,
+    patch_order: &[Value],
+    server: &[Value],
+    key: Option<&str>,
+) -> Vec<Value> {
+    let id = |v: &Value| match key {
+        Some(k) => v.get(k).cloned().unwrap_or(Value::Null),
+        None => v.clone(),
+    };
+    let patch_pos = |v: &Value| patch_order.iter().position(|p| id(p) == id(v));
+    let server_pos = |v: &Value| server.iter().position(|s| id(s) == id(v));
+    let (mut named, others): (Vec<Value>, Vec<Value>) =
+        merged.into_iter().partition(|v| patch_pos(v).is_some());
+    named.sort_by_key(|v| patch_pos(v));
+    let mut out = Vec::with_capacity(named.len() + others.len());
+    let (mut i, mut j) = (0, 0);
+    while i < others.len() || j < named.len() {
+        let take_other = if i >= others.len() {
+            false
+        } else if j >= named.len() {
+            true
+        } else {
+            matches!((server_pos(&others[i]), server_pos(&named[j])), (Some(a), Some(b)) if a < b)
+        };
+        if take_other {
+            out.push(others[i].clone());
+            i += 1;
+        } else {
+            out.push(named[j].clone());
+            j += 1;
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -283,6 +329,7 @@ mod tests {
             &json!({"spec": {"containers": [
                 {"name": "b", "image": "b:2"}, {"name": "c", "image": "c:1"}, {"name": "a", "$patch": "delete"}
             ]}}),
+            Ty::of("v1", "Pod", None, false),
         );
         assert_eq!(
             pod,

@@ -267,6 +267,7 @@ impl State {
                 ssa::update(None, &zero, &mut obj, ty, &w, &reset);
             }
         }
+        round_trip(rt, &mut obj);
         if ctx.dry_run {
             return Ok(obj);
         }
@@ -510,6 +511,7 @@ impl State {
                 ssa::update(Some(&served_old), &zero, &mut new, ty, &w, &reset);
             }
         }
+        round_trip(rt, &mut new);
         // A write that changes nothing is not a write: no new version, no event.
         let unchanged = without(&new, &["metadata", "apiVersion", "kind"])
             == without(&Self::served(rt, &old), &["metadata", "apiVersion", "kind"])
@@ -627,7 +629,7 @@ impl State {
         match kind {
             "application/merge-patch+json" => patch::merge_patch(&mut target, &parsed),
             "application/strategic-merge-patch+json" => {
-                patch::strategic_merge_patch(&mut target, &parsed);
+                patch::strategic_merge_patch(&mut target, &parsed, rt.ssa_type());
             }
             "application/json-patch+json" => {
                 patch::json_patch(&mut target, &parsed).map_err(|e| {
@@ -843,6 +845,16 @@ fn admit_schema(
         _ => {}
     }
     Ok(errors)
+}
+
+/// A built-in kind is stored as its Go type would encode it.
+fn round_trip(rt: &ResourceType, obj: &mut Value) {
+    if rt.custom {
+        return;
+    }
+    if let Some(ty) = crate::builtin::types().kind(&rt.api_version(), &rt.kind) {
+        crate::builtin::decode::round_trip(ty, obj);
+    }
 }
 
 pub(crate) fn check_kind(rt: &ResourceType, obj: &Value) -> Result<(), ApiError> {

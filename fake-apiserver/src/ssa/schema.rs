@@ -112,6 +112,33 @@ impl<'a> Ty<'a> {
         }
     }
 
+    /// A list's strategic-merge strategy: `Some(Some(key))` merges items by `key`,
+    /// `Some(None)` takes the union of scalars, `None` replaces the list.
+    pub fn patch_strategy(self) -> Option<Option<String>> {
+        match self {
+            Ty::Field(f) if matches!(f.kind, Kind::List(_)) => {
+                let merge = f
+                    .strategy
+                    .as_deref()
+                    .is_some_and(|s| s.split(',').any(|p| p == "merge"));
+                merge.then(|| f.merge_key.clone())
+            }
+            _ => None,
+        }
+    }
+
+    /// The items' type of a list.
+    pub fn list_item(self) -> Ty<'a> {
+        match self {
+            Ty::Field(f) => match &f.kind {
+                Kind::List(item) => Ty::Field(item),
+                _ => Ty::Deduced,
+            },
+            Ty::Schema(s) => s.get("items").map_or(Ty::Deduced, Ty::Schema),
+            _ => Ty::Deduced,
+        }
+    }
+
     /// The default of an item's field `key` (a missing key field takes it).
     pub fn default_of(self, key: &str) -> Option<Value> {
         match self {

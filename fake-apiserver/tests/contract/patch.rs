@@ -140,3 +140,37 @@ async fn server_side_apply_owns_fields_and_conflicts() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn strategic_merge_follows_each_fields_patch_strategy() {
+    case("strategic", |env| async move {
+        let services = env.path("v1", "services");
+        let svc = json!({"metadata": {"name": "s", "labels": {RUN_LABEL: run_id()}},
+            "spec": {"ports": [{"name": "http", "port": 80}, {"name": "https", "port": 443}]}});
+        assert_eq!(env.raw("POST", &services, "application/json", &svc.to_string()).await.code, 201);
+        // Service ports merge by `port` (not containerPort, as container ports do).
+        let patch = json!({"spec": {"ports": [{"port": 443, "name": "tls"}]}});
+        let r = env
+            .raw("PATCH", &format!("{services}/s"), "application/strategic-merge-patch+json", &patch.to_string())
+            .await;
+        assert_eq!(r.code, 200, "{}", r.body);
+        let names: Vec<&str> = r.body["spec"]["ports"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["http", "tls"]);
+
+        let cms = env.path("v1", "configmaps");
+        let cm = json!({"metadata": {"name": "f", "labels": {RUN_LABEL: run_id()}, "finalizers": ["example.com/a"]}});
+        assert_eq!(env.raw("POST", &cms, "application/json", &cm.to_string()).await.code, 201);
+        // Finalizers merge as a set of scalars, the patch's first; a directive removes them.
+        let patch = json!({"metadata": {"finalizers": ["example.com/b"]}});
+        let r = env
+            .raw("PATCH", &format!("{cms}/f"), "application/strategic-merge-patch+json", &patch.to_string())
+            .await;
+        assert_eq!(r.body["metadata"]["finalizers"], json!(["example.com/b", "example.com/a"]));
+        let patch = json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["example.com/a", "example.com/b"]}});
+        let r = env
+            .raw("PATCH", &format!("{cms}/f"), "application/strategic-merge-patch+json", &patch.to_string())
+            .await;
+        assert!(r.body["metadata"].get("finalizers").is_none(), "{}", r.body);
+    })
+    .await;
+}
