@@ -10,6 +10,7 @@ It reads two things there:
   api/openapi-spec/v3/*.json     field names, JSON types and formats, required fields,
                                  defaults, list and map types, patch strategies
   staging/src/k8s.io/**/generated.proto   protobuf field numbers
+  staging/src/k8s.io/**/types.go          which Go fields are pointers or omitempty
 and keeps, for each type reachable from the served kinds, only what the fake uses. The
 output is data; regenerate it when moving to a new Kubernetes version and review the diff.
 """
@@ -107,6 +108,51 @@ def proto_path(protos, message, prop, depth=0):
     return None
 
 
+def go_flags(root):
+    """{(package dir, struct): {json name: (pointer, omitempty)}} from the Go types; an
+    inlined embedded struct contributes its own fields."""
+    structs = {}
+    for rel in PROTO_DIRS:
+        for base, _, files in os.walk(os.path.join(root, rel)):
+            for fn in files:
+                if not fn.endswith(".go") or fn.endswith("_test.go") or fn.startswith(("zz_", "generated")):
+                    continue
+                src = open(os.path.join(base, fn)).read()
+                for m in re.finditer(r"^type (\w+) struct \{(.*?)^\}", src, re.S | re.M):
+                    fields = {}
+                    embeds = []
+                    for line in m.group(2).splitlines():
+                        t = re.match(r"^\s+(?:(\w+)\s+)?(\S+)\s+`(.*)`", line)
+                        if not t or 'json:"' not in t.group(3):
+                            continue
+                        js = re.search(r'json:"([^"]*)"', t.group(3)).group(1).split(",")
+                        if "inline" in js:
+                            embeds.append(t.group(2).lstrip("*").split(".")[-1])
+                            continue
+                        omit = "omitempty" in js or "omitzero" in js
+                        fields[js[0]] = (t.group(2).startswith("*"), omit)
+                    structs[(os.path.relpath(base, root), m.group(1))] = (fields, embeds)
+    out = {}
+    for (d, name), (fields, embeds) in structs.items():
+        merged = dict(fields)
+        for e in embeds:
+            inner = structs.get((d, e), ({}, []))[0]
+            for k, v in inner.items():
+                merged.setdefault(k, v)
+        out[(d, name)] = merged
+    return out
+
+
+def go_dir(name):
+    """io.k8s.api.core.v1.Pod -> (staging/src/k8s.io/api/core/v1, Pod)."""
+    pkg, _, ty = name.rpartition(".")
+    if pkg.startswith("io.k8s.apiextensions-apiserver."):
+        rel = "apiextensions-apiserver/" + pkg[len("io.k8s.apiextensions-apiserver."):].replace(".", "/")
+    else:
+        rel = pkg[len("io.k8s."):].replace(".", "/")
+    return "staging/src/k8s.io/" + rel, ty
+
+
 def openapi_name_to_proto(name):
     """io.k8s.api.core.v1.Pod -> k8s.io.api.core.v1.Pod (and the apimachinery ones)."""
     if name.startswith("io.k8s.apiextensions-apiserver."):
@@ -168,6 +214,7 @@ def main():
     output = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
         os.path.dirname(__file__), "..", "fake-apiserver", "src", "builtin", "types.json")
     protos = proto_fields(root)
+    flags = go_flags(root)
     schemas = {}
     kinds = {}
     for stem, gv, names in SERVED:
@@ -192,10 +239,18 @@ def main():
             continue
         s = schemas[name]
         message = openapi_name_to_proto(name)
+        go = flags.get(go_dir(name), {})
         fields = {}
         for prop, ps in sorted(s.get("properties", {}).items()):
-            numbers = None if prop in ("apiVersion", "kind") else proto_path(protos, message, prop)
+            # A kind's own apiVersion and kind are TypeMeta, which is not in its message.
+            type_meta = prop in ("apiVersion", "kind") and "x-kubernetes-group-version-kind" in s
+            numbers = None if type_meta else proto_path(protos, message, prop)
             fields[prop] = field(ps, keep, protos, numbers)
+            pointer, omit = go.get(prop, (False, True))
+            if pointer:
+                fields[prop]["ptr"] = 1
+            if not omit:
+                fields[prop]["keep"] = 1
         t = {"fields": fields}
         if s.get("required"):
             t["required"] = sorted(s["required"])

@@ -37,6 +37,7 @@ mod crd;
 mod discovery;
 mod error;
 mod gc;
+mod go_json;
 mod namespaces;
 mod options;
 mod patch;
@@ -49,6 +50,7 @@ mod service;
 pub mod ssa;
 mod state;
 mod store;
+mod type_meta;
 mod watch;
 
 use std::sync::Arc;

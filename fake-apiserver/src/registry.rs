@@ -17,6 +17,21 @@ pub struct ScalePaths {
     pub label_selector: Option<String>,
 }
 
+/// When `metadata.generation` counts an object's changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Generation {
+    /// Not at all: the server keeps what the client sent on create, then the old value.
+    Untracked,
+    /// From 1, up by one whenever `.spec` changes.
+    Spec,
+    /// From 1, up by one whenever `.spec` or the annotations change (Deployment, whose
+    /// annotations are copied to its ReplicaSets).
+    SpecOrAnnotations,
+    /// From 1, up by one whenever anything but metadata (and status, when that is a
+    /// subresource) changes: custom resources.
+    AllButMetadata,
+}
+
 /// One served group/version/resource.
 #[derive(Debug, Clone)]
 pub struct ResourceType {
@@ -54,6 +69,8 @@ pub struct ResourceType {
     pub meta: MetaRules,
     /// How an unsupported field selector is reported.
     pub field_labels: FieldLabels,
+    /// When `metadata.generation` changes.
+    pub generation: Generation,
 }
 
 impl ResourceType {
@@ -79,6 +96,26 @@ impl ResourceType {
     /// Whether this is `plural` of `group`.
     pub fn is(&self, group: &str, plural: &str) -> bool {
         self.group == group && self.plural == plural
+    }
+
+    /// The key kube-apiserver stores an object under in etcd (which some of its errors
+    /// quote): `/registry/<prefix>/<namespace>/<name>`, where the prefix is the resource,
+    /// or `<group>/<resource>` for custom resources and CRDs. A dry run's key has no
+    /// `/registry`.
+    pub fn etcd_key(&self, namespace: Option<&str>, name: &str, dry_run: bool) -> String {
+        let prefix = match (self.group.as_str(), self.plural.as_str()) {
+            ("", "services") => "services/specs".to_owned(),
+            ("networking.k8s.io", "ingresses") => "ingress".to_owned(),
+            (group, plural) if self.custom || group == "apiextensions.k8s.io" => {
+                format!("{group}/{plural}")
+            }
+            (_, plural) => plural.to_owned(),
+        };
+        let root = if dry_run { "" } else { "/registry" };
+        match namespace.filter(|_| self.namespaced) {
+            Some(ns) => format!("{root}/{prefix}/{ns}/{name}"),
+            None => format!("{root}/{prefix}/{name}"),
+        }
     }
 
     /// The storage key of the group and resource, shared by all versions.
@@ -410,6 +447,20 @@ pub fn builtins() -> Vec<ResourceType> {
                 }
                 _ => FieldLabels::MetaOnly,
             },
+            // The kinds whose registry strategies set and bump it.
+            generation: match t.kind {
+                "Deployment" => Generation::SpecOrAnnotations,
+                "Pod"
+                | "ReplicaSet"
+                | "DaemonSet"
+                | "StatefulSet"
+                | "Job"
+                | "CronJob"
+                | "Ingress"
+                | "PodDisruptionBudget"
+                | "CustomResourceDefinition" => Generation::Spec,
+                _ => Generation::Untracked,
+            },
         })
         .collect()
 }
@@ -490,6 +541,7 @@ pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, String> {
             selectable_fields: selectable,
             storage_version: storage_version.clone(),
             custom: true,
+            generation: Generation::AllButMetadata,
             printer_columns: v
                 .get("additionalPrinterColumns")
                 .and_then(Value::as_array)

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::body::{self, ResponseBody};
+use crate::builtin::protobuf::DecodeError;
 use crate::control::{Action, Faults};
 use crate::error::ApiError;
 use crate::options::{DeleteOptions, FieldValidation, ListOptions, Query, WriteOptions};
@@ -19,6 +20,7 @@ use crate::request::{self, Route, Target};
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::state::{State, name_of, set_meta};
 use crate::store::{Store, Watcher};
+use crate::type_meta::Expected;
 
 /// Settings of one server.
 #[derive(Debug, Clone)]
@@ -227,7 +229,7 @@ pub async fn handle(shared: &Arc<Shared>, req: http::Request<Bytes>) -> Response
         subresource: target.subresource.clone(),
         namespace: target.namespace.clone(),
         name: target.name.clone(),
-        body: serde_json::from_slice(&body).ok(),
+        body: logged_body(header(&parts, http::header::CONTENT_TYPE), &body),
     };
     shared
         .actions
@@ -281,15 +283,66 @@ pub async fn handle(shared: &Arc<Shared>, req: http::Request<Bytes>) -> Response
     }
 }
 
-/// A request body as JSON: JSON or YAML by content type; anything else is a 415.
-fn decode_body(content_type: &str, body: &[u8]) -> Result<Value, ApiError> {
-    match content_type {
-        "" | "application/json" => serde_json::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding JSON: {e}"))),
-        "application/yaml" => serde_saphyr::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}"))),
-        _ => Err(ApiError::unsupported_media_type(&SERIALIZERS)),
+/// A request body as the action log keeps it: JSON, whatever it was sent as.
+fn logged_body(content_type: &str, body: &[u8]) -> Option<Value> {
+    match media_type(content_type).as_str() {
+        "application/vnd.kubernetes.protobuf" => crate::builtin::protobuf::decode(body).ok(),
+        "application/yaml" | "application/apply-patch+yaml" => serde_json::from_slice(body)
+            .ok()
+            .or_else(|| serde_saphyr::from_slice(body).ok()),
+        _ => serde_json::from_slice(body).ok(),
     }
+}
+
+/// A request body as JSON, of the type `expected`: JSON or YAML by content type, protobuf
+/// for the types Go clients send that way (built-in kinds, `Scale`, `DeleteOptions`);
+/// anything else is a 415.
+fn decode_body(
+    expected: &Expected<'_>,
+    content_type: &str,
+    body: &[u8],
+) -> Result<Value, ApiError> {
+    let obj = decode(expected, content_type, body)?;
+    crate::type_meta::check(expected, &obj, Some(body))?;
+    Ok(obj)
+}
+
+/// A body as JSON, whatever type it names.
+fn decode(expected: &Expected<'_>, content_type: &str, body: &[u8]) -> Result<Value, ApiError> {
+    Ok(match content_type {
+        "" | "application/json" => serde_json::from_slice(body).map_err(|e| {
+            let why = crate::go_json::syntax_error(body).unwrap_or_else(|| e.to_string());
+            crate::type_meta::unrecognized(
+                expected.kind,
+                &format!("couldn't get version/kind; json parse error: {why}"),
+                body,
+            )
+        })?,
+        "application/yaml" => serde_saphyr::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?,
+        "application/vnd.kubernetes.protobuf" if !expected.custom => {
+            crate::builtin::protobuf::decode(body).map_err(|e| match e {
+                DecodeError::Envelope(why) => {
+                    crate::type_meta::unrecognized(expected.kind, &why, body)
+                }
+                DecodeError::Object {
+                    api_version,
+                    kind,
+                    message,
+                } => crate::type_meta::cannot_handle(
+                    &kind,
+                    api_version.rsplit('/').next().unwrap_or_default(),
+                    expected.kind,
+                    &message,
+                ),
+            })?
+        }
+        // Custom resources have no protobuf form (the real server's handler fails on one).
+        "application/vnd.kubernetes.protobuf" => {
+            return Err(ApiError::unsupported_media_type(&SERIALIZERS[..2]));
+        }
+        _ => return Err(ApiError::unsupported_media_type(&SERIALIZERS)),
+    })
 }
 
 type Answer = (StatusCode, Value, Vec<String>);
@@ -323,6 +376,17 @@ fn respond(
         Ok((ctx, options.force))
     };
     let done = |code: StatusCode, value: Value, ctx: Ctx| Ok((code, value, ctx.warnings));
+    let api_version = rt.api_version();
+    let own_type = Expected {
+        api_version: &api_version,
+        kind: &rt.kind,
+        custom: rt.custom,
+    };
+    let scale_type = Expected {
+        api_version: "autoscaling/v1",
+        kind: "Scale",
+        custom: false,
+    };
     match (verb, sub) {
         ("get", _) => {
             if let Some(rv) = query.get("resourceVersion") {
@@ -345,14 +409,14 @@ fn respond(
         }
         ("create", _) => {
             let (mut ctx, _) = write_ctx("CreateOptions", false)?;
-            let obj = decode_body(content_type, body)?;
+            let obj = decode_body(&own_type, content_type, body)?;
             decode_builtin(rt, sub, &obj, &mut ctx)?;
             let obj = shared.lock().create(rt, ns, obj, &mut ctx)?;
             done(StatusCode::CREATED, obj, ctx)
         }
         ("update", Some("scale")) => {
             let (mut ctx, _) = write_ctx("UpdateOptions", false)?;
-            let scale = decode_body(content_type, body)?;
+            let scale = decode_body(&scale_type, content_type, body)?;
             decode_builtin(rt, sub, &scale, &mut ctx)?;
             let mut state = shared.lock();
             let obj = set_scale(&mut state, rt, ns, name, &scale, &mut ctx)?;
@@ -360,7 +424,7 @@ fn respond(
         }
         ("update", Some("finalize")) => {
             let (ctx, _) = write_ctx("UpdateOptions", false)?;
-            let obj = decode_body(content_type, body)?;
+            let obj = decode_body(&own_type, content_type, body)?;
             let mut state = shared.lock();
             let done_obj = state
                 .finalize_namespace(name, &obj)
@@ -369,11 +433,11 @@ fn respond(
         }
         ("update", _) => {
             let (mut ctx, _) = write_ctx("UpdateOptions", false)?;
-            let obj = decode_body(content_type, body)?;
+            let obj = decode_body(&own_type, content_type, body)?;
             decode_builtin(rt, sub, &obj, &mut ctx)?;
-            let obj = shared
-                .lock()
-                .update(rt, ns, name, obj, sub, &mut ctx, None)?;
+            let mut state = shared.lock();
+            check_uid_precondition(&state, rt, ns, name, &obj, ctx.dry_run)?;
+            let obj = state.update(rt, ns, name, obj, sub, &mut ctx, None)?;
             done(StatusCode::OK, obj, ctx)
         }
         ("patch", _) => {
@@ -488,6 +552,38 @@ fn decode_builtin(
     }
 }
 
+/// A PUT body's `metadata.uid` is a precondition on the stored object: another one is a
+/// 409 from storage, before the object is looked at.
+fn check_uid_precondition(
+    state: &State,
+    rt: &ResourceType,
+    ns: Option<&str>,
+    name: &str,
+    obj: &Value,
+    dry_run: bool,
+) -> Result<(), ApiError> {
+    let Some(uid) = obj.pointer("/metadata/uid").and_then(Value::as_str) else {
+        return Ok(());
+    };
+    let Ok(stored) = state.get(rt, ns, name) else {
+        return Ok(());
+    };
+    let stored_uid = stored.pointer("/metadata/uid").and_then(Value::as_str);
+    if uid.is_empty() || Some(uid) == stored_uid {
+        return Ok(());
+    }
+    Err(ApiError::conflict(
+        &rt.group,
+        &rt.plural,
+        name,
+        &format!(
+            "StorageError: invalid object, Code: 4, Key: {}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+            rt.etcd_key(ns, name, dry_run),
+            stored_uid.unwrap_or_default()
+        ),
+    ))
+}
+
 /// The patch types a resource takes; anything else is a 415 (the router's for built-in
 /// kinds, the handler's for custom resources, which have no strategic merge).
 fn patch_kind<'a>(rt: &ResourceType, content_type: &'a str) -> Result<&'a str, ApiError> {
@@ -513,7 +609,12 @@ fn delete_options(
     if body.is_empty() {
         DeleteOptions::parse(None, query)
     } else {
-        let decoded = decode_body(content_type, body)?;
+        let options_type = Expected {
+            api_version: "meta.k8s.io/v1",
+            kind: "DeleteOptions",
+            custom: false,
+        };
+        let decoded = decode(&options_type, content_type, body)?;
         DeleteOptions::parse(Some(&decoded), query)
     }
 }

@@ -6,7 +6,7 @@ use crate::error::ApiError;
 use crate::options::DeleteOptions;
 use crate::options::FieldValidation;
 use crate::patch;
-use crate::registry::ResourceType;
+use crate::registry::{Generation, ResourceType};
 use crate::request::Target;
 use crate::rules::field::FieldError;
 use crate::rules::meta;
@@ -206,6 +206,13 @@ impl State {
         if let Some(ns) = &namespace {
             self.admit_namespace(rt, ns, if name.is_empty() { &generate } else { &name })?;
         }
+        if rt.custom {
+            let errors = crate::type_meta::custom_kind_errors(&rt.kind, &obj);
+            if !errors.is_empty() {
+                let kind = obj["kind"].as_str().unwrap_or_default();
+                return Err(ApiError::invalid(&rt.group, kind, &name, errors));
+            }
+        }
         let mut errors = meta::validate_create(&obj, rt.meta);
         if rt.is("apiextensions.k8s.io", "customresourcedefinitions") {
             errors.extend(self.review_crd(None, &mut obj, &mut ctx.warnings));
@@ -245,7 +252,9 @@ impl State {
         rt.rewrite(&mut obj);
         set_meta(&mut obj, "uid", json!(self.store.next_uid()));
         set_meta(&mut obj, "creationTimestamp", json!(now()));
-        set_meta(&mut obj, "generation", json!(1));
+        if rt.generation != Generation::Untracked {
+            set_meta(&mut obj, "generation", json!(1));
+        }
         match managed {
             Some(Value::Null) => {
                 if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -419,6 +428,7 @@ impl State {
             _ => {}
         }
         self.keep_namespace_fields(rt, &old, &mut new, subresource);
+        let immutable = meta::validate_immutable(&new, &old);
         // Server-owned metadata keeps its values.
         for k in [
             "uid",
@@ -455,11 +465,24 @@ impl State {
             }
         }
         let mut errors = meta::validate_update(&new, rt.meta);
+        errors.extend(immutable);
         if rt.is("apiextensions.k8s.io", "customresourcedefinitions") && subresource.is_none() {
             let served_old = Self::served(rt, &old);
             errors.extend(self.review_crd(Some(&served_old), &mut new, &mut ctx.warnings));
         }
-        errors.extend(admit_schema(rt, &mut new, ctx)?);
+        let kind_errors = if rt.custom {
+            crate::type_meta::custom_kind_errors(&rt.kind, &new)
+        } else {
+            Vec::new()
+        };
+        // A custom resource of another kind is not checked against the schema.
+        if kind_errors.is_empty() {
+            errors.extend(admit_schema(rt, &mut new, ctx)?);
+        } else {
+            errors.extend(kind_errors);
+            let kind = new["kind"].as_str().unwrap_or_default().to_owned();
+            return Err(ApiError::invalid(&rt.group, &kind, name, errors));
+        }
         if !errors.is_empty() {
             return Err(ApiError::invalid(&rt.group, &rt.kind, name, errors));
         }
@@ -468,26 +491,9 @@ impl State {
             self.accept_crd(Some(&served_old), &mut new);
         }
         rt.rewrite(&mut new);
-        // Generation counts spec changes: everything but metadata, and status when it is a subresource.
-        let ignored: &[&str] = if rt.status {
-            &["metadata", "status", "apiVersion", "kind"]
-        } else {
-            &["metadata", "apiVersion", "kind"]
-        };
-        let spec_changed = without(&new, ignored) != without(&Self::served(rt, &old), ignored);
-        let generation = old
-            .pointer("/metadata/generation")
-            .and_then(Value::as_i64)
-            .unwrap_or(1);
-        set_meta(
-            &mut new,
-            "generation",
-            json!(if spec_changed {
-                generation + 1
-            } else {
-                generation
-            }),
-        );
+        if let Some(generation) = next_generation(rt, &Self::served(rt, &old), &new) {
+            set_meta(&mut new, "generation", json!(generation));
+        }
         match apply_manager {
             Some(Value::Null) => {
                 if let Some(meta) = new.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -857,24 +863,41 @@ fn round_trip(rt: &ResourceType, obj: &mut Value) {
     }
 }
 
-pub(crate) fn check_kind(rt: &ResourceType, obj: &Value) -> Result<(), ApiError> {
-    if let Some(kind) = obj.get("kind").and_then(Value::as_str)
-        && kind != rt.kind
-    {
-        return Err(ApiError::bad_request(format!(
-            "the body of the request was of kind {kind}, expected {}",
-            rt.kind
-        )));
-    }
-    if let Some(av) = obj.get("apiVersion").and_then(Value::as_str)
-        && av != rt.api_version()
-    {
-        return Err(ApiError::bad_request(format!(
-            "the API version in the data ({av}) does not match the expected API version ({})",
-            rt.api_version()
-        )));
-    }
-    Ok(())
+/// The generation an update gives an object, when its kind counts them.
+fn next_generation(rt: &ResourceType, old: &Value, new: &Value) -> Option<i64> {
+    let generation = old
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)?;
+    let at = |obj: &'_ Value, path: &str| obj.pointer(path).cloned();
+    let changed = match rt.generation {
+        Generation::Untracked => false,
+        Generation::Spec => at(old, "/spec") != at(new, "/spec"),
+        Generation::SpecOrAnnotations => {
+            at(old, "/spec") != at(new, "/spec")
+                || at(old, "/metadata/annotations") != at(new, "/metadata/annotations")
+        }
+        Generation::AllButMetadata => {
+            let ignored: &[&str] = if rt.status {
+                &["metadata", "status", "apiVersion", "kind"]
+            } else {
+                &["metadata", "apiVersion", "kind"]
+            };
+            without(new, ignored) != without(old, ignored)
+        }
+    };
+    Some(if changed { generation + 1 } else { generation })
+}
+
+/// The type an object names must be the resource's (patched objects reach here without
+/// going through the request decoders).
+fn check_kind(rt: &ResourceType, obj: &Value) -> Result<(), ApiError> {
+    let api_version = rt.api_version();
+    let expected = crate::type_meta::Expected {
+        api_version: &api_version,
+        kind: &rt.kind,
+        custom: rt.custom,
+    };
+    crate::type_meta::check(&expected, obj, None)
 }
 
 pub(crate) fn random_suffix(seed: u64) -> String {

@@ -1,5 +1,7 @@
 //! kubectl against the server over HTTP on loopback: apply, get (with printer columns),
-//! get -w, describe, patch, server-side apply conflicts and delete.
+//! get -w, describe, patch, server-side apply conflicts and delete; and the typed commands
+//! (`create namespace`, `create configmap`, `run`, `scale`, ...), which kubectl 1.32 and
+//! later send as protobuf.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -90,11 +92,14 @@ data: {a: b}
 
 const FOO: &str = "apiVersion: samplecontroller.k8s.io/v1alpha1\nkind: Foo\nmetadata: {name: example}\nspec: {deploymentName: web, replicas: 1}\n";
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kubectl_works_against_the_http_server() {
+/// Runs `script` with kubectl pointed at a fresh server on loopback.
+async fn with_kubectl(test: &str, script: impl FnOnce(Kubectl) + Send + 'static) {
     let server = FakeApiServer::new();
     let served = server.serve("127.0.0.1:0".parse().unwrap()).await.unwrap();
-    let dir = std::env::temp_dir().join(format!("fake-apiserver-kubectl-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "fake-apiserver-kubectl-{test}-{}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let kubeconfig = dir.join("kubeconfig");
     std::fs::write(&kubeconfig, served.kubeconfig()).unwrap();
@@ -102,8 +107,14 @@ async fn kubectl_works_against_the_http_server() {
         kubeconfig,
         cache: dir.join("cache"),
     };
+    let result = tokio::task::spawn_blocking(move || script(k)).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    result.unwrap();
+}
 
-    let result = tokio::task::spawn_blocking(move || {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_works_against_the_http_server() {
+    with_kubectl("apply", |k| {
         let applied = k.ok(
             &["apply", "--validate=false", "-f", "-"],
             Some(CRD_AND_CONFIGMAP),
@@ -229,6 +240,130 @@ async fn kubectl_works_against_the_http_server() {
         assert!(String::from_utf8_lossy(&missing.stderr).contains("NotFound"));
     })
     .await;
-    let _ = std::fs::remove_dir_all(&dir);
-    result.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_typed_commands_work_against_the_http_server() {
+    with_kubectl("typed", |k| {
+        let get = |args: &[&str]| k.ok(&[&["get", "-n", "typed"], args].concat(), None);
+        assert_eq!(
+            k.ok(&["create", "namespace", "typed"], None).trim(),
+            "namespace/typed created"
+        );
+        let n = ["-n", "typed"];
+        let mut made = Vec::new();
+        for cmd in [
+            &[
+                "create",
+                "configmap",
+                "c",
+                "--from-literal=a=b",
+                "--from-literal=empty=",
+            ][..],
+            &["create", "secret", "generic", "s", "--from-literal=k=v"],
+            &["create", "serviceaccount", "robot"],
+            &[
+                "create",
+                "deployment",
+                "web",
+                "--image=nginx",
+                "--replicas=1",
+                "--port=80",
+            ],
+            &["run", "p", "--image=nginx", "--labels=app=p"],
+            &[
+                "create",
+                "role",
+                "reader",
+                "--verb=get,list",
+                "--resource=pods",
+            ],
+            &[
+                "create",
+                "rolebinding",
+                "read",
+                "--role=reader",
+                "--serviceaccount=typed:robot",
+            ],
+            &["create", "job", "once", "--image=busybox", "--", "true"],
+        ] {
+            made.push(k.ok(&[&n[..], cmd].concat(), None).trim().to_owned());
+        }
+        assert_eq!(
+            made,
+            [
+                "configmap/c created",
+                "secret/s created",
+                "serviceaccount/robot created",
+                "deployment.apps/web created",
+                "pod/p created",
+                "role.rbac.authorization.k8s.io/reader created",
+                "rolebinding.rbac.authorization.k8s.io/read created",
+                "job.batch/once created",
+            ]
+        );
+        assert_eq!(
+            get(&["configmap", "c", "-o", "jsonpath={.data}"]),
+            r#"{"a":"b","empty":""}"#
+        );
+        assert_eq!(get(&["secret", "s", "-o", "jsonpath={.data.k}"]), "dg==");
+        assert_eq!(
+            get(&["pod", "p", "-o", "jsonpath={.spec.containers[0].image}"]),
+            "nginx"
+        );
+        assert_eq!(
+            get(&["rolebinding", "read", "-o", "jsonpath={.subjects[0].kind}"]),
+            "ServiceAccount"
+        );
+
+        k.ok(
+            &[&n[..], &["scale", "deployment", "web", "--replicas=3"]].concat(),
+            None,
+        );
+        assert_eq!(
+            get(&["deployment", "web", "-o", "jsonpath={.spec.replicas}"]),
+            "3"
+        );
+        k.ok(
+            &[&n[..], &["label", "configmap", "c", "tier=cache"]].concat(),
+            None,
+        );
+        k.ok(
+            &[&n[..], &["annotate", "configmap", "c", "note=hi"]].concat(),
+            None,
+        );
+        assert_eq!(
+            get(&[
+                "configmap",
+                "-l",
+                "tier=cache",
+                "-o",
+                "jsonpath={.items[*].metadata.annotations.note}"
+            ]),
+            "hi"
+        );
+        let exposed = k.ok(
+            &[&n[..], &["expose", "deployment", "web", "--port=80"]].concat(),
+            None,
+        );
+        assert_eq!(exposed.trim(), "service/web exposed");
+        assert_eq!(
+            get(&["service", "web", "-o", "jsonpath={.spec.selector.app}"]),
+            "web"
+        );
+
+        // A typed delete sends its DeleteOptions as protobuf too.
+        let deleted = k.ok(
+            &[&n[..], &["delete", "pod", "p", "--wait=false"]].concat(),
+            None,
+        );
+        assert!(deleted.contains("pod \"p\" deleted"), "{deleted}");
+        let refused = k.run(&["create", "namespace", "Bad_Name"], None);
+        let err = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            !refused.status.success() && err.contains("metadata.name: Invalid value: \"Bad_Name\""),
+            "{err}"
+        );
+    })
+    .await;
 }

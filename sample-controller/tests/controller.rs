@@ -35,7 +35,12 @@ impl Running {
 
     async fn start_with(fake: FakeApiServer, options: Options) -> Self {
         for crd in sample_controller::generated::crds().unwrap() {
-            let _ = fake.seed(crd);
+            // A server a test prepared may have them already; any other refusal fails.
+            if let Err(e) = fake.seed(crd)
+                && e.reason != "AlreadyExists"
+            {
+                panic!("the fake API server refused a generated CRD: {e:?}");
+            }
         }
         let client = Client::new(fake.clone(), "default");
         let (stop, stopped) = oneshot::channel::<()>();

@@ -15,7 +15,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
-use kube::api::{Api, DeleteParams, PostParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use sample_controller::apis::samplecontroller::v1alpha1::{Foo, FooSpec};
 
 fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
@@ -81,8 +81,25 @@ async fn the_binary_reconciles_holds_the_lease_and_shuts_down_gracefully() {
     .unwrap();
     let client = Client::try_from(config).unwrap();
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    // Installed (or updated, on a cluster that has them) by server-side apply: a rejected
+    // CRD fails the test here, not later as a 404.
     for crd in sample_controller::generated::crds().unwrap() {
-        let _ = crds.create(&PostParams::default(), &crd).await;
+        let name = crd.metadata.name.clone().unwrap();
+        crds.patch(
+            &name,
+            &PatchParams::apply("sample-controller-e2e").force(),
+            &Patch::Apply(&crd),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("the API server refused CRD {name}: {e}"));
+        until(&format!("CRD {name} established"), || async {
+            let conditions = crds.get(&name).await.ok()?.status?.conditions?;
+            conditions
+                .iter()
+                .any(|c| c.type_ == "Established" && c.status == "True")
+                .then_some(())
+        })
+        .await;
     }
 
     let port = free_port();

@@ -8,6 +8,7 @@
 //! server-side apply's list semantics and strategic merge's keys.
 
 pub mod decode;
+pub mod protobuf;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
@@ -67,6 +68,10 @@ pub struct Field {
     pub default: Option<Value>,
     /// The protobuf field numbers: one, or several through an embedded Go struct.
     pub proto: Vec<u32>,
+    /// The Go field is a pointer: a zero value on the wire is still a value.
+    pub pointer: bool,
+    /// The Go field has no `omitempty`: its zero value is written out.
+    pub keep_zero: bool,
 }
 
 /// One struct type.
@@ -105,6 +110,10 @@ struct RawField {
     strategy: Option<String>,
     default: Option<Value>,
     n: Option<Value>,
+    #[serde(default)]
+    ptr: u8,
+    #[serde(default)]
+    keep: u8,
 }
 
 #[derive(Deserialize)]
@@ -162,6 +171,8 @@ fn field(raw: RawField) -> Field {
         strategy: raw.strategy,
         default: raw.default,
         proto,
+        pointer: raw.ptr == 1,
+        keep_zero: raw.keep == 1,
     }
 }
 
@@ -175,6 +186,8 @@ fn field_of(kind: Kind) -> Field {
         strategy: None,
         default: None,
         proto: Vec::new(),
+        pointer: false,
+        keep_zero: false,
     }
 }
 

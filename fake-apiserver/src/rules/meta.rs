@@ -69,6 +69,50 @@ pub fn validate_create(obj: &Value, rules: MetaRules) -> Vec<FieldError> {
     errs
 }
 
+/// What an update may not change in `metadata`, checked as the real server does after
+/// filling in what the client left out: `uid` (a missing one is the old one), and
+/// `deletionTimestamp` and `deletionGracePeriodSeconds` (which an update cannot set or
+/// remove). `creationTimestamp` is not checked: the old one silently wins.
+pub fn validate_immutable(new: &Value, old: &Value) -> Vec<FieldError> {
+    let at = |obj: &Value, key: &str| obj.pointer(&format!("/metadata/{key}")).cloned();
+    let mut errs = Vec::new();
+    let uid = at(new, "uid").filter(|u| u.as_str().is_some_and(|s| !s.is_empty()));
+    if let Some(uid) = uid
+        && Some(&uid) != at(old, "uid").as_ref()
+    {
+        errs.push(FieldError::invalid(
+            "metadata.uid",
+            &uid,
+            "field is immutable",
+        ));
+    }
+    if at(old, "deletionTimestamp").is_none()
+        && let Some(ts) = at(new, "deletionTimestamp").filter(|v| !v.is_null())
+    {
+        errs.push(FieldError::invalid(
+            "metadata.deletionTimestamp",
+            &ts,
+            "field is immutable",
+        ));
+    }
+    let grace = at(new, "deletionGracePeriodSeconds").filter(|v| !v.is_null());
+    let old_grace = at(old, "deletionGracePeriodSeconds").filter(|v| !v.is_null());
+    match (grace, old_grace) {
+        (Some(g), None) => errs.push(FieldError::invalid(
+            "metadata.deletionGracePeriodSeconds",
+            &g,
+            "field is immutable",
+        )),
+        (Some(g), Some(o)) if g != o => errs.push(FieldError::invalid(
+            "metadata.deletionGracePeriodSeconds",
+            &g,
+            "field is immutable",
+        )),
+        _ => {}
+    }
+    errs
+}
+
 /// Errors in the `metadata` of an update: everything a create checks but the name, which
 /// cannot change.
 pub fn validate_update(obj: &Value, rules: MetaRules) -> Vec<FieldError> {

@@ -205,13 +205,25 @@ impl Env {
     /// Sends a request as it is (method, path with query, content type, body), for what
     /// `Api<K>` cannot send: wrong methods, media types, malformed parameters.
     pub async fn raw(&self, method: &str, path: &str, content_type: &str, body: &str) -> Raw {
+        self.raw_bytes(method, path, content_type, body.as_bytes())
+            .await
+    }
+
+    /// [`Env::raw`] with a body of any bytes (protobuf).
+    pub async fn raw_bytes(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: &str,
+        body: &[u8],
+    ) -> Raw {
         use http_body_util::BodyExt;
         let mut req = http::Request::builder().method(method).uri(path);
         if !content_type.is_empty() {
             req = req.header("content-type", content_type);
         }
         let req = req
-            .body(kube::client::Body::from(body.as_bytes().to_vec()))
+            .body(kube::client::Body::from(body.to_vec()))
             .expect("a valid request");
         let response = self.client.send(req).await.expect("a response");
         let code = response.status().as_u16();

@@ -13,6 +13,7 @@ mod env;
 mod crd;
 mod crd_admission;
 mod crud;
+mod decoding;
 mod fake_only;
 mod gc;
 mod lists;

@@ -189,3 +189,53 @@ async fn labels_annotations_owners_and_finalizers_are_validated() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn metadata_the_server_owns_cannot_be_changed() {
+    case("immutable", |env| async move {
+        let cms = env.path("v1", "configmaps");
+        let r = env.raw("POST", &cms, "application/json", &object("cm", json!({}))).await;
+        assert_eq!(r.code, 201, "{}", r.body);
+        let uid = r.body["metadata"]["uid"].as_str().unwrap().to_owned();
+        let created = r.body["metadata"]["creationTimestamp"].clone();
+        let url = format!("{cms}/cm");
+
+        // A PUT's uid is a precondition on the stored object.
+        let mut other = r.body.clone();
+        other["metadata"]["uid"] = json!("not-the-uid");
+        let r = env.raw("PUT", &url, "application/json", &other.to_string()).await;
+        assert_eq!(r.status(), (409, "Conflict"), "{}", r.body);
+        assert_eq!(
+            r.message(),
+            format!(
+                "Operation cannot be fulfilled on configmaps \"cm\": StorageError: invalid object, Code: 4, Key: /registry/configmaps/{}/cm, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: not-the-uid, UID in object meta: {uid}",
+                env.ns
+            )
+        );
+
+        // A patch that changes it is invalid; so is setting deletion fields.
+        let merge = "application/merge-patch+json";
+        let r = env.raw("PATCH", &url, merge, r#"{"metadata":{"uid":"y"}}"#).await;
+        assert_eq!(r.status(), (422, "Invalid"), "{}", r.body);
+        assert_eq!(
+            r.message(),
+            "ConfigMap \"cm\" is invalid: metadata.uid: Invalid value: \"y\": field is immutable"
+        );
+        assert_eq!(r.causes(), invalid("metadata.uid"));
+        let deleting = r#"{"metadata":{"deletionTimestamp":"2026-01-01T00:00:00Z","deletionGracePeriodSeconds":5}}"#;
+        let r = env.raw("PATCH", &url, merge, deleting).await;
+        assert_eq!(r.status(), (422, "Invalid"), "{}", r.body);
+        assert_eq!(
+            r.message(),
+            "ConfigMap \"cm\" is invalid: [metadata.deletionTimestamp: Invalid value: \"2026-01-01T00:00:00Z\": field is immutable, metadata.deletionGracePeriodSeconds: Invalid value: 5: field is immutable]"
+        );
+
+        // The creation time is silently kept.
+        let r = env
+            .raw("PATCH", &url, merge, r#"{"metadata":{"creationTimestamp":"2020-01-01T00:00:00Z"}}"#)
+            .await;
+        assert_eq!(r.code, 200, "{}", r.body);
+        assert_eq!(r.body["metadata"]["creationTimestamp"], created);
+    })
+    .await;
+}
