@@ -3,7 +3,8 @@
 //! printcolumn's type must fit the field's Rust type.
 //!
 //! The derive sees the spec struct only, so it checks `.spec` paths; the CLI also finds the
-//! status struct (and nested structs) among the items of the same file.
+//! status struct (and nested structs) in the same file, the same version directory, or
+//! anywhere in the tree when the name is unique there.
 
 use heck::{ToKebabCase, ToLowerCamelCase, ToShoutySnakeCase, ToSnakeCase, ToUpperCamelCase};
 use quote::ToTokens;
@@ -16,32 +17,84 @@ use crate::diag::{Ctxt, did_you_mean};
 pub struct Structs<'a> {
     items: Vec<&'a ItemStruct>,
     enums: Vec<&'a syn::ItemEnum>,
+    /// Looked at in order when `items` lacks a name (the version's other files, then the
+    /// whole tree). A name defined twice in one layer is ambiguous and stays unresolved.
+    layers: Vec<Layer<'a>>,
+}
+
+/// Items of several files, searched together.
+#[derive(Default, Clone)]
+pub struct Layer<'a> {
+    /// Structs.
+    pub structs: Vec<&'a ItemStruct>,
+    /// Enums.
+    pub enums: Vec<&'a syn::ItemEnum>,
+}
+
+impl<'a> Layer<'a> {
+    /// The structs and enums among `items`, added to the layer.
+    pub fn extend(&mut self, items: impl IntoIterator<Item = &'a Item>) {
+        for item in items {
+            match item {
+                Item::Struct(s) => self.structs.push(s),
+                Item::Enum(e) => self.enums.push(e),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The one item named `name` among `items`, or `None` when there are none or several.
+fn unique<'a, T>(
+    items: &[&'a T],
+    name: &str,
+    ident: impl Fn(&T) -> &syn::Ident,
+) -> Option<Option<&'a T>> {
+    let mut found = items.iter().copied().filter(|i| ident(i) == name);
+    match (found.next(), found.next()) {
+        (None, _) => None,
+        (Some(one), None) => Some(Some(one)),
+        (Some(_), Some(_)) => Some(None),
+    }
 }
 
 impl<'a> Structs<'a> {
     /// The structs among `items` (a file's items), plus `extra` (the derive's input).
     pub fn new(items: impl IntoIterator<Item = &'a Item>, extra: Option<&'a ItemStruct>) -> Self {
-        let mut out = Self {
-            items: Vec::new(),
-            enums: Vec::new(),
-        };
-        for item in items {
-            match item {
-                Item::Struct(s) => out.items.push(s),
-                Item::Enum(e) => out.enums.push(e),
-                _ => {}
-            }
+        let mut local = Layer::default();
+        local.extend(items);
+        local.structs.extend(extra);
+        Self {
+            items: local.structs,
+            enums: local.enums,
+            layers: Vec::new(),
         }
-        out.items.extend(extra);
-        out
+    }
+
+    /// Adds a layer searched after the ones before it.
+    pub fn with_layer(mut self, layer: Layer<'a>) -> Self {
+        self.layers.push(layer);
+        self
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<&'a ItemStruct> {
-        self.items.iter().copied().find(|s| s.ident == name)
+        if let Some(s) = self.items.iter().copied().find(|s| s.ident == name) {
+            return Some(s);
+        }
+        self.layers
+            .iter()
+            .find_map(|l| unique(&l.structs, name, |s| &s.ident))
+            .flatten()
     }
 
     pub(crate) fn get_enum(&self, name: &str) -> Option<&'a syn::ItemEnum> {
-        self.enums.iter().copied().find(|e| e.ident == name)
+        if let Some(e) = self.enums.iter().copied().find(|e| e.ident == name) {
+            return Some(e);
+        }
+        self.layers
+            .iter()
+            .find_map(|l| unique(&l.enums, name, |e| &e.ident))
+            .flatten()
     }
 }
 

@@ -35,22 +35,50 @@ pub fn derive_gen_client(input: TokenStream) -> TokenStream {
     };
     let mut cx = Ctxt::new();
     let resource = model::resource_from_input(&mut cx, &input, Origin::Derive);
-    let mut patches = Vec::new();
+    let mut markers = schema::Markers::default();
     if let Some(resource) = &resource
         && let Ok(spec) = syn::parse2::<syn::ItemStruct>(quote::ToTokens::to_token_stream(&input))
     {
         let structs = check::Structs::new([], Some(&spec));
         check::run(&mut cx, &spec, &structs);
-        patches = schema::resource_patches(&mut cx, &spec, resource, &structs);
+        markers = schema::resource_patches(
+            &mut cx,
+            &spec,
+            resource,
+            &structs,
+            &mut schema::Memo::default(),
+            true,
+        );
     }
     match (cx.finish(()), resource) {
         (Ok(()), Some(resource)) => {
             let mut items = emit::resource_items(&resource);
-            items.extend(emit::crd::crd_items(&resource, &patches));
+            items.extend(emit::crd::crd_items(&resource, &markers));
             items
         }
         (Err(diagnostics), _) => diag::to_compile_errors(&diagnostics),
         (Ok(()), None) => TokenStream::new(),
+    }
+}
+
+/// The `CrdMarkers` derive: the markers of a struct below a spec, checked where they are
+/// written and handed to the spec's CRD at run time.
+pub fn derive_crd_markers(input: TokenStream) -> TokenStream {
+    let s: syn::ItemStruct = match syn::parse2(input) {
+        Ok(s) => s,
+        Err(err) => {
+            return syn::Error::new(
+                err.span(),
+                "`CrdMarkers` derives on structs (the types below a spec or status that carry `+kubebuilder:` markers)",
+            )
+            .to_compile_error();
+        }
+    };
+    let mut cx = Ctxt::new();
+    let markers = schema::struct_markers(&mut cx, &s);
+    match cx.finish(()) {
+        Ok(()) => emit::crd::crd_markers_impl(&s, &markers),
+        Err(diagnostics) => diag::to_compile_errors(&diagnostics),
     }
 }
 

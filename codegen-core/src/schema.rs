@@ -15,7 +15,7 @@ use syn::{Attribute, Fields, ItemEnum, ItemStruct, Type};
 use crate::attr::kube::{KubeAttrs, Spanned};
 use crate::attr::marker::{self, Marker, Place};
 use crate::check::{self, Structs};
-use crate::diag::{Ctxt, did_you_mean};
+use crate::diag::{Ctxt, Loc, did_you_mean};
 use crate::model::{Resource, Scope};
 
 /// One change to the CRD.
@@ -44,6 +44,46 @@ pub enum Patch {
         /// The value to merge.
         value: Value,
     },
+    /// The markers of the struct at `path` were read (so marker lines in its fields'
+    /// descriptions are accounted for when the CRD is built).
+    Read {
+        /// The struct's path.
+        path: Vec<String>,
+    },
+}
+
+/// A field whose type the front end cannot see. The derive's generated code asks that
+/// type for its markers when the CRD is built (`kube_codegen_runtime::crd::probe`).
+#[derive(Debug, Clone)]
+pub struct Probe {
+    /// Where the type's schema is: property names, `[]`, `{}`.
+    pub path: Vec<String>,
+    /// The type as written.
+    pub ty: Type,
+}
+
+/// Which marker a patch came from, so that a problem found in the built CRD can be shown
+/// at the marker.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    /// The schema path the marker's patch applies to (empty for resource markers).
+    pub path: Vec<String>,
+    /// The schema keyword it sets, when it sets one.
+    pub key: Option<String>,
+    /// The marker.
+    pub loc: Loc,
+}
+
+/// What the markers of one resource (or one struct) give: the patches, the fields to probe
+/// at run time, and where each patch came from.
+#[derive(Debug, Clone, Default)]
+pub struct Markers {
+    /// The patches, coalesced: one `Schema` patch per path.
+    pub patches: Vec<Patch>,
+    /// Fields whose types may carry markers the front end cannot see (the derive only).
+    pub probes: Vec<Probe>,
+    /// The marker behind each schema keyword.
+    pub origins: Vec<Origin>,
 }
 
 /// The JSON shape of a Rust type, as far as the source shows it.
@@ -342,37 +382,93 @@ fn number(text: &str) -> Option<Value> {
 struct Own<'a> {
     patches: Vec<Patch>,
     children: Vec<(Vec<String>, &'a ItemStruct)>,
+    probes: Vec<(Vec<String>, &'a Type)>,
+    origins: Vec<Origin>,
+}
+
+impl Own<'_> {
+    /// A patch and the marker it came from.
+    fn push(&mut self, patch: Patch, m: &Marker) {
+        let (path, key) = match &patch {
+            Patch::Schema { path, set } => (path.clone(), set.keys().next().cloned()),
+            Patch::Required { path, field, .. } => {
+                let mut p = path.clone();
+                p.push(field.clone());
+                (p, Some("required".to_owned()))
+            }
+            Patch::Merge { .. } | Patch::Read { .. } => (Vec::new(), None),
+        };
+        let loc = if m.value.is_some() {
+            m.value_loc.clone()
+        } else {
+            m.name_loc.clone()
+        };
+        self.origins.push(Origin { path, key, loc });
+        self.patches.push(patch);
+    }
+}
+
+/// Each struct's own patches, checked once however often (and from wherever) it is used:
+/// the CLI fills it file by file, so that a struct's mistakes are reported in its own file.
+#[derive(Default)]
+pub struct Memo<'a> {
+    own: BTreeMap<usize, Own<'a>>,
+    enums_checked: BTreeSet<usize>,
+}
+
+fn key_of<T>(item: &T) -> usize {
+    std::ptr::from_ref(item) as usize
 }
 
 /// Walks the spec and status structs and everything below them that the source shows.
-struct Walker<'s, 'a> {
+struct Walker<'s, 'm, 'a> {
     structs: &'s Structs<'a>,
-    spec: &'a ItemStruct,
-    memo: BTreeMap<String, Own<'a>>,
-    enums_checked: BTreeSet<String>,
+    memo: &'m mut Memo<'a>,
+    /// Record fields of types the source does not show, for run-time probes (the derive).
+    probe: bool,
 }
 
-impl<'a> Walker<'_, 'a> {
+/// Whether `s` is a spec: its type-level markers are resource markers.
+fn is_spec(s: &ItemStruct) -> bool {
+    s.attrs.iter().any(|a| a.path().is_ident("kube"))
+}
+
+impl<'a> Walker<'_, '_, 'a> {
     fn expand(
         &mut self,
         cx: &mut Ctxt,
         s: &'a ItemStruct,
         at: &[String],
-        out: &mut Vec<Patch>,
+        out: &mut Markers,
         depth: usize,
     ) {
         if depth > 16 {
             return;
         }
-        let key = s.ident.to_string();
-        if !self.memo.contains_key(&key) {
+        let key = key_of(s);
+        if !self.memo.own.contains_key(&key) {
             let own = self.own(cx, s);
-            self.memo.insert(key.clone(), own);
+            self.memo.own.insert(key, own);
         }
-        let own = &self.memo[&key];
+        let own = &self.memo.own[&key];
         let children = own.children.clone();
+        out.patches.push(Patch::Read { path: at.to_vec() });
         for p in &own.patches {
-            out.push(rebase(p, at));
+            out.patches.push(rebase(p, at));
+        }
+        let join = |rel: &[String]| at.iter().chain(rel).cloned().collect::<Vec<_>>();
+        for (rel, ty) in &own.probes {
+            out.probes.push(Probe {
+                path: join(rel),
+                ty: (*ty).clone(),
+            });
+        }
+        for o in &own.origins {
+            out.origins.push(Origin {
+                path: join(&o.path),
+                key: o.key.clone(),
+                loc: o.loc.clone(),
+            });
         }
         for (rel, child) in children {
             let path: Vec<String> = at.iter().cloned().chain(rel).collect();
@@ -394,19 +490,18 @@ impl<'a> Walker<'_, 'a> {
                     ),
                 ),
                 // Resource markers are read from the spec struct by `resource_patches`.
-                Place::Type if std::ptr::eq(s, self.spec) => {}
+                Place::Type if is_spec(s) => {}
                 Place::Type => cx.error_at(
                     &m.name_loc,
                     format!(
-                        "`{}` goes on the spec struct `{}`, not on `{}`",
+                        "`{}` goes on the spec struct (the one with `#[kube(...)]`), not on `{}`",
                         m.display(),
-                        self.spec.ident,
                         s.ident
                     ),
                 ),
                 Place::Both => {
                     if let Some(p) = field_patch(cx, &m, &Shape::Struct(s), &[]) {
-                        own.patches.push(p);
+                        own.push(p, &m);
                     }
                 }
             }
@@ -474,6 +569,12 @@ impl<'a> Walker<'_, 'a> {
                     }
                     Shape::Struct(inner) => {
                         own.children.push((rel, inner));
+                        break;
+                    }
+                    Shape::Unknown if self.probe => {
+                        if let Some(ty) = probe_type(&f.ty) {
+                            own.probes.push((rel, ty));
+                        }
                         break;
                     }
                     _ => break,
@@ -556,12 +657,13 @@ impl<'a> Walker<'_, 'a> {
                 "listMapKey" => {}
                 _ => {
                     if let Some(p) = field_patch(cx, m, field_shape, &[name.to_owned()]) {
-                        own.patches.push(p);
+                        own.push(p, m);
                     }
                 }
             }
         }
         self.list_map(cx, own, name, field_shape, markers);
+        check_default(cx, own, name, field_shape, markers);
         match (optional, required) {
             (Some(o), Some(_)) => cx.error_at(
                 &o.name_loc,
@@ -574,18 +676,22 @@ impl<'a> Walker<'_, 'a> {
                         format!("`{}` on `{name}`, which serde requires: objects without it would be accepted by the API server but fail to deserialize; make it `Option<_>` or add `#[serde(default)]`", o.display()),
                     );
                 } else {
-                    own.patches.push(Patch::Required {
+                    let patch = Patch::Required {
                         path: Vec::new(),
                         field: name.to_owned(),
                         required: false,
-                    });
+                    };
+                    own.push(patch, o);
                 }
             }
-            (None, Some(_)) => own.patches.push(Patch::Required {
-                path: Vec::new(),
-                field: name.to_owned(),
-                required: true,
-            }),
+            (None, Some(r)) => {
+                let patch = Patch::Required {
+                    path: Vec::new(),
+                    field: name.to_owned(),
+                    required: true,
+                };
+                own.push(patch, r);
+            }
             (None, None) => {}
         }
     }
@@ -637,6 +743,12 @@ impl<'a> Walker<'_, 'a> {
         {
             for k in &keys {
                 let key = k.value.as_deref().unwrap_or_default();
+                if let Some(why) = key_not_required(s, key) {
+                    cx.error_at(
+                        &k.value_loc,
+                        format!("`+listMapKey={key}`: `{}.{key}` {why}; kube-apiserver rejects list-map keys that are neither required nor defaulted: make it non-`Option`, or add `+kubebuilder:default`", s.ident),
+                    );
+                }
                 if !fields.iter().any(|(n, _)| n == key) {
                     let names = fields.iter().map(|(n, _)| n.as_str());
                     cx.error_at(
@@ -662,19 +774,163 @@ impl<'a> Walker<'_, 'a> {
             .collect();
         let mut set = Map::new();
         set.insert("x-kubernetes-list-map-keys".into(), Value::Array(values));
-        own.patches.push(Patch::Schema {
+        let patch = Patch::Schema {
             path: vec![name.to_owned()],
             set,
-        });
+        };
+        own.push(patch, keys[0]);
     }
 
     /// Enums that kube's structural-schema rewriter cannot express (it panics on them).
     fn check_enum(&mut self, cx: &mut Ctxt, s: &Shape<'a>) {
         let Shape::Enum(e) = s else { return };
-        if !self.enums_checked.insert(e.ident.to_string()) {
+        if !self.memo.enums_checked.insert(key_of(*e)) {
             return;
         }
         check_enum(cx, e);
+    }
+}
+
+/// Why the field of `s` named `key` (its JSON name) is neither required nor defaulted in
+/// the schema, or `None` when it is one of them (or is not there).
+fn key_not_required(s: &ItemStruct, key: &str) -> Option<&'static str> {
+    let rule = check::serde_value(&s.attrs, "rename_all");
+    let Fields::Named(named) = &s.fields else {
+        return None;
+    };
+    let f = named.named.iter().find(|f| {
+        let ident = f
+            .ident
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        let ident = ident.trim_start_matches("r#");
+        check::serde_value(&f.attrs, "rename")
+            .unwrap_or_else(|| check::renamed(ident, rule.as_deref()))
+            == key
+    })?;
+    let markers = marker::read(&mut Ctxt::new(), &f.attrs);
+    let has = |names: &[&str]| markers.iter().any(|m| names.contains(&m.name));
+    let defaulted =
+        has(&["kubebuilder:default"]) || serde_default(&f.attrs) || serde_default(&s.attrs);
+    if defaulted || has(&["required", "kubebuilder:validation:Required"]) {
+        return None;
+    }
+    if has(&["optional", "kubebuilder:validation:Optional"]) {
+        return Some("is marked optional and has no default");
+    }
+    is_option(&f.ty).then_some("is an `Option` without a default")
+}
+
+/// A `+kubebuilder:default` that breaks the field's own markers or its Rust enum: the API
+/// server validates defaults against their schema and rejects the CRD. Patterns are left to
+/// the check of the built CRD (`kube_codegen_runtime::crd`), which has a regex engine.
+fn check_default(cx: &mut Ctxt, own: &Own<'_>, name: &str, shape: &Shape<'_>, markers: &[Marker]) {
+    let Some(dm) = markers.iter().find(|m| m.name == "kubebuilder:default") else {
+        return;
+    };
+    let mut schema = Map::new();
+    for p in &own.patches {
+        if let Patch::Schema { path, set } = p
+            && path.len() == 1
+            && path[0] == name
+        {
+            schema.extend(set.clone());
+        }
+    }
+    let Some(default) = schema.get("default") else {
+        return;
+    };
+    let num = |k: &str| schema.get(k).and_then(Value::as_f64);
+    let flag = |k: &str| schema.get(k).and_then(Value::as_bool).unwrap_or(false);
+    let mut why = Vec::new();
+    if let Some(Value::Array(allowed)) = schema.get("enum")
+        && !allowed.contains(default)
+    {
+        let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
+        why.push(format!(
+            "is not one of `+kubebuilder:validation:Enum` ({})",
+            list.join(", ")
+        ));
+    }
+    if let (Shape::Enum(e), Value::String(text)) = (shape, default)
+        && e.variants.iter().all(|v| v.fields.is_empty())
+    {
+        let rule = check::serde_value(&e.attrs, "rename_all");
+        let names: Vec<String> = e
+            .variants
+            .iter()
+            .map(|v| {
+                check::serde_value(&v.attrs, "rename")
+                    .unwrap_or_else(|| check::renamed(&v.ident.to_string(), rule.as_deref()))
+            })
+            .collect();
+        if !names.contains(text) {
+            why.push(format!(
+                "is not a variant of `{}` ({}){}",
+                e.ident,
+                names.join(", "),
+                did_you_mean(text, names.iter().map(String::as_str))
+            ));
+        }
+    }
+    if let Some(d) = default.as_f64() {
+        if let Some(min) = num("minimum") {
+            if flag("exclusiveMinimum") && d <= min {
+                why.push(format!("is not greater than the exclusive minimum {min}"));
+            } else if d < min {
+                why.push(format!(
+                    "is less than `+kubebuilder:validation:Minimum={min}`"
+                ));
+            }
+        }
+        if let Some(max) = num("maximum") {
+            if flag("exclusiveMaximum") && d >= max {
+                why.push(format!("is not less than the exclusive maximum {max}"));
+            } else if d > max {
+                why.push(format!(
+                    "is greater than `+kubebuilder:validation:Maximum={max}`"
+                ));
+            }
+        }
+        if let Some(m) = num("multipleOf")
+            && m > 0.0
+            && ((d / m) - (d / m).round()).abs() > 1e-9
+        {
+            why.push(format!("is not a multiple of {m}"));
+        }
+    }
+    let count = match default {
+        Value::String(t) => Some(("Length", t.chars().count())),
+        Value::Array(a) => Some(("Items", a.len())),
+        Value::Object(o) => Some(("Properties", o.len())),
+        _ => None,
+    };
+    if let Some((what, n)) = count {
+        let key = |prefix: &str| format!("{prefix}{what}");
+        if let Some(min) = schema.get(&key("min")).and_then(Value::as_u64)
+            && (n as u64) < min
+        {
+            why.push(format!(
+                "is shorter than `+kubebuilder:validation:Min{what}={min}`"
+            ));
+        }
+        if let Some(max) = schema.get(&key("max")).and_then(Value::as_u64)
+            && (n as u64) > max
+        {
+            why.push(format!(
+                "is longer than `+kubebuilder:validation:Max{what}={max}`"
+            ));
+        }
+    }
+    if !why.is_empty() {
+        cx.error_at(
+            &dm.value_loc,
+            format!(
+                "the default of `{name}` ({default}) {}: kube-apiserver rejects a CRD whose default breaks the field's own schema",
+                why.join(", and ")
+            ),
+        );
     }
 }
 
@@ -717,8 +973,28 @@ fn rebase(p: &Patch, at: &[String]) -> Patch {
             field: field.clone(),
             required: *required,
         },
+        Patch::Read { path } => Patch::Read { path: join(path) },
         Patch::Merge { .. } => p.clone(),
     }
+}
+
+/// The innermost type of a field (below `Option`, `Vec`, maps, `Box`) when it names a type
+/// that may derive `CrdMarkers`: a path without references or trait objects.
+fn probe_type(ty: &Type) -> Option<&Type> {
+    let mut ty = check::inner(ty);
+    for _ in 0..8 {
+        let Type::Path(p) = ty else {
+            return None;
+        };
+        let last = p.path.segments.last()?;
+        let args = generic_args(ty);
+        ty = match last.ident.to_string().as_str() {
+            "Vec" | "VecDeque" | "HashSet" | "BTreeSet" => check::inner(args.first()?),
+            "HashMap" | "BTreeMap" => check::inner(args.get(1)?),
+            _ => return p.qself.is_none().then_some(ty),
+        };
+    }
+    None
 }
 
 /// The schema keys one field (or type-level) marker sets.
@@ -937,38 +1213,92 @@ fn xvalidation(cx: &mut Ctxt, m: &Marker) -> Option<Value> {
 
 /// Every patch of one resource: its resource markers and the markers of its spec, status
 /// and the structs below them. `structs` is what the source shows (the derive: the spec).
+/// With `probe` (the derive), fields of types the source does not show are recorded as
+/// [`Probe`]s, and so is a status type it does not show.
 pub fn resource_patches<'a>(
     cx: &mut Ctxt,
     spec: &'a ItemStruct,
     resource: &Resource,
     structs: &Structs<'a>,
-) -> Vec<Patch> {
+    memo: &mut Memo<'a>,
+    probe: bool,
+) -> Markers {
     let kube = KubeAttrs::from_attrs(&mut Ctxt::new(), &spec.attrs);
-    let mut out = Vec::new();
+    let mut out = Markers::default();
     let mut walker = Walker {
         structs,
-        spec,
-        memo: BTreeMap::new(),
-        enums_checked: BTreeSet::new(),
+        memo,
+        probe,
     };
     walker.expand(cx, spec, &["spec".to_owned()], &mut out, 0);
-    let status = kube
+    let status_name = kube
         .status
         .as_ref()
-        .and_then(|s| structs.get(s.value.rsplit("::").next().unwrap_or(&s.value)));
+        .map(|s| s.value.rsplit("::").next().unwrap_or(&s.value).to_owned());
+    let status = status_name.as_deref().and_then(|name| structs.get(name));
     if let Some(status) = status {
         walker.expand(cx, status, &["status".to_owned()], &mut out, 0);
+    } else if probe
+        && let Some(s) = &kube.status
+        && let Ok(ty) = syn::parse_str::<Type>(&s.value)
+    {
+        out.probes.push(Probe {
+            path: vec!["status".to_owned()],
+            ty,
+        });
     }
     let markers = marker::read(&mut Ctxt::new(), &spec.attrs);
     for m in &markers {
         if m.place == Place::Type
             && let Some(p) = resource_marker(cx, m, &kube, resource, spec, status, structs)
         {
-            out.push(p);
+            out.origins.push(Origin {
+                path: Vec::new(),
+                key: None,
+                loc: m.name_loc.clone(),
+            });
+            out.patches.push(p);
         }
     }
-    check_approval(cx, &kube, resource, &out);
-    coalesce(out)
+    check_approval(cx, &kube, resource, &out.patches);
+    out.patches = coalesce(out.patches);
+    out
+}
+
+/// Checks the markers of `s` (any struct of an API tree) and keeps its patches in `memo`,
+/// reporting mistakes to `cx`, the context of the file that defines it.
+pub fn check_struct<'a>(
+    cx: &mut Ctxt,
+    s: &'a ItemStruct,
+    structs: &Structs<'a>,
+    memo: &mut Memo<'a>,
+) {
+    let key = key_of(s);
+    if memo.own.contains_key(&key) {
+        return;
+    }
+    let mut walker = Walker {
+        structs,
+        memo,
+        probe: false,
+    };
+    let own = walker.own(cx, s);
+    walker.memo.own.insert(key, own);
+}
+
+/// The markers of a struct that derives `CrdMarkers`, relative to where it appears.
+pub fn struct_markers(cx: &mut Ctxt, s: &ItemStruct) -> Markers {
+    let structs = Structs::new([], Some(s));
+    let mut memo = Memo::default();
+    let mut out = Markers::default();
+    let mut walker = Walker {
+        structs: &structs,
+        memo: &mut memo,
+        probe: true,
+    };
+    walker.expand(cx, s, &[], &mut out, 0);
+    out.patches = coalesce(out.patches);
+    out
 }
 
 /// Whether kube-apiserver wants the `api-approved.kubernetes.io` annotation on CRDs of

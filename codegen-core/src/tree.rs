@@ -11,6 +11,7 @@ use proc_macro2::Span;
 use syn::Item;
 
 use crate::attr::package::PackageAttrs;
+use crate::check::{Layer, Structs};
 use crate::diag::{Ctxt, Diagnostic};
 use crate::model::{self, Origin, Resource};
 use crate::naming;
@@ -46,6 +47,10 @@ pub struct TreeResource {
     pub in_place: bool,
     /// What its CRD markers change in the CRD kube builds.
     pub patches: Vec<crate::schema::Patch>,
+    /// The marker behind each patch, in the file `file`.
+    pub origins: Vec<crate::schema::Origin>,
+    /// The index of the file that defines it.
+    pub file: usize,
 }
 
 /// One API group/version and its resources.
@@ -96,25 +101,99 @@ fn walk(root: &Path, rel: &Path, out: &mut Vec<SourceFile>) -> std::io::Result<(
 
 /// Parses and validates the tree; `api_module` is the Rust path of the input directory.
 pub fn build(files: &[SourceFile], api_module: &str) -> Result<ApiTree, Vec<FileDiagnostics>> {
-    let mut errors = Vec::new();
-    // (group dir, version dir) -> (package markers, resources)
-    let mut versions: BTreeMap<(String, String), VersionDir> = BTreeMap::new();
-    for (index, file) in files.iter().enumerate() {
-        let mut cx = Ctxt::new();
-        read_file(&mut cx, index, file, api_module, &mut versions);
-        if cx.has_errors() {
-            errors.push(FileDiagnostics {
-                file: Some(index),
-                diagnostics: cx.into_diagnostics(),
-            });
+    let mut cxs: Vec<Ctxt> = files.iter().map(|_| Ctxt::new()).collect();
+    let asts: Vec<Option<syn::File>> = files
+        .iter()
+        .zip(&mut cxs)
+        .map(|(file, cx)| match syn::parse_file(&file.text) {
+            Ok(ast) => Some(ast),
+            Err(err) => {
+                cx.syn_error(err);
+                None
+            }
+        })
+        .collect();
+    // Where a struct's name is looked up: its file, its version directory, the whole tree.
+    let mut by_version: BTreeMap<(String, String), Layer<'_>> = BTreeMap::new();
+    let mut everywhere = Layer::default();
+    for (file, ast) in files.iter().zip(&asts) {
+        if let (Some(key), Some(ast)) = (version_dir(file), ast) {
+            by_version.entry(key).or_default().extend(&ast.items);
+            everywhere.extend(&ast.items);
         }
     }
+    let view = |file: &SourceFile, ast| structs_view(file, ast, &by_version, &everywhere);
+    // Every struct's markers, checked once in the file that defines it.
+    let mut memo = crate::schema::Memo::default();
+    for ((file, ast), cx) in files.iter().zip(&asts).zip(&mut cxs) {
+        let Some(ast) = ast.as_ref().filter(|_| version_dir(file).is_some()) else {
+            continue;
+        };
+        let structs = view(file, ast);
+        for item in &ast.items {
+            if let Item::Struct(s) = item {
+                crate::schema::check_struct(cx, s, &structs, &mut memo);
+            }
+        }
+    }
+    // (group dir, version dir) -> (package markers, resources)
+    let mut versions: BTreeMap<(String, String), VersionDir> = BTreeMap::new();
+    for (index, (file, ast)) in files.iter().zip(&asts).enumerate() {
+        if let Some(ast) = ast {
+            let structs = view(file, ast);
+            let cx = &mut cxs[index];
+            read_file(
+                cx,
+                index,
+                file,
+                ast,
+                &structs,
+                &mut memo,
+                api_module,
+                &mut versions,
+            );
+        }
+    }
+    let mut errors: Vec<FileDiagnostics> = cxs
+        .into_iter()
+        .enumerate()
+        .filter(|(_, cx)| cx.has_errors())
+        .map(|(index, cx)| FileDiagnostics {
+            file: Some(index),
+            diagnostics: cx.into_diagnostics(),
+        })
+        .collect();
     let tree = assemble(versions, &mut errors);
     if errors.is_empty() {
         Ok(tree)
     } else {
         Err(errors)
     }
+}
+
+/// The structs a file's types may name: its own, its version's, the tree's.
+fn structs_view<'a>(
+    file: &SourceFile,
+    ast: &'a syn::File,
+    by_version: &BTreeMap<(String, String), Layer<'a>>,
+    everywhere: &Layer<'a>,
+) -> Structs<'a> {
+    let mut structs = Structs::new(&ast.items, None);
+    if let Some(layer) = version_dir(file).and_then(|k| by_version.get(&k)) {
+        structs = structs.with_layer(layer.clone());
+    }
+    structs.with_layer(everywhere.clone())
+}
+
+/// `(group, version)` of a file inside `<group>/<version>/`.
+fn version_dir(file: &SourceFile) -> Option<(String, String)> {
+    let dirs: Vec<String> = file
+        .relative
+        .parent()?
+        .iter()
+        .map(|c| c.to_string_lossy().into_owned())
+        .collect();
+    (dirs.len() >= 2).then(|| (dirs[0].clone(), dirs[1].clone()))
 }
 
 #[derive(Default)]
@@ -128,17 +207,17 @@ struct VersionSpans {
     version: Span,
 }
 
-fn read_file(
+#[allow(clippy::too_many_arguments)] // one file's context, passed through as it is
+fn read_file<'a>(
     cx: &mut Ctxt,
     index: usize,
     file: &SourceFile,
+    ast: &'a syn::File,
+    structs: &Structs<'a>,
+    memo: &mut crate::schema::Memo<'a>,
     api_module: &str,
     versions: &mut BTreeMap<(String, String), VersionDir>,
 ) {
-    let ast = match syn::parse_file(&file.text) {
-        Ok(ast) => ast,
-        Err(err) => return cx.syn_error(err),
-    };
     let dirs: Vec<String> = file
         .relative
         .parent()
@@ -193,6 +272,8 @@ fn read_file(
                         module: module.clone(),
                         in_place: false,
                         patches: Vec::new(),
+                        origins: Vec::new(),
+                        file: index,
                     },
                     spans,
                 ));
@@ -212,11 +293,11 @@ fn read_file(
             Origin::Cli
         };
         if let Some(resource) = model::resource_from_input(cx, &input, origin) {
-            let mut patches = Vec::new();
+            let mut markers = crate::schema::Markers::default();
             if let Item::Struct(spec) = item {
-                let structs = crate::check::Structs::new(&ast.items, None);
-                crate::check::run(cx, spec, &structs);
-                patches = crate::schema::resource_patches(cx, spec, &resource, &structs);
+                crate::check::run(cx, spec, structs);
+                markers =
+                    crate::schema::resource_patches(cx, spec, &resource, structs, memo, false);
             }
             let spans = kube_spans(&input);
             entry.resources.push((
@@ -225,7 +306,9 @@ fn read_file(
                     resource,
                     module: module.clone(),
                     in_place,
-                    patches,
+                    patches: markers.patches,
+                    origins: markers.origins,
+                    file: index,
                 },
                 spans,
             ));

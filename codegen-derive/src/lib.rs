@@ -13,3 +13,15 @@ use proc_macro::TokenStream;
 pub fn derive_gen_client(input: TokenStream) -> TokenStream {
     kube_codegen_core::derive_gen_client(input.into()).into()
 }
+
+/// Reads the `+kubebuilder:` markers of a struct below a spec or status, so that the spec's
+/// CRD gets them: `#[derive(CrdMarkers)]` next to `JsonSchema`.
+///
+/// The markers are checked at compile time against the struct's own fields, as on the spec;
+/// the `GenClient` derive of the spec that uses the struct (directly, in a `Vec`, a map or an
+/// `Option`) applies them when it builds the CRD (`Foo::crd_with_markers()`). A struct with
+/// markers but without this derive makes `crd_with_markers()` fail, naming the marker.
+#[proc_macro_derive(CrdMarkers)]
+pub fn derive_crd_markers(input: TokenStream) -> TokenStream {
+    kube_codegen_core::derive_crd_markers(input.into()).into()
+}

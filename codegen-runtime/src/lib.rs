@@ -17,9 +17,10 @@ pub mod lister;
 pub mod scope;
 
 pub use client::{FieldManager, Handle};
+pub use crd::CrdMarkers;
 pub use either::Either;
 pub use factory::{FactoryBuilder, ScopeApi, SharedInformerFactory};
 pub use futures::Stream;
 pub use informer::{EventHandler, Handlers, InformerOptions, SharedInformer};
-pub use kube_codegen_derive::GenClient;
+pub use kube_codegen_derive::{CrdMarkers, GenClient};
 pub use lister::{Lister, NamespaceLister, NotFound};

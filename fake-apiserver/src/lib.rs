@@ -43,7 +43,8 @@ mod options;
 mod patch;
 mod registry;
 mod request;
-pub mod rules;
+/// The validation rules the server applies (the `apiserver-rules` crate).
+pub use apiserver_rules as rules;
 mod selector;
 mod server;
 mod service;

@@ -54,6 +54,13 @@ fn the_derive_gives_the_crd_the_cli_gives() {
         from_derive.spec.names.short_names,
         Some(vec!["cpn".to_owned()])
     );
+    // Markers of the nested struct and the status, which the derive reaches through
+    // `CrdMarkers`.
+    let limit = &spec["properties"]["limits"];
+    assert_eq!(limit["x-kubernetes-list-map-keys"], json!(["group"]));
+    assert_eq!(limit["items"]["properties"]["uses"]["maximum"], 100.0);
+    let status = &schema["openAPIV3Schema"]["properties"]["status"];
+    assert_eq!(status["properties"]["redeemed"]["minimum"], 0.0);
 }
 
 #[test]
@@ -252,4 +259,94 @@ fn a_schema_kube_cannot_build_is_an_error_not_a_panic() {
         "{text}"
     );
     assert!(text.contains("widgets.example.com"), "{text}");
+}
+
+mod unseen {
+    use kube::CustomResource;
+    use kube_codegen_runtime::GenClient;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    /// What the derive cannot see at compile time is checked when the CRD is built: a
+    /// nested struct's markers without `CrdMarkers`, a marker on a field whose type turns
+    /// out to be an object, a default outside an enum defined elsewhere.
+    #[derive(CustomResource, GenClient, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+    #[kube(group = "example.com", version = "v1", kind = "Gadget", namespaced)]
+    pub struct GadgetSpec {
+        pub part: Part,
+        /// +kubebuilder:validation:Minimum=1
+        pub shape: Part,
+        /// +kubebuilder:default=urgent
+        pub priority: Option<Priority>,
+    }
+
+    /// No `CrdMarkers`: its markers cannot reach the CRD.
+    #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+    pub struct Part {
+        /// +kubebuilder:validation:MaxLength=3
+        pub name: String,
+    }
+
+    #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    pub enum Priority {
+        Low,
+        High,
+    }
+}
+
+#[test]
+fn what_the_derive_cannot_see_fails_the_crd_build_naming_the_marker() {
+    let err = unseen::Gadget::crd_with_markers().unwrap_err();
+    let kube_codegen_runtime::crd::CrdError::Invalid { name, problems } = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(name, "gadgets.example.com");
+    let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+    assert!(
+        messages.iter().any(|m| m
+            .starts_with("spec.part.name: `+kubebuilder:validation:MaxLength=3` was not applied")),
+        "{messages:?}"
+    );
+    assert!(
+        messages.contains(
+            &"spec.shape: `minimum` applies to numbers, but the schema there is of type object"
+        ),
+        "{messages:?}"
+    );
+    // Marker problems first; what the API server would refuse is reported once they are fixed.
+    assert!(
+        !messages.iter().any(|m| m.contains("urgent")),
+        "{messages:?}"
+    );
+}
+
+mod refused {
+    use kube::CustomResource;
+    use kube_codegen_runtime::GenClient;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    #[derive(CustomResource, GenClient, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+    #[kube(group = "example.com", version = "v1", kind = "Gizmo", namespaced)]
+    pub struct GizmoSpec {
+        /// +kubebuilder:default=urgent
+        pub priority: Option<super::unseen::Priority>,
+    }
+}
+
+#[test]
+fn a_crd_the_api_server_would_refuse_is_an_error_in_its_words() {
+    let err = refused::Gizmo::crd_with_markers().unwrap_err();
+    let kube_codegen_runtime::crd::CrdError::Invalid { problems, .. } = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(problems.len(), 1, "{err}");
+    assert_eq!(
+        problems[0].message,
+        // As kube-apiserver 1.36 words it (schemars lists `null` for an `Option` enum).
+        "spec.validation.openAPIV3Schema.properties[spec].properties[priority].default: Unsupported value: \"urgent\": supported values: \"low\", \"high\", \"null\""
+    );
+    assert_eq!(problems[0].path, ["spec", "priority"]);
+    assert_eq!(problems[0].key.as_deref(), Some("default"));
 }

@@ -3,7 +3,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::schema::Patch;
+use crate::schema::{Markers, Patch, Probe};
 
 /// JSON text as a raw string literal, so the generated file reads like the JSON it holds.
 fn raw(text: &str) -> TokenStream {
@@ -36,8 +36,49 @@ pub fn patches(patches: &[Patch]) -> TokenStream {
             let value = raw(&value.to_string());
             quote!(::kube_codegen_runtime::crd::Patch::Merge { pointer: #pointer, value: #value })
         }
+        Patch::Read { path } => {
+            quote!(::kube_codegen_runtime::crd::Patch::Read { path: &[#(#path),*] })
+        }
     });
     quote!(&[#(#items),*])
+}
+
+/// Statements that ask each probed field type for its markers, below `at` (an expression
+/// of type `&[&str]`) into `out` (a `&mut Patches`).
+fn probe_calls(probes: &[Probe], at: &TokenStream, out: &TokenStream) -> TokenStream {
+    if probes.is_empty() {
+        return TokenStream::new();
+    }
+    let calls = probes.iter().map(|p| {
+        let ty = &p.ty;
+        let path = &p.path;
+        quote! {
+            let mut __at: ::std::vec::Vec<&str> = #at.to_vec();
+            __at.extend([#(#path),*]);
+            (&&::kube_codegen_runtime::crd::probe::Probe::<#ty>::new()).crd_markers(&__at, #out);
+        }
+    });
+    quote! {{
+        use ::kube_codegen_runtime::crd::probe::{WithMarkers as _, WithoutMarkers as _};
+        #(#calls)*
+    }}
+}
+
+/// `impl CrdMarkers for S`: a nested struct's patches, and those of the types below it, for
+/// the `GenClient` derive of the spec that uses it.
+pub fn crd_markers_impl(s: &syn::ItemStruct, markers: &Markers) -> TokenStream {
+    let ident = &s.ident;
+    let (impl_generics, ty_generics, where_clause) = s.generics.split_for_impl();
+    let list = patches(&markers.patches);
+    let probes = probe_calls(&markers.probes, &quote!(at), &quote!(out));
+    quote! {
+        impl #impl_generics ::kube_codegen_runtime::crd::CrdMarkers for #ident #ty_generics #where_clause {
+            fn crd_markers(at: &[&str], out: &mut ::kube_codegen_runtime::crd::Patches) {
+                out.add(at, #list);
+                #probes
+            }
+        }
+    }
 }
 
 /// `build::<path>(&[...])`: the CRD of one version with its markers.
@@ -46,13 +87,24 @@ pub fn build_call(ty: &TokenStream, list: &[Patch]) -> TokenStream {
     quote!(::kube_codegen_runtime::crd::build::<#ty>(#list))
 }
 
-/// `impl Foo { pub fn crd_with_markers() }`: one version's CRD, kube's plus the markers.
-pub fn crd_items(r: &crate::model::Resource, list: &[Patch]) -> TokenStream {
+/// `impl Foo { pub fn crd_with_markers() }`: one version's CRD, kube's plus the markers
+/// (with the derive, also those of the field types that derive `CrdMarkers`).
+pub fn crd_items(r: &crate::model::Resource, markers: &Markers) -> TokenStream {
     if r.builtin {
         return TokenStream::new();
     }
     let ident = &r.ident;
-    let call = build_call(&quote!(#ident), list);
+    let call = if markers.probes.is_empty() {
+        build_call(&quote!(#ident), &markers.patches)
+    } else {
+        let list = patches(&markers.patches);
+        let probes = probe_calls(&markers.probes, &quote!([]), &quote!(&mut __patches));
+        quote! {{
+            let mut __patches = ::kube_codegen_runtime::crd::Patches::root(#list);
+            #probes
+            ::kube_codegen_runtime::crd::build_with::<#ident>(__patches)
+        }}
+    };
     let crd = quote!(::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition);
     quote! {
         impl #ident {

@@ -284,7 +284,11 @@ pub fn resource_file(tr: &TreeResource) -> Result<TokenStream, syn::Error> {
         r.kind, r.group, r.version
     );
     let mut items = super::resource_items(r);
-    items.extend(super::crd::crd_items(r, &tr.patches));
+    let markers = crate::schema::Markers {
+        patches: tr.patches.clone(),
+        ..Default::default()
+    };
+    items.extend(super::crd::crd_items(r, &markers));
     Ok(quote! {
         #![doc = #doc]
         #(use #imports;)*

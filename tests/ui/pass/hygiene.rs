@@ -30,7 +30,8 @@ mod types {
 }
 
 use kube_codegen_runtime::GenClient;
-use types::Foo;
+// The status type is named by the expansion (as kube's own derive names it).
+use types::{Foo, FooStatus};
 
 struct Result;
 struct Option;

@@ -17,6 +17,9 @@ pub fn crds() -> ::core::result::Result<
                 crate::markers_apis::shop::v1::coupon::Coupon,
             >(
                 &[
+                    ::kube_codegen_runtime::crd::Patch::Read {
+                        path: &["spec"],
+                    },
                     ::kube_codegen_runtime::crd::Patch::Schema {
                         path: &["spec"],
                         set: r#"{"x-kubernetes-validations":[{"message":"codes start with SHOP","rule":"self.code.startsWith('SHOP')"}]}"#,
@@ -37,6 +40,33 @@ pub fn crds() -> ::core::result::Result<
                     ::kube_codegen_runtime::crd::Patch::Schema {
                         path: &["spec", "products"],
                         set: r#"{"maxItems":10,"x-kubernetes-list-type":"set"}"#,
+                    },
+                    ::kube_codegen_runtime::crd::Patch::Schema {
+                        path: &["spec", "limits"],
+                        set: r#"{"x-kubernetes-list-map-keys":["group"],"x-kubernetes-list-type":"map"}"#,
+                    },
+                    ::kube_codegen_runtime::crd::Patch::Required {
+                        path: &["spec"],
+                        field: "limits",
+                        required: false,
+                    },
+                    ::kube_codegen_runtime::crd::Patch::Read {
+                        path: &["spec", "limits", "[]"],
+                    },
+                    ::kube_codegen_runtime::crd::Patch::Schema {
+                        path: &["spec", "limits", "[]", "group"],
+                        set: r#"{"minLength":1}"#,
+                    },
+                    ::kube_codegen_runtime::crd::Patch::Schema {
+                        path: &["spec", "limits", "[]", "uses"],
+                        set: r#"{"maximum":100,"minimum":1}"#,
+                    },
+                    ::kube_codegen_runtime::crd::Patch::Read {
+                        path: &["status"],
+                    },
+                    ::kube_codegen_runtime::crd::Patch::Schema {
+                        path: &["status", "redeemed"],
+                        set: r#"{"minimum":0}"#,
                     },
                     ::kube_codegen_runtime::crd::Patch::Merge {
                         pointer: "/spec/names",

@@ -16,7 +16,13 @@ pub fn crds() -> ::core::result::Result<
             crate::methods_apis::ext::v1::gadget::Gadget::crd_with_markers()?,
             ::kube_codegen_runtime::crd::build::<
                 crate::methods_apis::ext::v1::gizmo::Gizmo,
-            >(&[])?,
+            >(
+                &[
+                    ::kube_codegen_runtime::crd::Patch::Read {
+                        path: &["spec"],
+                    },
+                ],
+            )?,
         ]),
     )
 }

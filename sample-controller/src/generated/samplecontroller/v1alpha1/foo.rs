@@ -294,6 +294,9 @@ impl Foo {
             Foo,
         >(
             &[
+                ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &["spec"],
+                },
                 ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec", "replicas"],
                     set: r#"{"maximum":10,"minimum":1}"#,
@@ -302,6 +305,9 @@ impl Foo {
                     path: &["spec"],
                     field: "replicas",
                     required: false,
+                },
+                ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &["status"],
                 },
                 ::kube_codegen_runtime::crd::Patch::Merge {
                     pointer: "/metadata",

@@ -303,9 +303,15 @@ impl Icecream {
             Icecream,
         >(
             &[
+                ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &["spec"],
+                },
                 ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec", "deploymentName"],
                     set: r#"{"maxLength":253,"pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &["status"],
                 },
                 ::kube_codegen_runtime::crd::Patch::Merge {
                     pointer: "/metadata",

@@ -83,6 +83,14 @@ impl Opaque {
         ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         ::kube_codegen_runtime::crd::CrdError,
     > {
-        ::kube_codegen_runtime::crd::build::<Opaque>(&[])
+        ::kube_codegen_runtime::crd::build::<
+            Opaque,
+        >(
+            &[
+                ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &["spec"],
+                },
+            ],
+        )
     }
 }

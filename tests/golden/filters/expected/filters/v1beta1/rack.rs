@@ -227,6 +227,17 @@ impl Rack {
         ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         ::kube_codegen_runtime::crd::CrdError,
     > {
-        ::kube_codegen_runtime::crd::build::<Rack>(&[])
+        ::kube_codegen_runtime::crd::build::<
+            Rack,
+        >(
+            &[
+                ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &["spec"],
+                },
+                ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &["status"],
+                },
+            ],
+        )
     }
 }

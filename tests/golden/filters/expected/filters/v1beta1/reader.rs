@@ -215,6 +215,17 @@ impl Reader {
         ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         ::kube_codegen_runtime::crd::CrdError,
     > {
-        ::kube_codegen_runtime::crd::build::<Reader>(&[])
+        ::kube_codegen_runtime::crd::build::<
+            Reader,
+        >(
+            &[
+                ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &["spec"],
+                },
+                ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &["status"],
+                },
+            ],
+        )
     }
 }

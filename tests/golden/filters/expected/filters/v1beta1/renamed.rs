@@ -233,6 +233,14 @@ impl Renamed {
         ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         ::kube_codegen_runtime::crd::CrdError,
     > {
-        ::kube_codegen_runtime::crd::build::<Renamed>(&[])
+        ::kube_codegen_runtime::crd::build::<
+            Renamed,
+        >(
+            &[
+                ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &["spec"],
+                },
+            ],
+        )
     }
 }

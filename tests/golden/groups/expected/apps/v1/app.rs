@@ -272,6 +272,14 @@ impl App {
         ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         ::kube_codegen_runtime::crd::CrdError,
     > {
-        ::kube_codegen_runtime::crd::build::<App>(&[])
+        ::kube_codegen_runtime::crd::build::<
+            App,
+        >(
+            &[
+                ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &["spec"],
+                },
+            ],
+        )
     }
 }

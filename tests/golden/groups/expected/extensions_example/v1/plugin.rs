@@ -230,6 +230,14 @@ impl Plugin {
         ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         ::kube_codegen_runtime::crd::CrdError,
     > {
-        ::kube_codegen_runtime::crd::build::<Plugin>(&[])
+        ::kube_codegen_runtime::crd::build::<
+            Plugin,
+        >(
+            &[
+                ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &["spec"],
+                },
+            ],
+        )
     }
 }

@@ -297,6 +297,9 @@ impl Order {
             Order,
         >(
             &[
+                ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &["spec"],
+                },
                 ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec"],
                     set: r#"{"x-kubernetes-validations":[{"message":"more than 5 needs express delivery","rule":"self.replicas <= 5 || self.express"}]}"#,
@@ -369,6 +372,9 @@ impl Order {
                     path: &["spec", "template"],
                     set: r#"{"nullable":true,"type":"object","x-kubernetes-embedded-resource":true,"x-kubernetes-preserve-unknown-fields":true}"#,
                 },
+                ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &["spec", "items", "[]"],
+                },
                 ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec", "items", "[]"],
                     set: r#"{"x-kubernetes-map-type":"atomic","x-kubernetes-validations":[{"fieldPath":".quantity","message":"at most 100 of one SKU","reason":"FieldValueInvalid","rule":"self.quantity <= 100"}]}"#,
@@ -380,6 +386,9 @@ impl Order {
                 ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec", "items", "[]", "quantity"],
                     set: r#"{"minimum":1}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &["status"],
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["status", "replicas"],

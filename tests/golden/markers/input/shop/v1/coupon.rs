@@ -1,7 +1,8 @@
-//! Coupon: the derive path, whose markers must give the same CRD as the CLI's.
+//! Coupon: the derive path, whose markers (on the spec, the status and a nested struct,
+//! the last two through `CrdMarkers`) must give the same CRD as the CLI's.
 
 use kube::CustomResource;
-use kube_codegen_runtime::GenClient;
+use kube_codegen_runtime::{CrdMarkers, GenClient};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -11,7 +12,13 @@ use serde::{Deserialize, Serialize};
 /// +kubebuilder:printcolumn:name=Percent,type=integer,JSONPath=.spec.percent
 /// +kubebuilder:validation:XValidation:rule="self.code.startsWith('SHOP')",message="codes start with SHOP"
 #[derive(CustomResource, GenClient, Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[kube(group = "shop.example.com", version = "v1", kind = "Coupon", namespaced)]
+#[kube(
+    group = "shop.example.com",
+    version = "v1",
+    kind = "Coupon",
+    namespaced,
+    status = "CouponStatus"
+)]
 #[serde(rename_all = "camelCase")]
 pub struct CouponSpec {
     /// The code customers type.
@@ -33,4 +40,34 @@ pub struct CouponSpec {
     /// +kubebuilder:validation:MaxItems=10
     #[serde(default)]
     pub products: Vec<String>,
+    /// How often each customer group may use it.
+    ///
+    /// +listType=map
+    /// +listMapKey=group
+    /// +optional
+    #[serde(default)]
+    pub limits: Vec<Limit>,
+}
+
+/// A limit for one customer group.
+#[derive(CrdMarkers, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Limit {
+    /// The group.
+    ///
+    /// +kubebuilder:validation:MinLength=1
+    pub group: String,
+    /// Uses allowed.
+    ///
+    /// +kubebuilder:validation:Minimum=1
+    /// +kubebuilder:validation:Maximum=100
+    pub uses: i32,
+}
+
+/// What the shop saw of the coupon.
+#[derive(CrdMarkers, Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct CouponStatus {
+    /// Times redeemed.
+    ///
+    /// +kubebuilder:validation:Minimum=0
+    pub redeemed: Option<i32>,
 }

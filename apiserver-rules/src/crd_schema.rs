@@ -6,8 +6,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::rules::field::FieldError;
-use crate::rules::schema;
+use crate::field::FieldError;
+use crate::schema;
 
 type Obj = Map<String, Value>;
 

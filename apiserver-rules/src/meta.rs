@@ -3,8 +3,8 @@
 
 use serde_json::{Value, json};
 
-use crate::rules::field::FieldError;
-use crate::rules::names::{NameRule, label_value, qualified_name};
+use crate::field::FieldError;
+use crate::names::{NameRule, label_value, qualified_name};
 
 /// How one kind's metadata is checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

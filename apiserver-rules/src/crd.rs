@@ -1,7 +1,7 @@
 //! CustomResourceDefinitions as apiextensions-apiserver admits them (v1): the defaults it
 //! fills in, then every rule of its validation with its field paths and words: names and
 //! group, the protected-group approval annotation, versions and the storage version,
-//! per-version schemas (see [`crate::rules::crd_schema`]), subresources, printer columns,
+//! per-version schemas (see [`crate::crd_schema`]), subresources, printer columns,
 //! selectable fields and conversion.
 //!
 //! Validation runs on the server's internal form, in which a schema, subresources, printer
@@ -10,9 +10,9 @@
 
 use serde_json::{Value, json};
 
-use crate::rules::crd_schema;
-use crate::rules::field::FieldError;
-use crate::rules::names;
+use crate::crd_schema;
+use crate::field::FieldError;
+use crate::names;
 
 /// What validating a CRD found: errors (a 422) and warnings (`Warning` headers).
 #[derive(Debug, Default)]
@@ -103,7 +103,7 @@ fn same_everywhere(versions: &[Value], key: &str) -> bool {
 }
 
 /// The errors and warnings of a CRD being created, after [`apply_defaults`]. The metadata
-/// rules every object has (see [`crate::rules::meta`]) are not repeated here, but the
+/// rules every object has (see [`crate::meta`]) are not repeated here, but the
 /// name must be `<plural>.<group>` ([`name_errors`]).
 pub fn validate(crd: &Value) -> Review {
     let mut r = Review::default();
@@ -307,6 +307,26 @@ pub fn validate_update(old: &Value, new: &Value) -> Review {
         });
     }
     r
+}
+
+/// Everything kube-apiserver checks when `crd` is created, in its order: the object's
+/// metadata, the name, then [`validate`] after the server's defaults. This is what a
+/// generator runs to know that a cluster accepts what it writes.
+pub fn review_create(crd: &Value) -> Review {
+    let mut crd = crd.clone();
+    apply_defaults(&mut crd);
+    let rules = crate::meta::MetaRules {
+        name: names::NameRule::Subdomain,
+        standard_finalizers: false,
+    };
+    let mut errors = crate::meta::validate_create(&crd, rules);
+    errors.extend(name_errors(&crd));
+    let review = validate(&crd);
+    errors.extend(review.errors);
+    Review {
+        errors,
+        warnings: review.warnings,
+    }
 }
 
 /// `metadata.name` must be `<spec.names.plural>.<spec.group>`.

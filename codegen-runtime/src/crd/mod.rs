@@ -1,13 +1,23 @@
 //! CRDs with their markers: kube's `CustomResourceExt::crd()`, then the patches
-//! `kube-codegen` computed from `+kubebuilder:` markers.
+//! `kube-codegen` computed from `+kubebuilder:` markers, then the checks kube-apiserver makes
+//! when the CRD is created.
 //!
-//! Generated code calls [`build`] once per kind and [`merge`] when a kind has several
-//! versions. Neither panics: a schema kube cannot build, or a patch that does not fit it,
-//! is a [`CrdError`].
+//! Generated code calls [`build`] (or [`build_with`], when structs deriving
+//! [`CrdMarkers`](crate::CrdMarkers) add their patches) once per kind and version, and [`merge`]
+//! when a kind has several versions. Neither panics, and neither returns a CRD a cluster
+//! would refuse: a schema kube cannot build, a marker that does not fit the schema, a marker
+//! nobody read, or anything apiextensions-apiserver rejects is a [`CrdError`].
+
+mod check;
+pub mod probe;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
 use serde_json::{Map, Value};
+
+pub use apiserver_rules::field::FieldError;
+pub use check::Problem;
+pub use probe::CrdMarkers;
 
 /// One change to the CRD kube builds, as generated code writes it.
 #[derive(Debug, Clone, Copy)]
@@ -37,6 +47,46 @@ pub enum Patch {
         /// JSON.
         value: &'static str,
     },
+    /// The markers of the struct whose schema is at `path` were read: marker lines in the
+    /// descriptions of its fields are accounted for. A marker line anywhere else was not
+    /// applied, and is an error.
+    Read {
+        /// The struct's path.
+        path: &'static [&'static str],
+    },
+}
+
+/// Patches placed in a CRD: each [`Patch`] below a path (the generated patches of a spec
+/// sit at the root; a struct deriving `CrdMarkers` adds its own below the field that holds it).
+#[derive(Debug, Default)]
+pub struct Patches {
+    placed: Vec<(Vec<String>, Patch)>,
+    depth: usize,
+}
+
+impl Patches {
+    /// Patches whose paths start at the schema's root.
+    pub fn root(patches: &[Patch]) -> Self {
+        let mut out = Self::default();
+        out.add(&[], patches);
+        out
+    }
+
+    /// Adds `patches`, whose paths are relative to `at`.
+    pub fn add(&mut self, at: &[&str], patches: &[Patch]) {
+        let at: Vec<String> = at.iter().map(|s| (*s).to_owned()).collect();
+        self.placed.extend(patches.iter().map(|p| (at.clone(), *p)));
+    }
+
+    /// Runs `f` one level deeper; a struct that contains itself stops at 32 levels
+    /// (its schema cannot be structural anyway).
+    pub fn nested(&mut self, f: impl FnOnce(&mut Self)) {
+        if self.depth < 32 {
+            self.depth += 1;
+            f(self);
+            self.depth -= 1;
+        }
+    }
 }
 
 /// Why a CRD could not be built.
@@ -44,17 +94,24 @@ pub enum Patch {
 pub enum CrdError {
     /// kube's `crd()` panicked (a schema its structural rewriter cannot express).
     Schema {
-        /// The kind.
+        /// The CRD's name.
         kind: String,
         /// kube's panic message.
         message: String,
     },
     /// A marker's patch does not fit the schema kube built.
     Patch {
-        /// The kind.
+        /// The CRD's name.
         kind: String,
         /// What did not fit.
         message: String,
+    },
+    /// The CRD would be refused by a cluster, or has markers that were not applied.
+    Invalid {
+        /// The CRD's name.
+        name: String,
+        /// Each problem, with where it is.
+        problems: Vec<Problem>,
     },
     /// The versions of a kind could not be merged into one CRD.
     Merge(kube::core::crd::MergeError),
@@ -67,6 +124,13 @@ impl std::fmt::Display for CrdError {
                 write!(f, "kube could not build the schema of {kind}: {message}")
             }
             CrdError::Patch { kind, message } => write!(f, "CRD of {kind}: {message}"),
+            CrdError::Invalid { name, problems } => {
+                write!(f, "CRD {name} is invalid:")?;
+                for p in problems {
+                    write!(f, "\n  {}", p.message)?;
+                }
+                Ok(())
+            }
             CrdError::Merge(err) => write!(f, "cannot merge CRD versions: {err}"),
         }
     }
@@ -80,9 +144,17 @@ impl From<kube::core::crd::MergeError> for CrdError {
     }
 }
 
-/// The CRD of `K` with `patches` applied and marker lines dropped from descriptions.
+/// The CRD of `K` with `patches` applied and marker lines dropped from descriptions,
+/// checked as the API server checks a new CRD.
 pub fn build<K: CustomResourceExt>(
     patches: &[Patch],
+) -> Result<CustomResourceDefinition, CrdError> {
+    build_with::<K>(Patches::root(patches))
+}
+
+/// [`build`] with patches placed by structs deriving `CrdMarkers`.
+pub fn build_with<K: CustomResourceExt>(
+    patches: Patches,
 ) -> Result<CustomResourceDefinition, CrdError> {
     let kind = K::crd_name().to_owned();
     let crd = std::panic::catch_unwind(K::crd).map_err(|panic| CrdError::Schema {
@@ -98,8 +170,22 @@ pub fn build<K: CustomResourceExt>(
         message,
     };
     let mut value = serde_json::to_value(&crd).map_err(|e| fail(e.to_string()))?;
-    for patch in patches {
-        apply(&mut value, patch).map_err(fail)?;
+    let mut problems = Vec::new();
+    let mut read = Vec::new();
+    for (at, patch) in &patches.placed {
+        if let Patch::Read { path } = patch {
+            read.push(joined(at, path));
+            continue;
+        }
+        apply(&mut value, at, patch).map_err(fail)?;
+        if let Patch::Schema { path, set } = patch {
+            let set: Map<String, Value> =
+                serde_json::from_str(set).map_err(|e| fail(e.to_string()))?;
+            problems.extend(check::misplaced(&value, &joined(at, path), &set));
+        }
+    }
+    if let Some(schema) = value.pointer("/spec/versions/0/schema/openAPIV3Schema") {
+        problems.extend(check::unapplied(schema, &read));
     }
     if let Some(versions) = value
         .pointer_mut("/spec/versions")
@@ -111,22 +197,52 @@ pub fn build<K: CustomResourceExt>(
             }
         }
     }
+    if problems.is_empty() {
+        problems = check::review(&value);
+    }
+    if !problems.is_empty() {
+        return Err(CrdError::Invalid {
+            name: kind,
+            problems,
+        });
+    }
     serde_json::from_value(value).map_err(|e| fail(e.to_string()))
 }
 
-/// Merges the versions of one kind around the stored one (kube's `merge_crds`).
+/// Merges the versions of one kind around the stored one (kube's `merge_crds`), and checks
+/// the result as the API server would.
 pub fn merge(
     crds: Vec<CustomResourceDefinition>,
     stored: &str,
 ) -> Result<CustomResourceDefinition, CrdError> {
-    Ok(kube::core::crd::merge_crds(crds, stored)?)
+    let merged = kube::core::crd::merge_crds(crds, stored)?;
+    let value = serde_json::to_value(&merged).map_err(|e| CrdError::Patch {
+        kind: merged.metadata.name.clone().unwrap_or_default(),
+        message: e.to_string(),
+    })?;
+    let problems = check::review(&value);
+    if problems.is_empty() {
+        Ok(merged)
+    } else {
+        Err(CrdError::Invalid {
+            name: merged.metadata.name.clone().unwrap_or_default(),
+            problems,
+        })
+    }
 }
 
-fn apply(crd: &mut Value, patch: &Patch) -> Result<(), String> {
+fn joined(at: &[String], path: &[&str]) -> Vec<String> {
+    at.iter()
+        .cloned()
+        .chain(path.iter().map(|s| (*s).to_owned()))
+        .collect()
+}
+
+fn apply(crd: &mut Value, at: &[String], patch: &Patch) -> Result<(), String> {
     match *patch {
         Patch::Schema { path, set } => {
             let set: Map<String, Value> = serde_json::from_str(set).map_err(|e| e.to_string())?;
-            let schema = schema_at(crd, path)?;
+            let schema = schema_at(crd, &joined(at, path))?;
             for (key, value) in set {
                 match (key.as_str(), schema.get_mut(&key), value) {
                     ("x-kubernetes-validations", Some(Value::Array(have)), Value::Array(add)) => {
@@ -143,7 +259,8 @@ fn apply(crd: &mut Value, patch: &Patch) -> Result<(), String> {
             field,
             required,
         } => {
-            let schema = schema_at(crd, path)?;
+            let path = joined(at, path);
+            let schema = schema_at(crd, &path)?;
             let list = schema
                 .entry("required")
                 .or_insert_with(|| Value::Array(Vec::new()));
@@ -165,17 +282,21 @@ fn apply(crd: &mut Value, patch: &Patch) -> Result<(), String> {
                 .ok_or_else(|| format!("the CRD has no `{pointer}`"))?;
             deep_merge(target, value);
         }
+        Patch::Read { .. } => {}
     }
     Ok(())
 }
 
 /// The schema object at `path` below the root `openAPIV3Schema` of the (single) version.
-fn schema_at<'v>(crd: &'v mut Value, path: &[&str]) -> Result<&'v mut Map<String, Value>, String> {
+fn schema_at<'v>(
+    crd: &'v mut Value,
+    path: &[String],
+) -> Result<&'v mut Map<String, Value>, String> {
     let mut at = crd
         .pointer_mut("/spec/versions/0/schema/openAPIV3Schema")
         .ok_or("the CRD has no schema")?;
     for (i, seg) in path.iter().enumerate() {
-        let next = match *seg {
+        let next = match seg.as_str() {
             "[]" => at.get_mut("items"),
             "{}" => at.get_mut("additionalProperties"),
             name => at.get_mut("properties").and_then(|p| p.get_mut(name)),
@@ -238,4 +359,31 @@ fn strip_markers(schema: &mut Value) {
         Value::Array(items) => items.iter_mut().for_each(strip_markers),
         _ => {}
     }
+}
+
+/// For `kube-codegen crds`: prints each CRD, or the problems that stopped it, as one JSON
+/// document on stdout. Not for use by hand.
+#[doc(hidden)]
+pub fn __report(results: Vec<Result<CustomResourceDefinition, CrdError>>) {
+    let entries: Vec<Value> = results
+        .into_iter()
+        .map(|r| match r {
+            Ok(crd) => {
+                let value = serde_json::to_value(&crd).unwrap_or(Value::Null);
+                let warnings = apiserver_rules::crd::review_create(&value).warnings;
+                serde_json::json!({"crd": value, "warnings": warnings})
+            }
+            Err(CrdError::Invalid { name, problems }) => {
+                let problems: Vec<Value> = problems
+                    .iter()
+                    .map(
+                        |p| serde_json::json!({"path": p.path, "key": p.key, "message": p.message}),
+                    )
+                    .collect();
+                serde_json::json!({"name": name, "problems": problems})
+            }
+            Err(other) => serde_json::json!({"error": other.to_string()}),
+        })
+        .collect();
+    println!("{}", Value::Array(entries));
 }

@@ -9,7 +9,7 @@ pub fn check(format: &str, value: &str) -> Option<bool> {
         "datetime" => value.parse::<jiff::Timestamp>().is_ok(),
         "date" => value.parse::<jiff::civil::Date>().is_ok() && value.len() == 10,
         "duration" => is_duration(value),
-        "byte" => crate::body::base64_decode(value).is_ok(),
+        "byte" => crate::base64::base64_decode(value).is_ok(),
         "ipv4" => value.parse::<std::net::Ipv4Addr>().is_ok(),
         "ipv6" => value.parse::<std::net::Ipv6Addr>().is_ok(),
         "cidr" => value.split_once('/').is_some_and(|(ip, bits)| {

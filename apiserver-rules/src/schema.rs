@@ -4,8 +4,8 @@
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use crate::rules::field::{FieldError, child, go_quote};
-use crate::rules::formats;
+use crate::field::{FieldError, child, go_quote};
+use crate::formats;
 
 /// Applies defaults, prunes unknown fields and validates `obj` against a CRD version's
 /// `openAPIV3Schema`. `apiVersion`, `kind` and `metadata` at the root are left alone.

@@ -1,0 +1,15 @@
+//! What kube-apiserver and apiextensions-apiserver accept, as functions from JSON to field
+//! errors in the real servers' words: name formats, object metadata, custom resources
+//! against their schema, and CRDs themselves.
+//!
+//! `fake-apiserver` applies these on every write; `kube-codegen-runtime` checks every CRD it
+//! builds with them, so that a CRD the generator emits is one a cluster accepts.
+
+pub mod base64;
+pub mod crd;
+pub mod crd_schema;
+pub mod field;
+pub mod formats;
+pub mod meta;
+pub mod names;
+pub mod schema;
