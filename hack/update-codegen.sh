@@ -1,18 +1,16 @@
 #!/usr/bin/env bash
-# Regenerates every API tree listed in hack/codegen-trees.txt, in place.
+# Regenerates every API tree listed in hack/codegen-trees.txt, in place: the typed clients,
+# then the CRD YAML (built from the compiled types), then the sample's RBAC.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 cargo build --quiet -p kube-codegen
 codegen="${CARGO_TARGET_DIR:-$PWD/target}/debug/kube-codegen"
-grep -v '^#' hack/codegen-trees.txt | while read -r input output; do
+grep -v '^#' hack/codegen-trees.txt | while read -r input output crds; do
   [ -n "$input" ] || continue
   "$codegen" generate --input "$input" --output "$output"
+  "$codegen" crds --input "$input" --output "$crds"
 done
-
-# CRD YAML needs the compiled schemas: the sample writes its own, one file per CRD.
-rm -f sample-controller/artifacts/crds/*.yaml
-cargo run --quiet -p sample-controller -- --write-crds sample-controller/artifacts/crds
 
 # RBAC from the +kubebuilder:rbac markers in the sample's sources.
 "$codegen" rbac --input sample-controller/src \

@@ -3,6 +3,7 @@
 //! `generate` writes a reviewable tree (all files or none, stale generated files removed);
 //! `--verify` (or `verify`) compares without writing and fails on drift.
 
+mod crds;
 mod output;
 
 use std::path::PathBuf;
@@ -30,6 +31,9 @@ enum Command {
     Verify(GenerateArgs),
     /// Write RBAC manifests from the `+kubebuilder:rbac` markers in a controller's sources.
     Rbac(RbacArgs),
+    /// Write (or with --verify, check) the CRD manifests of a crate's API tree: one
+    /// `<group>_<plural>.yaml` per kind, built from the compiled types and their markers.
+    Crds(crds::CrdsArgs),
 }
 
 #[derive(Debug, Args)]
@@ -159,6 +163,7 @@ fn main() -> ExitCode {
         }
         Command::Verify(args) => (args, true),
         Command::Rbac(args) => return rbac(&args),
+        Command::Crds(args) => return crds::run(&args),
     };
     let command = args.reproduce_command();
     let files = match kube_codegen_core::generate(&args.input, &args.api_module, &command) {
@@ -169,9 +174,9 @@ fn main() -> ExitCode {
         }
     };
     let result = if verify {
-        output::verify(&args.output, &files, &command)
+        output::verify(&args.output, &files, &command, output::RUST)
     } else {
-        output::write(&args.output, &files)
+        output::write(&args.output, &files, output::RUST)
     };
     match result {
         Ok(summary) => {

@@ -136,7 +136,16 @@ pub fn generate_from_sources(
     api_module: &str,
     command: &str,
 ) -> Result<Vec<emit::files::OutputFile>, GenerateError> {
-    let tree = tree::build(files, api_module).map_err(|errors| {
+    let tree = build_tree(files, api_module)?;
+    emit::files::tree_files(&tree, command).map_err(GenerateError::Internal)
+}
+
+/// The validated tree, or every mistake rendered with `file:line:col`.
+fn build_tree(
+    files: &[tree::SourceFile],
+    api_module: &str,
+) -> Result<tree::ApiTree, GenerateError> {
+    tree::build(files, api_module).map_err(|errors| {
         GenerateError::Diagnostics(
             errors
                 .iter()
@@ -150,6 +159,18 @@ pub fn generate_from_sources(
                 })
                 .collect(),
         )
-    })?;
-    emit::files::tree_files(&tree, command).map_err(GenerateError::Internal)
+    })
+}
+
+/// For `kube-codegen crds`: the tree of `files` read as the module `api_module` of the
+/// user's crate (`my_crate::apis`), and the `main.rs` of a runner that prints its CRDs.
+pub fn crd_runner(
+    files: &[tree::SourceFile],
+    api_module: &str,
+) -> Result<(tree::ApiTree, String), GenerateError> {
+    let tree = build_tree(files, api_module)?;
+    let main = emit::crd::runner_main(&tree)
+        .and_then(emit::format_items)
+        .map_err(GenerateError::Internal)?;
+    Ok((tree, main))
 }

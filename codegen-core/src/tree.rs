@@ -66,11 +66,28 @@ pub struct GroupVersion {
     pub resources: Vec<TreeResource>,
 }
 
+/// One version of a custom resource kind, as a CRD sees it.
+#[derive(Debug, Clone)]
+pub struct CrdVersion {
+    /// API group.
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// The resource.
+    pub resource: TreeResource,
+    /// Whether it has a client (then `crd_with_markers()` is generated next to it).
+    pub client: bool,
+}
+
 /// Every group/version of the input, sorted by group then version.
 #[derive(Debug, Clone, Default)]
 pub struct ApiTree {
-    /// The group/versions.
+    /// The group/versions whose kinds get clients (`+genclient` or `GenClient`).
     pub versions: Vec<GroupVersion>,
+    /// Every version of every custom resource kind, clients or not (a
+    /// `#[derive(CustomResource)]` without `+genclient` still has a CRD), sorted by
+    /// group, kind, version.
+    pub crds: Vec<CrdVersion>,
 }
 
 /// Reads every `.rs` file under `dir`, in a stable order.
@@ -200,6 +217,8 @@ fn version_dir(file: &SourceFile) -> Option<(String, String)> {
 struct VersionDir {
     package: Option<(usize, PackageAttrs)>,
     resources: Vec<(usize, TreeResource, VersionSpans)>,
+    /// Custom resources without a client: only their CRD is generated.
+    crd_only: Vec<(usize, TreeResource, VersionSpans)>,
 }
 
 struct VersionSpans {
@@ -287,7 +306,9 @@ fn read_file<'a>(
             _ => continue,
         };
         let in_place = derives(&input.attrs, "GenClient");
-        let origin = if in_place {
+        let crd_only =
+            !in_place && derives(&input.attrs, "CustomResource") && !is_client_item(item);
+        let origin = if in_place || crd_only {
             Origin::Derive
         } else {
             Origin::Cli
@@ -300,7 +321,12 @@ fn read_file<'a>(
                     crate::schema::resource_patches(cx, spec, &resource, structs, memo, false);
             }
             let spans = kube_spans(&input);
-            entry.resources.push((
+            let list = if crd_only {
+                &mut entry.crd_only
+            } else {
+                &mut entry.resources
+            };
+            list.push((
                 index,
                 TreeResource {
                     resource,
@@ -368,17 +394,16 @@ fn assemble(
             }),
         };
     let mut out: Vec<GroupVersion> = Vec::new();
+    let mut crds: Vec<CrdVersion> = Vec::new();
     for ((group_dir, version_dir), dir) in versions {
-        if dir.resources.is_empty() {
+        let Some(first) = dir.resources.first().or(dir.crd_only.first()) else {
             continue;
-        }
+        };
         let package = dir.package.as_ref().map(|(_, p)| p);
         let marker_group = package.and_then(|p| p.group_name.as_ref());
-        let group = marker_group.map_or_else(
-            || dir.resources[0].1.resource.group.clone(),
-            |g| g.value.clone(),
-        );
-        for (file, r, spans) in &dir.resources {
+        let group =
+            marker_group.map_or_else(|| first.1.resource.group.clone(), |g| g.value.clone());
+        for (file, r, spans) in dir.resources.iter().chain(&dir.crd_only) {
             if r.resource.group != group {
                 let source = if marker_group.is_some() {
                     "`+groupName` of its package"
@@ -408,6 +433,41 @@ fn assemble(
                     ),
                 );
             }
+        }
+        let client_count = dir.resources.len();
+        let mut all: Vec<(bool, &(usize, TreeResource, VersionSpans))> = dir
+            .resources
+            .iter()
+            .chain(&dir.crd_only)
+            .enumerate()
+            .map(|(i, r)| (i < client_count, r))
+            .collect();
+        all.sort_by(|a, b| a.1.1.resource.kind.cmp(&b.1.1.resource.kind));
+        for pair in all.windows(2) {
+            let (file, second, _) = pair[1].1;
+            if pair[0].1.1.resource.kind == second.resource.kind {
+                push(
+                    *file,
+                    Diagnostic::new(
+                        second.resource.span,
+                        format!(
+                            "kind `{}` is defined twice in `{group}/{version_dir}`",
+                            second.resource.kind
+                        ),
+                    ),
+                );
+            }
+        }
+        crds.extend(all.iter().filter(|(_, (_, r, _))| !r.resource.builtin).map(
+            |(client, (_, r, _))| CrdVersion {
+                group: group.clone(),
+                version: version_dir.clone(),
+                resource: r.clone(),
+                client: *client,
+            },
+        ));
+        if dir.resources.is_empty() {
+            continue;
         }
         let marker_go_name = package.and_then(|p| p.group_go_name.as_ref());
         let builtins = dir
@@ -461,21 +521,6 @@ fn assemble(
         }
         let mut resources = dir.resources;
         resources.sort_by(|a, b| a.1.resource.kind.cmp(&b.1.resource.kind));
-        for pair in resources.windows(2) {
-            let (file, second, _) = &pair[1];
-            if pair[0].1.resource.kind == second.resource.kind {
-                push(
-                    *file,
-                    Diagnostic::new(
-                        second.resource.span,
-                        format!(
-                            "kind `{}` is defined twice in `{group}/{version_dir}`",
-                            second.resource.kind
-                        ),
-                    ),
-                );
-            }
-        }
         let resources = resources.into_iter().map(|(_, r, _)| r).collect();
         out.push(GroupVersion {
             group,
@@ -485,34 +530,52 @@ fn assemble(
         });
     }
     out.sort_by(|a, b| (&a.group, &a.version).cmp(&(&b.group, &b.version)));
+    let mut push =
+        |file: usize, d: Diagnostic| match errors.iter_mut().find(|e| e.file == Some(file)) {
+            Some(e) => e.diagnostics.push(d),
+            None => errors.push(FileDiagnostics {
+                file: Some(file),
+                diagnostics: vec![d],
+            }),
+        };
     // A kind served in several versions is one CRD: exactly one version is stored.
-    let mut kinds: BTreeMap<(String, String), Vec<(String, bool)>> = BTreeMap::new();
-    for gv in &out {
-        for tr in gv.resources.iter().filter(|t| !t.resource.builtin) {
-            kinds
-                .entry((gv.group.clone(), tr.resource.kind.clone()))
-                .or_default()
-                .push((gv.version.clone(), tr.resource.storage_version));
+    crds.sort_by(|a, b| {
+        (&a.group, &a.resource.resource.kind, &a.version).cmp(&(
+            &b.group,
+            &b.resource.resource.kind,
+            &b.version,
+        ))
+    });
+    for same in crds
+        .chunk_by(|a, b| a.group == b.group && a.resource.resource.kind == b.resource.resource.kind)
+    {
+        let stored: Vec<&CrdVersion> = same
+            .iter()
+            .filter(|c| c.resource.resource.storage_version)
+            .collect();
+        if same.len() < 2 || stored.len() == 1 {
+            continue;
         }
-    }
-    for ((group, kind), versions) in &kinds {
-        let stored = versions.iter().filter(|(_, s)| *s).count();
-        if versions.len() > 1 && stored != 1 {
-            let list: Vec<&str> = versions.iter().map(|(v, _)| v.as_str()).collect();
-            let message = if stored == 0 {
-                format!(
-                    "kind `{kind}` of `{group}` has versions {} but none is marked `+kubebuilder:storageversion`; mark the one stored",
-                    list.join(", ")
-                )
-            } else {
-                format!(
-                    "kind `{kind}` of `{group}` has {stored} versions marked `+kubebuilder:storageversion`; keep exactly one"
-                )
-            };
-            errors.push(FileDiagnostics {
-                file: None,
-                diagnostics: vec![Diagnostic::new(Span::call_site(), message)],
-            });
+        let (kind, group) = (&same[0].resource.resource.kind, &same[0].group);
+        let list: Vec<&str> = same.iter().map(|c| c.version.as_str()).collect();
+        let (message, at) = if stored.is_empty() {
+            let message = format!(
+                "kind `{kind}` of `{group}` has versions {} but none is marked `+kubebuilder:storageversion`; mark the one stored",
+                list.join(", ")
+            );
+            (message, same.iter().collect::<Vec<_>>())
+        } else {
+            let message = format!(
+                "kind `{kind}` of `{group}` has {} versions marked `+kubebuilder:storageversion`; keep exactly one",
+                stored.len()
+            );
+            (message, stored)
+        };
+        for c in at {
+            push(
+                c.resource.file,
+                Diagnostic::new(c.resource.resource.span, message.clone()),
+            );
         }
     }
     const FACTORY_METHODS: &[&str] = &[
@@ -559,5 +622,8 @@ fn assemble(
             });
         }
     }
-    ApiTree { versions: out }
+    ApiTree {
+        versions: out,
+        crds,
+    }
 }

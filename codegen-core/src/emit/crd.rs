@@ -118,3 +118,24 @@ pub fn crd_items(r: &crate::model::Resource, markers: &Markers) -> TokenStream {
         }
     }
 }
+
+/// The `main.rs` of the runner `kube-codegen crds` builds against the user's crate: every
+/// CRD of `tree` (whose module paths name the crate), reported as JSON on stdout.
+pub fn runner_main(tree: &crate::tree::ApiTree) -> Result<TokenStream, syn::Error> {
+    let entries = super::files::crd_entries(tree, true)?
+        .into_iter()
+        .map(|(_, e)| {
+            quote! {
+                (|| -> ::core::result::Result<_, ::kube_codegen_runtime::crd::CrdError> {
+                    ::core::result::Result::Ok(#e)
+                })()
+            }
+        });
+    Ok(quote! {
+        //! Built and run by `kube-codegen crds`: prints the crate's CRDs as JSON.
+
+        fn main() {
+            ::kube_codegen_runtime::crd::__report(::std::vec::Vec::from([#(#entries),*]));
+        }
+    })
+}

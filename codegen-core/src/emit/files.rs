@@ -155,44 +155,61 @@ pub fn tree_files(tree: &ApiTree, command: &str) -> Result<Vec<OutputFile>, syn:
 /// Per (group, kind): the CRD call, version and storage flag of each version.
 type KindVersions = std::collections::BTreeMap<(String, String), Vec<(TokenStream, String, bool)>>;
 
+/// A CRD's `(group, kind)` and the expression that builds it.
+pub type CrdEntry = ((String, String), TokenStream);
+
+/// One expression per CRD of the tree, sorted by (group, kind), each of which evaluates to
+/// the CRD or returns its `CrdError` with `?`. With `direct`, every version is built from
+/// the tree's patches (`kube-codegen crds`); otherwise CLI-generated kinds call the
+/// `crd_with_markers()` generated next to their client.
+pub fn crd_entries(
+    tree: &ApiTree,
+    direct: bool,
+) -> Result<Vec<CrdEntry>, syn::Error> {
+    let mut kinds: KindVersions = Default::default();
+    for c in &tree.crds {
+        let tr = &c.resource;
+        let path: syn::Path = syn::parse_str(&format!("{}::{}", tr.module, tr.resource.ident))?;
+        kinds
+            .entry((c.group.clone(), tr.resource.kind.clone()))
+            .or_default()
+            .push((
+                if tr.in_place || direct || !c.client {
+                    // The derive's `crd_with_markers` sees the spec only; the CLI sees the
+                    // status and nested structs too.
+                    super::crd::build_call(&quote!(#path), &tr.patches)
+                } else {
+                    quote!(#path::crd_with_markers())
+                },
+                c.version.clone(),
+                tr.resource.storage_version,
+            ));
+    }
+    Ok(kinds
+        .into_iter()
+        .map(|(key, versions)| {
+            if let [(call, _, _)] = versions.as_slice() {
+                return (key, quote!(#call?));
+            }
+            let stored = versions
+                .iter()
+                .find(|(_, _, s)| *s)
+                .map_or("", |(_, v, _)| v.as_str())
+                .to_owned();
+            let calls = versions.iter().map(|(c, _, _)| c);
+            let entry = quote!(::kube_codegen_runtime::crd::merge(
+                ::std::vec::Vec::from([#(#calls?),*]),
+                #stored,
+            )?);
+            (key, entry)
+        })
+        .collect())
+}
+
 /// `crds.rs`: every CRD of the tree, one per kind, versions merged around the stored one.
 fn crds_file(tree: &ApiTree) -> Result<TokenStream, syn::Error> {
-    let mut kinds: KindVersions = Default::default();
-    for gv in &tree.versions {
-        for tr in gv.resources.iter().filter(|t| !t.resource.builtin) {
-            let path: syn::Path = syn::parse_str(&format!("{}::{}", tr.module, tr.resource.ident))?;
-            kinds
-                .entry((gv.group.clone(), tr.resource.kind.clone()))
-                .or_default()
-                .push((
-                    if tr.in_place {
-                        // The derive's `crd_with_markers` sees the spec only; the CLI sees
-                        // the status and nested structs too.
-                        super::crd::build_call(&quote!(#path), &tr.patches)
-                    } else {
-                        quote!(#path::crd_with_markers())
-                    },
-                    gv.version.clone(),
-                    tr.resource.storage_version,
-                ));
-        }
-    }
+    let entries = crd_entries(tree, false)?.into_iter().map(|(_, e)| e);
     let crd = quote!(::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition);
-    let entries = kinds.values().map(|versions| {
-        if let [(call, _, _)] = versions.as_slice() {
-            return quote!(#call?);
-        }
-        let stored = versions
-            .iter()
-            .find(|(_, _, s)| *s)
-            .map_or("", |(_, v, _)| v.as_str())
-            .to_owned();
-        let calls = versions.iter().map(|(c, _, _)| c);
-        quote!(::kube_codegen_runtime::crd::merge(
-            ::std::vec::Vec::from([#(#calls?),*]),
-            #stored,
-        )?)
-    });
     Ok(quote! {
         //! The CustomResourceDefinitions of this API tree, with their `+kubebuilder:` markers.
 

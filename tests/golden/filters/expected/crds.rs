@@ -19,6 +19,15 @@ pub fn crds() -> ::core::result::Result<
             crate::filters_apis::filters::v1beta1::types::Reader::crd_with_markers()?,
             crate::filters_apis::filters::v1beta1::types::Renamed::crd_with_markers()?,
             crate::filters_apis::filters::v1beta1::types::Skipper::crd_with_markers()?,
+            ::kube_codegen_runtime::crd::build::<
+                crate::filters_apis::filters::v1beta1::types::Unmarked,
+            >(
+                &[
+                    ::kube_codegen_runtime::crd::Patch::Read {
+                        path: &["spec"],
+                    },
+                ],
+            )?,
         ]),
     )
 }
