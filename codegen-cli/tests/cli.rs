@@ -471,11 +471,18 @@ fn a_kind_in_several_versions_needs_exactly_one_storage_version() {
     }
     let out = generate(&tmp.0);
     assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
     assert!(
-        stderr(&out).contains("kind `App` of `apps.example.com` has versions v1, v2 but none is marked `+kubebuilder:storageversion`"),
-        "{}",
-        stderr(&out)
+        err.contains("kind `App` of `apps.example.com` has versions v1, v2 but none is marked `+kubebuilder:storageversion`"),
+        "{err}"
     );
+    // Shown at each version.
+    for v in ["v1", "v2"] {
+        assert!(
+            err.contains(&format!("--> apis/apps/{v}/app.rs:3:12")),
+            "{err}"
+        );
+    }
     let marked = std::fs::read_to_string(tmp.0.join("apis/apps/v2/app.rs"))
         .unwrap()
         .replace(
@@ -490,6 +497,24 @@ fn a_kind_in_several_versions_needs_exactly_one_storage_version() {
         crds.contains("crd::merge(") && crds.contains("\"v2\""),
         "{crds}"
     );
+    // A version marked `+kubebuilder:skipversion` is left out of the CRD (its client stays).
+    let skipped = std::fs::read_to_string(tmp.0.join("apis/apps/v1/app.rs"))
+        .unwrap()
+        .replace(
+            "/// +genclient",
+            "/// +genclient\n/// +kubebuilder:skipversion",
+        );
+    write(&tmp.0, "apis/apps/v1/app.rs", &skipped);
+    let out = generate(&tmp.0);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let crds = std::fs::read_to_string(tmp.0.join("generated/crds.rs")).unwrap();
+    assert!(
+        !crds.contains("crd::merge(")
+            && !crds.contains("apps::v1::")
+            && crds.contains("apps::v2::app::App"),
+        "{crds}"
+    );
+    assert!(tmp.0.join("generated/apps/v1/app.rs").exists());
 }
 
 #[test]

@@ -345,7 +345,9 @@ pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -
         );
     }
     let has_status = kube.status.is_some();
-    let has_scale = kube.scale.is_some();
+    // `+kubebuilder:subresource:scale` alone gives the scale methods too.
+    let has_scale =
+        kube.scale.is_some() || has_marker(&input.attrs, "+kubebuilder:subresource:scale");
     if let (Some(scale), false) = (&kube.scale, has_status) {
         cx.error(
             scale.span.unwrap_or(kube_span),
@@ -399,9 +401,17 @@ pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -
 
 /// Whether the doc comments carry `+kubebuilder:storageversion`.
 fn storage_version_marker(attrs: &[syn::Attribute]) -> bool {
+    has_marker(attrs, "+kubebuilder:storageversion")
+}
+
+/// Whether a doc marker is `marker`, alone or followed by `:` arguments.
+fn has_marker(attrs: &[syn::Attribute], marker: &str) -> bool {
     let mut found = false;
     crate::attr::genclient::for_each_marker(attrs, |text, _| {
-        found |= text == "+kubebuilder:storageversion"
+        found |= text == marker
+            || text
+                .strip_prefix(marker)
+                .is_some_and(|r| r.starts_with(':'))
     });
     found
 }
@@ -688,7 +698,7 @@ fn check_subresource(cx: &mut Ctxt, sub: &Located<String>, verb: Verb, r: &Resou
     } else if sub.value == "scale" && !r.has_scale {
         cx.error_at(
             &sub.loc,
-            "subresource `scale` is not enabled; add `scale(...)` to `#[kube]`",
+            "subresource `scale` is not enabled; add `scale(...)` to `#[kube]` (or `+kubebuilder:subresource:scale:...` to the spec)",
         );
     } else if verb == Verb::List {
         cx.error_at(

@@ -84,6 +84,8 @@ pub struct Markers {
     pub probes: Vec<Probe>,
     /// The marker behind each schema keyword.
     pub origins: Vec<Origin>,
+    /// `+kubebuilder:skipversion`: this version is left out of the kind's CRD.
+    pub skip_version: bool,
 }
 
 /// The JSON shape of a Rust type, as far as the source shows it.
@@ -215,7 +217,9 @@ fn needs(name: &str) -> Needs {
         | "MaxProperties"
         | "mapType"
         | "PreserveUnknownFields"
-        | "EmbeddedResource" => Needs::Object,
+        | "XPreserveUnknownFields"
+        | "EmbeddedResource"
+        | "XEmbeddedResource" => Needs::Object,
         "structType" => Needs::Struct,
         "Enum" => Needs::Scalar,
         _ => Needs::Anything,
@@ -596,7 +600,7 @@ impl<'a> Walker<'_, '_, 'a> {
         container_default: bool,
     ) {
         let taken = schemars_keys(&f.attrs);
-        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        let mut seen: BTreeSet<String> = BTreeSet::new();
         let mut optional = None;
         let mut required = None;
         for m in markers {
@@ -608,7 +612,7 @@ impl<'a> Walker<'_, '_, 'a> {
                 continue;
             }
             let repeatable = matches!(m.name, "kubebuilder:validation:XValidation" | "listMapKey");
-            if !repeatable && !seen.insert(m.name) {
+            if !repeatable && !seen.insert(m.display()) {
                 cx.error_at(
                     &m.name_loc,
                     format!("duplicate `{}` on `{name}`", m.display()),
@@ -616,6 +620,41 @@ impl<'a> Walker<'_, '_, 'a> {
                 continue;
             }
             let need = needs(m.name);
+            if m.items {
+                // `+kubebuilder:validation:items:<Name>`: the same marker on the list's items.
+                let item_shape = match field_shape {
+                    Shape::Array(t) => shape(t, self.structs),
+                    Shape::Unknown => Shape::Unknown,
+                    other => {
+                        cx.error_at(
+                            &m.name_loc,
+                            format!(
+                                "`{}` applies to the items of a list, but `{name}` is {}",
+                                m.display(),
+                                other.describe()
+                            ),
+                        );
+                        continue;
+                    }
+                };
+                if !fits(need, &item_shape) {
+                    cx.error_at(
+                        &m.name_loc,
+                        format!(
+                            "`{}` applies to {}, but the items of `{name}` are {}",
+                            m.display(),
+                            needs_text(need),
+                            item_shape.describe()
+                        ),
+                    );
+                    continue;
+                }
+                let path = [name.to_owned(), "[]".to_owned()];
+                if let Some(p) = field_patch(cx, m, &item_shape, &path) {
+                    own.push(p, m);
+                }
+                continue;
+            }
             if !fits(need, field_shape) {
                 cx.error_at(
                     &m.name_loc,
@@ -1101,8 +1140,41 @@ fn field_patch(cx: &mut Ctxt, m: &Marker, s: &Shape<'_>, path: &[String]) -> Opt
                 }
             });
         }
-        "EmbeddedResource" => ("x-kubernetes-embedded-resource", Value::from(true)),
-        "PreserveUnknownFields" => ("x-kubernetes-preserve-unknown-fields", Value::from(true)),
+        "EmbeddedResource" | "XEmbeddedResource" => {
+            ("x-kubernetes-embedded-resource", Value::from(true))
+        }
+        "PreserveUnknownFields" | "XPreserveUnknownFields" => {
+            ("x-kubernetes-preserve-unknown-fields", Value::from(true))
+        }
+        "Type" => {
+            const TYPES: [&str; 6] = ["string", "integer", "number", "boolean", "object", "array"];
+            if !TYPES.contains(&value) {
+                return bad(
+                    cx,
+                    format!(
+                        "`{value}` is not one of {}{}",
+                        TYPES.join(", "),
+                        did_you_mean(value, TYPES)
+                    ),
+                );
+            }
+            ("type", Value::from(value))
+        }
+        "XIntOrString" => {
+            // An int-or-string schema has no type of its own (a JSON null drops the key).
+            let mut set = Map::new();
+            set.insert("x-kubernetes-int-or-string".into(), Value::from(true));
+            set.insert(
+                "anyOf".into(),
+                json!([{"type": "integer"}, {"type": "string"}]),
+            );
+            set.insert("type".into(), Value::Null);
+            set.insert("format".into(), Value::Null);
+            return Some(Patch::Schema {
+                path: path.to_vec(),
+                set,
+            });
+        }
         "nullable" => ("nullable", Value::from(true)),
         k @ ("listType" | "mapType" | "structType") => {
             let allowed: &[&str] = if k == "listType" {
@@ -1248,6 +1320,7 @@ pub fn resource_patches<'a>(
         });
     }
     let markers = marker::read(&mut Ctxt::new(), &spec.attrs);
+    out.skip_version = markers.iter().any(|m| m.name == "kubebuilder:skipversion");
     for m in &markers {
         if m.place == Place::Type
             && let Some(p) = resource_marker(cx, m, &kube, resource, spec, status, structs)
@@ -1583,8 +1656,28 @@ fn resource_marker(
             })
         }
         "kubebuilder:subresource:scale" => {
-            if kube.scale.is_some() {
-                cx.error_at(&m.name_loc, "the scale subresource is given twice: `#[kube(scale(...))]` and `+kubebuilder:subresource:scale`; keep one");
+            if let Some(scale) = &kube.scale {
+                // The same paths as `#[kube(scale(...))]` say nothing new; kube writes them.
+                let pairs = [
+                    ("specpath", &scale.spec_replicas_path),
+                    ("statuspath", &scale.status_replicas_path),
+                    ("selectorpath", &scale.label_selector_path),
+                ];
+                for (key, kube_value) in pairs {
+                    let marker_value = m.arg(key).map(|a| a.value.as_str());
+                    let kube_value = kube_value.as_ref().map(|v| v.value.as_str());
+                    if marker_value != kube_value {
+                        let at = m.arg(key).map_or(&m.name_loc, |a| &a.loc);
+                        cx.error_at(
+                            at,
+                            format!(
+                                "`{key}={}` differs from `#[kube(scale(...))]` ({}); keep one",
+                                marker_value.unwrap_or(""),
+                                kube_value.map_or("not set".to_owned(), |v| format!("`{v}`"))
+                            ),
+                        );
+                    }
+                }
                 return None;
             }
             if !has_status {
@@ -1708,6 +1801,25 @@ fn resource_marker(
             Some(Patch::Merge {
                 pointer: "/spec/versions/0",
                 value: json!({"additionalPrinterColumns": [column]}),
+            })
+        }
+        "kubebuilder:unservedversion" => Some(Patch::Merge {
+            pointer: "/spec/versions/0",
+            value: json!({"served": false}),
+        }),
+        "kubebuilder:deprecatedversion" => {
+            let mut version = Map::new();
+            version.insert("deprecated".into(), Value::from(true));
+            for arg in &m.args {
+                if arg.key == "warning" {
+                    version.insert("deprecationWarning".into(), Value::from(arg.value.clone()));
+                } else {
+                    unknown(cx, arg, &["warning"]);
+                }
+            }
+            Some(Patch::Merge {
+                pointer: "/spec/versions/0",
+                value: Value::Object(version),
             })
         }
         "kubebuilder:selectablefield" => {

@@ -51,6 +51,8 @@ pub struct TreeResource {
     pub origins: Vec<crate::schema::Origin>,
     /// The index of the file that defines it.
     pub file: usize,
+    /// `+kubebuilder:skipversion`: left out of the CRD.
+    pub skip_version: bool,
 }
 
 /// One API group/version and its resources.
@@ -293,6 +295,7 @@ fn read_file<'a>(
                         patches: Vec::new(),
                         origins: Vec::new(),
                         file: index,
+                        skip_version: false,
                     },
                     spans,
                 ));
@@ -335,6 +338,7 @@ fn read_file<'a>(
                     patches: markers.patches,
                     origins: markers.origins,
                     file: index,
+                    skip_version: markers.skip_version,
                 },
                 spans,
             ));
@@ -458,14 +462,18 @@ fn assemble(
                 );
             }
         }
-        crds.extend(all.iter().filter(|(_, (_, r, _))| !r.resource.builtin).map(
-            |(client, (_, r, _))| CrdVersion {
-                group: group.clone(),
-                version: version_dir.clone(),
-                resource: r.clone(),
-                client: *client,
-            },
-        ));
+        // A version marked `+kubebuilder:skipversion` is not part of its kind's CRD.
+        let in_crd = |r: &TreeResource| !r.resource.builtin && !r.skip_version;
+        crds.extend(
+            all.iter()
+                .filter(|(_, (_, r, _))| in_crd(r))
+                .map(|(client, (_, r, _))| CrdVersion {
+                    group: group.clone(),
+                    version: version_dir.clone(),
+                    resource: r.clone(),
+                    client: *client,
+                }),
+        );
         if dir.resources.is_empty() {
             continue;
         }

@@ -105,6 +105,21 @@ fn markers_land_where_controller_gen_puts_them() {
     );
     assert_eq!(version["additionalPrinterColumns"][1]["priority"], 1);
     assert_eq!(version["selectableFields"][0]["jsonPath"], ".spec.customer");
+    // controller-gen's items:, Type, XIntOrString and deprecatedversion markers.
+    let tags = &spec["properties"]["tags"]["items"];
+    assert_eq!(
+        (tags["maxLength"].clone(), tags["pattern"].clone()),
+        (json!(12), json!("^[a-z]+$"))
+    );
+    let voucher = &spec["properties"]["voucher"];
+    assert_eq!(voucher["x-kubernetes-int-or-string"], true);
+    assert!(voucher.get("type").is_none(), "{voucher}");
+    assert_eq!(spec["properties"]["table"]["type"], "string");
+    assert_eq!(version["deprecated"], true);
+    assert_eq!(
+        version["deprecationWarning"],
+        "shop.example.com/v1 Order is deprecated; use v2"
+    );
     // Marker lines are instructions, not documentation.
     assert!(
         !crd.to_string().contains("+kubebuilder"),

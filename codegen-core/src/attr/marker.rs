@@ -77,6 +77,18 @@ pub const KNOWN: &[(&str, Place, Option<bool>)] = &[
     ),
     ("kubebuilder:validation:Optional", Place::Field, None),
     ("kubebuilder:validation:Required", Place::Field, None),
+    ("kubebuilder:validation:Type", Place::Both, Some(true)),
+    ("kubebuilder:validation:XIntOrString", Place::Both, None),
+    (
+        "kubebuilder:validation:XPreserveUnknownFields",
+        Place::Both,
+        None,
+    ),
+    (
+        "kubebuilder:validation:XEmbeddedResource",
+        Place::Field,
+        None,
+    ),
     ("kubebuilder:default", Place::Field, Some(true)),
     (
         "kubebuilder:pruning:PreserveUnknownFields",
@@ -89,6 +101,9 @@ pub const KNOWN: &[(&str, Place, Option<bool>)] = &[
     ("kubebuilder:subresource:scale", Place::Type, Some(false)),
     ("kubebuilder:selectablefield", Place::Type, Some(false)),
     ("kubebuilder:storageversion", Place::Type, None),
+    ("kubebuilder:skipversion", Place::Type, None),
+    ("kubebuilder:unservedversion", Place::Type, None),
+    ("kubebuilder:deprecatedversion", Place::Type, Some(false)),
     ("kubebuilder:metadata:annotations", Place::Type, Some(true)),
     ("kubebuilder:metadata:labels", Place::Type, Some(true)),
     ("optional", Place::Field, None),
@@ -100,12 +115,43 @@ pub const KNOWN: &[(&str, Place, Option<bool>)] = &[
     ("structType", Place::Both, Some(true)),
 ];
 
-/// controller-gen markers that describe Go code generation; accepted and ignored.
+/// controller-gen markers that describe Go code generation, or that another command reads
+/// (`kube-codegen rbac`); accepted and ignored here.
 const IGNORED: &[&str] = &[
     "kubebuilder:object:root",
     "kubebuilder:object:generate",
     "kubebuilder:skip",
+    "kubebuilder:rbac",
 ];
+
+/// controller-gen markers kube-codegen does not implement: an error that says so, rather
+/// than a guess at a similar name.
+const UNSUPPORTED: &[&str] = &[
+    "kubebuilder:validation:Schemaless",
+    "kubebuilder:validation:ExactlyOneOf",
+    "kubebuilder:validation:AtMostOneOf",
+    "kubebuilder:validation:AtLeastOneOf",
+    "kubebuilder:title",
+    "kubebuilder:example",
+    "kubebuilder:externalDocs",
+    "kubebuilder:ac:generate",
+    "kubebuilder:ac:output",
+    "kubebuilder:webhook",
+    "kubebuilder:webhookconfiguration",
+];
+
+/// The validation markers that also exist as `+kubebuilder:validation:items:<Name>`, for the
+/// items of a list.
+fn has_items_form(name: &str) -> bool {
+    name.starts_with("kubebuilder:validation:")
+        && !matches!(
+            name,
+            "kubebuilder:validation:Optional"
+                | "kubebuilder:validation:Required"
+                | "kubebuilder:validation:EmbeddedResource"
+                | "kubebuilder:validation:XEmbeddedResource"
+        )
+}
 
 /// One `key=value` argument of a marker.
 #[derive(Debug, Clone)]
@@ -121,8 +167,11 @@ pub struct Arg {
 /// One recognised marker.
 #[derive(Debug, Clone)]
 pub struct Marker {
-    /// The name without the leading `+` (one of [`KNOWN`]).
+    /// The name without the leading `+` (one of [`KNOWN`]); for
+    /// `+kubebuilder:validation:items:Minimum`, `kubebuilder:validation:Minimum`.
     pub name: &'static str,
+    /// Written in its `items:` form: it applies to the items of a list.
+    pub items: bool,
     /// Where it may be written.
     pub place: Place,
     /// The text after `=`, for markers that take a value.
@@ -138,7 +187,10 @@ pub struct Marker {
 impl Marker {
     /// The short name users see in messages: `+kubebuilder:validation:Minimum`.
     pub fn display(&self) -> String {
-        format!("+{}", self.name)
+        match self.name.strip_prefix("kubebuilder:validation:") {
+            Some(base) if self.items => format!("+kubebuilder:validation:items:{base}"),
+            _ => format!("+{}", self.name),
+        }
     }
 
     /// The argument `key`, if given.
@@ -160,37 +212,39 @@ pub fn read(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<Marker> {
 }
 
 fn parse(cx: &mut Ctxt, text: &str, loc: &dyn Fn(usize, usize) -> Loc) -> Option<Marker> {
-    let body = &text[1..];
+    let full = &text[1..];
+    // `kubebuilder:validation:items:Minimum` is `kubebuilder:validation:Minimum` on items.
+    let items_prefix = "kubebuilder:validation:items:";
+    let (body, items) = match full.strip_prefix(items_prefix) {
+        Some(rest) => (format!("kubebuilder:validation:{rest}"), true),
+        None => (full.to_owned(), false),
+    };
+    let body = body.as_str();
     let found = KNOWN
         .iter()
         .filter(|(name, _, _)| {
             body.strip_prefix(name)
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with([':', '=']))
         })
+        .filter(|(name, _, _)| !items || has_items_form(name))
         .max_by_key(|(name, _, _)| name.len());
     let Some(&(name, place, takes)) = found else {
-        let word = body.split('=').next().unwrap_or(body);
-        let family = word.split(':').next().unwrap_or(word);
-        if family == "kubebuilder" && !IGNORED.iter().any(|i| word.starts_with(i)) {
-            let names = KNOWN
-                .iter()
-                .map(|(n, _, _)| *n)
-                .filter(|n| n.starts_with("kubebuilder:"));
-            cx.error_at(
-                &loc(0, 1 + word.len()),
-                match suggest(word, names) {
-                    Some(s) => format!("unknown marker `+{word}`; did you mean `+{s}`?"),
-                    None => format!("unknown marker `+{word}`; see the CRD markers in the README"),
-                },
-            );
+        let word = full.split('=').next().unwrap_or(full);
+        if word.split(':').next() == Some("kubebuilder")
+            && !IGNORED.iter().any(|i| word.starts_with(i))
+        {
+            cx.error_at(&loc(0, 1 + word.len()), unknown_marker(word));
         }
         return None;
     };
+    // Offsets below are into `text`: the `items:` form is that much longer.
+    let shift = if items { "items:".len() } else { 0 };
     let rest = &body[name.len()..];
-    let start = 1 + name.len();
+    let start = 1 + name.len() + shift;
     let name_loc = loc(0, start);
     let mut marker = Marker {
         name,
+        items,
         place,
         value: None,
         args: Vec::new(),
@@ -231,7 +285,9 @@ fn parse(cx: &mut Ctxt, text: &str, loc: &dyn Fn(usize, usize) -> Loc) -> Option
         Some(false) => {
             if let Some(args) = rest.strip_prefix(':') {
                 marker.args = split_args(cx, args, &|s, e| loc(start + 1 + s, start + 1 + e));
-            } else if !rest.is_empty() || !name.ends_with("scale") {
+            } else if !rest.is_empty()
+                || !(name.ends_with("scale") || name == "kubebuilder:deprecatedversion")
+            {
                 cx.error_at(
                     &name_loc,
                     format!("`+{name}` needs arguments: `+{name}:key=value,...`"),
@@ -241,6 +297,44 @@ fn parse(cx: &mut Ctxt, text: &str, loc: &dyn Fn(usize, usize) -> Loc) -> Option
         }
     }
     Some(marker)
+}
+
+/// The error for a `+kubebuilder:` marker that is not one kube-codegen reads: controller-gen
+/// markers it does not implement say so, others get a suggestion from their own family
+/// (`+kubebuilder:validation:Minimun` -> `Minimum`) or the family's list.
+fn unknown_marker(word: &str) -> String {
+    let family = word.rsplit_once(':').map_or("", |(f, _)| f);
+    let siblings: Vec<&str> = KNOWN
+        .iter()
+        .map(|(n, _, _)| *n)
+        .filter(|n| n.rsplit_once(':').map_or("", |(f, _)| f) == family)
+        .collect();
+    let list = |names: &[&str]| {
+        names
+            .iter()
+            .map(|n| format!("`+{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Some(u) = UNSUPPORTED.iter().find(|u| word.starts_with(*u)) {
+        let supported: Vec<&str> = KNOWN
+            .iter()
+            .map(|(n, _, _)| *n)
+            .filter(|n| n.starts_with("kubebuilder:"))
+            .collect();
+        return format!(
+            "`+{u}` is a controller-gen marker kube-codegen does not support; supported: {}",
+            list(&supported)
+        );
+    }
+    match suggest(word, siblings.iter().copied()) {
+        Some(s) => format!("unknown marker `+{word}`; did you mean `+{s}`?"),
+        None if !siblings.is_empty() => format!(
+            "unknown marker `+{word}`; the `+{family}:` markers are {}",
+            list(&siblings)
+        ),
+        None => format!("unknown marker `+{word}`; see the CRD markers in the README"),
+    }
 }
 
 /// Splits `a=1,b="x, y",c=p;q` into arguments; quoted values may contain commas and `\"`.

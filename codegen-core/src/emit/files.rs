@@ -162,10 +162,7 @@ pub type CrdEntry = ((String, String), TokenStream);
 /// the CRD or returns its `CrdError` with `?`. With `direct`, every version is built from
 /// the tree's patches (`kube-codegen crds`); otherwise CLI-generated kinds call the
 /// `crd_with_markers()` generated next to their client.
-pub fn crd_entries(
-    tree: &ApiTree,
-    direct: bool,
-) -> Result<Vec<CrdEntry>, syn::Error> {
+pub fn crd_entries(tree: &ApiTree, direct: bool) -> Result<Vec<CrdEntry>, syn::Error> {
     let mut kinds: KindVersions = Default::default();
     for c in &tree.crds {
         let tr = &c.resource;

@@ -24,7 +24,8 @@ pub use probe::CrdMarkers;
 pub enum Patch {
     /// Sets the keys of the JSON object `set` on the schema at `path`: property names from
     /// the root schema, `[]` for a list's items, `{}` for a map's values.
-    /// `x-kubernetes-validations` is appended to rather than replaced.
+    /// `x-kubernetes-validations` is appended to rather than replaced, and a key set to
+    /// `null` (but `default`) is removed.
     Schema {
         /// Where.
         path: &'static [&'static str],
@@ -247,6 +248,11 @@ fn apply(crd: &mut Value, at: &[String], patch: &Patch) -> Result<(), String> {
                 match (key.as_str(), schema.get_mut(&key), value) {
                     ("x-kubernetes-validations", Some(Value::Array(have)), Value::Array(add)) => {
                         have.extend(add);
+                    }
+                    // A null drops what kube wrote (an int-or-string has no `type`); a null
+                    // default is a default.
+                    (k, _, Value::Null) if k != "default" => {
+                        schema.remove(&key);
                     }
                     (_, _, value) => {
                         schema.insert(key, value);

@@ -141,6 +141,43 @@ impl OrderClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> ::core::result::Result<Order, ::kube::Error> {
         self.handle.apply_status(name, status).await
     }
+
+    /// Gets the scale subresource.
+    pub async fn get_scale(
+        &self,
+        name: &str,
+    ) -> ::core::result::Result<
+        ::k8s_openapi::api::autoscaling::v1::Scale,
+        ::kube::Error,
+    > {
+        self.handle.get_scale(name).await
+    }
+
+    /// Replaces the scale subresource.
+    pub async fn update_scale(
+        &self,
+        name: &str,
+        scale: &::k8s_openapi::api::autoscaling::v1::Scale,
+        pp: &::kube::api::PostParams,
+    ) -> ::core::result::Result<
+        ::k8s_openapi::api::autoscaling::v1::Scale,
+        ::kube::Error,
+    > {
+        self.handle.update_scale(name, scale, pp).await
+    }
+
+    /// Patches the scale subresource.
+    pub async fn patch_scale<P: ::serde::Serialize + ::core::fmt::Debug>(
+        &self,
+        name: &str,
+        pp: &::kube::api::PatchParams,
+        patch: &::kube::api::Patch<P>,
+    ) -> ::core::result::Result<
+        ::k8s_openapi::api::autoscaling::v1::Scale,
+        ::kube::Error,
+    > {
+        self.handle.patch_scale(name, pp, patch).await
+    }
 }
 
 impl OrderClient<::kube_codegen_runtime::scope::AllNamespaces> {
@@ -356,6 +393,18 @@ impl Order {
                     set: r#"{"x-kubernetes-list-type":"set"}"#,
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {
+                    path: &["spec", "tags", "[]"],
+                    set: r#"{"maxLength":12,"pattern":"^[a-z]+$"}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Schema {
+                    path: &["spec", "voucher"],
+                    set: r#"{"anyOf":[{"type":"integer"},{"type":"string"}],"format":null,"type":null,"x-kubernetes-int-or-string":true}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Schema {
+                    path: &["spec", "table"],
+                    set: r#"{"type":"string"}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec", "notes"],
                     set: r#"{"maxProperties":3,"x-kubernetes-map-type":"atomic"}"#,
                 },
@@ -422,6 +471,10 @@ impl Order {
                 ::kube_codegen_runtime::crd::Patch::Merge {
                     pointer: "/spec/versions/0",
                     value: r#"{"selectableFields":[{"jsonPath":".spec.customer"}]}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Merge {
+                    pointer: "/spec/versions/0",
+                    value: r#"{"deprecated":true,"deprecationWarning":"shop.example.com/v1 Order is deprecated; use v2"}"#,
                 },
             ],
         )

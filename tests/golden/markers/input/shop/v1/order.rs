@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 /// +kubebuilder:printcolumn:name=Customer,type=string,JSONPath=.spec.customer,description="Who ordered"
 /// +kubebuilder:printcolumn:name=Total,type=number,JSONPath=.status.total,priority=1
 /// +kubebuilder:selectablefield:JSONPath=.spec.customer
+/// +kubebuilder:deprecatedversion:warning="shop.example.com/v1 Order is deprecated; use v2"
 /// +kubebuilder:validation:XValidation:rule="self.replicas <= 5 || self.express",message="more than 5 needs express delivery"
 #[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[kube(
@@ -76,11 +77,21 @@ pub struct OrderSpec {
     /// +listType=map
     /// +listMapKey=sku
     pub items: Vec<Line>,
-    /// Free-form tags, each once.
+    /// Free-form tags, each once, each short and lowercase.
     ///
     /// +kubebuilder:validation:UniqueItems=true
+    /// +kubebuilder:validation:items:MaxLength=12
+    /// +kubebuilder:validation:items:Pattern=`^[a-z]+$`
     #[serde(default)]
     pub tags: Vec<String>,
+    /// A voucher: an amount or a percentage such as `10%`.
+    ///
+    /// +kubebuilder:validation:XIntOrString
+    pub voucher: Option<String>,
+    /// The table number, kept as text.
+    ///
+    /// +kubebuilder:validation:Type=string
+    pub table: Option<String>,
     /// Notes to the kitchen, replaced as a whole.
     ///
     /// +kubebuilder:validation:MaxProperties=3
