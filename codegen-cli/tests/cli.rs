@@ -576,3 +576,59 @@ pub struct WidgetStatus {
         "nothing is written on errors"
     );
 }
+
+#[test]
+fn defaults_list_map_keys_and_scale_markers_are_checked_where_they_are_written() {
+    let tmp = TempDir::new("defaults");
+    write(
+        &tmp.0,
+        "apis/widgets/v1/mod.rs",
+        "//! +groupName=widgets.example.com\npub mod widget;\npub mod parts;\n",
+    );
+    write(
+        &tmp.0,
+        "apis/widgets/v1/widget.rs",
+        r#"use super::parts::{Level, Part};
+
+/// +genclient
+/// +kubebuilder:subresource:scale:specpath=.spec.size,statuspath=.status.ready
+#[derive(CustomResource)]
+#[kube(group = "widgets.example.com", version = "v1", kind = "Widget", namespaced, status = "WidgetStatus",
+       scale(spec_replicas_path = ".spec.size", status_replicas_path = ".status.size"))]
+pub struct WidgetSpec {
+    /// +kubebuilder:validation:Maximum=10
+    /// +kubebuilder:default=11
+    pub size: Option<i32>,
+    /// +kubebuilder:default=urgent
+    pub level: Option<Level>,
+    /// +listType=map
+    /// +listMapKey=id
+    pub parts: Vec<Part>,
+}
+
+pub struct WidgetStatus {
+    pub size: i32,
+    pub ready: i32,
+}
+"#,
+    );
+    // The nested types live in another file of the version.
+    write(
+        &tmp.0,
+        "apis/widgets/v1/parts.rs",
+        "#[serde(rename_all = \"lowercase\")]\npub enum Level {\n    Low,\n    High,\n}\n\npub struct Part {\n    pub id: Option<String>,\n}\n",
+    );
+    let out = generate(&tmp.0);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    for expected in [
+        "the default of `size` (11) is greater than `+kubebuilder:validation:Maximum=10`: kube-apiserver rejects a CRD whose default breaks the field's own schema",
+        " --> apis/widgets/v1/widget.rs:10:30",
+        "the default of `level` (\"urgent\") is not a variant of `Level` (low, high)",
+        "`+listMapKey=id`: `Part.id` is an `Option` without a default; kube-apiserver rejects list-map keys that are neither required nor defaulted",
+        "`statuspath=.status.ready` differs from `#[kube(scale(...))]` (`.status.size`); keep one",
+    ] {
+        assert!(err.contains(expected), "missing `{expected}` in:\n{err}");
+    }
+    assert!(!tmp.0.join("generated").exists());
+}

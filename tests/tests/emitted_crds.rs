@@ -1,0 +1,61 @@
+//! Every CRD this project emits passes the checks kube-apiserver 1.36 makes when a CRD is
+//! created (`apiserver-rules`, the rules the fake API server applies): the `crds()` of each
+//! golden case, and the YAML files checked in for the sample and the markers case.
+
+use fake_apiserver::rules::crd::review_create;
+use serde_json::Value;
+
+fn assert_accepted(what: &str, crd: &Value) {
+    let review = review_create(crd);
+    let errors: Vec<String> = review.errors.iter().map(ToString::to_string).collect();
+    assert!(errors.is_empty(), "{what}: {errors:#?}");
+}
+
+#[test]
+fn every_generated_crds_function_builds_crds_the_api_server_accepts() {
+    let cases = [
+        ("all_verbs", codegen_tests::all_verbs_generated::crds()),
+        ("filters", codegen_tests::filters_generated::crds()),
+        ("groups", codegen_tests::groups_generated::crds()),
+        ("methods", codegen_tests::methods_generated::crds()),
+        ("builtins", codegen_tests::builtins_generated::crds()),
+        ("markers", codegen_tests::markers_generated::crds()),
+    ];
+    let mut checked = 0;
+    for (case, crds) in cases {
+        for crd in crds.unwrap_or_else(|e| panic!("{case}: {e}")) {
+            let name = crd.metadata.name.clone().unwrap_or_default();
+            assert_accepted(
+                &format!("{case}/{name}"),
+                &serde_json::to_value(&crd).unwrap(),
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "only {checked} CRDs");
+}
+
+#[test]
+fn every_checked_in_crd_file_is_accepted() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = vec![root.join("tests/golden/markers/crds.yaml")];
+    for entry in std::fs::read_dir(root.join("sample-controller/artifacts/crds")).unwrap() {
+        files.push(entry.unwrap().path());
+    }
+    let mut checked = 0;
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for doc in text.split("\n---\n").map(|d| d.trim_start_matches("---\n")) {
+            if doc
+                .lines()
+                .all(|l| l.trim().is_empty() || l.starts_with('#'))
+            {
+                continue;
+            }
+            let crd: Value = serde_saphyr::from_str(doc).unwrap();
+            assert_accepted(&file.display().to_string(), &crd);
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 4, "two in the markers case, Foo and Icecream");
+}
