@@ -24,6 +24,7 @@ type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// What the factory needs from any informer, whatever its type.
 trait AnyInformer: Send + Sync {
     fn name(&self) -> String;
+    fn watch_errors(&self) -> u64;
     fn start(&self);
     fn wait(&self, timeout: Duration) -> BoxFuture<'_, bool>;
     fn shutdown(&self) -> BoxFuture<'_, ()>;
@@ -37,6 +38,10 @@ where
 {
     fn name(&self) -> String {
         SharedInformer::name(self).to_owned()
+    }
+
+    fn watch_errors(&self) -> u64 {
+        SharedInformer::watch_errors(self)
     }
     fn start(&self) {
         SharedInformer::start(self);
@@ -89,9 +94,18 @@ pub struct FactoryBuilder {
     default_resync: Option<Duration>,
     resync: HashMap<TypeId, Duration>,
     transforms: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
+    backoff: crate::informer::WatchBackoff,
 }
 
 impl FactoryBuilder {
+    /// The wait after a failed list or watch ([`WatchBackoff`](crate::informer::WatchBackoff):
+    /// 200 ms doubling to 5 s by default, with jitter; a 410 Gone re-lists at once).
+    #[must_use]
+    pub fn watch_backoff(mut self, initial: Duration, max: Duration) -> Self {
+        self.backoff = crate::informer::WatchBackoff { initial, max };
+        self
+    }
+
     /// Watch namespaced kinds in `namespace` only (cluster-scoped kinds are unaffected).
     #[must_use]
     pub fn namespace(mut self, namespace: &str) -> Self {
@@ -153,6 +167,7 @@ impl FactoryBuilder {
                 default_resync: self.default_resync,
                 resync: self.resync,
                 transforms: self.transforms,
+                backoff: self.backoff,
                 informers: Mutex::new(BTreeMap::new()),
             }),
         }
@@ -166,6 +181,7 @@ struct FactoryInner {
     default_resync: Option<Duration>,
     resync: HashMap<TypeId, Duration>,
     transforms: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
+    backoff: crate::informer::WatchBackoff,
     informers: Mutex<BTreeMap<String, Arc<dyn AnyInformer>>>,
 }
 
@@ -204,12 +220,22 @@ impl SharedInformerFactory {
             default_resync: None,
             resync: HashMap::new(),
             transforms: HashMap::new(),
+            backoff: crate::informer::WatchBackoff::default(),
         }
     }
 
     /// The client the informers watch with.
     pub fn client(&self) -> &Client {
         &self.inner.client
+    }
+
+    /// The list and watch errors each informer has met, by informer name
+    /// (`foos.samplecontroller.k8s.io/v1alpha1`), for metrics.
+    pub fn watch_errors(&self) -> Vec<(String, u64)> {
+        self.informers()
+            .iter()
+            .map(|i| (i.name(), i.watch_errors()))
+            .collect()
     }
 
     fn informers(&self) -> Vec<Arc<dyn AnyInformer>> {
@@ -238,6 +264,7 @@ impl SharedInformerFactory {
                 .copied()
                 .or(self.inner.default_resync),
             transform,
+            backoff: self.inner.backoff,
         }
     }
 
@@ -319,6 +346,7 @@ impl SharedInformerFactory {
                 watcher: self.inner.watcher.clone(),
                 resync: self.inner.default_resync,
                 transform: None,
+                backoff: self.inner.backoff,
             };
             SharedInformer::new_with(api, ar, options)
         })

@@ -15,7 +15,7 @@ use std::time::Duration;
 use futures::{Stream, StreamExt};
 use kube::api::Api;
 use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, watch};
@@ -114,6 +114,8 @@ pub struct InformerOptions<K> {
     pub resync: Option<Duration>,
     /// Applied to every object before caching.
     pub transform: Option<Transform<K>>,
+    /// How long to wait after a watch error before watching again.
+    pub backoff: WatchBackoff,
 }
 
 impl<K> Default for InformerOptions<K> {
@@ -122,6 +124,7 @@ impl<K> Default for InformerOptions<K> {
             watcher: watcher::Config::default(),
             resync: None,
             transform: None,
+            backoff: WatchBackoff::default(),
         }
     }
 }
@@ -132,7 +135,80 @@ impl<K> Clone for InformerOptions<K> {
             watcher: self.watcher.clone(),
             resync: self.resync,
             transform: self.transform.clone(),
+            backoff: self.backoff,
         }
+    }
+}
+
+/// The wait after a failed list or watch: `initial`, doubling up to `max`, each wait drawn
+/// at random from its upper half so that informers do not retry in step. A 410 Gone is not
+/// waited on: the informer lists again at once, as client-go's reflector does. A watch that
+/// delivers an event starts over from `initial`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WatchBackoff {
+    /// The first wait.
+    pub initial: Duration,
+    /// The longest wait.
+    pub max: Duration,
+}
+
+impl Default for WatchBackoff {
+    /// 200 ms, doubling up to 5 s.
+    fn default() -> Self {
+        Self {
+            initial: Duration::from_millis(200),
+            max: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The waits of one run of failures.
+struct Retry {
+    config: WatchBackoff,
+    next: Duration,
+    seed: u64,
+}
+
+impl Retry {
+    fn new(config: WatchBackoff) -> Self {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64)
+            | 1;
+        Self {
+            config,
+            next: config.initial,
+            seed,
+        }
+    }
+
+    fn reset(&mut self) {
+        self.next = self.config.initial;
+    }
+
+    /// The next wait: somewhere in the upper half of the current step.
+    fn wait(&mut self) -> Duration {
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        let step = self.next.min(self.config.max);
+        self.next = (step * 2).min(self.config.max);
+        let half = step / 2;
+        let nanos = half.as_nanos().max(1) as u64;
+        half + Duration::from_nanos(self.seed % nanos)
+    }
+}
+
+/// Whether a watcher error is a 410 Gone: the resource version is too old, and only a new
+/// list helps.
+fn is_gone(err: &watcher::Error) -> bool {
+    let api_code = |e: &kube::Error| matches!(e, kube::Error::Api(s) if s.code == 410);
+    match err {
+        watcher::Error::WatchError(status) => status.code == 410,
+        watcher::Error::InitialListFailed(e)
+        | watcher::Error::WatchStartFailed(e)
+        | watcher::Error::WatchFailed(e) => api_code(e),
+        watcher::Error::NoResourceVersion => false,
     }
 }
 
@@ -165,6 +241,7 @@ where
     synced: watch::Sender<bool>,
     stop: watch::Sender<bool>,
     task: Mutex<Option<JoinHandle<()>>>,
+    watch_errors: std::sync::atomic::AtomicU64,
 }
 
 /// One watch and one cache of `K`, shared by every consumer. Cheap to clone.
@@ -251,6 +328,7 @@ where
                 synced: watch::channel(false).0,
                 stop: watch::channel(false).0,
                 task: Mutex::new(None),
+                watch_errors: std::sync::atomic::AtomicU64::new(0),
             }),
         }
     }
@@ -356,6 +434,13 @@ where
         out
     }
 
+    /// How many list and watch errors the informer has met (each also logged at warn).
+    pub fn watch_errors(&self) -> u64 {
+        self.inner
+            .watch_errors
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Whether the first complete list has been cached.
     pub fn has_synced(&self) -> bool {
         *self.inner.synced.borrow()
@@ -443,8 +528,9 @@ where
     }
 
     async fn run(self: Arc<Self>, mut writer: Writer<K>) {
-        let stream = watcher(self.api.clone(), self.options.watcher.clone()).default_backoff();
-        let mut stream = std::pin::pin!(stream);
+        let new_stream = || Box::pin(watcher(self.api.clone(), self.options.watcher.clone()));
+        let mut stream = new_stream();
+        let mut retry = Retry::new(self.options.backoff);
         let mut stop = self.stop.subscribe();
         let mut resync = self
             .options
@@ -464,9 +550,26 @@ where
             };
             let mut event = match event {
                 None => break,
-                // The watcher retries with backoff and re-lists after 410; keep going.
-                Some(Err(_)) => continue,
-                Some(Ok(event)) => event,
+                Some(Err(err)) => {
+                    self.watch_errors
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    tracing::warn!(resource = %self.name, error = %err, "watch error");
+                    if is_gone(&err) {
+                        // The resource version is gone: list again now, from scratch.
+                        stream = new_stream();
+                        continue;
+                    }
+                    let wait = retry.wait();
+                    tokio::select! {
+                        _ = stop.wait_for(|s| *s) => break,
+                        () = tokio::time::sleep(wait) => {}
+                    }
+                    continue;
+                }
+                Some(Ok(event)) => {
+                    retry.reset();
+                    event
+                }
             };
             if let Some(transform) = &self.options.transform {
                 event = event.modify(|o| transform(o));
@@ -603,5 +706,43 @@ async fn tick(interval: &mut Option<tokio::time::Interval>) {
             i.tick().await;
         }
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_double_up_to_the_cap_each_in_the_upper_half_of_its_step() {
+        let config = WatchBackoff {
+            initial: Duration::from_millis(100),
+            max: Duration::from_millis(400),
+        };
+        let mut retry = Retry::new(config);
+        for step in [100u64, 200, 400, 400, 400] {
+            let wait = retry.wait();
+            let step = Duration::from_millis(step);
+            assert!(
+                wait >= step / 2 && wait <= step,
+                "{wait:?} for a step of {step:?}"
+            );
+        }
+        retry.reset();
+        assert!(retry.wait() <= Duration::from_millis(100));
+    }
+
+    #[test]
+    fn only_410_counts_as_gone() {
+        let status = |code| {
+            kube::core::Status::failure("x", "Expired")
+                .with_code(code)
+                .boxed()
+        };
+        assert!(is_gone(&watcher::Error::WatchError(status(410))));
+        assert!(!is_gone(&watcher::Error::WatchError(status(500))));
+        let api = kube::Error::Api(status(410));
+        assert!(is_gone(&watcher::Error::WatchStartFailed(api)));
+        assert!(!is_gone(&watcher::Error::NoResourceVersion));
     }
 }

@@ -21,6 +21,6 @@ pub use crd::CrdMarkers;
 pub use either::Either;
 pub use factory::{FactoryBuilder, ScopeApi, SharedInformerFactory};
 pub use futures::Stream;
-pub use informer::{EventHandler, Handlers, InformerOptions, SharedInformer};
+pub use informer::{EventHandler, Handlers, InformerOptions, SharedInformer, WatchBackoff};
 pub use kube_codegen_derive::{CrdMarkers, GenClient};
 pub use lister::{Lister, NamespaceLister, NotFound};

@@ -94,6 +94,12 @@ pub fn kubeconfig(url: &str) -> String {
     )
 }
 
+/// `EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`: an accept that fails because the process or
+/// the system is out of something, not because of the connection.
+fn resource_exhausted(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(23 | 24 | 105 | 12))
+}
+
 impl FakeApiServer {
     /// Serves over HTTP/1.1 on `addr`, which must be a loopback address (port 0 picks one).
     pub async fn serve(&self, addr: SocketAddr) -> std::io::Result<Served> {
@@ -112,6 +118,13 @@ impl FakeApiServer {
                 let stream = tokio::select! {
                     accepted = listener.accept() => match accepted {
                         Ok((stream, _)) => stream,
+                        // Out of file descriptors or memory: accepting again at once would
+                        // spin; wait for connections to close.
+                        Err(e) if resource_exhausted(&e) => {
+                            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                            continue;
+                        }
+                        // A connection that failed before it was accepted.
                         Err(_) => continue,
                     },
                     _ = &mut stopped => return,

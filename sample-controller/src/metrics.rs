@@ -58,12 +58,27 @@ pub struct Metrics {
     pub foo: ControllerMetrics,
     /// The Icecream controller.
     pub icecream: ControllerMetrics,
+    /// The informers, whose watch errors are counted (set once they exist).
+    pub informers: std::sync::OnceLock<kube_codegen_runtime::SharedInformerFactory>,
 }
 
 impl Metrics {
     /// The text exposition format, as `/metrics` serves it.
     pub fn render(&self) -> String {
         let mut out = String::new();
+        if let Some(factory) = self.informers.get() {
+            let _ = writeln!(
+                out,
+                "# HELP sample_controller_watch_errors_total List and watch errors met by each informer."
+            );
+            let _ = writeln!(out, "# TYPE sample_controller_watch_errors_total counter");
+            for (resource, n) in factory.watch_errors() {
+                let _ = writeln!(
+                    out,
+                    "sample_controller_watch_errors_total{{resource=\"{resource}\"}} {n}"
+                );
+            }
+        }
         let all = [("foo", &self.foo), ("icecream", &self.icecream)];
         let _ = writeln!(
             out,

@@ -123,6 +123,7 @@ pub async fn run(
         builder = builder.default_resync(period);
     }
     let factory = builder.build();
+    let _ = metrics.informers.set(factory.clone());
     let foos = factory.samplecontroller().v1alpha1().foos();
     let icecreams = factory.samplecontroller().v1alpha1().icecreams();
     let deployments = factory.apps().v1().deployments();

@@ -464,3 +464,55 @@ async fn the_generated_rbac_covers_every_request_the_controller_makes() {
     let denied: Vec<_> = seen.iter().filter(|(g, r, v)| !allows(g, r, v)).collect();
     assert!(denied.is_empty(), "role.yaml denies {denied:?}");
 }
+
+/// A burst of 410 Gone on the Foo watch (an expired resource version, 20 times in a row)
+/// makes the informer list again at once, without backing off: a spec change right after
+/// the burst is acted on within seconds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_controller_acts_at_once_after_a_burst_of_410_gone() {
+    let fake = FakeApiServer::new();
+    let r = Running::start(fake.clone(), None).await;
+    fake.seed(foo("gone", "gone-deploy", 1)).unwrap();
+    eventually("deployment", || {
+        r.get("apps/v1", "Deployment", "gone-deploy").is_some()
+    })
+    .await;
+    let watches = |fake: &FakeApiServer| {
+        fake.actions()
+            .iter()
+            .filter(|a| a.verb == "watch" && a.resource == "foos")
+            .count()
+    };
+    let before = watches(&fake);
+    fake.fail(
+        fake_apiserver::Matcher::new("watch", "foos"),
+        fake_apiserver::ApiError::gone("too old resource version: 1 (2)"),
+        Some(20),
+    );
+    fake.drop_watches();
+    // The 20 failed watches, each followed by a new list, then a watch that holds.
+    eventually("20 watches refused, then one accepted", || {
+        watches(&fake) > before + 20
+    })
+    .await;
+    let faults_ended = std::time::Instant::now();
+    let client = Client::new(fake.clone(), "default");
+    let foos: kube::Api<Foo> = kube::Api::default_namespaced(client);
+    foos.patch(
+        "gone",
+        &Default::default(),
+        &kube::api::Patch::Merge(json!({"spec": {"replicas": 5}})),
+    )
+    .await
+    .unwrap();
+    eventually("replicas 5", || {
+        r.get("apps/v1", "Deployment", "gone-deploy").unwrap()["spec"]["replicas"] == 5
+    })
+    .await;
+    let took = faults_ended.elapsed();
+    assert!(
+        took < Duration::from_secs(5),
+        "acted {took:?} after the faults ended"
+    );
+    r.stop().await;
+}

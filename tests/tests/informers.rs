@@ -406,3 +406,24 @@ async fn an_informer_synced_while_nobody_waits_reports_it() {
     assert_eq!(synced.get("configmaps.v1"), Some(&true));
     factory.shutdown().await;
 }
+
+/// Errors other than 410 are waited on with the factory's backoff (here short), each one
+/// counted; the informer recovers on its own once the server answers again.
+#[tokio::test]
+async fn watch_errors_are_counted_and_backed_off_with_the_factorys_backoff() {
+    let (fake, client) = setup();
+    fake.fail(
+        Matcher::new("list", "configmaps"),
+        fake_apiserver::ApiError::internal("down"),
+        Some(4),
+    );
+    let factory = SharedInformerFactory::builder(client)
+        .watch_backoff(Duration::from_millis(10), Duration::from_millis(40))
+        .build();
+    let informer = factory.informer::<ConfigMap>();
+    factory.start();
+    assert!(informer.wait_for_sync(Duration::from_secs(5)).await);
+    assert_eq!(informer.watch_errors(), 4);
+    assert_eq!(factory.watch_errors(), [("configmaps.v1".to_owned(), 4)]);
+    factory.shutdown().await;
+}
