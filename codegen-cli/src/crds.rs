@@ -54,10 +54,11 @@ pub struct CrdsArgs {
 
 impl CrdsArgs {
     fn reproduce_command(&self) -> String {
+        let root = crate::paths::root(&self.output);
         let mut cmd = format!(
             "kube-codegen crds --input {} --output {}",
-            self.input.display(),
-            self.output.display()
+            crate::paths::shown(&self.input, &root),
+            crate::paths::shown(&self.output, &root)
         );
         if self.api_module != "crate::apis" {
             cmd.push_str(&format!(" --api-module {}", self.api_module));
@@ -97,8 +98,7 @@ pub fn run(args: &CrdsArgs) -> ExitCode {
 }
 
 fn crds(args: &CrdsArgs) -> Result<String, String> {
-    let files = kube_codegen_core::tree::load(&args.input)
-        .map_err(|e| format!("error: cannot read `{}`: {e}", args.input.display()))?;
+    let files = kube_codegen_core::tree::load(&args.input).map_err(|e| format!("error: {e}"))?;
     let Some(rest) = args.api_module.strip_prefix("crate::") else {
         return Err(format!(
             "error: `--api-module {}` must start with `crate::`",

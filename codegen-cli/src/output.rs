@@ -98,62 +98,135 @@ fn plan(dir: &Path, files: &[OutputFile], style: Style) -> Result<Plan, String> 
     Ok(plan)
 }
 
-/// Writes every changed file (through temporary files renamed into place) and removes stale
-/// generated files. Nothing is written if any check fails first.
+/// Writes every changed file and removes stale generated files, all or nothing: new
+/// contents are staged next to their targets first; then each replaced or removed file is
+/// moved aside, and the staged ones moved in. If any step fails, everything done so far is
+/// undone (files moved back, staged files and created directories removed) and the
+/// directory is as it was.
 pub fn write(dir: &Path, files: &[OutputFile], style: Style) -> Result<String, String> {
     let plan = plan(dir, files, style)?;
-    let by_path = |p: &PathBuf| {
+    let contents = |p: &PathBuf| {
         files
             .iter()
             .find(|f| &f.path == p)
-            .map(|f| f.contents.as_str())
-            .unwrap_or("")
+            .map_or("", |f| f.contents.as_str())
     };
-    // Stage every file first; only rename once all of them are on disk.
-    let mut staged = Vec::new();
-    for (path, _) in &plan.changed {
-        let full = dir.join(path);
-        let tmp = full.with_extension(format!("{}.kube-codegen-tmp", style.ext));
-        let result = full
-            .parent()
-            .map_or(Ok(()), fs::create_dir_all)
-            .and_then(|()| fs::write(&tmp, by_path(path)));
-        if let Err(e) = result {
-            for (tmp, _) in &staged {
-                let _ = fs::remove_file(tmp);
+    let mut tx = Transaction::default();
+    let result = (|| {
+        for (path, _) in &plan.changed {
+            tx.stage(&dir.join(path), contents(path), style)?;
+        }
+        tx.commit(&plan.stale.iter().map(|p| dir.join(p)).collect::<Vec<_>>())
+    })();
+    match result {
+        Ok(()) => {
+            tx.finish(dir);
+            Ok(format!(
+                "kube-codegen: {} written, {} unchanged, {} stale removed in {}",
+                plan.changed.len(),
+                plan.unchanged,
+                plan.stale.len(),
+                dir.display()
+            ))
+        }
+        Err(err) => {
+            tx.roll_back();
+            Err(format!("{err}; nothing was changed"))
+        }
+    }
+}
+
+/// The steps of one [`write`], so that they can be undone.
+#[derive(Default)]
+struct Transaction {
+    /// Directories this write created, outermost first.
+    created_dirs: Vec<PathBuf>,
+    /// Staged file and its target.
+    staged: Vec<(PathBuf, PathBuf)>,
+    /// Files moved aside: backup and original place.
+    moved_aside: Vec<(PathBuf, PathBuf)>,
+    /// Targets that now hold staged contents.
+    placed: Vec<PathBuf>,
+}
+
+impl Transaction {
+    fn create_dirs(&mut self, dir: &Path) -> io::Result<()> {
+        let missing: Vec<&Path> = dir
+            .ancestors()
+            .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+            .collect();
+        for d in missing.into_iter().rev() {
+            fs::create_dir(d)?;
+            self.created_dirs.push(d.to_path_buf());
+        }
+        Ok(())
+    }
+
+    fn stage(&mut self, target: &Path, contents: &str, style: Style) -> Result<(), String> {
+        let tmp = target.with_extension(format!("{}.kube-codegen-tmp", style.ext));
+        let fail = |e: io::Error| format!("error: cannot write `{}`: {e}", target.display());
+        if let Some(parent) = target.parent() {
+            self.create_dirs(parent).map_err(fail)?;
+        }
+        fs::write(&tmp, contents).map_err(fail)?;
+        self.staged.push((tmp, target.to_path_buf()));
+        Ok(())
+    }
+
+    fn commit(&mut self, stale: &[PathBuf]) -> Result<(), String> {
+        let aside = |p: &Path| p.with_extension("kube-codegen-old");
+        for (_, target) in self.staged.clone() {
+            if target.exists() {
+                fs::rename(&target, aside(&target))
+                    .map_err(|e| format!("error: cannot replace `{}`: {e}", target.display()))?;
+                self.moved_aside.push((aside(&target), target.clone()));
             }
+        }
+        for path in stale {
+            fs::rename(path, aside(path))
+                .map_err(|e| format!("error: cannot remove `{}`: {e}", path.display()))?;
+            self.moved_aside.push((aside(path), path.clone()));
+        }
+        for (tmp, target) in self.staged.clone() {
+            fs::rename(&tmp, &target)
+                .map_err(|e| format!("error: cannot write `{}`: {e}", target.display()))?;
+            self.placed.push(target);
+        }
+        Ok(())
+    }
+
+    /// Undoes whatever was done, in reverse, as far as the file system lets it.
+    fn roll_back(&mut self) {
+        for target in self.placed.drain(..).rev() {
+            let _ = fs::remove_file(&target);
+        }
+        for (backup, original) in self.moved_aside.drain(..).rev() {
+            let _ = fs::rename(&backup, &original);
+        }
+        for (tmp, _) in self.staged.drain(..) {
             let _ = fs::remove_file(&tmp);
-            return Err(format!(
-                "error: cannot write `{}`: {e}; nothing was changed",
-                full.display()
-            ));
         }
-        staged.push((tmp, full));
+        for d in self.created_dirs.drain(..).rev() {
+            let _ = fs::remove_dir(&d);
+        }
     }
-    for (tmp, full) in &staged {
-        fs::rename(tmp, full)
-            .map_err(|e| format!("error: cannot write `{}`: {e}", full.display()))?;
-    }
-    for path in &plan.stale {
-        let full = dir.join(path);
-        fs::remove_file(&full)
-            .map_err(|e| format!("error: cannot remove `{}`: {e}", full.display()))?;
-        // Remove directories the stale files leave empty, up to the output directory.
-        let mut parent = full.parent();
-        while let Some(p) = parent {
-            if p == dir || fs::remove_dir(p).is_err() {
-                break;
+
+    /// Deletes what was moved aside, and the directories stale files leave empty.
+    fn finish(&mut self, dir: &Path) {
+        for (backup, original) in self.moved_aside.drain(..) {
+            let _ = fs::remove_file(&backup);
+            // Remove directories the stale files leave empty, up to the output directory.
+            if !original.exists() {
+                let mut parent = original.parent();
+                while let Some(p) = parent {
+                    if p == dir || fs::remove_dir(p).is_err() {
+                        break;
+                    }
+                    parent = p.parent();
+                }
             }
-            parent = p.parent();
         }
     }
-    Ok(format!(
-        "kube-codegen: {} written, {} unchanged, {} stale removed in {}",
-        plan.changed.len(),
-        plan.unchanged,
-        plan.stale.len(),
-        dir.display()
-    ))
 }
 
 /// Compares without writing; the error lists every drifted, missing and stale file.

@@ -254,6 +254,11 @@ fn mistakes_point_at_the_offending_word_and_nothing_is_written() {
     api_tree(&tmp.0);
     write(
         &tmp.0,
+        "apis/widgets/v1/mod.rs",
+        "//! +groupName=widgets.example.com\npub mod widget;\npub mod gadget;\n",
+    );
+    write(
+        &tmp.0,
         "apis/widgets/v1/gadget.rs",
         r#"use kube::CustomResource;
 

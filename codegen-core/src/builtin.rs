@@ -6,9 +6,8 @@
 //! pub type Deployment = k8s_openapi::api::apps::v1::Deployment;
 //! ```
 
-use proc_macro2::Span;
 use quote::ToTokens;
-use syn::{Ident, ItemType};
+use syn::ItemType;
 
 use crate::attr::genclient::GenclientAttrs;
 use crate::diag::{Ctxt, did_you_mean};
@@ -289,7 +288,7 @@ pub fn resource_from_alias(cx: &mut Ctxt, item: &ItemType) -> Option<Resource> {
     let resource = Resource {
         vis: item.vis.clone(),
         ident,
-        spec_ident: Ident::new(kind, Span::call_site()),
+        spec_ident: crate::naming::ident(kind),
         span,
         group: group.to_owned(),
         version: version.to_owned(),

@@ -86,7 +86,7 @@ pub fn derive_crd_markers(input: TokenStream) -> TokenStream {
 #[derive(Debug)]
 pub enum GenerateError {
     /// The input could not be read.
-    Io(std::path::PathBuf, std::io::Error),
+    Io(tree::LoadError),
     /// The annotations have mistakes; each is rendered with `file:line:col` and a caret.
     Diagnostics(Vec<String>),
     /// The emitter produced tokens that are not valid Rust (a bug in kube-codegen).
@@ -96,9 +96,7 @@ pub enum GenerateError {
 impl std::fmt::Display for GenerateError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            GenerateError::Io(path, err) => {
-                write!(f, "error: cannot read `{}`: {err}", path.display())
-            }
+            GenerateError::Io(err) => write!(f, "error: {err}"),
             GenerateError::Diagnostics(rendered) => {
                 for d in rendered {
                     writeln!(f, "{d}")?;
@@ -126,7 +124,7 @@ pub fn generate(
     api_module: &str,
     command: &str,
 ) -> Result<Vec<emit::files::OutputFile>, GenerateError> {
-    let files = tree::load(input).map_err(|e| GenerateError::Io(input.to_owned(), e))?;
+    let files = tree::load(input).map_err(GenerateError::Io)?;
     generate_from_sources(&files, api_module, command)
 }
 

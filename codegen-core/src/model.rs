@@ -227,22 +227,22 @@ impl Resource {
 
     /// `FooInformer`.
     pub fn informer_ident(&self) -> Ident {
-        Ident::new(&format!("{}Informer", self.ident), Span::call_site())
+        naming::ident(&format!("{}Informer", self.ident))
     }
 
     /// `FooLister`.
     pub fn lister_ident(&self) -> Ident {
-        Ident::new(&format!("{}Lister", self.ident), Span::call_site())
+        naming::ident(&format!("{}Lister", self.ident))
     }
 
     /// `FooNamespaceLister`.
     pub fn namespace_lister_ident(&self) -> Ident {
-        Ident::new(&format!("{}NamespaceLister", self.ident), Span::call_site())
+        naming::ident(&format!("{}NamespaceLister", self.ident))
     }
 
     /// The name of the generated client type (`FooClient`).
     pub fn client_ident(&self) -> Ident {
-        Ident::new(&format!("{}Client", self.ident), Span::call_site())
+        naming::ident(&format!("{}Client", self.ident))
     }
 
     /// The snake-case accessor in the group client (`foos`).
@@ -322,10 +322,18 @@ pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -
         );
     }
     let type_name = kube.root.as_ref().unwrap_or(kind);
-    let Ok(ident) = syn::parse_str::<Ident>(&type_name.value) else {
+    // A type name to which `Client`, `Lister`... can be appended: no keyword, no `r#`.
+    let plain = naming::module_segment(&type_name.value).is_ok_and(|s| !s.starts_with("r#"));
+    let parsed = syn::parse_str::<Ident>(&type_name.value)
+        .ok()
+        .filter(|_| plain);
+    let Some(ident) = parsed else {
         cx.error(
             type_name.span,
-            format!("`{}` is not a valid Rust type name", type_name.value),
+            format!(
+                "`{}` is not a valid Rust type name (letters, digits and `_`, not a keyword or a raw identifier); kube names the type after the kind",
+                type_name.value
+            ),
         );
         return None;
     };
@@ -579,14 +587,14 @@ fn method_from_attr(
         return None;
     };
     let snake = name.value.to_snake_case();
-    if snake.is_empty() || syn::parse_str::<Ident>(&snake).is_err() {
+    if naming::module_segment(&snake).is_err() {
         cx.error_at(
             &name.loc,
             format!("`{}` is not a valid method name", name.value),
         );
         return None;
     }
-    let ident = Ident::new(&snake, Span::call_site());
+    let ident = naming::ident(&snake);
     if let Some((_, why)) = taken.iter().find(|(n, _)| *n == snake) {
         let named = if snake == name.value {
             format!("method `{snake}`")

@@ -63,14 +63,62 @@ pub fn is_kube_version(version: &str) -> bool {
     })
 }
 
-/// An identifier for a validated name, raw (`r#type`) when the name is a Rust keyword.
+/// The one way generated code makes an identifier: `name` as is, raw (`r#type`) when it is a
+/// Rust keyword. Names are validated before they get here ([`module_segment`],
+/// [`is_ident_like`], kinds in the model); one that still cannot be an identifier becomes
+/// one with `_` for each character that cannot be in it, rather than a panic.
 pub fn ident(name: &str) -> proc_macro2::Ident {
     let span = proc_macro2::Span::call_site();
-    if syn::parse_str::<syn::Ident>(name).is_ok() {
-        proc_macro2::Ident::new(name, span)
-    } else {
-        proc_macro2::Ident::new_raw(name, span)
+    match module_segment(name) {
+        Ok(segment) => match segment.strip_prefix("r#") {
+            Some(raw) => proc_macro2::Ident::new_raw(raw, span),
+            None => proc_macro2::Ident::new(&segment, span),
+        },
+        Err(_) => {
+            let mut clean: String = name
+                .chars()
+                .map(|c| {
+                    if c.is_alphanumeric() || c == '_' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            if !clean.starts_with(|c: char| c.is_alphabetic()) {
+                clean.insert(0, 'x');
+            }
+            proc_macro2::Ident::new(&clean, span)
+        }
     }
+}
+
+/// Keywords that cannot be raw identifiers either.
+const NOT_RAW: &[&str] = &["_", "crate", "self", "super", "Self"];
+
+/// `name` as one segment of a Rust path: itself, or `r#name` for a keyword; an error for a
+/// name that cannot be a module (`my-group`, `1x`, `_`, `self`).
+pub fn module_segment(name: &str) -> Result<String, String> {
+    if NOT_RAW.contains(&name) {
+        return Err(format!(
+            "`{name}` is a Rust keyword that cannot name a module"
+        ));
+    }
+    if name.starts_with("r#") {
+        return Err(format!(
+            "`{name}` is written as a raw identifier; use the plain name"
+        ));
+    }
+    if syn::parse_str::<syn::Ident>(name).is_ok() {
+        return Ok(name.to_owned());
+    }
+    let raw = format!("r#{name}");
+    if syn::parse_str::<syn::Ident>(&raw).is_ok() {
+        return Ok(raw);
+    }
+    Err(format!(
+        "`{name}` is not a Rust identifier (letters, digits and `_`, not starting with a digit)"
+    ))
 }
 
 /// Whether `plural` can name a resource and an accessor: lowercase letters and digits,
@@ -149,5 +197,23 @@ mod tests {
         assert!(is_dns_subdomain("samplecontroller.k8s.io"));
         assert!(!is_dns_subdomain("Sample.io"));
         assert!(!is_dns_subdomain("a..b"));
+    }
+}
+
+#[cfg(test)]
+mod ident_tests {
+    use super::*;
+
+    #[test]
+    fn keywords_become_raw_and_impossible_names_are_reported() {
+        assert_eq!(module_segment("apps"), Ok("apps".to_owned()));
+        assert_eq!(module_segment("type"), Ok("r#type".to_owned()));
+        assert_eq!(module_segment("async"), Ok("r#async".to_owned()));
+        for bad in ["_", "self", "crate", "1x", "my-group", "r#type", ""] {
+            assert!(module_segment(bad).is_err(), "{bad}");
+        }
+        assert_eq!(ident("type").to_string(), "r#type");
+        assert_eq!(ident("my-group").to_string(), "my_group");
+        assert_eq!(ident("1x").to_string(), "x1x");
     }
 }

@@ -5,14 +5,22 @@
 //! resource), then resources with the same verbs are grouped; everything is sorted, so the
 //! YAML is the same whatever the order of the markers. Without `namespace=` a rule goes to
 //! the ClusterRole; with it, to a Role in that namespace. A ServiceAccount and the bindings
-//! come with them.
+//! come with them. As with controller-gen, `groups=core` is the core group (`""`), and
+//! `urls=/healthz;/metrics` gives `nonResourceURLs` rules (cluster-wide only).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::diag::did_you_mean;
 
-const KEYS: &[&str] = &["groups", "resources", "verbs", "namespace", "resourceNames"];
+const KEYS: &[&str] = &[
+    "groups",
+    "resources",
+    "verbs",
+    "namespace",
+    "resourceNames",
+    "urls",
+];
 const VERBS: &[&str] = &[
     "get",
     "list",
@@ -34,8 +42,24 @@ pub struct Source {
     pub text: String,
 }
 
-/// (namespace or "" for cluster-wide, group, resource, resource names) -> verbs.
-type Grants = BTreeMap<(String, String, String, Vec<String>), BTreeSet<String>>;
+/// What a rule grants access to.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Target {
+    /// A resource of a group, optionally only some names.
+    Resource {
+        /// API group (`""` for core).
+        group: String,
+        /// Resource (`deployments`, `foos/status`).
+        resource: String,
+        /// `resourceNames`, sorted; empty for all.
+        names: Vec<String>,
+    },
+    /// A non-resource URL (`/healthz`).
+    Url(String),
+}
+
+/// (namespace or "" for cluster-wide, target) -> verbs.
+type Grants = BTreeMap<(String, Target), BTreeSet<String>>;
 
 /// The RBAC markers of `sources`, or `file:line:col: error: ...` lines.
 pub fn collect(sources: &[Source]) -> Result<Grants, Vec<String>> {
@@ -50,15 +74,12 @@ pub fn collect(sources: &[Source]) -> Result<Grants, Vec<String>> {
             let Some(at) = line.find("+kubebuilder:rbac:") else {
                 continue;
             };
-            let body = line[at + "+kubebuilder:rbac:".len()..].trim_end();
-            let col = at + "+kubebuilder:rbac:".len() + 1;
+            let start = at + "+kubebuilder:rbac:".len();
+            let body = line[start..].trim_end();
+            // Columns count characters, as `generate`'s do.
             let here = |offset: usize, msg: String| {
-                format!(
-                    "{}:{}:{}: error: {msg}",
-                    source.path.display(),
-                    n + 1,
-                    col + offset
-                )
+                let col = line[..start + offset].chars().count() + 1;
+                format!("{}:{}:{col}: error: {msg}", source.path.display(), n + 1)
             };
             let mut fields: BTreeMap<&str, Vec<String>> = BTreeMap::new();
             let mut offset = 0;
@@ -101,7 +122,13 @@ pub fn collect(sources: &[Source]) -> Result<Grants, Vec<String>> {
                 fields.entry(key).or_default().extend(values);
                 offset += part.len() + 1;
             }
-            for key in ["groups", "resources", "verbs"] {
+            let urls = fields.get("urls").cloned().unwrap_or_default();
+            let needed: &[&str] = if urls.is_empty() {
+                &["groups", "resources", "verbs"]
+            } else {
+                &["verbs"]
+            };
+            for key in needed {
                 if !fields.contains_key(key) {
                     errors.push(here(0, format!("`+kubebuilder:rbac` needs `{key}=`")));
                 }
@@ -110,19 +137,34 @@ pub fn collect(sources: &[Source]) -> Result<Grants, Vec<String>> {
                 .get("namespace")
                 .and_then(|n| n.first().cloned())
                 .unwrap_or_default();
+            if !urls.is_empty() && !namespace.is_empty() {
+                errors.push(here(
+                    0,
+                    "`urls=` gives non-resource URLs, which only a ClusterRole grants; remove `namespace=`".to_owned(),
+                ));
+            }
+            let verbs: Vec<String> = fields.get("verbs").cloned().unwrap_or_default();
             let mut names = fields.get("resourceNames").cloned().unwrap_or_default();
             names.sort();
+            for url in urls {
+                grants
+                    .entry((namespace.clone(), Target::Url(url)))
+                    .or_default()
+                    .extend(verbs.iter().cloned());
+            }
             for group in fields.get("groups").into_iter().flatten() {
+                // controller-gen's spelling of the core group.
+                let group = if group == "core" { "" } else { group.as_str() };
                 for resource in fields.get("resources").into_iter().flatten() {
+                    let target = Target::Resource {
+                        group: group.to_owned(),
+                        resource: resource.clone(),
+                        names: names.clone(),
+                    };
                     grants
-                        .entry((
-                            namespace.clone(),
-                            group.clone(),
-                            resource.clone(),
-                            names.clone(),
-                        ))
+                        .entry((namespace.clone(), target))
                         .or_default()
-                        .extend(fields.get("verbs").into_iter().flatten().cloned());
+                        .extend(verbs.iter().cloned());
                 }
             }
         }
@@ -159,9 +201,10 @@ fn list(items: &[String]) -> String {
 }
 
 fn rules(grants: &Grants, namespace: &str) -> String {
-    // (group, verbs, names) -> resources
+    // (group, verbs, names) -> resources, and verbs -> URLs.
     let mut grouped: BTreeMap<(String, Vec<String>, Vec<String>), Vec<String>> = BTreeMap::new();
-    for ((ns, group, resource, names), verbs) in grants {
+    let mut urls: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
+    for ((ns, target), verbs) in grants {
         if ns != namespace {
             continue;
         }
@@ -170,10 +213,17 @@ fn rules(grants: &Grants, namespace: &str) -> String {
         } else {
             verbs.iter().cloned().collect()
         };
-        grouped
-            .entry((group.clone(), verbs, names.clone()))
-            .or_default()
-            .push(resource.clone());
+        match target {
+            Target::Resource {
+                group,
+                resource,
+                names,
+            } => grouped
+                .entry((group.clone(), verbs, names.clone()))
+                .or_default()
+                .push(resource.clone()),
+            Target::Url(url) => urls.entry(verbs).or_default().push(url.clone()),
+        }
     }
     let mut out = String::new();
     for ((group, verbs, names), resources) in grouped {
@@ -182,6 +232,10 @@ fn rules(grants: &Grants, namespace: &str) -> String {
         if !names.is_empty() {
             out.push_str(&format!("  resourceNames: {}\n", list(&names)));
         }
+        out.push_str(&format!("  verbs: {}\n", list(&verbs)));
+    }
+    for (verbs, urls) in urls {
+        out.push_str(&format!("- nonResourceURLs: {}\n", list(&urls)));
         out.push_str(&format!("  verbs: {}\n", list(&verbs)));
     }
     out
@@ -206,7 +260,7 @@ pub fn render(grants: &Grants, name: &str, sa_namespace: &str, header: &str) -> 
     }
     let namespaces: BTreeSet<&String> = grants
         .keys()
-        .map(|k| &k.0)
+        .map(|(ns, _)| ns)
         .filter(|n| !n.is_empty())
         .collect();
     for ns in namespaces {
@@ -272,6 +326,45 @@ mod tests {
             errors[0].starts_with(
                 "src/controller.rs:2:60: error: unknown verb `gte`; did you mean `get`?"
             ),
+            "{errors:?}"
+        );
+    }
+
+    #[test]
+    fn core_group_urls_and_columns_in_characters() {
+        let yaml = render(
+            &collect(&source(
+                "// +kubebuilder:rbac:groups=core,resources=configmaps,verbs=get\n\
+                 // +kubebuilder:rbac:urls=/healthz;/metrics,verbs=get\n",
+            ))
+            .unwrap(),
+            "c",
+            "default",
+            "",
+        );
+        assert!(
+            yaml.contains("- apiGroups: [\"\"]\n  resources: [\"configmaps\"]\n"),
+            "{yaml}"
+        );
+        assert!(
+            yaml.contains("- nonResourceURLs: [\"/healthz\", \"/metrics\"]\n  verbs: [\"get\"]\n"),
+            "{yaml}"
+        );
+        let errors = collect(&source(
+            "// é résumé: +kubebuilder:rbac:groups=apps,resources=deployments,verbs=gte\n",
+        ))
+        .unwrap_err();
+        // 65 characters before `verbs` (68 bytes).
+        assert!(
+            errors[0].starts_with("src/controller.rs:1:66: error: unknown verb"),
+            "{errors:?}"
+        );
+        let errors = collect(&source(
+            "// +kubebuilder:rbac:urls=/healthz,verbs=get,namespace=ops\n",
+        ))
+        .unwrap_err();
+        assert!(
+            errors[0].contains("only a ClusterRole grants"),
             "{errors:?}"
         );
     }

@@ -34,7 +34,11 @@ pub fn position(file: &SourceFile, d: &Diagnostic) -> Position {
     if let Some(range) = &d.doc_range {
         let from_token: String = line_text.chars().skip(start.column).collect();
         // `///` and `//!` comments: the doc string starts right after the three characters.
-        let prefix = if from_token.starts_with("///") || from_token.starts_with("//!") {
+        // (A marker in a line comment, `// +genclient`, is read as `///+genclient`.)
+        let prefix = if from_token.starts_with("///")
+            || from_token.starts_with("//!")
+            || from_token.starts_with("// ")
+        {
             Some(3)
         } else if from_token.starts_with("#[doc") || from_token.starts_with("#![doc") {
             from_token.find('"').map(|q| q + 1)

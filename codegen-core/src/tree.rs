@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use proc_macro2::Span;
 use syn::Item;
+use syn::ext::IdentExt;
 
 use crate::attr::package::PackageAttrs;
 use crate::check::{Layer, Structs};
@@ -92,24 +93,87 @@ pub struct ApiTree {
     pub crds: Vec<CrdVersion>,
 }
 
-/// Reads every `.rs` file under `dir`, in a stable order.
-pub fn load(dir: &Path) -> std::io::Result<Vec<SourceFile>> {
+/// A file or directory of the input that could not be read.
+#[derive(Debug)]
+pub struct LoadError {
+    /// The file or directory.
+    pub path: PathBuf,
+    /// Why.
+    pub error: std::io::Error,
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot read `{}`: {}", self.path.display(), self.error)
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// Reads every `.rs` file under `dir`, in a stable order, following symbolic links (a link
+/// back to a directory already read is an error, not a loop).
+pub fn load(dir: &Path) -> Result<Vec<SourceFile>, LoadError> {
     let mut files = Vec::new();
-    walk(dir, Path::new(""), &mut files)?;
+    let mut seen = Vec::new();
+    walk(dir, Path::new(""), &mut files, &mut seen)?;
     files.sort_by(|a, b| a.relative.cmp(&b.relative));
     Ok(files)
 }
 
-fn walk(root: &Path, rel: &Path, out: &mut Vec<SourceFile>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(root.join(rel))? {
-        let entry = entry?;
+fn walk(
+    root: &Path,
+    rel: &Path,
+    out: &mut Vec<SourceFile>,
+    seen: &mut Vec<PathBuf>,
+) -> Result<(), LoadError> {
+    let dir = root.join(rel);
+    let fail = |path: &Path, error: std::io::Error| LoadError {
+        path: path.to_owned(),
+        error,
+    };
+    let canonical = dir.canonicalize().map_err(|e| fail(&dir, e))?;
+    if seen.contains(&canonical) {
+        return Err(fail(
+            &dir,
+            std::io::Error::other("a symbolic link leads back to a directory already read"),
+        ));
+    }
+    seen.push(canonical);
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .map_err(|e| fail(&dir, e))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| fail(&dir, e))?;
+    entries.sort_by_key(std::fs::DirEntry::file_name);
+    for entry in entries {
         let rel_path = rel.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            walk(root, &rel_path, out)?;
+        let path = root.join(&rel_path);
+        // Follows symbolic links: a linked group directory is read like any other.
+        let meta = std::fs::metadata(&path).map_err(|e| {
+            let dangling = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_symlink());
+            if dangling {
+                fail(
+                    &path,
+                    std::io::Error::new(e.kind(), format!("{e} (a dangling symbolic link)")),
+                )
+            } else {
+                fail(&path, e)
+            }
+        })?;
+        if meta.is_dir() {
+            walk(root, &rel_path, out, seen)?;
         } else if rel_path.extension().is_some_and(|e| e == "rs") {
-            let text = std::fs::read_to_string(root.join(&rel_path))?;
+            let bytes = std::fs::read(&path).map_err(|e| fail(&path, e))?;
+            let text = String::from_utf8(bytes).map_err(|e| {
+                fail(
+                    &path,
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("not UTF-8 (byte {})", e.utf8_error().valid_up_to()),
+                    ),
+                )
+            })?;
             out.push(SourceFile {
-                path: root.join(&rel_path),
+                path,
                 relative: rel_path,
                 text,
             });
@@ -124,7 +188,7 @@ pub fn build(files: &[SourceFile], api_module: &str) -> Result<ApiTree, Vec<File
     let asts: Vec<Option<syn::File>> = files
         .iter()
         .zip(&mut cxs)
-        .map(|(file, cx)| match syn::parse_file(&file.text) {
+        .map(|(file, cx)| match parse_source(cx, &file.text) {
             Ok(ast) => Some(ast),
             Err(err) => {
                 cx.syn_error(err);
@@ -173,6 +237,16 @@ pub fn build(files: &[SourceFile], api_module: &str) -> Result<ApiTree, Vec<File
             );
         }
     }
+    // A file with kinds must be a module of the crate, or the generated code cannot use them.
+    let with_kinds: std::collections::BTreeSet<usize> = versions
+        .values()
+        .flat_map(|d| d.resources.iter().chain(&d.crd_only).map(|(i, _, _)| *i))
+        .collect();
+    for index in with_kinds {
+        if let Some(why) = undeclared(files, &asts, index) {
+            cxs[index].error(Span::call_site(), why);
+        }
+    }
     let mut errors: Vec<FileDiagnostics> = cxs
         .into_iter()
         .enumerate()
@@ -188,6 +262,227 @@ pub fn build(files: &[SourceFile], api_module: &str) -> Result<ApiTree, Vec<File
     } else {
         Err(errors)
     }
+}
+
+/// Why the module of `files[index]` (or a directory above it) is not reachable from the
+/// crate: not declared in its parent's `mod.rs` (or `<dir>.rs`), or declared private. A
+/// parent module the input does not hold (the API root, declared in `lib.rs`) is not checked.
+fn undeclared(files: &[SourceFile], asts: &[Option<syn::File>], index: usize) -> Option<String> {
+    let file = &files[index];
+    let mut child = file.relative.with_extension("");
+    if file.relative.file_name().is_some_and(|n| n == "mod.rs") {
+        child = file.relative.parent()?.to_path_buf();
+    }
+    loop {
+        let name = child.file_name()?.to_string_lossy().into_owned();
+        let parent = child.parent().unwrap_or(Path::new(""));
+        let declaring = [parent.join("mod.rs"), parent.with_extension("rs")];
+        let found = files
+            .iter()
+            .zip(asts)
+            .find(|(f, _)| declaring.contains(&f.relative));
+        let Some((decl_file, Some(decl_ast))) = found else {
+            return None;
+        };
+        let module = decl_ast.items.iter().find_map(|i| match i {
+            Item::Mod(m) if m.ident.unraw() == name => Some(m),
+            _ => None,
+        });
+        match module {
+            None => {
+                return Some(format!(
+                    "`{}` is not declared in `{}` (add `pub mod {};`): its types are not part of the crate, so the generated code could not use them",
+                    child.display(),
+                    decl_file.relative.display(),
+                    crate::naming::ident(&name)
+                ));
+            }
+            Some(m) if matches!(m.vis, syn::Visibility::Inherited) => {
+                return Some(format!(
+                    "`mod {};` in `{}` is private: the generated code cannot reach the types of `{}`; make it `pub mod`",
+                    m.ident,
+                    decl_file.relative.display(),
+                    child.display()
+                ));
+            }
+            Some(_) => {}
+        }
+        if parent.as_os_str().is_empty() {
+            return None;
+        }
+        child = parent.to_path_buf();
+    }
+}
+
+/// How deep brackets may nest in an API file. Deeper input is refused with a diagnostic
+/// before it reaches the parser, whose recursion it would otherwise overflow.
+pub const MAX_NESTING: usize = 128;
+
+/// Parses one file of the tree: markers in line comments are read like doc comments (see
+/// [`line_comment_markers`]), and input nested deeper than [`MAX_NESTING`] is refused.
+fn parse_source(cx: &mut Ctxt, text: &str) -> Result<syn::File, syn::Error> {
+    if let Some((line, column)) = too_deep(text) {
+        return Err(syn::Error::new(
+            Span::call_site(),
+            format!(
+                "brackets nest more than {MAX_NESTING} levels deep at line {line}, column {column}; kube-codegen reads API types nested up to {MAX_NESTING} levels"
+            ),
+        ));
+    }
+    let text = line_comment_markers(cx, text);
+    syn::parse_file(&text)
+}
+
+/// Where brackets first nest deeper than [`MAX_NESTING`], skipping comments, strings and
+/// character literals: `(line, column)`, 1-based. `(`, `[` and `{` always count; `<` counts
+/// when it opens generics (right after a name or `::`, as in `Vec<`), and `>` closes one only
+/// then, so comparisons and arrows do not.
+fn too_deep(text: &str) -> Option<(usize, usize)> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut open: Vec<char> = Vec::new();
+    let (mut line, mut line_start) = (1usize, 0usize);
+    let mut prev = ' ';
+    let mut i = 0;
+    // Index of the first `end` at or after `from` (or the end of the text).
+    let find = |from: usize, end: &dyn Fn(usize) -> bool| {
+        (from..chars.len()).find(|&j| end(j)).unwrap_or(chars.len())
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        let skip_to = match c {
+            '/' if next == Some('/') => Some(find(i, &|j| chars[j] == '\n')),
+            '/' if next == Some('*') => {
+                Some(find(i + 2, &|j| chars[j] == '/' && chars[j - 1] == '*'))
+            }
+            '"' => Some(find(i + 1, &|j| chars[j] == '"' && chars[j - 1] != '\\')),
+            // `'x'` and `'\n'`, not lifetimes (`'a`).
+            '\'' if next == Some('\\') => Some(find(i + 2, &|j| chars[j] == '\'')),
+            '\'' if chars.get(i + 2) == Some(&'\'') => Some(i + 2),
+            _ => None,
+        };
+        if let Some(end) = skip_to {
+            for (j, ch) in chars.iter().enumerate().take(end.min(chars.len())).skip(i) {
+                if *ch == '\n' {
+                    line += 1;
+                    line_start = j + 1;
+                }
+            }
+            i = end + 1;
+            prev = ' ';
+            continue;
+        }
+        match c {
+            '\n' => {
+                line += 1;
+                line_start = i + 1;
+            }
+            '(' | '[' | '{' => open.push(c),
+            '<' if prev.is_alphanumeric() || prev == '_' || prev == ':' => open.push('<'),
+            '>' if prev != '-' && prev != '=' => {
+                if open.last() == Some(&'<') {
+                    open.pop();
+                }
+            }
+            ')' | ']' | '}' => {
+                // Drop generics left open by a comparison, then the bracket itself.
+                while open.last() == Some(&'<') {
+                    open.pop();
+                }
+                open.pop();
+            }
+            _ => {}
+        }
+        if open.len() > MAX_NESTING {
+            return Some((line, i - line_start + 1));
+        }
+        prev = c;
+        i += 1;
+    }
+    None
+}
+
+/// Go writes markers in line comments (`// +genclient`); so may API types here. A marker line
+/// comment directly above an item or field is read as if it were a doc comment (`// +x` and
+/// `///+x` have the same length, so positions do not move); one at the top of a file, above
+/// everything, is a package marker (`//!`). A marker comment attached to nothing is an
+/// error rather than ignored. (The derive only sees `///` doc comments: rustc drops the rest.)
+fn line_comment_markers(cx: &mut Ctxt, text: &str) -> String {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let is_marker = |l: &str| {
+        let t = l.trim_start();
+        t.starts_with("// +") && t[4..].starts_with(|c: char| c.is_ascii_alphabetic())
+    };
+    if !lines.iter().any(|l| is_marker(l)) {
+        return text.to_owned();
+    }
+    let kind = |l: &str| {
+        let t = l.trim();
+        if t.is_empty() {
+            "blank"
+        } else if t.starts_with("//") || t.starts_with("#[") || t.starts_with("#!") {
+            "comment"
+        } else if t.starts_with('}') || t.starts_with(')') || t.starts_with(']') {
+            "close"
+        } else {
+            "code"
+        }
+    };
+    let first_code = lines
+        .iter()
+        .position(|l| kind(l) == "code")
+        .unwrap_or(lines.len());
+    let mut out = String::with_capacity(text.len());
+    for (i, l) in lines.iter().enumerate() {
+        if !is_marker(l) {
+            out.push_str(l);
+            continue;
+        }
+        // What the comment block this line is in stands above.
+        let below = lines[i + 1..]
+            .iter()
+            .map(|l| kind(l))
+            .find(|k| *k != "comment");
+        let at = l.find("// +").unwrap_or(0);
+        let (head, tail) = l.split_at(at);
+        if i < first_code
+            && !lines[..i].iter().any(|l| l.trim_start().starts_with("///"))
+            && is_package_marker(tail)
+        {
+            out.push_str(head);
+            out.push_str("//!");
+            out.push_str(&tail[3..]);
+        } else if below == Some("code") {
+            out.push_str(head);
+            out.push_str("///");
+            out.push_str(&tail[3..]);
+        } else {
+            cx.error(
+                Span::call_site(),
+                format!(
+                    "line {}: `{}` is not directly above an item or field, so it applies to nothing; move it right above the type or field it is for",
+                    i + 1,
+                    tail.trim_end()
+                ),
+            );
+            out.push_str(l);
+        }
+    }
+    out
+}
+
+/// Markers about a package (a version module) rather than an item.
+fn is_package_marker(comment: &str) -> bool {
+    let marker = comment.trim_start_matches("// +");
+    [
+        "groupName",
+        "groupGoName",
+        "versionName",
+        "k8s:",
+        "kubebuilder:object:generate",
+    ]
+    .iter()
+    .any(|m| marker.starts_with(m))
 }
 
 /// The structs a file's types may name: its own, its version's, the tree's.
@@ -267,16 +562,31 @@ fn read_file<'a>(
     if is_mod && dirs.len() == 2 {
         entry.package = Some((index, PackageAttrs::from_attrs(cx, &ast.attrs)));
     }
-    let mut module: Vec<String> = vec![api_module.to_owned()];
-    module.extend(dirs.iter().cloned());
+    // Each directory and the file are modules of the user's crate: keywords are written raw
+    // (`r#type`), names that cannot be modules are reported.
+    let mut names: Vec<(String, &str)> = dirs.iter().map(|d| (d.clone(), "directory")).collect();
     if !is_mod {
-        module.push(
-            file.relative
-                .file_stem()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned(),
-        );
+        let stem = file.relative.file_stem().unwrap_or_default();
+        names.push((stem.to_string_lossy().into_owned(), "file"));
+    }
+    let mut module: Vec<String> = vec![api_module.to_owned()];
+    for (name, what) in names {
+        match crate::naming::module_segment(&name) {
+            Ok(segment) => module.push(segment),
+            Err(why) => {
+                let has_types = ast
+                    .items
+                    .iter()
+                    .any(|i| matches!(i, Item::Struct(_) | Item::Enum(_) | Item::Type(_)));
+                if has_types {
+                    cx.error(
+                        Span::call_site(),
+                        format!("{what} `{name}` cannot be a Rust module: {why}; rename it"),
+                    );
+                }
+                return;
+            }
+        }
     }
     let module = module.join("::");
     for item in &ast.items {
@@ -633,5 +943,21 @@ fn assemble(
     ApiTree {
         versions: out,
         crds,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nesting_is_measured_on_brackets_and_generics_only() {
+        let deep = format!("type T = {}u8{};", "Vec<".repeat(200), ">".repeat(200));
+        assert_eq!(too_deep(&deep), Some((1, 9 + 4 * MAX_NESTING + 4)));
+        let ok = format!("type T = {}u8{};", "Vec<".repeat(100), ">".repeat(100));
+        assert_eq!(too_deep(&ok), None);
+        // Comparisons, arrows, strings, comments and char literals do not nest.
+        let code = "fn f() -> bool { let s = \"((((\"; let c = '('; 1 < 2 } // ((((\n".repeat(300);
+        assert_eq!(too_deep(&code), None);
     }
 }

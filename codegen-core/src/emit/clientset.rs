@@ -1,7 +1,7 @@
 //! The aggregates only a whole-tree view can build: group/version clients and the clientset.
 
 use heck::ToUpperCamelCase;
-use proc_macro2::{Ident, Span, TokenStream};
+use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use crate::model::Scope;
@@ -10,22 +10,19 @@ use crate::tree::{ApiTree, GroupVersion};
 
 /// `SamplecontrollerV1alpha1Client`.
 pub fn group_client_ident(gv: &GroupVersion) -> Ident {
-    Ident::new(
-        &format!(
-            "{}{}Client",
-            gv.group_go_name,
-            gv.version.to_upper_camel_case()
-        ),
-        Span::call_site(),
-    )
+    naming::ident(&format!(
+        "{}{}Client",
+        gv.group_go_name,
+        gv.version.to_upper_camel_case()
+    ))
 }
 
 /// `samplecontroller_v1alpha1`.
 pub fn group_accessor_ident(gv: &GroupVersion) -> Ident {
-    Ident::new(
-        &naming::group_version_accessor(&gv.group_go_name, &gv.version),
-        Span::call_site(),
-    )
+    naming::ident(&naming::group_version_accessor(
+        &gv.group_go_name,
+        &gv.version,
+    ))
 }
 
 /// The group/version client: one accessor per resource.
@@ -42,7 +39,7 @@ pub fn group_client_items(gv: &GroupVersion) -> TokenStream {
         let accessor = naming::ident(&r.accessor());
         match r.scope {
             Scope::Namespaced => {
-                let all = Ident::new(&format!("{}_all", r.accessor()), Span::call_site());
+                let all = naming::ident(&format!("{}_all", r.accessor()));
                 let doc = format!(" `{}` objects in `namespace`.", r.kind);
                 let all_doc = format!(
                     " `{}` objects in every namespace: list and watch only.",
