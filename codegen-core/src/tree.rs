@@ -379,10 +379,8 @@ fn too_deep(text: &str) -> Option<(usize, usize)> {
             }
             '(' | '[' | '{' => open.push(c),
             '<' if prev.is_alphanumeric() || prev == '_' || prev == ':' => open.push('<'),
-            '>' if prev != '-' && prev != '=' => {
-                if open.last() == Some(&'<') {
-                    open.pop();
-                }
+            '>' if prev != '-' && prev != '=' && open.last() == Some(&'<') => {
+                open.pop();
             }
             ')' | ']' | '}' => {
                 // Drop generics left open by a comparison, then the bracket itself.
