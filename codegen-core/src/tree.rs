@@ -337,7 +337,7 @@ fn parse_source(cx: &mut Ctxt, text: &str) -> Result<syn::File, syn::Error> {
 /// character literals: `(line, column)`, 1-based. `(`, `[` and `{` always count; `<` counts
 /// when it opens generics (right after a name or `::`, as in `Vec<`), and `>` closes one only
 /// then, so comparisons and arrows do not.
-fn too_deep(text: &str) -> Option<(usize, usize)> {
+pub fn too_deep(text: &str) -> Option<(usize, usize)> {
     let chars: Vec<char> = text.chars().collect();
     let mut open: Vec<char> = Vec::new();
     let (mut line, mut line_start) = (1usize, 0usize);
