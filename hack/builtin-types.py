@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes fake-apiserver/src/builtin/types.json: the shape of every built-in kind the fake
+"""Writes apiserver-rules/src/types.json: the shape of every built-in kind the fake
 serves, as the Kubernetes API defines it.
 
 Usage: hack/builtin-types.py KUBERNETES_SOURCE_DIR [OUTPUT]
@@ -212,7 +212,7 @@ def main():
         sys.exit(__doc__)
     root = sys.argv[1]
     output = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
-        os.path.dirname(__file__), "..", "fake-apiserver", "src", "builtin", "types.json")
+        os.path.dirname(__file__), "..", "apiserver-rules", "src", "types.json")
     protos = proto_fields(root)
     flags = go_flags(root)
     schemas = {}

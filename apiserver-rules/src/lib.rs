@@ -6,6 +6,7 @@
 //! builds with them, so that a CRD the generator emits is one a cluster accepts.
 
 pub mod base64;
+pub mod builtin;
 pub mod crd;
 pub mod crd_schema;
 pub mod field;

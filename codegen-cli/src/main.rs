@@ -211,7 +211,13 @@ fn run(cli: Cli) -> ExitCode {
         Command::Crds(args) => return crds::run(&args),
     };
     let command = args.reproduce_command();
-    let files = match kube_codegen_core::generate(&args.input, &args.api_module, &command) {
+    let shapes = kube_codegen_cli::shapes::builtin();
+    let files = match kube_codegen_core::generate_with(
+        &args.input,
+        &args.api_module,
+        &command,
+        Some(&shapes),
+    ) {
         Ok(files) => files,
         Err(err) => {
             eprintln!("{err}");

@@ -293,6 +293,7 @@ pub fn resource_from_alias(cx: &mut Ctxt, item: &ItemType) -> Option<Resource> {
         group: group.to_owned(),
         version: version.to_owned(),
         kind: kind.to_owned(),
+        apply_configuration: false,
         plural: plural.to_owned(),
         scope: if namespaced {
             Scope::Namespaced

@@ -10,6 +10,7 @@
 //! Mistakes are collected in a [`diag::Ctxt`] with their spans and never panic. Both front
 //! ends, the `GenClient` derive and the `kube-codegen` CLI, are thin adapters over this crate.
 
+pub mod apply_tree;
 pub mod attr;
 pub mod builtin;
 pub mod check;
@@ -50,10 +51,15 @@ pub fn derive_gen_client(input: TokenStream) -> TokenStream {
             true,
         );
     }
+    let spec = syn::parse2::<syn::ItemStruct>(quote::ToTokens::to_token_stream(&input)).ok();
     match (cx.finish(()), resource) {
         (Ok(()), Some(resource)) => {
             let mut items = emit::resource_items(&resource);
             items.extend(emit::crd::crd_items(&resource, &markers));
+            if let Some(spec) = spec.filter(|_| resource.apply_configuration) {
+                items.extend(emit::apply::kind_items(&resource, &spec));
+                items.extend(emit::apply::struct_items(&spec));
+            }
             items
         }
         (Err(diagnostics), _) => diag::to_compile_errors(&diagnostics),
@@ -79,6 +85,21 @@ pub fn derive_crd_markers(input: TokenStream) -> TokenStream {
     match cx.finish(()) {
         Ok(()) => emit::crd::crd_markers_impl(&s, &markers),
         Err(diagnostics) => diag::to_compile_errors(&diagnostics),
+    }
+}
+
+/// The `ApplyConfiguration` derive: the apply configuration of a struct or enum used by a
+/// spec (for specs marked `+kubebuilder:ac:generate=true`).
+pub fn derive_apply_configuration(input: TokenStream) -> TokenStream {
+    match syn::parse2::<syn::Item>(input) {
+        Ok(syn::Item::Struct(s)) if s.generics.params.is_empty() => emit::apply::struct_items(&s),
+        Ok(syn::Item::Enum(e)) if e.generics.params.is_empty() => emit::apply::enum_items(&e),
+        Ok(other) => syn::Error::new_spanned(
+            other,
+            "`ApplyConfiguration` derives on structs and enums without generic parameters",
+        )
+        .to_compile_error(),
+        Err(err) => err.to_compile_error(),
     }
 }
 
@@ -124,8 +145,18 @@ pub fn generate(
     api_module: &str,
     command: &str,
 ) -> Result<Vec<emit::files::OutputFile>, GenerateError> {
+    generate_with(input, api_module, command, None)
+}
+
+/// [`generate`], with the shapes of built-in kinds for their apply configurations.
+pub fn generate_with(
+    input: &std::path::Path,
+    api_module: &str,
+    command: &str,
+    shapes: Option<&emit::apply_builtin::BuiltinShapes>,
+) -> Result<Vec<emit::files::OutputFile>, GenerateError> {
     let files = tree::load(input).map_err(GenerateError::Io)?;
-    generate_from_sources(&files, api_module, command)
+    generate_with_shapes(&files, api_module, command, shapes)
 }
 
 /// [`generate`] over sources already in memory.
@@ -134,7 +165,18 @@ pub fn generate_from_sources(
     api_module: &str,
     command: &str,
 ) -> Result<Vec<emit::files::OutputFile>, GenerateError> {
-    let tree = build_tree(files, api_module)?;
+    generate_with_shapes(files, api_module, command, None)
+}
+
+/// [`generate_from_sources`], with the shapes of built-in kinds, which then get apply
+/// configurations (the CLI passes those `apiserver-rules` has).
+pub fn generate_with_shapes(
+    files: &[tree::SourceFile],
+    api_module: &str,
+    command: &str,
+    shapes: Option<&emit::apply_builtin::BuiltinShapes>,
+) -> Result<Vec<emit::files::OutputFile>, GenerateError> {
+    let tree = build_tree(files, api_module, shapes)?;
     emit::files::tree_files(&tree, command).map_err(GenerateError::Internal)
 }
 
@@ -142,8 +184,9 @@ pub fn generate_from_sources(
 fn build_tree(
     files: &[tree::SourceFile],
     api_module: &str,
+    shapes: Option<&emit::apply_builtin::BuiltinShapes>,
 ) -> Result<tree::ApiTree, GenerateError> {
-    tree::build(files, api_module).map_err(|errors| {
+    tree::build_with(files, api_module, shapes).map_err(|errors| {
         GenerateError::Diagnostics(
             errors
                 .iter()
@@ -166,7 +209,7 @@ pub fn crd_runner(
     files: &[tree::SourceFile],
     api_module: &str,
 ) -> Result<(tree::ApiTree, String), GenerateError> {
-    let tree = build_tree(files, api_module)?;
+    let tree = build_tree(files, api_module, None)?;
     let main = emit::crd::runner_main(&tree)
         .and_then(emit::format_items)
         .map_err(GenerateError::Internal)?;

@@ -208,6 +208,9 @@ pub struct Resource {
     pub builtin: bool,
     /// `+kubebuilder:storageversion`: the version stored when a kind has several.
     pub storage_version: bool,
+    /// `+kubebuilder:ac:generate=true` (on the type or, with the CLI, its package), or a
+    /// built-in kind: an apply configuration and typed `apply` are generated.
+    pub apply_configuration: bool,
     /// The verbs to generate, in generation order.
     pub verbs: Vec<Verb>,
     /// Extension methods, in the order written.
@@ -401,6 +404,7 @@ pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -
         has_scale: has_scale && has_status,
         builtin: false,
         storage_version: storage_version_marker(&input.attrs),
+        apply_configuration: has_marker(&input.attrs, "+kubebuilder:ac:generate=true"),
         verbs: Vec::new(),
         methods: Vec::new(),
     };

@@ -67,6 +67,8 @@ pub struct GroupVersion {
     pub version: String,
     /// Resources, sorted by kind.
     pub resources: Vec<TreeResource>,
+    /// Apply configurations of its kinds, one module per source file, sorted by name.
+    pub apply: Vec<crate::apply_tree::ApplyModule>,
 }
 
 /// One version of a custom resource kind, as a CRD sees it.
@@ -91,6 +93,9 @@ pub struct ApiTree {
     /// `#[derive(CustomResource)]` without `+genclient` still has a CRD), sorted by
     /// group, kind, version.
     pub crds: Vec<CrdVersion>,
+    /// The shapes of built-in kinds, when the generator has them: built-in kinds then get
+    /// apply configurations.
+    pub builtin_shapes: Option<crate::emit::apply_builtin::BuiltinShapes>,
 }
 
 /// A file or directory of the input that could not be read.
@@ -184,6 +189,15 @@ fn walk(
 
 /// Parses and validates the tree; `api_module` is the Rust path of the input directory.
 pub fn build(files: &[SourceFile], api_module: &str) -> Result<ApiTree, Vec<FileDiagnostics>> {
+    build_with(files, api_module, None)
+}
+
+/// [`build`], with the shapes of built-in kinds for their apply configurations.
+pub fn build_with(
+    files: &[SourceFile],
+    api_module: &str,
+    shapes: Option<&crate::emit::apply_builtin::BuiltinShapes>,
+) -> Result<ApiTree, Vec<FileDiagnostics>> {
     let mut cxs: Vec<Ctxt> = files.iter().map(|_| Ctxt::new()).collect();
     let asts: Vec<Option<syn::File>> = files
         .iter()
@@ -247,6 +261,46 @@ pub fn build(files: &[SourceFile], api_module: &str) -> Result<ApiTree, Vec<File
             cxs[index].error(Span::call_site(), why);
         }
     }
+    // Apply configurations: kinds marked, or in a version marked, `+kubebuilder:ac:generate`;
+    // built-in kinds whose client applies, when their shapes are known.
+    let mut ac_kinds = Vec::new();
+    for dir in versions.values_mut() {
+        let package = dir
+            .package
+            .as_ref()
+            .is_some_and(|(_, p)| p.apply_configurations);
+        for (file, tr, _) in &mut dir.resources {
+            tr.resource.apply_configuration |= package;
+            if tr.resource.builtin {
+                let applies = tr.resource.verbs.iter().any(|v| {
+                    matches!(
+                        v,
+                        crate::model::Verb::Apply | crate::model::Verb::ApplyStatus
+                    )
+                });
+                tr.resource.apply_configuration =
+                    applies && shapes.is_some_and(|s| s.kind(&tr.resource).is_some());
+            }
+            if tr.resource.apply_configuration && !tr.in_place && !tr.resource.builtin {
+                ac_kinds.push((tr.resource.clone(), *file));
+            }
+        }
+    }
+    let view_of = |i: usize| {
+        let ast = asts.get(i)?.as_ref()?;
+        version_dir(&files[i])?;
+        Some(view(&files[i], ast))
+    };
+    let module_of = |i: usize| file_module(&files[i], api_module).ok();
+    let modules =
+        crate::apply_tree::modules(files, &asts, &view_of, ac_kinds, &module_of, &mut cxs);
+    for (file, module) in modules {
+        if let Some(key) = version_dir(&files[file])
+            && let Some(dir) = versions.get_mut(&key)
+        {
+            dir.apply.push(module);
+        }
+    }
     let mut errors: Vec<FileDiagnostics> = cxs
         .into_iter()
         .enumerate()
@@ -256,12 +310,40 @@ pub fn build(files: &[SourceFile], api_module: &str) -> Result<ApiTree, Vec<File
             diagnostics: cx.into_diagnostics(),
         })
         .collect();
-    let tree = assemble(versions, &mut errors);
+    let mut tree = assemble(versions, &mut errors);
+    tree.builtin_shapes = shapes.cloned();
     if errors.is_empty() {
         Ok(tree)
     } else {
         Err(errors)
     }
+}
+
+/// The Rust module path of a file of the tree (`crate::apis::<group>::<version>::<file>`):
+/// each directory and the file are modules of the user's crate, keywords written raw
+/// (`r#type`); a name that cannot be a module is the error.
+fn file_module(file: &SourceFile, api_module: &str) -> Result<String, String> {
+    let parent = file.relative.parent().unwrap_or(Path::new(""));
+    let mut names: Vec<(String, &str)> = parent
+        .iter()
+        .map(|c| (c.to_string_lossy().into_owned(), "directory"))
+        .collect();
+    if file.relative.file_name().is_none_or(|n| n != "mod.rs") {
+        let stem = file.relative.file_stem().unwrap_or_default();
+        names.push((stem.to_string_lossy().into_owned(), "file"));
+    }
+    let mut module: Vec<String> = vec![api_module.to_owned()];
+    for (name, what) in names {
+        match crate::naming::module_segment(&name) {
+            Ok(segment) => module.push(segment),
+            Err(why) => {
+                return Err(format!(
+                    "{what} `{name}` cannot be a Rust module: {why}; rename it"
+                ));
+            }
+        }
+    }
+    Ok(module.join("::"))
 }
 
 /// Why the module of `files[index]` (or a directory above it) is not reachable from the
@@ -514,6 +596,8 @@ struct VersionDir {
     resources: Vec<(usize, TreeResource, VersionSpans)>,
     /// Custom resources without a client: only their CRD is generated.
     crd_only: Vec<(usize, TreeResource, VersionSpans)>,
+    /// Apply configurations, one module per source file.
+    apply: Vec<crate::apply_tree::ApplyModule>,
 }
 
 struct VersionSpans {
@@ -560,33 +644,19 @@ fn read_file<'a>(
     if is_mod && dirs.len() == 2 {
         entry.package = Some((index, PackageAttrs::from_attrs(cx, &ast.attrs)));
     }
-    // Each directory and the file are modules of the user's crate: keywords are written raw
-    // (`r#type`), names that cannot be modules are reported.
-    let mut names: Vec<(String, &str)> = dirs.iter().map(|d| (d.clone(), "directory")).collect();
-    if !is_mod {
-        let stem = file.relative.file_stem().unwrap_or_default();
-        names.push((stem.to_string_lossy().into_owned(), "file"));
-    }
-    let mut module: Vec<String> = vec![api_module.to_owned()];
-    for (name, what) in names {
-        match crate::naming::module_segment(&name) {
-            Ok(segment) => module.push(segment),
-            Err(why) => {
-                let has_types = ast
-                    .items
-                    .iter()
-                    .any(|i| matches!(i, Item::Struct(_) | Item::Enum(_) | Item::Type(_)));
-                if has_types {
-                    cx.error(
-                        Span::call_site(),
-                        format!("{what} `{name}` cannot be a Rust module: {why}; rename it"),
-                    );
-                }
-                return;
+    let module = match file_module(file, api_module) {
+        Ok(module) => module,
+        Err(why) => {
+            let has_types = ast
+                .items
+                .iter()
+                .any(|i| matches!(i, Item::Struct(_) | Item::Enum(_) | Item::Type(_)));
+            if has_types {
+                cx.error(Span::call_site(), why);
             }
+            return;
         }
-    }
-    let module = module.join("::");
+    };
     for item in &ast.items {
         if let Item::Type(alias) = item {
             if let Some(resource) = crate::builtin::resource_from_alias(cx, alias) {
@@ -838,11 +908,14 @@ fn assemble(
         let mut resources = dir.resources;
         resources.sort_by(|a, b| a.1.resource.kind.cmp(&b.1.resource.kind));
         let resources = resources.into_iter().map(|(_, r, _)| r).collect();
+        let mut apply = dir.apply;
+        apply.sort_by(|a, b| a.stem.cmp(&b.stem));
         out.push(GroupVersion {
             group,
             group_go_name: go_name,
             version: version_dir,
             resources,
+            apply,
         });
     }
     out.sort_by(|a, b| (&a.group, &a.version).cmp(&(&b.group, &b.version)));
@@ -941,6 +1014,7 @@ fn assemble(
     ApiTree {
         versions: out,
         crds,
+        builtin_shapes: None,
     }
 }
 

@@ -25,3 +25,12 @@ pub fn derive_gen_client(input: TokenStream) -> TokenStream {
 pub fn derive_crd_markers(input: TokenStream) -> TokenStream {
     kube_codegen_core::derive_crd_markers(input.into()).into()
 }
+
+/// The apply configuration of a struct or enum used by a spec marked
+/// `+kubebuilder:ac:generate=true`: `XApplyConfiguration` (every field optional, with
+/// `with_*` builders) for a struct, the enum itself for an enum, and the
+/// `kube_codegen_runtime::apply::Apply` impl that makes the spec's apply configuration use it.
+#[proc_macro_derive(ApplyConfiguration)]
+pub fn derive_apply_configuration(input: TokenStream) -> TokenStream {
+    kube_codegen_core::derive_apply_configuration(input.into()).into()
+}

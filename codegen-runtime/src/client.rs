@@ -222,6 +222,39 @@ where
             .await
     }
 
+    /// Server-side apply of an apply configuration with the field manager: this manager
+    /// then owns exactly the fields the configuration sets.
+    pub async fn apply_configuration<C>(&self, config: &C) -> Result<K, Error>
+    where
+        C: crate::apply::ObjectConfiguration + Debug,
+    {
+        let name = configuration_name(config)?.to_owned();
+        let body = with_type_meta::<K, _>(config)?;
+        self.api
+            .patch(
+                &name,
+                &self.field_manager.apply_params(),
+                &Patch::Apply(body),
+            )
+            .await
+    }
+
+    /// Server-side apply of an apply configuration to the status subresource.
+    pub async fn apply_status_configuration<C>(&self, config: &C) -> Result<K, Error>
+    where
+        C: crate::apply::ObjectConfiguration + Debug,
+    {
+        let name = configuration_name(config)?.to_owned();
+        let body = with_type_meta::<K, _>(config)?;
+        self.api
+            .patch_status(
+                &name,
+                &self.field_manager.apply_params(),
+                &Patch::Apply(body),
+            )
+            .await
+    }
+
     /// `GET` the scale subresource.
     pub async fn get_scale(&self, name: &str) -> Result<Scale, Error> {
         self.api.get_scale(name).await
@@ -342,6 +375,31 @@ where
             &Patch::Apply(data),
         )
         .await
+    }
+}
+
+/// `config` as JSON, with `K`'s `apiVersion` and `kind` where it has none (an apply
+/// configuration built from `Default` rather than `new`), which the server requires.
+fn with_type_meta<K, C>(config: &C) -> Result<serde_json::Value, Error>
+where
+    K: Resource<DynamicType = ()>,
+    C: Serialize,
+{
+    let mut body = serde_json::to_value(config).map_err(Error::SerdeError)?;
+    if let Some(map) = body.as_object_mut() {
+        map.entry("apiVersion")
+            .or_insert_with(|| K::api_version(&()).into());
+        map.entry("kind").or_insert_with(|| K::kind(&()).into());
+    }
+    Ok(body)
+}
+
+fn configuration_name<C: crate::apply::ObjectConfiguration>(config: &C) -> Result<&str, Error> {
+    match config.metadata().and_then(|m| m.name.as_deref()) {
+        Some(name) if !name.is_empty() => Ok(name),
+        _ => Err(validation(
+            "the apply configuration has no metadata.name; build it with `FooApplyConfiguration::new(name, ..)`",
+        )),
     }
 }
 

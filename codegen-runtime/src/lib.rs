@@ -8,6 +8,7 @@
 //!
 //! The [`GenClient`] derive is re-exported here, so one dependency gives both.
 
+pub mod apply;
 pub mod client;
 pub mod config;
 pub mod crd;
@@ -22,5 +23,8 @@ pub use either::Either;
 pub use factory::{FactoryBuilder, ScopeApi, SharedInformerFactory};
 pub use futures::Stream;
 pub use informer::{EventHandler, Handlers, InformerOptions, SharedInformer, WatchBackoff};
-pub use kube_codegen_derive::{CrdMarkers, GenClient};
+pub use kube_codegen_derive::{ApplyConfiguration, CrdMarkers, GenClient};
 pub use lister::{Lister, NamespaceLister, NotFound};
+/// For the `Serialize`/`Deserialize` derives of generated apply configurations.
+#[doc(hidden)]
+pub use serde;

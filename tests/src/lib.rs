@@ -1,13 +1,15 @@
 //! API types used by the behaviour tests: each kind of client the derive can produce.
 
 use kube::CustomResource;
-use kube_codegen_runtime::GenClient;
+use kube_codegen_runtime::{ApplyConfiguration, GenClient};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// A namespaced kind with status and scale: every verb and the scale methods.
+/// A namespaced kind with status and scale: every verb, the scale methods, and apply
+/// configurations.
 ///
 /// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=unapproved, test types"
+/// +kubebuilder:ac:generate=true
 #[derive(CustomResource, GenClient, Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "samplecontroller.k8s.io",
@@ -29,7 +31,9 @@ pub struct FooSpec {
 }
 
 /// Status of a Foo.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[derive(
+    ApplyConfiguration, Clone, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct FooStatus {
     /// Replicas available.
@@ -95,4 +99,10 @@ golden_case!(
     markers_generated,
     "../golden/markers/input/mod.rs",
     "../golden/markers/expected/mod.rs"
+);
+golden_case!(
+    apply_apis,
+    apply_generated,
+    "../golden/apply/input/mod.rs",
+    "../golden/apply/expected/mod.rs"
 );

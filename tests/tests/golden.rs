@@ -11,6 +11,7 @@ use kube_codegen_core::tree;
 
 const CASES: &[&str] = &[
     "all_verbs",
+    "apply",
     "builtins",
     "filters",
     "groups",
@@ -28,10 +29,13 @@ fn generate(case: &str) -> Vec<OutputFile> {
     let command = format!(
         "kube-codegen generate --input tests/golden/{case}/input --output tests/golden/{case}/expected --api-module crate::{case}_apis"
     );
-    kube_codegen_core::generate(
+    // With the CLI's shapes of built-in kinds, as `kube-codegen generate` has them.
+    let shapes = kube_codegen_cli::shapes::builtin();
+    kube_codegen_core::generate_with(
         &case_dir(case).join("input"),
         &format!("crate::{case}_apis"),
         &command,
+        Some(&shapes),
     )
     .unwrap_or_else(|e| panic!("golden case `{case}` does not generate:\n{e}"))
 }
@@ -164,4 +168,102 @@ fn heck_snake(s: &str) -> String {
         out.push(c.to_ascii_lowercase());
     }
     out
+}
+
+/// The items of generated code that belong to apply configurations, each printed alone,
+/// sorted: `XApplyConfiguration` structs and their impls, `impl Apply for X`, `extract_*`.
+fn apply_items(tokens: proc_macro2::TokenStream) -> Vec<String> {
+    let file: syn::File = syn::parse2(tokens).expect("generated code parses");
+    let mut items: Vec<String> = file
+        .items
+        .into_iter()
+        .filter(|item| match item {
+            syn::Item::Struct(s) => s.ident.to_string().ends_with("ApplyConfiguration"),
+            syn::Item::Impl(i) => {
+                let self_ty = quote::ToTokens::to_token_stream(&i.self_ty).to_string();
+                let trait_ = i
+                    .trait_
+                    .as_ref()
+                    .map(|t| quote::ToTokens::to_token_stream(&t.1).to_string())
+                    .unwrap_or_default();
+                self_ty.ends_with("ApplyConfiguration") || trait_.ends_with("Apply")
+            }
+            syn::Item::Fn(f) => f.sig.ident.to_string().starts_with("extract_"),
+            _ => false,
+        })
+        .map(|item| {
+            kube_codegen_core::emit::format_items(quote::ToTokens::to_token_stream(&item))
+                .expect("an item formats")
+        })
+        .collect();
+    items.sort();
+    items
+}
+
+/// Whether the doc comments of `attrs` say `marker`.
+fn says(attrs: &[syn::Attribute], marker: &str) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("doc")
+            && quote::ToTokens::to_token_stream(a)
+                .to_string()
+                .contains(marker)
+    })
+}
+
+#[test]
+fn derive_expands_the_same_apply_configurations_the_cli_writes() {
+    let mut compared = 0;
+    for case in CASES {
+        let files = generate(case);
+        for source in tree::load(&case_dir(case).join("input")).unwrap() {
+            let stem = source
+                .relative
+                .file_stem()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if stem == "mod" {
+                continue;
+            }
+            let version = source.relative.parent().unwrap();
+            let cli_path = version
+                .join("applyconfigurations")
+                .join(format!("{stem}.rs"));
+            let Some(cli) = files.iter().find(|f| f.path == cli_path) else {
+                continue;
+            };
+            // What the derives expand for the same source: the kind's from `GenClient` on
+            // a spec marked `+kubebuilder:ac:generate=true`, every other struct's and enum's
+            // from `ApplyConfiguration`.
+            let ast = syn::parse_file(&source.text).unwrap();
+            let mut derived = proc_macro2::TokenStream::new();
+            for item in &ast.items {
+                match item {
+                    syn::Item::Struct(s) if says(&s.attrs, "+kubebuilder:ac:generate=true") => {
+                        derived.extend(kube_codegen_core::derive_gen_client(
+                            quote::ToTokens::to_token_stream(s),
+                        ));
+                    }
+                    syn::Item::Struct(_) | syn::Item::Enum(_) => {
+                        derived.extend(kube_codegen_core::derive_apply_configuration(
+                            quote::ToTokens::to_token_stream(item),
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+            let cli_items = apply_items(cli.contents.parse().unwrap());
+            assert!(
+                !cli_items.is_empty(),
+                "{case}/{stem}: no apply configurations"
+            );
+            assert_eq!(
+                apply_items(derived),
+                cli_items,
+                "{case}/{stem}: the derives and the CLI differ"
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared >= 1, "no apply configurations compared");
 }

@@ -3,7 +3,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use codegen_tests::{Cluster, ClusterClient, Foo, FooClient, FooSpec, FooStatus};
+use codegen_tests::{
+    Cluster, ClusterClient, Foo, FooApplyConfiguration, FooClient, FooSpec,
+    FooSpecApplyConfiguration, FooStatus, FooStatusApplyConfiguration,
+};
 use http::{Request, Response};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchParams};
 use kube::client::Body;
@@ -196,13 +199,97 @@ async fn watch_streams_from_a_resource_version() {
 }
 
 #[tokio::test]
-async fn apply_uses_the_field_manager_and_drops_managed_fields() {
+async fn apply_sends_exactly_the_fields_the_configuration_sets() {
+    let (client, log) = recording_client();
+    let foos = FooClient::new(client, "ns1", FieldManager::new("foo-controller"));
+    let config = FooApplyConfiguration::new("f", "ns1")
+        .with_labels([("app", "web")])
+        .with_spec(FooSpecApplyConfiguration::default().with_replicas(3));
+    foos.apply(&config).await.unwrap();
+    let seen = take(&log);
+    assert_eq!(
+        (seen.method.as_str(), seen.path.as_str()),
+        ("PATCH", &*format!("{FOOS}/f"))
+    );
+    assert_eq!(
+        seen.content_type.as_deref(),
+        Some("application/apply-patch+yaml")
+    );
+    assert_eq!(params(&seen.query), params("fieldManager=foo-controller"));
+    // No `deploymentName`, no status, no empty collections: only what was set.
+    assert_eq!(
+        seen.body.unwrap(),
+        json!({
+            "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+            "kind": "Foo",
+            "metadata": {"name": "f", "namespace": "ns1", "labels": {"app": "web"}},
+            "spec": {"replicas": 3}
+        })
+    );
+
+    // A forcing manager adds `force=true`; a configuration built from `Default` gets the
+    // kind's apiVersion and kind.
+    let (client, log) = recording_client();
+    let foos = FooClient::new(client, "ns1", FieldManager::new("foo-controller").force());
+    let bare = FooApplyConfiguration {
+        metadata: Some(kube::api::ObjectMeta {
+            name: Some("f".into()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    foos.apply(&bare).await.unwrap();
+    let seen = take(&log);
+    assert_eq!(
+        params(&seen.query),
+        params("fieldManager=foo-controller&force=true")
+    );
+    assert_eq!(
+        seen.body.unwrap(),
+        json!({"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo", "metadata": {"name": "f"}})
+    );
+}
+
+#[tokio::test]
+async fn apply_status_sends_the_status_configuration_to_the_status_subresource() {
+    let (client, log) = recording_client();
+    let foos = FooClient::new(client, "ns1", FieldManager::new("foo-controller").force());
+    let config = FooApplyConfiguration::new("f", "ns1")
+        .with_status(FooStatusApplyConfiguration::default().with_available_replicas(0));
+    foos.apply_status(&config).await.unwrap();
+    let seen = take(&log);
+    assert_eq!(
+        (seen.method.as_str(), seen.path.as_str()),
+        ("PATCH", &*format!("{FOOS}/f/status"))
+    );
+    assert_eq!(
+        seen.content_type.as_deref(),
+        Some("application/apply-patch+yaml")
+    );
+    assert_eq!(
+        params(&seen.query),
+        params("fieldManager=foo-controller&force=true")
+    );
+    // A zero that was set is sent: set and unset differ, unlike in the typed status.
+    assert_eq!(
+        seen.body.unwrap(),
+        json!({
+            "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+            "kind": "Foo",
+            "metadata": {"name": "f", "namespace": "ns1"},
+            "status": {"availableReplicas": 0}
+        })
+    );
+}
+
+#[tokio::test]
+async fn apply_object_uses_the_field_manager_and_drops_managed_fields() {
     let (client, log) = recording_client();
     let foos = FooClient::new(client, "ns1", FieldManager::new("foo-controller").force());
     let mut obj = foo("f");
     obj.metadata.managed_fields = Some(vec![Default::default()]);
 
-    foos.apply(&obj).await.unwrap();
+    foos.apply_object(&obj).await.unwrap();
     let seen = take(&log);
     assert_eq!(
         (seen.method.as_str(), seen.path.as_str()),
@@ -223,10 +310,10 @@ async fn apply_uses_the_field_manager_and_drops_managed_fields() {
 }
 
 #[tokio::test]
-async fn apply_status_sends_only_the_status() {
+async fn apply_status_object_sends_only_the_status() {
     let (client, log) = recording_client();
     let foos = FooClient::new(client, "ns1", FieldManager::new("foo-controller"));
-    foos.apply_status(
+    foos.apply_status_object(
         "f",
         &FooStatus {
             available_replicas: 2,
@@ -326,7 +413,12 @@ async fn update_without_a_name_fails_before_sending() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("metadata.name"), "{err}");
-    let err = foos.apply(&nameless).await.unwrap_err();
+    let err = foos.apply_object(&nameless).await.unwrap_err();
+    assert!(err.to_string().contains("metadata.name"), "{err}");
+    let err = foos
+        .apply(&FooApplyConfiguration::default())
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("metadata.name"), "{err}");
     assert!(log.lock().unwrap().is_empty(), "nothing may be sent");
 }

@@ -11,5 +11,6 @@ fn ui() {
     t.compile_fail("ui/paths/*.rs");
     t.compile_fail("ui/crd/*.rs");
     t.compile_fail("ui/scope/*.rs");
+    t.compile_fail("ui/apply/*.rs");
     t.pass("ui/pass/*.rs");
 }

@@ -12,6 +12,8 @@ pub struct PackageAttrs {
     pub group_name: Option<Located<String>>,
     /// `+groupGoName=Samplecontroller`: overrides the name of the group accessor.
     pub group_go_name: Option<Located<String>>,
+    /// `+kubebuilder:ac:generate=true`: apply configurations for every kind of the version.
+    pub apply_configurations: bool,
 }
 
 impl PackageAttrs {
@@ -21,6 +23,10 @@ impl PackageAttrs {
         for_each_marker(attrs, |text, loc| {
             let body = &text[1..];
             let (name, value) = body.split_once('=').unwrap_or((body, ""));
+            if name == "kubebuilder:ac:generate" {
+                out.apply_configurations = value == "true";
+                return;
+            }
             let slot = match name {
                 "groupName" => &mut out.group_name,
                 "groupGoName" => &mut out.group_go_name,

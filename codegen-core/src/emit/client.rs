@@ -266,31 +266,63 @@ fn verb_method(r: &Resource, verb: Verb) -> TokenStream {
             }
         }
         Verb::Apply => {
-            let doc = format!(" Server-side applies a `{kind}` with this client's field manager.");
-            quote! {
+            let doc = format!(
+                " Server-side applies a whole `{kind}` with this client's field manager, which then owns every field it serializes (prefer an apply configuration)."
+            );
+            let object = quote! {
                 #[doc = #doc]
-                pub async fn apply(&self, obj: &#ty) -> #result<#ty, #err> {
+                pub async fn apply_object(&self, obj: &#ty) -> #result<#ty, #err> {
                     self.handle.apply(obj).await
                 }
+            };
+            if !r.apply_configuration {
+                return object;
+            }
+            let ac = quote::format_ident!("{}ApplyConfiguration", r.ident);
+            let doc = format!(
+                " Server-side applies an apply configuration of a `{kind}` with this client's field manager, which then owns exactly the fields it sets."
+            );
+            quote! {
+                #[doc = #doc]
+                pub async fn apply(&self, config: &#ac) -> #result<#ty, #err> {
+                    self.handle.apply_configuration(config).await
+                }
+
+                #object
             }
         }
         Verb::ApplyStatus => {
             let doc = format!(
-                " Server-side applies the status of the `{kind}` named `name`, and nothing else."
+                " Server-side applies the status of the `{kind}` named `name` (a whole status), and nothing else."
             );
             let status_type = r.status_type.as_ref().map_or_else(
                 || quote!(<#ty as ::kube::core::object::HasStatus>::Status),
                 |t| quote!(#t),
             );
-            quote! {
+            let object = quote! {
                 #[doc = #doc]
-                pub async fn apply_status(
+                pub async fn apply_status_object(
                     &self,
                     name: &str,
                     status: &#status_type,
                 ) -> #result<#ty, #err> {
                     self.handle.apply_status(name, status).await
                 }
+            };
+            if !r.apply_configuration {
+                return object;
+            }
+            let ac = quote::format_ident!("{}ApplyConfiguration", r.ident);
+            let doc = format!(
+                " Server-side applies an apply configuration to the status of a `{kind}`: this client's field manager then owns exactly the status fields it sets."
+            );
+            quote! {
+                #[doc = #doc]
+                pub async fn apply_status(&self, config: &#ac) -> #result<#ty, #err> {
+                    self.handle.apply_status_configuration(config).await
+                }
+
+                #object
             }
         }
     }

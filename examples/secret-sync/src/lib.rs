@@ -9,20 +9,21 @@ pub mod apis;
 #[rustfmt::skip]
 pub mod generated;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
-use kube::api::{DeleteParams, ObjectMeta, PostParams};
+use kube::api::DeleteParams;
 use kube::core::Selector;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::{Client, Resource, ResourceExt};
 use kube_codegen_runtime::{FieldManager, Handlers, SharedInformerFactory};
 use tokio::sync::mpsc;
 
-use crate::generated::core::v1::{NamespaceLister, SecretLister};
+use crate::generated::core::v1::{
+    NamespaceLister, SecretApplyConfiguration, SecretLister, extract_secret,
+};
 use crate::generated::{Clientset, InformerFactoryExt};
 
 /// The label every copy carries (value: the source namespace).
@@ -75,24 +76,18 @@ fn parse(selector: &str) -> Selector {
 }
 
 impl Syncer {
-    fn copy_of(&self, source: &Secret, namespace: &str) -> Secret {
-        let mut labels = BTreeMap::new();
-        labels.insert(COPY_LABEL.to_owned(), self.options.source_namespace.clone());
-        let mut annotations = BTreeMap::new();
-        annotations.insert(SOURCE_UID.to_owned(), source.uid().unwrap_or_default());
-        Secret {
-            metadata: ObjectMeta {
-                name: Some(source.name_any()),
-                namespace: Some(namespace.to_owned()),
-                labels: Some(labels),
-                annotations: Some(annotations),
-                ..ObjectMeta::default()
-            },
-            data: source.data.clone(),
-            string_data: None,
-            type_: source.type_.clone(),
-            immutable: None,
+    /// The copy of `source` in `namespace`: the fields secret-sync owns there (its mark,
+    /// the source's uid, data and type). A data key the source drops is dropped from the
+    /// copy by the next apply, as secret-sync stops applying it.
+    fn copy_of(&self, source: &Secret, namespace: &str) -> SecretApplyConfiguration {
+        let mut copy = SecretApplyConfiguration::new(&source.name_any(), namespace)
+            .with_labels([(COPY_LABEL, self.options.source_namespace.as_str())])
+            .with_annotations([(SOURCE_UID.to_owned(), source.uid().unwrap_or_default())])
+            .with_data(source.data.clone().unwrap_or_default());
+        if let Some(type_) = &source.type_ {
+            copy = copy.with_type(type_.clone());
         }
+        copy
     }
 
     /// Brings every copy in line with the sources, from the caches.
@@ -122,7 +117,10 @@ impl Syncer {
                 let key = format!("{ns}/{}", source.name_any());
                 match self.secrets.secrets(&ns).get(&source.name_any()) {
                     Err(_) => {
-                        api.create(&wanted_copy, &PostParams::default()).await?;
+                        // Created by applying. secret-sync does not force, so a same-name
+                        // secret the cache has not shown yet is not overwritten: its
+                        // differing fields conflict, and the retry reports it.
+                        api.apply(&wanted_copy).await?;
                         report.created.push(key);
                     }
                     Ok(existing)
@@ -152,14 +150,11 @@ impl Syncer {
                         }
                     }
                     Ok(existing) => {
-                        let same = existing.data == wanted_copy.data
-                            && existing.type_ == wanted_copy.type_
-                            && existing.annotations().get(SOURCE_UID)
-                                == wanted_copy.annotations().get(SOURCE_UID);
-                        if !same {
-                            let mut updated = wanted_copy;
-                            updated.metadata.resource_version = existing.resource_version();
-                            api.update(&updated, &PostParams::default()).await?;
+                        // What secret-sync owns in the copy, against what it wants there.
+                        let owned = extract_secret(&existing, api.field_manager().name())
+                            .map_err(|e| kube::Error::Service(Box::new(e)))?;
+                        if owned != wanted_copy {
+                            api.apply(&wanted_copy).await?;
                             report.updated.push(key);
                         }
                     }

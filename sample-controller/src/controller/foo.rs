@@ -8,15 +8,15 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use kube::ResourceExt;
-use kube::api::{Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kube::runtime::reflector::ObjectRef;
-use serde_json::json;
 
-use super::{Context, Error, controlled_by, key, new_deployment};
-use crate::apis::samplecontroller::v1alpha1::{Foo, FooStatus};
-use crate::generated::samplecontroller::v1alpha1::FooLister;
+use super::{Context, Error, desired_deployment, key, sync_deployment};
+use crate::apis::samplecontroller::v1alpha1::Foo;
+use crate::generated::samplecontroller::v1alpha1::{
+    FooApplyConfiguration, FooLister, FooStatusApplyConfiguration,
+};
 
 /// Event reason when a Deployment of the wanted name is not ours (as in Go).
 pub const ERR_RESOURCE_EXISTS: &str = "ErrResourceExists";
@@ -46,59 +46,28 @@ async fn sync(foo: Arc<Foo>, ctx: &Context) -> Result<Action, Error> {
         // Not retried: nothing changes until the Foo does.
         return Ok(Action::await_change());
     }
-    let deployments = ctx.clients.apps_v1().deployments(&ns);
+    let labels = BTreeMap::from([
+        ("app".to_owned(), "nginx".to_owned()),
+        ("controller".to_owned(), foo.name_any()),
+    ]);
+    let wanted = desired_deployment(&*foo, name, foo.spec.replicas, &labels);
+    let (deployment, wrote) = sync_deployment(ctx, &*foo, name, wanted).await?;
     let mut changed = Vec::new();
-    let deployment = match ctx.deployments.deployments(&ns).get(name) {
-        Ok(d) => d,
-        Err(_) => {
-            let labels = BTreeMap::from([
-                ("app".to_owned(), "nginx".to_owned()),
-                ("controller".to_owned(), foo.name_any()),
-            ]);
-            let created = deployments
-                .create(
-                    &new_deployment(&*foo, name, foo.spec.replicas, labels),
-                    &PostParams::default(),
-                )
-                .await?;
-            tracing::info!(object = %key(&*foo), deployment = name, "created deployment");
-            changed.push("created deployment");
-            Arc::new(created)
-        }
-    };
-    if !controlled_by(&deployment, &*foo) {
-        let msg = format!("Resource {name:?} already exists and is not managed by Foo");
-        ctx.event(&*foo, EventType::Warning, ERR_RESOURCE_EXISTS, msg.clone())
-            .await;
-        return Err(Error::ResourceExists(msg));
+    if wrote {
+        changed.push("deployment");
     }
-    let deployment = match foo.spec.replicas {
-        Some(wanted) if deployment.spec.replicas != Some(wanted) => {
-            tracing::info!(object = %key(&*foo), wanted, have = ?deployment.spec.replicas, "updating deployment replicas");
-            let patch = Patch::Merge(json!({"spec": {"replicas": wanted}}));
-            changed.push("updated replicas");
-            Arc::new(
-                deployments
-                    .patch(name, &PatchParams::default(), &patch)
-                    .await?,
-            )
-        }
-        _ => deployment,
-    };
     let available = deployment
         .status
         .as_ref()
         .and_then(|s| s.available_replicas)
         .unwrap_or(0);
     if foo.status.as_ref().map(|s| s.available_replicas) != Some(available) {
-        let foos = ctx.clients.samplecontroller_v1alpha1().foos(&ns);
-        foos.apply_status(
-            &foo.name_any(),
-            &FooStatus {
-                available_replicas: available,
-            },
-        )
-        .await?;
+        let status = FooStatusApplyConfiguration::default().with_available_replicas(available);
+        ctx.clients
+            .samplecontroller_v1alpha1()
+            .foos(&ns)
+            .apply_status(&FooApplyConfiguration::new(&foo.name_any(), &ns).with_status(status))
+            .await?;
         changed.push("status");
     }
     if !changed.is_empty() {

@@ -10,16 +10,17 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
-use kube::api::{Patch, PatchParams, PostParams};
 use kube::core::Selector;
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kube::runtime::reflector::ObjectRef;
-use serde_json::json;
 
-use super::foo::{ERR_RESOURCE_EXISTS, SUCCESS_SYNCED};
-use super::{Context, Error, controlled_by, key, new_deployment};
+use super::foo::SUCCESS_SYNCED;
+use super::{Context, Error, desired_deployment, key, sync_deployment};
 use crate::apis::samplecontroller::v1alpha1::{Icecream, IcecreamStatus};
+use crate::generated::samplecontroller::v1alpha1::{
+    IcecreamApplyConfiguration, IcecreamStatusApplyConfiguration,
+};
 
 /// The label that ties an Icecream's Deployment and pods to it.
 pub const ICECREAM_LABEL: &str = "samplecontroller.k8s.io/icecream";
@@ -57,55 +58,25 @@ async fn sync(icecream: Arc<Icecream>, ctx: &Context) -> Result<Action, Error> {
             .await;
         return Ok(Action::await_change());
     }
-    let deployments = ctx.clients.apps_v1().deployments(&ns);
-    let mut changed = false;
-    let deployment = match ctx.deployments.deployments(&ns).get(name) {
-        Ok(d) => d,
-        Err(_) => {
-            let wanted = new_deployment(
-                &*icecream,
-                name,
-                icecream.spec.replicas,
-                labels(&icecream.name_any()),
-            );
-            let created = deployments.create(&wanted, &PostParams::default()).await?;
-            tracing::info!(object = %key(&*icecream), deployment = name, flavor = ?icecream.spec.flavor, "created deployment");
-            changed = true;
-            Arc::new(created)
-        }
-    };
-    if !controlled_by(&deployment, &*icecream) {
-        let msg = format!("Resource {name:?} already exists and is not managed by Icecream");
-        ctx.event(
-            &*icecream,
-            EventType::Warning,
-            ERR_RESOURCE_EXISTS,
-            msg.clone(),
-        )
-        .await;
-        return Err(Error::ResourceExists(msg));
-    }
-    let deployment = match icecream.spec.replicas {
-        Some(wanted) if deployment.spec.replicas != Some(wanted) => {
-            changed = true;
-            let patch = Patch::Merge(json!({"spec": {"replicas": wanted}}));
-            Arc::new(
-                deployments
-                    .patch(name, &PatchParams::default(), &patch)
-                    .await?,
-            )
-        }
-        _ => deployment,
-    };
+    let wanted = desired_deployment(
+        &*icecream,
+        name,
+        icecream.spec.replicas,
+        &labels(&icecream.name_any()),
+    );
+    let (deployment, mut changed) = sync_deployment(ctx, &*icecream, name, wanted).await?;
     let status = observed(
         &icecream.name_any(),
         &ctx.pods.pods(&ns).list(&Selector::default()),
         &deployment,
     );
     if icecream.status.as_ref() != Some(&status) {
-        let icecreams = ctx.clients.samplecontroller_v1alpha1().icecreams(&ns);
-        icecreams
-            .apply_status(&icecream.name_any(), &status)
+        let config = IcecreamApplyConfiguration::new(&icecream.name_any(), &ns)
+            .with_status(status_configuration(&status));
+        ctx.clients
+            .samplecontroller_v1alpha1()
+            .icecreams(&ns)
+            .apply_status(&config)
             .await?;
         changed = true;
     }
@@ -153,6 +124,15 @@ pub fn observed(
         nodes: nodes.into_iter().collect(),
         pod_phases,
     }
+}
+
+/// A status as the apply configuration that states all of it: this controller owns the
+/// whole status, so a node or phase it no longer reports goes.
+pub fn status_configuration(status: &IcecreamStatus) -> IcecreamStatusApplyConfiguration {
+    IcecreamStatusApplyConfiguration::default()
+        .with_available_replicas(status.available_replicas)
+        .with_nodes(status.nodes.iter().cloned())
+        .with_pod_phases(status.pod_phases.iter().map(|(k, v)| (k.clone(), *v)))
 }
 
 /// Maps a Deployment to the Icecream that controls it (apiVersion, kind and uid).

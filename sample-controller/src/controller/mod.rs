@@ -2,7 +2,8 @@
 //! both Foo and Icecream use.
 
 // What every controller needs: events through the events.k8s.io API (`Recorder`), and the
-// Deployments both kinds own (informer, create, server-side apply).
+// Deployments both kinds own (informer; server-side apply, a patch that also needs `create`
+// when it creates the Deployment).
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
 
@@ -14,14 +15,17 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType, Recorder};
 use kube::{Resource, ResourceExt};
-use serde_json::json;
+use kube_codegen_runtime::FieldManager;
 
 use crate::generated::Clientset;
-use crate::generated::apps::v1::DeploymentLister;
+use crate::generated::apps::v1::{
+    DeploymentApplyConfiguration, DeploymentClient, DeploymentLister, extract_deployment,
+};
+use crate::generated::builtin_applyconfigurations as ac;
 use crate::generated::core::v1::PodLister;
 use crate::generated::samplecontroller::v1alpha1::{FooLister, IcecreamLister};
 use crate::metrics::Metrics;
@@ -112,6 +116,8 @@ pub enum Error {
     Kube(kube::Error),
     /// A Deployment of the wanted name exists and another owner controls it.
     ResourceExists(String),
+    /// The fields this controller owns could not be read from `managedFields`.
+    Extract(String),
 }
 
 impl std::fmt::Display for Error {
@@ -119,6 +125,7 @@ impl std::fmt::Display for Error {
         match self {
             Error::Kube(e) => write!(f, "{e}"),
             Error::ResourceExists(msg) => f.write_str(msg),
+            Error::Extract(msg) => write!(f, "cannot read the owned fields: {msg}"),
         }
     }
 }
@@ -168,27 +175,93 @@ pub fn controller_of<K: Resource<DynamicType = ()>>(
     })
 }
 
-/// The Deployment an owner wants: `replicas` pods labelled `labels`, running nginx.
-pub fn new_deployment<K: Resource<DynamicType = ()>>(
+/// The Deployment an owner wants, as the fields this controller has an opinion on: its
+/// labels and controller reference, `replicas` (left to the server's default when unset),
+/// and a pod template of `labels` running nginx. Applied with the controller's field
+/// manager, it owns exactly these fields; what others set (the Deployment controller's
+/// status and revision annotation, an HPA's replicas when `replicas` is unset) stays theirs.
+pub fn desired_deployment<K: Resource<DynamicType = ()>>(
     owner: &K,
     name: &str,
     replicas: Option<i32>,
-    labels: BTreeMap<String, String>,
-) -> Deployment {
-    let mut d: Deployment = serde_json::from_value(json!({
-        "metadata": {"name": name, "namespace": owner.meta().namespace, "labels": labels},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {"containers": [{"name": "nginx", "image": "nginx:latest"}]}
-            }
-        }
-    }))
-    .expect("a valid Deployment");
-    d.metadata.owner_references = owner.controller_owner_ref(&()).map(|r| vec![r]);
-    d
+    labels: &BTreeMap<String, String>,
+) -> DeploymentApplyConfiguration {
+    let template = ac::PodTemplateSpecApplyConfiguration::default()
+        .with_metadata(ObjectMeta {
+            labels: Some(labels.clone()),
+            ..ObjectMeta::default()
+        })
+        .with_spec(
+            ac::PodSpecApplyConfiguration::default().with_containers([
+                ac::ContainerApplyConfiguration::default()
+                    .with_name("nginx")
+                    .with_image("nginx:latest"),
+            ]),
+        );
+    let mut spec = ac::DeploymentSpecApplyConfiguration::default()
+        .with_selector(LabelSelector {
+            match_labels: Some(labels.clone()),
+            ..LabelSelector::default()
+        })
+        .with_template(template);
+    if let Some(replicas) = replicas {
+        spec = spec.with_replicas(replicas);
+    }
+    DeploymentApplyConfiguration::new(name, &owner.meta().namespace.clone().unwrap_or_default())
+        .with_labels(labels.clone())
+        .with_owner_references(owner.controller_owner_ref(&()))
+        .with_spec(spec)
+}
+
+/// Brings the owner's Deployment `name` in line with [`desired_deployment`], reading the
+/// Deployment from the cache; returns it and whether anything was written.
+///
+/// A missing Deployment is created by applying the configuration with a field manager that
+/// does not force, so a same-name Deployment the cache has not shown yet is not taken over
+/// (its differing fields conflict; the retry then sees it and reports it). A Deployment
+/// another owner controls is an [`Error::ResourceExists`] (as in Go's sample). Otherwise
+/// the fields this controller owns, extracted from `managedFields`, are compared with the
+/// wanted ones, and applied (forcing, as controllers do) only when they differ: a sync in
+/// steady state writes nothing.
+pub async fn sync_deployment<K: Resource<DynamicType = ()>>(
+    ctx: &Context,
+    owner: &K,
+    name: &str,
+    wanted: DeploymentApplyConfiguration,
+) -> Result<(Arc<Deployment>, bool), Error> {
+    let ns = owner.meta().namespace.clone().unwrap_or_default();
+    let Ok(existing) = ctx.deployments.deployments(&ns).get(name) else {
+        let creating = DeploymentClient::new(
+            ctx.clients.client().clone(),
+            &ns,
+            FieldManager::new(ctx.clients.field_manager().name()),
+        );
+        let created = creating.apply(&wanted).await?;
+        tracing::info!(object = %key(owner), deployment = name, "created deployment");
+        return Ok((Arc::new(created), true));
+    };
+    if !controlled_by(&existing, owner) {
+        let msg = format!(
+            "Resource {name:?} already exists and is not managed by {}",
+            K::kind(&())
+        );
+        ctx.event(
+            owner,
+            EventType::Warning,
+            foo::ERR_RESOURCE_EXISTS,
+            msg.clone(),
+        )
+        .await;
+        return Err(Error::ResourceExists(msg));
+    }
+    let deployments = ctx.clients.apps_v1().deployments(&ns);
+    let ours = extract_deployment(&existing, deployments.field_manager().name())
+        .map_err(|e| Error::Extract(e.to_string()))?;
+    if ours == wanted {
+        return Ok((existing, false));
+    }
+    tracing::info!(object = %key(owner), deployment = name, "applying deployment");
+    Ok((Arc::new(deployments.apply(&wanted).await?), true))
 }
 
 /// Runs `reconcile`, timing it into `metrics` and resetting backoff on success.

@@ -5,7 +5,7 @@ include!("../support/scope_prelude.rs");
 async fn scenario(client: kube::Client, fm: kube_codegen_runtime::FieldManager) -> kube::Result<()> {
     let foos = FooClient::new(client.clone(), "default", fm.clone());
     let foo = foos.get("x").await?;
-    foos.apply_status("x", &FooStatus { ready: true }).await?;
+    foos.apply_status_object("x", &FooStatus { ready: true }).await?;
     let all = FooClient::all(client.clone(), fm.clone());
     let _list = all.list(&Default::default()).await?;
     let machines = MachineClient::new(client.clone(), fm.clone());

@@ -1,6 +1,7 @@
 //! Version `v1alpha1` of `samplecontroller.k8s.io`: Foo and Icecream.
 //!
 //! +groupName=samplecontroller.k8s.io
+//! +kubebuilder:ac:generate=true
 
 pub mod foo;
 pub mod icecream;

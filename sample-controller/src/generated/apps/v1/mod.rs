@@ -8,6 +8,9 @@ pub use deployment::{
     DeploymentClient, DeploymentInformer, DeploymentLister, DeploymentNamespaceLister,
 };
 
+pub mod applyconfigurations;
+pub use applyconfigurations::*;
+
 /// Typed clients of the `apps/v1` resources.
 #[derive(Clone)]
 pub struct AppsV1Client {

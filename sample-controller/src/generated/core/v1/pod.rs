@@ -48,60 +48,6 @@ impl PodClient<::kube_codegen_runtime::scope::Namespaced> {
         }
     }
 
-    /// Creates a `Pod` (`POST`).
-    pub async fn create(
-        &self,
-        obj: &Pod,
-        pp: &::kube::api::PostParams,
-    ) -> ::core::result::Result<Pod, ::kube::Error> {
-        self.handle.create(obj, pp).await
-    }
-
-    /// Replaces a `Pod`, named by its `metadata.name` (`PUT`).
-    pub async fn update(
-        &self,
-        obj: &Pod,
-        pp: &::kube::api::PostParams,
-    ) -> ::core::result::Result<Pod, ::kube::Error> {
-        self.handle.update(obj, pp).await
-    }
-
-    /// Replaces the status of a `Pod`, named by its `metadata.name` (`PUT .../status`).
-    pub async fn update_status(
-        &self,
-        obj: &Pod,
-        pp: &::kube::api::PostParams,
-    ) -> ::core::result::Result<Pod, ::kube::Error> {
-        self.handle.update_status(obj, pp).await
-    }
-
-    /// Deletes a `Pod`: the object while finalizers keep it, or the server's status once it is gone.
-    pub async fn delete(
-        &self,
-        name: &str,
-        dp: &::kube::api::DeleteParams,
-    ) -> ::core::result::Result<
-        ::kube_codegen_runtime::Either<Pod, ::kube::core::Status>,
-        ::kube::Error,
-    > {
-        self.handle.delete(name, dp).await
-    }
-
-    /// Deletes every `Pod` that `lp` selects.
-    pub async fn delete_collection(
-        &self,
-        dp: &::kube::api::DeleteParams,
-        lp: &::kube::api::ListParams,
-    ) -> ::core::result::Result<
-        ::kube_codegen_runtime::Either<
-            ::kube::api::ObjectList<Pod>,
-            ::kube::core::Status,
-        >,
-        ::kube::Error,
-    > {
-        self.handle.delete_collection(dp, lp).await
-    }
-
     /// Gets a `Pod` by name; a missing object is an error.
     pub async fn get(&self, name: &str) -> ::core::result::Result<Pod, ::kube::Error> {
         self.handle.get(name).await
@@ -113,30 +59,6 @@ impl PodClient<::kube_codegen_runtime::scope::Namespaced> {
         name: &str,
     ) -> ::core::result::Result<::core::option::Option<Pod>, ::kube::Error> {
         self.handle.get_opt(name).await
-    }
-
-    /// Patches a `Pod` (merge, JSON, strategic merge or apply patch).
-    pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
-        &self,
-        name: &str,
-        pp: &::kube::api::PatchParams,
-        patch: &::kube::api::Patch<P>,
-    ) -> ::core::result::Result<Pod, ::kube::Error> {
-        self.handle.patch(name, pp, patch).await
-    }
-
-    /// Server-side applies a `Pod` with this client's field manager.
-    pub async fn apply(&self, obj: &Pod) -> ::core::result::Result<Pod, ::kube::Error> {
-        self.handle.apply(obj).await
-    }
-
-    /// Server-side applies the status of the `Pod` named `name`, and nothing else.
-    pub async fn apply_status(
-        &self,
-        name: &str,
-        status: &::k8s_openapi::api::core::v1::PodStatus,
-    ) -> ::core::result::Result<Pod, ::kube::Error> {
-        self.handle.apply_status(name, status).await
     }
 }
 

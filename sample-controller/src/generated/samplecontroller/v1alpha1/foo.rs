@@ -4,6 +4,7 @@
 //! The typed client of `Foo` (`samplecontroller.k8s.io/v1alpha1`).
 
 use crate::apis::samplecontroller::v1alpha1::foo::Foo;
+use super::applyconfigurations::FooApplyConfiguration;
 
 /// Typed client for [`Foo`] (`samplecontroller.k8s.io/v1alpha1`, resource `foos`).
 ///
@@ -125,13 +126,32 @@ impl FooClient<::kube_codegen_runtime::scope::Namespaced> {
         self.handle.patch(name, pp, patch).await
     }
 
-    /// Server-side applies a `Foo` with this client's field manager.
-    pub async fn apply(&self, obj: &Foo) -> ::core::result::Result<Foo, ::kube::Error> {
+    /// Server-side applies an apply configuration of a `Foo` with this client's field manager, which then owns exactly the fields it sets.
+    pub async fn apply(
+        &self,
+        config: &FooApplyConfiguration,
+    ) -> ::core::result::Result<Foo, ::kube::Error> {
+        self.handle.apply_configuration(config).await
+    }
+
+    /// Server-side applies a whole `Foo` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    pub async fn apply_object(
+        &self,
+        obj: &Foo,
+    ) -> ::core::result::Result<Foo, ::kube::Error> {
         self.handle.apply(obj).await
     }
 
-    /// Server-side applies the status of the `Foo` named `name`, and nothing else.
+    /// Server-side applies an apply configuration to the status of a `Foo`: this client's field manager then owns exactly the status fields it sets.
     pub async fn apply_status(
+        &self,
+        config: &FooApplyConfiguration,
+    ) -> ::core::result::Result<Foo, ::kube::Error> {
+        self.handle.apply_status_configuration(config).await
+    }
+
+    /// Server-side applies the status of the `Foo` named `name` (a whole status), and nothing else.
+    pub async fn apply_status_object(
         &self,
         name: &str,
         status: &<Foo as ::kube::core::object::HasStatus>::Status,

@@ -4,6 +4,7 @@
 //! The typed client of `Icecream` (`samplecontroller.k8s.io/v1alpha1`).
 
 use crate::apis::samplecontroller::v1alpha1::icecream::Icecream;
+use super::applyconfigurations::IcecreamApplyConfiguration;
 
 /// Typed client for [`Icecream`] (`samplecontroller.k8s.io/v1alpha1`, resource `icecreams`).
 ///
@@ -128,16 +129,32 @@ impl IcecreamClient<::kube_codegen_runtime::scope::Namespaced> {
         self.handle.patch(name, pp, patch).await
     }
 
-    /// Server-side applies a `Icecream` with this client's field manager.
+    /// Server-side applies an apply configuration of a `Icecream` with this client's field manager, which then owns exactly the fields it sets.
     pub async fn apply(
+        &self,
+        config: &IcecreamApplyConfiguration,
+    ) -> ::core::result::Result<Icecream, ::kube::Error> {
+        self.handle.apply_configuration(config).await
+    }
+
+    /// Server-side applies a whole `Icecream` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    pub async fn apply_object(
         &self,
         obj: &Icecream,
     ) -> ::core::result::Result<Icecream, ::kube::Error> {
         self.handle.apply(obj).await
     }
 
-    /// Server-side applies the status of the `Icecream` named `name`, and nothing else.
+    /// Server-side applies an apply configuration to the status of a `Icecream`: this client's field manager then owns exactly the status fields it sets.
     pub async fn apply_status(
+        &self,
+        config: &IcecreamApplyConfiguration,
+    ) -> ::core::result::Result<Icecream, ::kube::Error> {
+        self.handle.apply_status_configuration(config).await
+    }
+
+    /// Server-side applies the status of the `Icecream` named `name` (a whole status), and nothing else.
+    pub async fn apply_status_object(
         &self,
         name: &str,
         status: &<Icecream as ::kube::core::object::HasStatus>::Status,

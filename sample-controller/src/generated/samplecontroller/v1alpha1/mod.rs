@@ -10,6 +10,9 @@ pub use icecream::{
     IcecreamClient, IcecreamInformer, IcecreamLister, IcecreamNamespaceLister,
 };
 
+pub mod applyconfigurations;
+pub use applyconfigurations::*;
+
 /// Typed clients of the `samplecontroller.k8s.io/v1alpha1` resources.
 #[derive(Clone)]
 pub struct SamplecontrollerV1alpha1Client {

@@ -7,6 +7,8 @@ pub mod namespace;
 pub use namespace::{NamespaceClient, NamespaceInformer, NamespaceLister};
 pub mod secret;
 pub use secret::{SecretClient, SecretInformer, SecretLister, SecretNamespaceLister};
+pub mod applyconfigurations;
+pub use applyconfigurations::*;
 
 /// Typed clients of the `/v1` resources.
 #[derive(Clone)]

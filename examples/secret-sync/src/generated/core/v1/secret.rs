@@ -4,6 +4,7 @@
 //! The typed client of `Secret` (`/v1`).
 
 use crate::apis::core::v1::Secret;
+use super::applyconfigurations::SecretApplyConfiguration;
 
 /// Typed client for [`Secret`] (`/v1`, resource `secrets`).
 ///
@@ -119,8 +120,16 @@ impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
         self.handle.patch(name, pp, patch).await
     }
 
-    /// Server-side applies a `Secret` with this client's field manager.
+    /// Server-side applies an apply configuration of a `Secret` with this client's field manager, which then owns exactly the fields it sets.
     pub async fn apply(
+        &self,
+        config: &SecretApplyConfiguration,
+    ) -> ::core::result::Result<Secret, ::kube::Error> {
+        self.handle.apply_configuration(config).await
+    }
+
+    /// Server-side applies a whole `Secret` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    pub async fn apply_object(
         &self,
         obj: &Secret,
     ) -> ::core::result::Result<Secret, ::kube::Error> {

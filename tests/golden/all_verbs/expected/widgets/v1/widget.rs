@@ -128,16 +128,16 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
         self.handle.patch(name, pp, patch).await
     }
 
-    /// Server-side applies a `Widget` with this client's field manager.
-    pub async fn apply(
+    /// Server-side applies a whole `Widget` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    pub async fn apply_object(
         &self,
         obj: &Widget,
     ) -> ::core::result::Result<Widget, ::kube::Error> {
         self.handle.apply(obj).await
     }
 
-    /// Server-side applies the status of the `Widget` named `name`, and nothing else.
-    pub async fn apply_status(
+    /// Server-side applies the status of the `Widget` named `name` (a whole status), and nothing else.
+    pub async fn apply_status_object(
         &self,
         name: &str,
         status: &<Widget as ::kube::core::object::HasStatus>::Status,

@@ -4,6 +4,7 @@
 //! The typed client of `Deployment` (`apps/v1`).
 
 use crate::builtins_apis::apps::v1::Deployment;
+use super::applyconfigurations::DeploymentApplyConfiguration;
 
 /// Typed client for [`Deployment`] (`apps/v1`, resource `deployments`).
 ///
@@ -128,16 +129,32 @@ impl DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
         self.handle.patch(name, pp, patch).await
     }
 
-    /// Server-side applies a `Deployment` with this client's field manager.
+    /// Server-side applies an apply configuration of a `Deployment` with this client's field manager, which then owns exactly the fields it sets.
     pub async fn apply(
+        &self,
+        config: &DeploymentApplyConfiguration,
+    ) -> ::core::result::Result<Deployment, ::kube::Error> {
+        self.handle.apply_configuration(config).await
+    }
+
+    /// Server-side applies a whole `Deployment` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    pub async fn apply_object(
         &self,
         obj: &Deployment,
     ) -> ::core::result::Result<Deployment, ::kube::Error> {
         self.handle.apply(obj).await
     }
 
-    /// Server-side applies the status of the `Deployment` named `name`, and nothing else.
+    /// Server-side applies an apply configuration to the status of a `Deployment`: this client's field manager then owns exactly the status fields it sets.
     pub async fn apply_status(
+        &self,
+        config: &DeploymentApplyConfiguration,
+    ) -> ::core::result::Result<Deployment, ::kube::Error> {
+        self.handle.apply_status_configuration(config).await
+    }
+
+    /// Server-side applies the status of the `Deployment` named `name` (a whole status), and nothing else.
+    pub async fn apply_status_object(
         &self,
         name: &str,
         status: &::k8s_openapi::api::apps::v1::DeploymentStatus,

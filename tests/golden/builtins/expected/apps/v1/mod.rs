@@ -13,6 +13,9 @@ pub use replica_set::{
     ReplicaSetClient, ReplicaSetInformer, ReplicaSetLister, ReplicaSetNamespaceLister,
 };
 
+pub mod applyconfigurations;
+pub use applyconfigurations::*;
+
 /// Typed clients of the `apps/v1` resources.
 #[derive(Clone)]
 pub struct AppsV1Client {

@@ -3,12 +3,19 @@
 
 //! Typed clients, informers and listers of `/v1`.
 
+pub mod config_map;
+pub use config_map::{
+    ConfigMapClient, ConfigMapInformer, ConfigMapLister, ConfigMapNamespaceLister,
+};
+
 pub mod node;
 pub use node::{NodeClient, NodeInformer, NodeLister};
 pub mod pod;
 pub use pod::{PodClient, PodInformer, PodLister, PodNamespaceLister};
 pub mod secret;
 pub use secret::SecretClient;
+pub mod applyconfigurations;
+pub use applyconfigurations::*;
 
 /// Typed clients of the `/v1` resources.
 #[derive(Clone)]
@@ -32,6 +39,21 @@ impl CoreV1Client {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self { client, field_manager }
+    }
+
+    /// `ConfigMap` objects in `namespace`.
+    pub fn configmaps(
+        &self,
+        namespace: &str,
+    ) -> ConfigMapClient<::kube_codegen_runtime::scope::Namespaced> {
+        ConfigMapClient::new(self.client.clone(), namespace, self.field_manager.clone())
+    }
+
+    /// `ConfigMap` objects in every namespace: list and watch only.
+    pub fn configmaps_all(
+        &self,
+    ) -> ConfigMapClient<::kube_codegen_runtime::scope::AllNamespaces> {
+        ConfigMapClient::all(self.client.clone(), self.field_manager.clone())
     }
 
     /// `Node` objects (cluster-scoped).
@@ -78,6 +100,11 @@ impl<'a> Informers<'a> {
     /// The informers of this group and version in `factory`.
     pub fn new(factory: &'a ::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self { factory }
+    }
+
+    /// The shared informer of `ConfigMap` objects.
+    pub fn configmaps(&self) -> ConfigMapInformer {
+        ConfigMapInformer::new(self.factory)
     }
 
     /// The shared informer of `Node` objects.

@@ -4,6 +4,7 @@
 //! The typed client of `Node` (`/v1`).
 
 use crate::builtins_apis::core::v1::Node;
+use super::applyconfigurations::NodeApplyConfiguration;
 
 /// Typed client for [`Node`] (`/v1`, resource `nodes`).
 ///
@@ -119,16 +120,32 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
         self.handle.patch(name, pp, patch).await
     }
 
-    /// Server-side applies a `Node` with this client's field manager.
+    /// Server-side applies an apply configuration of a `Node` with this client's field manager, which then owns exactly the fields it sets.
     pub async fn apply(
+        &self,
+        config: &NodeApplyConfiguration,
+    ) -> ::core::result::Result<Node, ::kube::Error> {
+        self.handle.apply_configuration(config).await
+    }
+
+    /// Server-side applies a whole `Node` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    pub async fn apply_object(
         &self,
         obj: &Node,
     ) -> ::core::result::Result<Node, ::kube::Error> {
         self.handle.apply(obj).await
     }
 
-    /// Server-side applies the status of the `Node` named `name`, and nothing else.
+    /// Server-side applies an apply configuration to the status of a `Node`: this client's field manager then owns exactly the status fields it sets.
     pub async fn apply_status(
+        &self,
+        config: &NodeApplyConfiguration,
+    ) -> ::core::result::Result<Node, ::kube::Error> {
+        self.handle.apply_status_configuration(config).await
+    }
+
+    /// Server-side applies the status of the `Node` named `name` (a whole status), and nothing else.
+    pub async fn apply_status_object(
         &self,
         name: &str,
         status: &::k8s_openapi::api::core::v1::NodeStatus,

@@ -4,6 +4,7 @@
 //! The typed client of `Pod` (`/v1`).
 
 use crate::builtins_apis::core::v1::Pod;
+use super::applyconfigurations::PodApplyConfiguration;
 
 /// Typed client for [`Pod`] (`/v1`, resource `pods`).
 ///
@@ -125,13 +126,32 @@ impl PodClient<::kube_codegen_runtime::scope::Namespaced> {
         self.handle.patch(name, pp, patch).await
     }
 
-    /// Server-side applies a `Pod` with this client's field manager.
-    pub async fn apply(&self, obj: &Pod) -> ::core::result::Result<Pod, ::kube::Error> {
+    /// Server-side applies an apply configuration of a `Pod` with this client's field manager, which then owns exactly the fields it sets.
+    pub async fn apply(
+        &self,
+        config: &PodApplyConfiguration,
+    ) -> ::core::result::Result<Pod, ::kube::Error> {
+        self.handle.apply_configuration(config).await
+    }
+
+    /// Server-side applies a whole `Pod` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    pub async fn apply_object(
+        &self,
+        obj: &Pod,
+    ) -> ::core::result::Result<Pod, ::kube::Error> {
         self.handle.apply(obj).await
     }
 
-    /// Server-side applies the status of the `Pod` named `name`, and nothing else.
+    /// Server-side applies an apply configuration to the status of a `Pod`: this client's field manager then owns exactly the status fields it sets.
     pub async fn apply_status(
+        &self,
+        config: &PodApplyConfiguration,
+    ) -> ::core::result::Result<Pod, ::kube::Error> {
+        self.handle.apply_status_configuration(config).await
+    }
+
+    /// Server-side applies the status of the `Pod` named `name` (a whole status), and nothing else.
+    pub async fn apply_status_object(
         &self,
         name: &str,
         status: &::k8s_openapi::api::core::v1::PodStatus,

@@ -8,3 +8,6 @@ pub type Node = k8s_openapi::api::core::v1::Node;
 /// +genclient
 /// +genclient:onlyVerbs=get,create
 pub type Secret = k8s_openapi::api::core::v1::Secret;
+
+/// +genclient
+pub type ConfigMap = k8s_openapi::api::core::v1::ConfigMap;

@@ -73,8 +73,8 @@ impl LimitedClient<::kube_codegen_runtime::scope::Namespaced> {
         self.handle.get_opt(name).await
     }
 
-    /// Server-side applies the status of the `Limited` named `name`, and nothing else.
-    pub async fn apply_status(
+    /// Server-side applies the status of the `Limited` named `name` (a whole status), and nothing else.
+    pub async fn apply_status_object(
         &self,
         name: &str,
         status: &<Limited as ::kube::core::object::HasStatus>::Status,

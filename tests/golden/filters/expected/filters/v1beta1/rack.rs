@@ -110,8 +110,8 @@ impl RackClient<::kube_codegen_runtime::scope::Cluster> {
         self.handle.patch(name, pp, patch).await
     }
 
-    /// Server-side applies a `Rack` with this client's field manager.
-    pub async fn apply(
+    /// Server-side applies a whole `Rack` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    pub async fn apply_object(
         &self,
         obj: &Rack,
     ) -> ::core::result::Result<Rack, ::kube::Error> {

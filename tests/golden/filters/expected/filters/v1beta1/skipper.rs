@@ -104,16 +104,16 @@ impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
         self.handle.patch(name, pp, patch).await
     }
 
-    /// Server-side applies a `Skipper` with this client's field manager.
-    pub async fn apply(
+    /// Server-side applies a whole `Skipper` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    pub async fn apply_object(
         &self,
         obj: &Skipper,
     ) -> ::core::result::Result<Skipper, ::kube::Error> {
         self.handle.apply(obj).await
     }
 
-    /// Server-side applies the status of the `Skipper` named `name`, and nothing else.
-    pub async fn apply_status(
+    /// Server-side applies the status of the `Skipper` named `name` (a whole status), and nothing else.
+    pub async fn apply_status_object(
         &self,
         name: &str,
         status: &<Skipper as ::kube::core::object::HasStatus>::Status,

@@ -116,8 +116,11 @@ impl AppClient<::kube_codegen_runtime::scope::Namespaced> {
         self.handle.patch(name, pp, patch).await
     }
 
-    /// Server-side applies a `App` with this client's field manager.
-    pub async fn apply(&self, obj: &App) -> ::core::result::Result<App, ::kube::Error> {
+    /// Server-side applies a whole `App` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    pub async fn apply_object(
+        &self,
+        obj: &App,
+    ) -> ::core::result::Result<App, ::kube::Error> {
         self.handle.apply(obj).await
     }
 }

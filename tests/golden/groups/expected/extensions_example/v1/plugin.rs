@@ -113,8 +113,8 @@ impl PluginClient<::kube_codegen_runtime::scope::Cluster> {
         self.handle.patch(name, pp, patch).await
     }
 
-    /// Server-side applies a `Plugin` with this client's field manager.
-    pub async fn apply(
+    /// Server-side applies a whole `Plugin` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    pub async fn apply_object(
         &self,
         obj: &Plugin,
     ) -> ::core::result::Result<Plugin, ::kube::Error> {

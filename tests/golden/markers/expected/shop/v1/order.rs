@@ -125,16 +125,16 @@ impl OrderClient<::kube_codegen_runtime::scope::Namespaced> {
         self.handle.patch(name, pp, patch).await
     }
 
-    /// Server-side applies a `Order` with this client's field manager.
-    pub async fn apply(
+    /// Server-side applies a whole `Order` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    pub async fn apply_object(
         &self,
         obj: &Order,
     ) -> ::core::result::Result<Order, ::kube::Error> {
         self.handle.apply(obj).await
     }
 
-    /// Server-side applies the status of the `Order` named `name`, and nothing else.
-    pub async fn apply_status(
+    /// Server-side applies the status of the `Order` named `name` (a whole status), and nothing else.
+    pub async fn apply_status_object(
         &self,
         name: &str,
         status: &<Order as ::kube::core::object::HasStatus>::Status,

@@ -130,16 +130,16 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
         self.handle.patch(name, pp, patch).await
     }
 
-    /// Server-side applies a `Gadget` with this client's field manager.
-    pub async fn apply(
+    /// Server-side applies a whole `Gadget` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    pub async fn apply_object(
         &self,
         obj: &Gadget,
     ) -> ::core::result::Result<Gadget, ::kube::Error> {
         self.handle.apply(obj).await
     }
 
-    /// Server-side applies the status of the `Gadget` named `name`, and nothing else.
-    pub async fn apply_status(
+    /// Server-side applies the status of the `Gadget` named `name` (a whole status), and nothing else.
+    pub async fn apply_status_object(
         &self,
         name: &str,
         status: &<Gadget as ::kube::core::object::HasStatus>::Status,

@@ -1,0 +1,297 @@
+//! Which types of an API tree get apply configurations from the CLI, and the module of the
+//! generated tree that holds them.
+//!
+//! Kinds marked `+kubebuilder:ac:generate=true` (or in a version whose `mod.rs` says so)
+//! get `FooApplyConfiguration`; their spec and status and every struct and enum reachable
+//! from them get theirs. The items generated for the types of one source file go in one
+//! module, `<group>/<version>/applyconfigurations/<file>.rs`, which imports what that
+//! source file imports, so field types read there as in the source: the code is the same
+//! as the derive's.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::{Item, ItemEnum, ItemStruct, Type, UseTree};
+
+use crate::check::Structs;
+use crate::diag::Ctxt;
+use crate::tree::SourceFile;
+
+/// The apply configurations generated for one source file.
+#[derive(Debug, Clone)]
+pub struct ApplyModule {
+    /// The file's stem: the module name.
+    pub stem: String,
+    /// The module's items (imports, apply configurations).
+    pub tokens: TokenStream,
+    /// The kinds it holds `FooApplyConfiguration` of.
+    pub kinds: Vec<String>,
+}
+
+enum Wanted<'a> {
+    Kind(Box<crate::model::Resource>, &'a ItemStruct),
+    Struct(&'a ItemStruct),
+    Enum(&'a ItemEnum),
+}
+
+/// Where each struct and enum is defined: its address to the index of its file.
+fn homes(asts: &[Option<syn::File>]) -> BTreeMap<usize, usize> {
+    let mut out = BTreeMap::new();
+    for (i, ast) in asts.iter().enumerate() {
+        for item in ast.iter().flat_map(|a| &a.items) {
+            match item {
+                Item::Struct(s) => {
+                    out.insert(std::ptr::from_ref(s) as usize, i);
+                }
+                Item::Enum(e) => {
+                    out.insert(std::ptr::from_ref(e) as usize, i);
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The named types of a field's type, through `Option`, `Box`, lists, maps and tuples.
+fn named_types(ty: &Type, out: &mut Vec<String>) {
+    match ty {
+        Type::Path(p) => {
+            if let Some(last) = p.path.segments.last() {
+                out.push(last.ident.to_string());
+                if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
+                    for a in &args.args {
+                        if let syn::GenericArgument::Type(t) = a {
+                            named_types(t, out);
+                        }
+                    }
+                }
+            }
+        }
+        Type::Tuple(t) => t.elems.iter().for_each(|e| named_types(e, out)),
+        Type::Array(a) => named_types(&a.elem, out),
+        Type::Reference(r) => named_types(&r.elem, out),
+        _ => {}
+    }
+}
+
+/// The apply configurations of the CLI-generated kinds `kinds` (resource, file index), as
+/// one module per source file; private types they need are reported to that file's `cx`.
+pub fn modules<'a>(
+    files: &[SourceFile],
+    asts: &'a [Option<syn::File>],
+    view: &dyn Fn(usize) -> Option<Structs<'a>>,
+    kinds: Vec<(crate::model::Resource, usize)>,
+    module_of: &dyn Fn(usize) -> Option<String>,
+    cxs: &mut [Ctxt],
+) -> BTreeMap<usize, ApplyModule> {
+    let homes = homes(asts);
+    let mut wanted: BTreeMap<usize, Vec<Wanted<'a>>> = BTreeMap::new();
+    let mut seen: BTreeSet<usize> = BTreeSet::new();
+    let mut stack: Vec<(&'a ItemStruct, usize)> = Vec::new();
+    for (resource, file) in kinds {
+        let Some(ast) = asts.get(file).and_then(Option::as_ref) else {
+            continue;
+        };
+        let spec = ast.items.iter().find_map(|i| match i {
+            Item::Struct(s) if s.ident == resource.spec_ident => Some(s),
+            _ => None,
+        });
+        let Some(spec) = spec else { continue };
+        let kube = crate::attr::kube::KubeAttrs::from_attrs(&mut Ctxt::new(), &spec.attrs);
+        wanted
+            .entry(file)
+            .or_default()
+            .push(Wanted::Kind(Box::new(resource), spec));
+        seen.insert(std::ptr::from_ref(spec) as usize);
+        wanted.entry(file).or_default().push(Wanted::Struct(spec));
+        stack.push((spec, file));
+        if let (Some(status), Some(structs)) = (&kube.status, view(file)) {
+            let name = status.value.rsplit("::").next().unwrap_or(&status.value);
+            if let Some(s) = structs.get(name) {
+                let home = homes
+                    .get(&(std::ptr::from_ref(s) as usize))
+                    .copied()
+                    .unwrap_or(file);
+                if seen.insert(std::ptr::from_ref(s) as usize) {
+                    wanted.entry(home).or_default().push(Wanted::Struct(s));
+                    stack.push((s, home));
+                }
+            }
+        }
+    }
+    while let Some((s, file)) = stack.pop() {
+        let Some(structs) = view(file) else { continue };
+        let mut names = Vec::new();
+        for f in &s.fields {
+            named_types(&f.ty, &mut names);
+        }
+        for name in names {
+            if let Some(inner) = structs.get(&name) {
+                let key = std::ptr::from_ref(inner) as usize;
+                let home = homes.get(&key).copied().unwrap_or(file);
+                if seen.insert(key) {
+                    wanted.entry(home).or_default().push(Wanted::Struct(inner));
+                    stack.push((inner, home));
+                }
+            } else if let Some(e) = structs.get_enum(&name) {
+                let key = std::ptr::from_ref(e) as usize;
+                let home = homes.get(&key).copied().unwrap_or(file);
+                if seen.insert(key) {
+                    wanted.entry(home).or_default().push(Wanted::Enum(e));
+                }
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (file, items) in wanted {
+        let (Some(ast), Some(module)) = (asts.get(file).and_then(Option::as_ref), module_of(file))
+        else {
+            continue;
+        };
+        let mut kinds = Vec::new();
+        let mut tokens = TokenStream::new();
+        let mut kind_items = Vec::new();
+        let mut type_items: Vec<(usize, TokenStream)> = Vec::new();
+        for w in &items {
+            match w {
+                Wanted::Kind(r, spec) => {
+                    kinds.push(r.ident.to_string());
+                    kind_items.push((r.ident.to_string(), crate::emit::apply::kind_items(r, spec)));
+                }
+                Wanted::Struct(s) => {
+                    private(&mut cxs[file], &s.vis, &s.ident);
+                    type_items.push((position(ast, &s.ident), crate::emit::apply::struct_items(s)));
+                }
+                Wanted::Enum(e) => {
+                    private(&mut cxs[file], &e.vis, &e.ident);
+                    type_items.push((position(ast, &e.ident), crate::emit::apply::enum_items(e)));
+                }
+            }
+        }
+        kind_items.sort_by(|a, b| a.0.cmp(&b.0));
+        type_items.sort_by_key(|(pos, _)| *pos);
+        let imports = imports(ast, &module);
+        let glob: syn::Path = match syn::parse_str(&module) {
+            Ok(p) => p,
+            Err(_) => continue,
+        };
+        let stem = files[file]
+            .relative
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let doc = format!(
+            " Apply configurations of the types in `{}`.",
+            files[file].relative.display()
+        );
+        tokens.extend(quote! {
+            #![doc = #doc]
+            #![allow(unused_imports)]
+            #(#imports)*
+            use #glob::*;
+        });
+        tokens.extend(kind_items.into_iter().map(|(_, t)| t));
+        tokens.extend(type_items.into_iter().map(|(_, t)| t));
+        out.insert(
+            file,
+            ApplyModule {
+                stem,
+                tokens,
+                kinds,
+            },
+        );
+    }
+    out
+}
+
+fn position(ast: &syn::File, ident: &syn::Ident) -> usize {
+    ast.items
+        .iter()
+        .position(|i| match i {
+            Item::Struct(s) => &s.ident == ident,
+            Item::Enum(e) => &e.ident == ident,
+            _ => false,
+        })
+        .unwrap_or(usize::MAX)
+}
+
+fn private(cx: &mut Ctxt, vis: &syn::Visibility, ident: &syn::Ident) {
+    if matches!(vis, syn::Visibility::Inherited) {
+        cx.error(
+            ident.span(),
+            format!(
+                "`{ident}` is private, but the apply configurations generated for `+kubebuilder:ac:generate` name it from the generated tree; make it `pub`"
+            ),
+        );
+    }
+}
+
+/// The `use` items of a source file, with `self::` and `super::` made absolute from
+/// `module` (the file's module path), so they mean the same in the generated module.
+fn imports(ast: &syn::File, module: &str) -> Vec<TokenStream> {
+    let segments: Vec<&str> = module.split("::").collect();
+    let local_mods: BTreeSet<String> = ast
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Mod(m) => Some(m.ident.to_string()),
+            _ => None,
+        })
+        .collect();
+    ast.items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Use(u) => Some(u),
+            _ => None,
+        })
+        .filter_map(|u| {
+            let tree = absolute(&u.tree, &segments, &local_mods)?;
+            let leading = u.leading_colon;
+            Some(quote!(use #leading #tree;))
+        })
+        .collect()
+}
+
+/// `tree` with a leading `self`/`super` chain (or a module declared in the file) replaced by
+/// the absolute path it means in `module`.
+fn absolute(tree: &UseTree, module: &[&str], local: &BTreeSet<String>) -> Option<TokenStream> {
+    let mut depth = module.len();
+    let mut t = tree;
+    let mut relative = false;
+    loop {
+        match t {
+            UseTree::Path(p) if p.ident == "super" => {
+                depth = depth.checked_sub(1)?;
+                relative = true;
+                t = &p.tree;
+            }
+            UseTree::Path(p) if p.ident == "self" => {
+                relative = true;
+                t = &p.tree;
+            }
+            UseTree::Path(p) if !relative && local.contains(&p.ident.to_string()) => {
+                relative = true;
+                break;
+            }
+            _ => break,
+        }
+    }
+    if !relative {
+        return Some(quote!(#tree));
+    }
+    let prefix: Vec<syn::Ident> = module[..depth]
+        .iter()
+        .map(|s| {
+            let plain = s.trim_start_matches("r#");
+            if s.starts_with("r#") {
+                syn::Ident::new_raw(plain, Span::call_site())
+            } else {
+                syn::Ident::new(plain, Span::call_site())
+            }
+        })
+        .collect();
+    Some(quote!(#(#prefix::)* #t))
+}

@@ -1,0 +1,3 @@
+//! The garden group.
+
+pub mod v1;
