@@ -34,6 +34,56 @@ impl Action {
     }
 }
 
+/// The recorded actions: the newest `capacity`, oldest dropped first, so a long-running
+/// server keeps bounded memory.
+#[derive(Debug, Default)]
+pub struct ActionLog {
+    entries: std::collections::VecDeque<Action>,
+    capacity: usize,
+    dropped: u64,
+}
+
+impl ActionLog {
+    /// A log that keeps the last `capacity` actions (0: none).
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            entries: std::collections::VecDeque::new(),
+            capacity,
+            dropped: 0,
+        }
+    }
+
+    /// Records one action, dropping the oldest when full.
+    pub fn push(&mut self, action: Action) {
+        if self.capacity == 0 {
+            self.dropped += 1;
+            return;
+        }
+        if self.entries.len() == self.capacity {
+            self.entries.pop_front();
+            self.dropped += 1;
+        }
+        self.entries.push_back(action);
+    }
+
+    /// The kept actions, oldest first.
+    pub fn entries(&self) -> impl Iterator<Item = &Action> {
+        self.entries.iter()
+    }
+
+    /// How many actions were dropped (or not recorded) since the last clear.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// Forgets everything.
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.entries.shrink_to_fit();
+        self.dropped = 0;
+    }
+}
+
 /// Which requests a fault applies to; `None` matches anything.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Matcher {

@@ -59,7 +59,8 @@ impl State {
             let (g, p) = (first.group.clone(), first.plural.clone());
             self.types.retain(|t| !(t.group == g && t.plural == p));
         }
-        self.types.extend(new_types);
+        self.types
+            .extend(new_types.into_iter().map(std::sync::Arc::new));
     }
 
     pub(crate) fn unregister_crd(&mut self, crd: &Value) {
@@ -79,7 +80,7 @@ impl State {
             .store
             .all()
             .filter(|(k, _)| k.0 == group && k.1 == plural)
-            .map(|(k, _)| k.clone())
+            .map(|(k, _)| k)
             .collect();
         for key in keys {
             if let Some(obj) = self.store.get(&key).cloned() {

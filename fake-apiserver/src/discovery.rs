@@ -45,7 +45,7 @@ pub fn respond(shared: &Arc<Shared>, route: &Route, path: &str) -> Response<Resp
             let resources: Vec<Value> = types
                 .iter()
                 .filter(|t| t.group == *g && t.version == *v)
-                .flat_map(ResourceType::discovery_entries)
+                .flat_map(|t| t.discovery_entries())
                 .collect();
             if resources.is_empty() {
                 return body::error(&ApiError::no_route(path));
@@ -64,7 +64,7 @@ pub fn respond(shared: &Arc<Shared>, route: &Route, path: &str) -> Response<Resp
     }
 }
 
-fn groups(types: &[ResourceType]) -> Vec<Value> {
+fn groups(types: &[std::sync::Arc<ResourceType>]) -> Vec<Value> {
     let mut by_group: BTreeMap<&str, Vec<&ResourceType>> = BTreeMap::new();
     for t in types.iter().filter(|t| !t.group.is_empty()) {
         by_group.entry(&t.group).or_default().push(t);

@@ -1,6 +1,7 @@
 //! Garbage collection through `ownerReferences`: background, foreground and orphan deletion.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -11,17 +12,17 @@ impl State {
     /// Garbage collection: dependents whose owners are all gone are deleted; owners being
     /// deleted in the foreground wait for their dependents; orphaning owners release them.
     pub fn collect_garbage(&mut self) {
-        if !self.gc_enabled() {
+        if !self.gc_enabled() || !self.store.may_need_gc() {
             return;
         }
         for _ in 0..64 {
-            let uids: HashMap<String, (ObjectKey, Value)> = self
+            let uids: HashMap<String, (ObjectKey, Arc<Value>)> = self
                 .store
                 .all()
                 .filter_map(|(k, v)| {
                     Some((
                         v.pointer("/metadata/uid")?.as_str()?.to_owned(),
-                        (k.clone(), v.clone()),
+                        (k, v.clone()),
                     ))
                 })
                 .collect();
@@ -35,7 +36,7 @@ impl State {
                 let dependents: Vec<(ObjectKey, Value)> = uids
                     .values()
                     .filter(|(_, d)| owner_uids(d).contains(uid))
-                    .cloned()
+                    .map(|(k, d)| (k.clone(), Value::clone(d)))
                     .collect();
                 if fins.iter().any(|f| f == "orphan") {
                     for (dkey, mut d) in dependents {
@@ -75,12 +76,12 @@ impl State {
                 let live: Vec<&String> = owners.iter().filter(|o| uids.contains_key(*o)).collect();
                 if live.is_empty() {
                     if dep.pointer("/metadata/deletionTimestamp").is_none() {
-                        self.start_delete(key.clone(), dep.clone(), false);
+                        self.start_delete(key.clone(), Value::clone(dep), false);
                         changed = true;
                         break;
                     }
                 } else if live.len() < owners.len() {
-                    let mut d = dep.clone();
+                    let mut d = Value::clone(dep);
                     for gone in owners.iter().filter(|o| !uids.contains_key(*o)) {
                         remove_owner(&mut d, gone);
                     }
@@ -156,9 +157,10 @@ pub(crate) fn owned_by_anything(store: &Store, obj: &Value) -> bool {
         .pointer("/metadata/uid")
         .and_then(Value::as_str)
         .unwrap_or("");
-    store
-        .all()
-        .any(|(_, d)| owner_uids(d).iter().any(|o| o == uid))
+    store.may_need_gc()
+        && store
+            .values()
+            .any(|d| owner_uids(d).iter().any(|o| o == uid))
 }
 
 pub(crate) fn remove_owner(obj: &mut Value, uid: &str) {

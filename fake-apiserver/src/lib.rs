@@ -171,23 +171,32 @@ impl FakeApiServer {
         };
         state
             .store
-            .list(&rt.storage_key(), namespace)
-            .into_iter()
+            .list(&rt.storage_key(), namespace, None)
             .map(|(_, o)| {
-                let mut o = o.clone();
+                let mut o = Value::clone(o);
                 rt.rewrite(&mut o);
                 o
             })
             .collect()
     }
 
-    /// Every request the server received, in order.
+    /// The requests the server received, in order: the newest [`Config::action_log`]
+    /// (10 000 by default) since the last [`clear_actions`](Self::clear_actions).
     pub fn actions(&self) -> Vec<Action> {
+        self.action_log().entries().cloned().collect()
+    }
+
+    /// How many requests were dropped from (or, with a log of 0, never put in) the action
+    /// log since the last [`clear_actions`](Self::clear_actions).
+    pub fn actions_dropped(&self) -> u64 {
+        self.action_log().dropped()
+    }
+
+    fn action_log(&self) -> std::sync::MutexGuard<'_, control::ActionLog> {
         self.shared
             .actions
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
     }
 
     /// The requests that write (not get, list or watch).
@@ -200,11 +209,7 @@ impl FakeApiServer {
 
     /// Forgets the recorded actions.
     pub fn clear_actions(&self) {
-        self.shared
-            .actions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clear();
+        self.action_log().clear();
     }
 
     /// Makes matching requests fail with `error`, `times` times (`None`: until cleared).
@@ -264,10 +269,10 @@ impl FakeApiServer {
 }
 
 fn find(
-    types: &[registry::ResourceType],
+    types: &[Arc<registry::ResourceType>],
     api_version: &str,
     kind: &str,
-) -> Option<registry::ResourceType> {
+) -> Option<Arc<registry::ResourceType>> {
     types
         .iter()
         .find(|t| t.api_version() == api_version && (t.kind == kind || t.plural == kind))
@@ -275,9 +280,9 @@ fn find(
 }
 
 fn type_of(
-    types: &[registry::ResourceType],
+    types: &[Arc<registry::ResourceType>],
     obj: &Value,
-) -> Result<registry::ResourceType, ApiError> {
+) -> Result<Arc<registry::ResourceType>, ApiError> {
     let av = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
     find(types, av, kind).ok_or_else(|| {

@@ -119,7 +119,7 @@ impl State {
         })
     }
 
-    fn builtin(&self, group: &str, plural: &str) -> Option<ResourceType> {
+    fn builtin(&self, group: &str, plural: &str) -> Option<std::sync::Arc<ResourceType>> {
         self.types.iter().find(|t| t.is(group, plural)).cloned()
     }
 
@@ -242,7 +242,7 @@ impl State {
                 .store
                 .all()
                 .filter(|(k, _)| k.2 == ns && (k.0.is_empty() && k.1 == "pods") == pods)
-                .map(|(k, v)| (k.clone(), v.clone()))
+                .map(|(k, v)| (k, Value::clone(v)))
                 .collect()
         };
         for pods in [true, false] {

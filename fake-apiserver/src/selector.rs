@@ -354,6 +354,11 @@ impl Parser {
 }
 
 impl LabelSelector {
+    /// Whether the selector selects everything.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// Parses `a=b,c!=d,e in (x,y),f notin (z),g,!h,n>3`; the error is the real server's
     /// message.
     pub fn parse(text: &str) -> Result<Self, String> {
@@ -449,6 +454,11 @@ fn unescape(value: &str) -> Result<String, String> {
 }
 
 impl FieldSelector {
+    /// Whether the selector selects everything.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// Parses the selector and checks each field against those the kind supports
     /// (`supported`, besides `metadata.name` and, for namespaced kinds, `metadata.namespace`).
     pub fn parse(

@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use crate::body::{self, ResponseBody};
 use crate::builtin::protobuf::DecodeError;
-use crate::control::{Action, Faults};
+use crate::control::{Action, ActionLog, Faults};
 use crate::error::ApiError;
 use crate::options::{DeleteOptions, FieldValidation, ListOptions, Query, WriteOptions};
 use crate::patch;
@@ -34,6 +34,9 @@ pub struct Config {
     /// Put a `kube-root-ca.crt` ConfigMap and a `default` ServiceAccount in every namespace,
     /// as kube-controller-manager does (on by default; off for an empty world).
     pub namespace_defaults: bool,
+    /// How many requests [`FakeApiServer::actions`](crate::FakeApiServer::actions) keeps,
+    /// newest last; older ones are dropped (and counted), 0 records none.
+    pub action_log: usize,
 }
 
 impl Default for Config {
@@ -43,6 +46,7 @@ impl Default for Config {
             bookmark_interval: Duration::from_secs(30),
             history: 10_000,
             namespace_defaults: true,
+            action_log: 10_000,
         }
     }
 }
@@ -53,7 +57,7 @@ pub struct Shared {
     /// Objects and types.
     pub state: Mutex<State>,
     /// Recorded actions.
-    pub actions: Mutex<Vec<Action>>,
+    pub actions: Mutex<ActionLog>,
     /// Programmed faults.
     pub faults: Mutex<Faults>,
     /// Settings.
@@ -66,12 +70,12 @@ impl Shared {
         let shared = Arc::new(Self {
             state: Mutex::new(State {
                 store: Store::new(config.history),
-                types: registry::builtins(),
+                types: registry::builtins().into_iter().map(Arc::new).collect(),
                 gc: config.garbage_collection,
                 namespace_defaults: config.namespace_defaults,
                 syncing_namespace: false,
             }),
-            actions: Mutex::new(Vec::new()),
+            actions: Mutex::new(ActionLog::new(config.action_log)),
             faults: Mutex::new(Faults::default()),
             config,
         });
@@ -95,7 +99,7 @@ impl Shared {
     }
 }
 
-fn ns_type(types: &[ResourceType]) -> ResourceType {
+fn ns_type(types: &[Arc<ResourceType>]) -> Arc<ResourceType> {
     types
         .iter()
         .find(|t| t.group.is_empty() && t.plural == "namespaces")
@@ -345,7 +349,23 @@ fn decode(expected: &Expected<'_>, content_type: &str, body: &[u8]) -> Result<Va
     })
 }
 
-type Answer = (StatusCode, Value, Vec<String>);
+type Answer = (StatusCode, Out, Vec<String>);
+
+/// A response body: built for this request, or a stored object served as it is (no copy).
+enum Out {
+    Owned(Value),
+    Shared(Arc<Value>),
+}
+
+impl std::ops::Deref for Out {
+    type Target = Value;
+    fn deref(&self) -> &Value {
+        match self {
+            Out::Owned(v) => v,
+            Out::Shared(v) => v,
+        }
+    }
+}
 
 #[allow(clippy::too_many_arguments)] // one request's parts, passed through as they are
 fn respond(
@@ -375,7 +395,8 @@ fn respond(
         };
         Ok((ctx, options.force))
     };
-    let done = |code: StatusCode, value: Value, ctx: Ctx| Ok((code, value, ctx.warnings));
+    let done =
+        |code: StatusCode, value: Value, ctx: Ctx| Ok((code, Out::Owned(value), ctx.warnings));
     let api_version = rt.api_version();
     let own_type = Expected {
         api_version: &api_version,
@@ -393,11 +414,16 @@ fn respond(
                 check_get_resource_version(rv, shared.lock().store.resource_version())?;
             }
             let state = shared.lock();
-            let obj = state.get(rt, ns, name)?;
+            let stored = state
+                .store
+                .shared(&State::key(rt, ns, name))
+                .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
             let value = if sub == Some("scale") {
-                scale_of(rt, &obj)
+                Out::Owned(scale_of(rt, &State::served(rt, stored)))
+            } else if rt.serves_as_is(stored) {
+                Out::Shared(stored.clone())
             } else {
-                obj
+                Out::Owned(State::served(rt, stored))
             };
             Ok((StatusCode::OK, value, Vec::new()))
         }
@@ -405,7 +431,7 @@ fn respond(
             let options = ListOptions::parse(query, false)?;
             let state = shared.lock();
             let value = list(&state, rt, ns, &options, accept)?;
-            Ok((StatusCode::OK, value, Vec::new()))
+            Ok((StatusCode::OK, Out::Owned(value), Vec::new()))
         }
         ("create", _) => {
             let (mut ctx, _) = write_ctx("CreateOptions", false)?;
@@ -472,7 +498,7 @@ fn respond(
             let mut ctx = Ctx::named(&default_manager(user_agent));
             ctx.dry_run = options.dry_run;
             let obj = shared.lock().delete(rt, ns, name, &options, &ctx)?;
-            Ok((StatusCode::OK, obj, Vec::new()))
+            Ok((StatusCode::OK, Out::Owned(obj), Vec::new()))
         }
         ("deletecollection", _) => {
             let options = delete_options(content_type, body, query)?;
@@ -493,7 +519,9 @@ fn respond(
             let rv = state.store.resource_version();
             Ok((
                 StatusCode::OK,
-                json!({"apiVersion": rt.api_version(), "kind": format!("{}List", rt.kind), "metadata": {"resourceVersion": rv.to_string()}, "items": deleted}),
+                Out::Owned(
+                    json!({"apiVersion": rt.api_version(), "kind": format!("{}List", rt.kind), "metadata": {"resourceVersion": rv.to_string()}, "items": deleted}),
+                ),
                 Vec::new(),
             ))
         }
@@ -711,36 +739,42 @@ fn list(
         .ok()
         .filter(|l| *l > 0)
         .unwrap_or(usize::MAX);
+    // A seek to the continue position, then only what the page needs: with selectors the
+    // scan stops at the first match past the page; without, the rest is only counted
+    // (`remainingItemCount`, which the real server sets only for lists without selectors).
+    let unselected = labels.is_empty() && fields.is_empty();
     let mut items = Vec::new();
+    let mut last_pos = "";
     let mut more = false;
     let mut remaining = 0u64;
-    for (key, obj) in state.store.list(&rt.storage_key(), ns) {
-        let pos = format!("{}/{}", key.2, key.3);
-        if start_after.as_ref().is_some_and(|s| pos <= *s) {
-            continue;
-        }
-        let served = State::served(rt, obj);
-        if !labels.matches(served.pointer("/metadata/labels")) || !fields.matches(&served) {
+    let mut objects = state
+        .store
+        .list(&rt.storage_key(), ns, start_after.as_deref());
+    for (pos, obj) in objects.by_ref() {
+        // Selectors read metadata and fields, never `apiVersion`/`kind`: the stored form
+        // serves.
+        let selected =
+            unselected || (labels.matches(obj.pointer("/metadata/labels")) && fields.matches(obj));
+        if !selected {
             continue;
         }
         if items.len() == limit {
             more = true;
-            remaining += 1;
-            continue;
+            remaining = 1;
+            break;
         }
-        items.push(served);
+        items.push(State::served(rt, obj));
+        last_pos = pos;
+    }
+    if more && unselected {
+        remaining += objects.count() as u64;
     }
     let mut metadata = json!({"resourceVersion": rv.to_string()});
-    if more && let Some(last) = items.last() {
-        let ns = last
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        metadata["continue"] = json!(encode_continue(
-            &format!("{ns}/{}", name_of(last).unwrap_or("")),
-            rv
-        ));
-        metadata["remainingItemCount"] = json!(remaining);
+    if more {
+        metadata["continue"] = json!(encode_continue(last_pos, rv));
+        if unselected {
+            metadata["remainingItemCount"] = json!(remaining);
+        }
     }
     if accept.contains("as=Table") {
         return Ok(crate::discovery::table(rt, &items, metadata));

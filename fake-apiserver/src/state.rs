@@ -21,7 +21,7 @@ pub struct State {
     /// Objects, history and watches.
     pub store: Store,
     /// Served resource types, built-in and from CRDs.
-    pub types: Vec<ResourceType>,
+    pub types: Vec<std::sync::Arc<ResourceType>>,
     /// Whether garbage collection runs.
     pub gc: bool,
     /// Whether each namespace gets `kube-root-ca.crt` and a `default` ServiceAccount.
@@ -98,7 +98,7 @@ pub(crate) fn user_meta(obj: &Value) -> Value {
 }
 
 impl State {
-    pub(crate) fn find_type(&self, t: &Target) -> Option<ResourceType> {
+    pub(crate) fn find_type(&self, t: &Target) -> Option<std::sync::Arc<ResourceType>> {
         self.types
             .iter()
             .find(|r| r.group == t.group && r.version == t.version && r.plural == t.plural)

@@ -2,6 +2,7 @@
 //! from, and the open watches. Objects are JSON, kept in their storage version.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use serde_json::{Value, json};
@@ -40,8 +41,8 @@ struct Event {
     rv: u64,
     resource: (String, String),
     kind: EventType,
-    object: Value,
-    old: Option<Value>,
+    object: Arc<Value>,
+    old: Option<Arc<Value>>,
 }
 
 /// What one open watch selects and where its events go.
@@ -74,35 +75,58 @@ impl Watcher {
 
     /// The event this watch sees for a change from `old` to `new`, as real watches do:
     /// an object that starts matching is `ADDED`, one that stops matching is `DELETED`.
-    fn event_for(
+    fn event_for<'v>(
         &self,
         kind: EventType,
-        new: &Value,
+        new: &'v Value,
         old: Option<&Value>,
-    ) -> Option<(EventType, Value)> {
+    ) -> Option<(EventType, &'v Value)> {
         let now = self.selects(new);
         let before = old.is_some_and(|o| self.selects(o));
         match kind {
-            EventType::Modified if now && !before => Some((EventType::Added, new.clone())),
-            EventType::Modified if !now && before => Some((EventType::Deleted, new.clone())),
+            EventType::Modified if now && !before => Some((EventType::Added, new)),
+            EventType::Modified if !now && before => Some((EventType::Deleted, new)),
             EventType::Modified if !now => None,
-            _ if now => Some((kind, new.clone())),
+            _ if now => Some((kind, new)),
             _ => None,
         }
     }
 
     /// Sends one event line; false when the watch is closed.
     pub fn send(&self, kind: &str, object: &Value) -> bool {
-        let mut object = object.clone();
-        self.served.rewrite(&mut object);
-        let line = json!({"type": kind, "object": object});
-        let mut bytes = serde_json::to_vec(&line).unwrap_or_default();
-        bytes.push(b'\n');
+        let mut bytes = Vec::with_capacity(512);
+        bytes.extend_from_slice(b"{\"type\":\"");
+        bytes.extend_from_slice(kind.as_bytes());
+        bytes.extend_from_slice(b"\",\"object\":");
+        let written = if self.served.serves_as_is(object) {
+            serde_json::to_writer(&mut bytes, object)
+        } else {
+            let mut object = object.clone();
+            self.served.rewrite(&mut object);
+            serde_json::to_writer(&mut bytes, &object)
+        };
+        if written.is_err() {
+            return !self.tx.is_closed();
+        }
+        bytes.extend_from_slice(b"}\n");
         self.tx.send(Bytes::from(bytes)).is_ok()
     }
 }
 
 impl ResourceType {
+    /// Whether `obj` already carries this served version's `apiVersion` and `kind`, so it
+    /// can be sent without a rewritten copy.
+    pub fn serves_as_is(&self, obj: &Value) -> bool {
+        obj.get("kind").and_then(Value::as_str) == Some(self.kind.as_str())
+            && obj
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .is_some_and(|av| match av.split_once('/') {
+                    Some((g, v)) => g == self.group && v == self.version,
+                    None => self.group.is_empty() && av == self.version,
+                })
+    }
+
     /// Sets `apiVersion` and `kind` to this served version (conversion strategy `None`).
     pub fn rewrite(&self, obj: &mut Value) {
         if let Some(map) = obj.as_object_mut() {
@@ -112,17 +136,41 @@ impl ResourceType {
     }
 }
 
-/// All state behind one lock.
+/// The objects of one resource, by `namespace/name` (the order and key the real server's
+/// storage lists in, and what continue tokens name).
+type Objects = BTreeMap<String, Arc<Value>>;
+
+/// All state behind one lock. Objects are shared (`Arc`) between the store, the watch
+/// history and responses, so a stored object exists once however many events name it.
 #[derive(Debug)]
 pub struct Store {
     rv: u64,
     uid: u64,
-    objects: BTreeMap<ObjectKey, Value>,
+    /// By `(group, plural)`.
+    objects: BTreeMap<(String, String), Objects>,
+    len: usize,
+    /// Objects with owner references or a deletion timestamp: when none exist, garbage
+    /// collection has nothing to do.
+    gc_candidates: usize,
     history: VecDeque<Event>,
     /// Events at or below this version are no longer retained: older watches get 410.
     compacted: u64,
     retain: usize,
     watchers: Vec<Watcher>,
+}
+
+/// The key of an object inside its resource: `namespace/name`.
+fn position(key: &ObjectKey) -> String {
+    format!("{}/{}", key.2, key.3)
+}
+
+/// Whether garbage collection may have to look at `obj`.
+fn gc_candidate(obj: &Value) -> bool {
+    let meta = obj.get("metadata");
+    meta.and_then(|m| m.get("ownerReferences"))
+        .and_then(Value::as_array)
+        .is_some_and(|refs| !refs.is_empty())
+        || meta.and_then(|m| m.get("deletionTimestamp")).is_some()
 }
 
 impl Store {
@@ -132,6 +180,8 @@ impl Store {
             rv: 1,
             uid: 0,
             objects: BTreeMap::new(),
+            len: 0,
+            gc_candidates: 0,
             history: VecDeque::new(),
             compacted: 1,
             retain: retain.max(1),
@@ -170,42 +220,95 @@ impl Store {
         )
     }
 
-    /// One object.
-    pub fn get(&self, key: &ObjectKey) -> Option<&Value> {
-        self.objects.get(key)
-    }
-
-    /// Objects of a resource, optionally in one namespace, sorted by namespace and name.
-    pub fn list(
-        &self,
-        resource: &(String, String),
-        namespace: Option<&str>,
-    ) -> Vec<(&ObjectKey, &Value)> {
+    fn resource(&self, key: &ObjectKey) -> Option<&Objects> {
+        // Few resources exist: a scan avoids building an owned `(group, plural)` key.
         self.objects
             .iter()
-            .filter(|(k, _)| {
-                k.0 == resource.0 && k.1 == resource.1 && namespace.is_none_or(|n| n == k.2)
-            })
-            .collect()
+            .find(|((g, p), _)| *g == key.0 && *p == key.1)
+            .map(|(_, objects)| objects)
     }
 
-    /// Every object, for garbage collection.
-    pub fn all(&self) -> impl Iterator<Item = (&ObjectKey, &Value)> {
-        self.objects.iter()
+    /// One object.
+    pub fn get(&self, key: &ObjectKey) -> Option<&Value> {
+        self.shared(key).map(|v| &**v)
+    }
+
+    /// One object, shared.
+    pub fn shared(&self, key: &ObjectKey) -> Option<&Arc<Value>> {
+        self.resource(key)?.get(&position(key))
+    }
+
+    /// Objects of a resource, optionally in one namespace, in storage order
+    /// (`namespace/name`), starting after the position `after` when given: a seek, so a
+    /// page costs what it returns, not what precedes it.
+    pub fn list<'a>(
+        &'a self,
+        resource: &(String, String),
+        namespace: Option<&str>,
+        after: Option<&str>,
+    ) -> impl Iterator<Item = (&'a str, &'a Arc<Value>)> + 'a {
+        use std::ops::Bound::{Excluded, Included, Unbounded};
+        let prefix = namespace.map(|ns| format!("{ns}/"));
+        let lower = match (after, &prefix) {
+            (Some(a), Some(p)) if a < p.as_str() => Included(p.clone()),
+            (Some(a), _) => Excluded(a.to_owned()),
+            (None, Some(p)) => Included(p.clone()),
+            (None, None) => Unbounded,
+        };
+        self.objects
+            .get(resource)
+            .into_iter()
+            .flat_map(move |objects| objects.range((lower.clone(), Unbounded)))
+            .take_while(move |(k, _)| prefix.as_ref().is_none_or(|p| k.starts_with(p.as_str())))
+            .map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// Every object, for garbage collection and namespace deletion.
+    pub fn all(&self) -> impl Iterator<Item = (ObjectKey, &Arc<Value>)> {
+        self.objects.iter().flat_map(|((g, p), objects)| {
+            objects.iter().map(move |(pos, v)| {
+                let (ns, name) = pos.split_once('/').unwrap_or(("", pos));
+                ((g.clone(), p.clone(), ns.to_owned(), name.to_owned()), v)
+            })
+        })
+    }
+
+    /// Every object, without its key.
+    pub fn values(&self) -> impl Iterator<Item = &Arc<Value>> {
+        self.objects.values().flat_map(BTreeMap::values)
+    }
+
+    /// Whether any object has owner references or is being deleted.
+    pub fn may_need_gc(&self) -> bool {
+        self.gc_candidates > 0
     }
 
     /// Stores `obj` (which already carries its new `resourceVersion`) and notifies watches.
     pub fn put(&mut self, key: ObjectKey, obj: Value) {
         let rv = rv_of(&obj);
-        let old = self.objects.insert(key.clone(), obj.clone());
-        let kind = if old.is_some() {
-            EventType::Modified
-        } else {
-            EventType::Added
+        let obj = Arc::new(obj);
+        let (group, plural, ns, name) = key;
+        let resource = (group, plural);
+        let candidate = gc_candidate(&obj);
+        let old = self
+            .objects
+            .entry(resource.clone())
+            .or_default()
+            .insert(format!("{ns}/{name}"), obj.clone());
+        let kind = match &old {
+            Some(old) => {
+                self.gc_candidates -= usize::from(gc_candidate(old));
+                EventType::Modified
+            }
+            None => {
+                self.len += 1;
+                EventType::Added
+            }
         };
+        self.gc_candidates += usize::from(candidate);
         self.record(Event {
             rv,
-            resource: (key.0, key.1),
+            resource,
             kind,
             object: obj,
             old,
@@ -213,14 +316,20 @@ impl Store {
     }
 
     /// Removes an object; `tombstone` is its final state with the deletion's version.
-    pub fn remove(&mut self, key: &ObjectKey, tombstone: Value) -> Option<Value> {
-        let old = self.objects.remove(key)?;
-        let rv = rv_of(&tombstone);
+    pub fn remove(&mut self, key: &ObjectKey, tombstone: Value) -> Option<Arc<Value>> {
+        let resource = (key.0.clone(), key.1.clone());
+        let objects = self.objects.get_mut(&resource)?;
+        let old = objects.remove(&position(key))?;
+        if objects.is_empty() {
+            self.objects.remove(&resource);
+        }
+        self.len -= 1;
+        self.gc_candidates -= usize::from(gc_candidate(&old));
         self.record(Event {
-            rv,
-            resource: (key.0.clone(), key.1.clone()),
+            rv: rv_of(&tombstone),
+            resource,
             kind: EventType::Deleted,
-            object: tombstone,
+            object: Arc::new(tombstone),
             old: Some(old.clone()),
         });
         Some(old)
@@ -231,8 +340,8 @@ impl Store {
             if w.resource != event.resource {
                 return !w.tx.is_closed();
             }
-            match w.event_for(event.kind, &event.object, event.old.as_ref()) {
-                Some((kind, obj)) => w.send(kind.as_str(), &obj),
+            match w.event_for(event.kind, &event.object, event.old.as_deref()) {
+                Some((kind, obj)) => w.send(kind.as_str(), obj),
                 None => !w.tx.is_closed(),
             }
         });
@@ -255,8 +364,8 @@ impl Store {
             .iter()
             .filter(|e| e.rv > since && e.resource == watcher.resource)
         {
-            if let Some((kind, obj)) = watcher.event_for(e.kind, &e.object, e.old.as_ref()) {
-                watcher.send(kind.as_str(), &obj);
+            if let Some((kind, obj)) = watcher.event_for(e.kind, &e.object, e.old.as_deref()) {
+                watcher.send(kind.as_str(), obj);
             }
         }
         self.watchers.push(watcher);
@@ -290,7 +399,7 @@ impl Store {
 
     /// Number of stored objects.
     pub fn len(&self) -> usize {
-        self.objects.len()
+        self.len
     }
 }
 

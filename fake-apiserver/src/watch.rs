@@ -72,14 +72,12 @@ pub fn start(
         // Current state as ADDED events, then live events from this version on.
         for (_, obj) in state
             .store
-            .list(&rt.storage_key(), target.namespace.as_deref())
+            .list(&rt.storage_key(), target.namespace.as_deref(), None)
         {
-            let mut served = obj.clone();
-            rt.rewrite(&mut served);
-            if watcher.labels.matches(served.pointer("/metadata/labels"))
-                && watcher.fields.matches(&served)
+            if watcher.labels.matches(obj.pointer("/metadata/labels"))
+                && watcher.fields.matches(obj)
             {
-                watcher.send("ADDED", &served);
+                watcher.send("ADDED", obj);
             }
         }
         if initial && allow_bookmarks {

@@ -27,12 +27,23 @@ struct Args {
     /// YAML files of objects to create at start (CRDs first, then their objects).
     #[arg(long, value_name = "FILE")]
     seed: Vec<PathBuf>,
+    /// How many requests to keep in the action log (tests read it in process; over HTTP it
+    /// only costs memory, so the binary keeps few).
+    #[arg(long, value_name = "N", default_value_t = 1_000)]
+    action_log: usize,
+    /// How many events to keep for watches that resume from a resourceVersion.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    history: usize,
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
-    let server = FakeApiServer::new();
+    let server = FakeApiServer::with_config(fake_apiserver::Config {
+        action_log: args.action_log,
+        history: args.history.max(1),
+        ..fake_apiserver::Config::default()
+    });
     for file in &args.seed {
         let seeded = std::fs::read_to_string(file)
             .map_err(|e| e.to_string())

@@ -176,3 +176,45 @@ async fn fake_only_watches_end_at_their_timeout_and_deliver_bookmarks() {
         "{bookmarks} bookmarks in a 1s watch with a 100ms interval"
     );
 }
+
+#[tokio::test]
+async fn fake_only_the_action_log_keeps_only_the_newest_requests() {
+    use tower::ServiceExt;
+    const BOUND: usize = 1_000;
+    const REQUESTS: usize = 100_000;
+    let fake = FakeApiServer::with_config(fake_apiserver::Config {
+        action_log: BOUND,
+        ..Default::default()
+    });
+    // 100k requests with no objects behind them: GETs of a name that does not exist, sent
+    // straight to the server's `tower::Service` (the path `kube::Client` takes).
+    for i in 0..REQUESTS {
+        let req = http::Request::get(format!("/api/v1/namespaces/default/configmaps/gone-{i}"))
+            .body(String::new())
+            .unwrap();
+        let resp = fake.clone().oneshot(req).await.unwrap();
+        assert_eq!(resp.status(), 404);
+    }
+    let actions = fake.actions();
+    assert_eq!(actions.len(), BOUND);
+    assert_eq!(fake.actions_dropped(), (REQUESTS - BOUND) as u64);
+    // The newest are kept, in order.
+    assert_eq!(
+        actions.last().and_then(|a| a.name.as_deref()),
+        Some(format!("gone-{}", REQUESTS - 1).as_str())
+    );
+    assert_eq!(
+        actions.first().and_then(|a| a.name.as_deref()),
+        Some(format!("gone-{}", REQUESTS - BOUND).as_str())
+    );
+    fake.clear_actions();
+    assert_eq!((fake.actions().len(), fake.actions_dropped()), (0, 0));
+
+    // A log of 0 records nothing and counts what it did not keep.
+    let silent = FakeApiServer::with_config(fake_apiserver::Config {
+        action_log: 0,
+        ..Default::default()
+    });
+    let _ = default_ns(&silent).get_opt("x").await.unwrap();
+    assert_eq!((silent.actions().len(), silent.actions_dropped()), (0, 1));
+}

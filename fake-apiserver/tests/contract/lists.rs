@@ -1,7 +1,7 @@
 //! Lists: label and field selectors, pagination.
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, PostParams};
+use kube::api::{Api, ListParams, PostParams};
 
 use crate::env::{api_error, case, configmap, names};
 
@@ -54,6 +54,25 @@ async fn label_and_field_selectors_and_pagination() {
             .unwrap();
         assert_eq!(names(&rest), ["d"]);
         assert!(rest.metadata.continue_.as_deref().unwrap_or("").is_empty());
+
+        // `remainingItemCount` counts what the storage holds past the page, so the real
+        // server gives it only for lists without selectors.
+        assert_eq!(first.metadata.remaining_item_count, None);
+        let mut counted = None;
+        for _ in 0..20 {
+            // Controllers may still be adding objects to the new namespace: retry until
+            // two reads agree.
+            let all = cms.list(&ListParams::default()).await.unwrap().items.len();
+            let page = cms.list(&ListParams::default().limit(2)).await.unwrap();
+            if cms.list(&ListParams::default()).await.unwrap().items.len() == all {
+                counted = Some((page.metadata.remaining_item_count, all));
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+        let (remaining, all) = counted.expect("the namespace's content settles");
+        assert!(all >= 4);
+        assert_eq!(remaining, Some(all as i64 - 2));
     })
     .await;
 }
