@@ -126,7 +126,7 @@ async fn run(n: usize) -> Run {
     );
     // The first and the last page again, a few times each: a page must cost the same
     // wherever it starts.
-    let mut page_cost = |token: Option<String>| {
+    let page_cost = |token: Option<String>| {
         let api = api.clone();
         async move {
             let started = Instant::now();

@@ -23,6 +23,15 @@ pub fn json(code: StatusCode, value: &Value) -> Response<ResponseBody> {
         .expect("static response parts are valid")
 }
 
+/// A JSON response of bytes already encoded.
+pub fn json_bytes(code: StatusCode, bytes: Bytes) -> Response<ResponseBody> {
+    Response::builder()
+        .status(code)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Full::new(bytes).boxed_unsync())
+        .expect("static response parts are valid")
+}
+
 /// A `metav1.Status` error response.
 pub fn error(err: &ApiError) -> Response<ResponseBody> {
     let code = StatusCode::from_u16(err.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);

@@ -35,10 +35,11 @@ impl Action {
 }
 
 /// The recorded actions: the newest `capacity`, oldest dropped first, so a long-running
-/// server keeps bounded memory.
+/// server keeps bounded memory. Bodies are kept as the bytes received and read as JSON
+/// only when the actions are asked for.
 #[derive(Debug, Default)]
 pub struct ActionLog {
-    entries: std::collections::VecDeque<Action>,
+    entries: std::collections::VecDeque<(Action, Recorded)>,
     capacity: usize,
     dropped: u64,
 }
@@ -53,8 +54,9 @@ impl ActionLog {
         }
     }
 
-    /// Records one action, dropping the oldest when full.
-    pub fn push(&mut self, action: Action) {
+    /// Records one action (its `body` left `None`) with the body as received, dropping the
+    /// oldest when full.
+    pub fn push(&mut self, action: Action, body: Recorded) {
         if self.capacity == 0 {
             self.dropped += 1;
             return;
@@ -63,12 +65,15 @@ impl ActionLog {
             self.entries.pop_front();
             self.dropped += 1;
         }
-        self.entries.push_back(action);
+        self.entries.push_back((action, body));
     }
 
-    /// The kept actions, oldest first.
-    pub fn entries(&self) -> impl Iterator<Item = &Action> {
-        self.entries.iter()
+    /// The kept actions, oldest first, with their bodies as JSON.
+    pub fn entries(&self) -> impl Iterator<Item = Action> + '_ {
+        self.entries.iter().map(|(action, body)| Action {
+            body: (body.decode)(&body.content_type, &body.bytes),
+            ..action.clone()
+        })
     }
 
     /// How many actions were dropped (or not recorded) since the last clear.
@@ -82,6 +87,17 @@ impl ActionLog {
         self.entries.shrink_to_fit();
         self.dropped = 0;
     }
+}
+
+/// A request body as received, and how to read it as JSON.
+#[derive(Debug)]
+pub struct Recorded {
+    /// The body.
+    pub bytes: bytes::Bytes,
+    /// Its `Content-Type`.
+    pub content_type: String,
+    /// Reads it as JSON (`None` when it is not a JSON, YAML or protobuf object).
+    pub decode: fn(&str, &[u8]) -> Option<Value>,
 }
 
 /// Which requests a fault applies to; `None` matches anything.

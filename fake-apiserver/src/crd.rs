@@ -83,7 +83,7 @@ impl State {
             .map(|(k, _)| k)
             .collect();
         for key in keys {
-            if let Some(obj) = self.store.get(&key).cloned() {
+            if let Some(obj) = self.store.get(&key) {
                 self.remove_now(&key, obj);
             }
         }

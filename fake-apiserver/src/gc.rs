@@ -1,7 +1,6 @@
 //! Garbage collection through `ownerReferences`: background, foreground and orphan deletion.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -16,14 +15,11 @@ impl State {
             return;
         }
         for _ in 0..64 {
-            let uids: HashMap<String, (ObjectKey, Arc<Value>)> = self
+            let uids: HashMap<String, (ObjectKey, Value)> = self
                 .store
                 .all()
                 .filter_map(|(k, v)| {
-                    Some((
-                        v.pointer("/metadata/uid")?.as_str()?.to_owned(),
-                        (k, v.clone()),
-                    ))
+                    Some((v.pointer("/metadata/uid")?.as_str()?.to_owned(), (k, v)))
                 })
                 .collect();
             let mut changed = false;
@@ -36,7 +32,7 @@ impl State {
                 let dependents: Vec<(ObjectKey, Value)> = uids
                     .values()
                     .filter(|(_, d)| owner_uids(d).contains(uid))
-                    .map(|(k, d)| (k.clone(), Value::clone(d)))
+                    .cloned()
                     .collect();
                 if fins.iter().any(|f| f == "orphan") {
                     for (dkey, mut d) in dependents {
@@ -76,12 +72,12 @@ impl State {
                 let live: Vec<&String> = owners.iter().filter(|o| uids.contains_key(*o)).collect();
                 if live.is_empty() {
                     if dep.pointer("/metadata/deletionTimestamp").is_none() {
-                        self.start_delete(key.clone(), Value::clone(dep), false);
+                        self.start_delete(key.clone(), dep.clone(), false);
                         changed = true;
                         break;
                     }
                 } else if live.len() < owners.len() {
-                    let mut d = Value::clone(dep);
+                    let mut d = dep.clone();
                     for gone in owners.iter().filter(|o| !uids.contains_key(*o)) {
                         remove_owner(&mut d, gone);
                     }
@@ -160,7 +156,7 @@ pub(crate) fn owned_by_anything(store: &Store, obj: &Value) -> bool {
     store.may_need_gc()
         && store
             .values()
-            .any(|d| owner_uids(d).iter().any(|o| o == uid))
+            .any(|d| owner_uids(&d).iter().any(|o| o == uid))
 }
 
 pub(crate) fn remove_owner(obj: &mut Value, uid: &str) {

@@ -172,8 +172,8 @@ impl FakeApiServer {
         state
             .store
             .list(&rt.storage_key(), namespace, None)
-            .map(|(_, o)| {
-                let mut o = Value::clone(o);
+            .filter_map(|(_, json)| serde_json::from_slice::<Value>(json).ok())
+            .map(|mut o| {
                 rt.rewrite(&mut o);
                 o
             })
@@ -183,7 +183,7 @@ impl FakeApiServer {
     /// The requests the server received, in order: the newest [`Config::action_log`]
     /// (10 000 by default) since the last [`clear_actions`](Self::clear_actions).
     pub fn actions(&self) -> Vec<Action> {
-        self.action_log().entries().cloned().collect()
+        self.action_log().entries().collect()
     }
 
     /// How many requests were dropped from (or, with a log of 0, never put in) the action

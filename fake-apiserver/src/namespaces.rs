@@ -131,10 +131,7 @@ impl State {
         }
         let mut ctx = Ctx::named("kube-controller-manager");
         if let Some(rt) = self.builtin("", "configmaps")
-            && self
-                .store
-                .get(&State::key(&rt, Some(ns), ROOT_CA))
-                .is_none()
+            && !self.store.contains(&State::key(&rt, Some(ns), ROOT_CA))
         {
             let cm = json!({
                 "apiVersion": "v1", "kind": "ConfigMap",
@@ -145,10 +142,7 @@ impl State {
             let _ = self.create(&rt, Some(ns), cm, &mut ctx);
         }
         if let Some(rt) = self.builtin("", "serviceaccounts")
-            && self
-                .store
-                .get(&State::key(&rt, Some(ns), "default"))
-                .is_none()
+            && !self.store.contains(&State::key(&rt, Some(ns), "default"))
         {
             let sa = json!({"apiVersion": "v1", "kind": "ServiceAccount",
                             "metadata": {"name": "default", "namespace": ns}});
@@ -230,7 +224,7 @@ impl State {
         if self.syncing_namespace {
             return;
         }
-        let Some(namespace) = self.store.get(&ns_key(ns)).cloned() else {
+        let Some(namespace) = self.store.get(&ns_key(ns)) else {
             return;
         };
         if namespace.pointer("/metadata/deletionTimestamp").is_none() {
@@ -242,7 +236,6 @@ impl State {
                 .store
                 .all()
                 .filter(|(k, _)| k.2 == ns && (k.0.is_empty() && k.1 == "pods") == pods)
-                .map(|(k, v)| (k, Value::clone(v)))
                 .collect()
         };
         for pods in [true, false] {
@@ -262,7 +255,7 @@ impl State {
             .chain(content(self, false))
             .collect::<Vec<_>>();
         self.syncing_namespace = false;
-        let Some(mut namespace) = self.store.get(&ns_key(ns)).cloned() else {
+        let Some(mut namespace) = self.store.get(&ns_key(ns)) else {
             return;
         };
         let conditions =
@@ -284,7 +277,7 @@ impl State {
         if spec_fins.is_empty() && finalizers(&namespace).is_empty() {
             let rv = self.store.next_rv();
             set_meta(&mut namespace, "resourceVersion", json!(rv.to_string()));
-            self.store.remove(&ns_key(ns), namespace.clone());
+            self.store.remove(&ns_key(ns), &namespace);
             self.collect_garbage();
         } else if namespace.pointer("/spec/finalizers") != Some(&json!(spec_fins)) {
             namespace["spec"]["finalizers"] = json!(spec_fins);
@@ -295,7 +288,7 @@ impl State {
     /// `PUT /api/v1/namespaces/<name>/finalize`: sets `spec.finalizers`; a terminating
     /// namespace left without finalizers goes.
     pub(crate) fn finalize_namespace(&mut self, name: &str, new: &Value) -> Option<Value> {
-        let mut namespace = self.store.get(&ns_key(name)).cloned()?;
+        let mut namespace = self.store.get(&ns_key(name))?;
         let fins = new
             .pointer("/spec/finalizers")
             .cloned()
@@ -306,18 +299,18 @@ impl State {
             && finalizers(&namespace).is_empty()
             && namespace.pointer("/metadata/deletionTimestamp").is_some()
         {
-            let stored = self.store.get(&ns_key(name)).cloned()?;
+            let stored = self.store.get(&ns_key(name))?;
             let rv = self.store.next_rv();
             let mut tombstone = stored;
             set_meta(&mut tombstone, "resourceVersion", json!(rv.to_string()));
-            self.store.remove(&ns_key(name), tombstone);
+            self.store.remove(&ns_key(name), &tombstone);
             self.collect_garbage();
             return Some(namespace);
         }
-        if Some(&namespace) != self.store.get(&ns_key(name)) {
+        if Some(&namespace) != self.store.get(&ns_key(name)).as_ref() {
             self.bump_and_put(ns_key(name), namespace.clone());
         }
-        self.store.get(&ns_key(name)).cloned()
+        self.store.get(&ns_key(name))
     }
 
     /// After an object is removed: kube-controller-manager recreates the namespace's

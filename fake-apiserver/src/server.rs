@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use crate::body::{self, ResponseBody};
 use crate::builtin::protobuf::DecodeError;
-use crate::control::{Action, ActionLog, Faults};
+use crate::control::{Action, ActionLog, Faults, Recorded};
 use crate::error::ApiError;
 use crate::options::{DeleteOptions, FieldValidation, ListOptions, Query, WriteOptions};
 use crate::patch;
@@ -233,13 +233,20 @@ pub async fn handle(shared: &Arc<Shared>, req: http::Request<Bytes>) -> Response
         subresource: target.subresource.clone(),
         namespace: target.namespace.clone(),
         name: target.name.clone(),
-        body: logged_body(header(&parts, http::header::CONTENT_TYPE), &body),
+        body: None,
     };
     shared
         .actions
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .push(action.clone());
+        .push(
+            action.clone(),
+            Recorded {
+                bytes: body.clone(),
+                content_type: header(&parts, http::header::CONTENT_TYPE).to_owned(),
+                decode: logged_body,
+            },
+        );
     let (delay, fault) = shared
         .faults
         .lock()
@@ -282,7 +289,10 @@ pub async fn handle(shared: &Arc<Shared>, req: http::Request<Bytes>) -> Response
         &body,
     );
     match result {
-        Ok((code, value, warnings)) => body::json_with_warnings(code, &value, &warnings),
+        Ok((code, Out::Owned(value), warnings)) => {
+            body::json_with_warnings(code, &value, &warnings)
+        }
+        Ok((code, Out::Json(json), _)) => body::json_bytes(code, json),
         Err(err) => body::error(&err),
     }
 }
@@ -351,18 +361,17 @@ fn decode(expected: &Expected<'_>, content_type: &str, body: &[u8]) -> Result<Va
 
 type Answer = (StatusCode, Out, Vec<String>);
 
-/// A response body: built for this request, or a stored object served as it is (no copy).
+/// A response body: built for this request, or JSON the store holds, served as it is.
 enum Out {
     Owned(Value),
-    Shared(Arc<Value>),
+    Json(Bytes),
 }
 
-impl std::ops::Deref for Out {
-    type Target = Value;
-    fn deref(&self) -> &Value {
+impl Out {
+    fn into_value(self) -> Value {
         match self {
             Out::Owned(v) => v,
-            Out::Shared(v) => v,
+            Out::Json(json) => serde_json::from_slice(&json).unwrap_or_default(),
         }
     }
 }
@@ -414,16 +423,20 @@ fn respond(
                 check_get_resource_version(rv, shared.lock().store.resource_version())?;
             }
             let state = shared.lock();
-            let stored = state
-                .store
-                .shared(&State::key(rt, ns, name))
-                .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
-            let value = if sub == Some("scale") {
-                Out::Owned(scale_of(rt, &State::served(rt, stored)))
-            } else if rt.serves_as_is(stored) {
-                Out::Shared(stored.clone())
-            } else {
-                Out::Owned(State::served(rt, stored))
+            let key = State::key(rt, ns, name);
+            let value = match state.store.raw(&key) {
+                None => return Err(ApiError::not_found(&rt.group, &rt.plural, name)),
+                Some(json) if sub.is_none() && rt.version == rt.storage_version => {
+                    Out::Json(json.clone())
+                }
+                Some(_) => {
+                    let obj = state.get(rt, ns, name)?;
+                    Out::Owned(if sub == Some("scale") {
+                        scale_of(rt, &obj)
+                    } else {
+                        obj
+                    })
+                }
             };
             Ok((StatusCode::OK, value, Vec::new()))
         }
@@ -431,7 +444,7 @@ fn respond(
             let options = ListOptions::parse(query, false)?;
             let state = shared.lock();
             let value = list(&state, rt, ns, &options, accept)?;
-            Ok((StatusCode::OK, Out::Owned(value), Vec::new()))
+            Ok((StatusCode::OK, value, Vec::new()))
         }
         ("create", _) => {
             let (mut ctx, _) = write_ctx("CreateOptions", false)?;
@@ -484,7 +497,7 @@ fn respond(
                 let obj = set_scale(&mut state, rt, ns, name, &scale, &mut ctx)?;
                 return done(StatusCode::OK, scale_of(rt, &obj), ctx);
             }
-            let existed = state.store.get(&State::key(rt, ns, name)).is_some();
+            let existed = state.store.contains(&State::key(rt, ns, name));
             let obj = state.patch(rt, ns, name, kind, body, sub, &mut ctx, force)?;
             let code = if existed {
                 StatusCode::OK
@@ -506,7 +519,7 @@ fn respond(
             let mut ctx = Ctx::named(&default_manager(user_agent));
             ctx.dry_run = options.dry_run;
             let mut state = shared.lock();
-            let listed = list(&state, rt, ns, &list_options, "")?;
+            let listed = list(&state, rt, ns, &list_options, "")?.into_value();
             let mut deleted = Vec::new();
             for item in listed["items"].as_array().cloned().unwrap_or_default() {
                 let item_ns = item
@@ -721,7 +734,7 @@ fn list(
     ns: Option<&str>,
     options: &ListOptions,
     accept: &str,
-) -> Result<Value, ApiError> {
+) -> Result<Out, ApiError> {
     let (labels, fields) = selectors(rt, options)?;
     let start_after = match options.continue_token.as_str() {
         "" => None,
@@ -753,8 +766,10 @@ fn list(
     for (pos, obj) in objects.by_ref() {
         // Selectors read metadata and fields, never `apiVersion`/`kind`: the stored form
         // serves.
-        let selected =
-            unselected || (labels.matches(obj.pointer("/metadata/labels")) && fields.matches(obj));
+        let selected = unselected
+            || serde_json::from_slice::<Value>(obj).is_ok_and(|obj| {
+                labels.matches(obj.pointer("/metadata/labels")) && fields.matches(&obj)
+            });
         if !selected {
             continue;
         }
@@ -763,7 +778,7 @@ fn list(
             remaining = 1;
             break;
         }
-        items.push(State::served(rt, obj));
+        items.push(obj);
         last_pos = pos;
     }
     if more && unselected {
@@ -776,12 +791,33 @@ fn list(
             metadata["remainingItemCount"] = json!(remaining);
         }
     }
-    if accept.contains("as=Table") {
-        return Ok(crate::discovery::table(rt, &items, metadata));
+    let kind = format!("{}List", rt.kind);
+    if accept.contains("as=Table") || rt.version != rt.storage_version {
+        let items: Vec<Value> = items
+            .into_iter()
+            .filter_map(|json| serde_json::from_slice::<Value>(json).ok())
+            .map(|obj| State::served(rt, &obj))
+            .collect();
+        if accept.contains("as=Table") {
+            return Ok(Out::Owned(crate::discovery::table(rt, &items, metadata)));
+        }
+        return Ok(Out::Owned(
+            json!({"apiVersion": rt.api_version(), "kind": kind, "metadata": metadata, "items": items}),
+        ));
     }
-    Ok(
-        json!({"apiVersion": rt.api_version(), "kind": format!("{}List", rt.kind), "metadata": metadata, "items": items}),
-    )
+    // The stored JSON of each item as it is, between the list's own fields.
+    let head = json!({"apiVersion": rt.api_version(), "kind": kind, "metadata": metadata});
+    let mut out = serde_json::to_vec(&head).unwrap_or_default();
+    out.pop(); // the closing brace
+    out.extend_from_slice(b",\"items\":[");
+    for (i, json) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(json);
+    }
+    out.extend_from_slice(b"]}");
+    Ok(Out::Json(Bytes::from(out)))
 }
 
 /// A continue token as the real server writes it: base64 of

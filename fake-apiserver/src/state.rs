@@ -121,8 +121,7 @@ impl State {
 
     pub(crate) fn namespace_exists(&self, ns: &str) -> bool {
         self.store
-            .get(&(String::new(), "namespaces".into(), String::new(), ns.into()))
-            .is_some()
+            .contains(&(String::new(), "namespaces".into(), String::new(), ns.into()))
     }
 
     pub(crate) fn served(rt: &ResourceType, obj: &Value) -> Value {
@@ -188,11 +187,9 @@ impl State {
             let candidates: Vec<String> = (0..8)
                 .map(|i| format!("{prefix}{}", random_suffix(seed.wrapping_add(i * 7919))))
                 .collect();
-            let free = candidates.iter().find(|n| {
-                self.store
-                    .get(&Self::key(rt, namespace.as_deref(), n))
-                    .is_none()
-            });
+            let free = candidates
+                .iter()
+                .find(|n| !self.store.contains(&Self::key(rt, namespace.as_deref(), n)));
             let Some(name) = free else {
                 return Err(ApiError::generate_name_conflict(
                     &rt.group,
@@ -350,7 +347,7 @@ impl State {
     ) -> Result<Value, ApiError> {
         self.store
             .get(&Self::key(rt, namespace, name))
-            .map(|o| Self::served(rt, o))
+            .map(|o| Self::served(rt, &o))
             .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))
     }
 
@@ -370,7 +367,6 @@ impl State {
         let old = self
             .store
             .get(&key)
-            .cloned()
             .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
         if !new.is_object() {
             return Err(ApiError::bad_request("the body must be a JSON object"));
@@ -545,7 +541,7 @@ impl State {
             set_meta(&mut new, "resourceVersion", json!(rv.to_string()));
             let mut stored = new.clone();
             self.to_storage(rt, &mut stored);
-            self.store.remove(&key, stored);
+            self.store.remove(&key, &stored);
             self.after_delete(&new);
             return Ok(new);
         }
@@ -584,7 +580,7 @@ impl State {
                 .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?
         };
         let key = Self::key(rt, namespace, name);
-        let existing = self.store.get(&key).map(|o| Self::served(rt, o));
+        let existing = self.store.get(&key).map(|o| Self::served(rt, &o));
         if kind == "application/apply-patch+yaml" {
             let applied = self.server_side_apply(
                 rt,
@@ -718,7 +714,6 @@ impl State {
         let old = self
             .store
             .get(&key)
-            .cloned()
             .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))?;
         let failed = |why: String| {
             let qualified = if rt.group.is_empty() {
@@ -799,7 +794,7 @@ impl State {
             self.store.put(key, marked.clone());
         }
         self.collect_garbage();
-        let current = self.store.get(&Self::key(rt, namespace, name)).cloned();
+        let current = self.store.get(&Self::key(rt, namespace, name));
         Ok(Self::served(rt, current.as_ref().unwrap_or(&marked)))
     }
 
@@ -808,7 +803,7 @@ impl State {
         let rv = self.store.next_rv();
         let mut tombstone = old;
         set_meta(&mut tombstone, "resourceVersion", json!(rv.to_string()));
-        self.store.remove(key, tombstone.clone());
+        self.store.remove(key, &tombstone);
         self.after_delete(&tombstone);
         tombstone
     }

@@ -2,7 +2,6 @@
 //! from, and the open watches. Objects are JSON, kept in their storage version.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::Arc;
 
 use bytes::Bytes;
 use serde_json::{Value, json};
@@ -41,8 +40,10 @@ struct Event {
     rv: u64,
     resource: (String, String),
     kind: EventType,
-    object: Arc<Value>,
-    old: Option<Arc<Value>>,
+    /// The namespace of the object (`""` when cluster-scoped).
+    namespace: String,
+    object: Bytes,
+    old: Option<Bytes>,
 }
 
 /// What one open watch selects and where its events go.
@@ -63,70 +64,71 @@ pub struct Watcher {
 }
 
 impl Watcher {
-    fn selects(&self, obj: &Value) -> bool {
-        let ns = obj
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        self.namespace.as_deref().is_none_or(|n| n == ns)
-            && self.labels.matches(obj.pointer("/metadata/labels"))
-            && self.fields.matches(obj)
+    /// Whether the watch selects everything in its namespace: no object needs reading.
+    fn selects_all(&self) -> bool {
+        self.labels.is_empty() && self.fields.is_empty()
+    }
+
+    /// Whether the watch selects the stored object `obj` in `namespace`.
+    pub fn selects(&self, namespace: &str, obj: &Bytes) -> bool {
+        if self.namespace.as_deref().is_some_and(|n| n != namespace) {
+            return false;
+        }
+        self.selects_all()
+            || serde_json::from_slice::<Value>(obj).is_ok_and(|obj| {
+                self.labels.matches(obj.pointer("/metadata/labels")) && self.fields.matches(&obj)
+            })
     }
 
     /// The event this watch sees for a change from `old` to `new`, as real watches do:
     /// an object that starts matching is `ADDED`, one that stops matching is `DELETED`.
-    fn event_for<'v>(
+    fn event_for(
         &self,
         kind: EventType,
-        new: &'v Value,
-        old: Option<&Value>,
-    ) -> Option<(EventType, &'v Value)> {
-        let now = self.selects(new);
-        let before = old.is_some_and(|o| self.selects(o));
+        namespace: &str,
+        new: &Bytes,
+        old: Option<&Bytes>,
+    ) -> Option<EventType> {
+        let now = self.selects(namespace, new);
+        let before = old.is_some_and(|o| self.selects(namespace, o));
         match kind {
-            EventType::Modified if now && !before => Some((EventType::Added, new)),
-            EventType::Modified if !now && before => Some((EventType::Deleted, new)),
+            EventType::Modified if now && !before => Some(EventType::Added),
+            EventType::Modified if !now && before => Some(EventType::Deleted),
             EventType::Modified if !now => None,
-            _ if now => Some((kind, new)),
+            _ if now => Some(kind),
             _ => None,
         }
     }
 
-    /// Sends one event line; false when the watch is closed.
-    pub fn send(&self, kind: &str, object: &Value) -> bool {
-        let mut bytes = Vec::with_capacity(512);
+    /// Sends one event line with a stored object; false when the watch is closed.
+    pub fn send_stored(&self, kind: &str, object: &Bytes) -> bool {
+        if self.served.version != self.served.storage_version {
+            return match serde_json::from_slice::<Value>(object) {
+                Ok(obj) => self.send(kind, &obj),
+                Err(_) => !self.tx.is_closed(),
+            };
+        }
+        let mut bytes = Vec::with_capacity(object.len() + 32);
         bytes.extend_from_slice(b"{\"type\":\"");
         bytes.extend_from_slice(kind.as_bytes());
         bytes.extend_from_slice(b"\",\"object\":");
-        let written = if self.served.serves_as_is(object) {
-            serde_json::to_writer(&mut bytes, object)
-        } else {
-            let mut object = object.clone();
-            self.served.rewrite(&mut object);
-            serde_json::to_writer(&mut bytes, &object)
-        };
-        if written.is_err() {
-            return !self.tx.is_closed();
-        }
+        bytes.extend_from_slice(object);
         bytes.extend_from_slice(b"}\n");
+        self.tx.send(Bytes::from(bytes)).is_ok()
+    }
+
+    /// Sends one event line; false when the watch is closed.
+    pub fn send(&self, kind: &str, object: &Value) -> bool {
+        let mut object = object.clone();
+        self.served.rewrite(&mut object);
+        let line = json!({"type": kind, "object": object});
+        let mut bytes = serde_json::to_vec(&line).unwrap_or_default();
+        bytes.push(b'\n');
         self.tx.send(Bytes::from(bytes)).is_ok()
     }
 }
 
 impl ResourceType {
-    /// Whether `obj` already carries this served version's `apiVersion` and `kind`, so it
-    /// can be sent without a rewritten copy.
-    pub fn serves_as_is(&self, obj: &Value) -> bool {
-        obj.get("kind").and_then(Value::as_str) == Some(self.kind.as_str())
-            && obj
-                .get("apiVersion")
-                .and_then(Value::as_str)
-                .is_some_and(|av| match av.split_once('/') {
-                    Some((g, v)) => g == self.group && v == self.version,
-                    None => self.group.is_empty() && av == self.version,
-                })
-    }
-
     /// Sets `apiVersion` and `kind` to this served version (conversion strategy `None`).
     pub fn rewrite(&self, obj: &mut Value) {
         if let Some(map) = obj.as_object_mut() {
@@ -138,10 +140,20 @@ impl ResourceType {
 
 /// The objects of one resource, by `namespace/name` (the order and key the real server's
 /// storage lists in, and what continue tokens name).
-type Objects = BTreeMap<String, Arc<Value>>;
+type Objects = BTreeMap<String, Stored>;
 
-/// All state behind one lock. Objects are shared (`Arc`) between the store, the watch
-/// history and responses, so a stored object exists once however many events name it.
+/// One stored object.
+#[derive(Debug)]
+struct Stored {
+    json: Bytes,
+    /// Whether it has owner references or a deletion timestamp.
+    gc: bool,
+}
+
+/// All state behind one lock. Objects are kept as compact JSON (a few hundred bytes where a
+/// parsed `Value` takes kilobytes), shared by the store, the watch history and responses,
+/// so a stored object exists once however many events name it, and GETs, lists and watch
+/// events of a served storage version copy its bytes without parsing them.
 #[derive(Debug)]
 pub struct Store {
     rv: u64,
@@ -229,24 +241,29 @@ impl Store {
     }
 
     /// One object.
-    pub fn get(&self, key: &ObjectKey) -> Option<&Value> {
-        self.shared(key).map(|v| &**v)
+    pub fn get(&self, key: &ObjectKey) -> Option<Value> {
+        self.raw(key).and_then(|b| serde_json::from_slice(b).ok())
     }
 
-    /// One object, shared.
-    pub fn shared(&self, key: &ObjectKey) -> Option<&Arc<Value>> {
-        self.resource(key)?.get(&position(key))
+    /// Whether an object exists.
+    pub fn contains(&self, key: &ObjectKey) -> bool {
+        self.raw(key).is_some()
     }
 
-    /// Objects of a resource, optionally in one namespace, in storage order
-    /// (`namespace/name`), starting after the position `after` when given: a seek, so a
-    /// page costs what it returns, not what precedes it.
+    /// One object's stored JSON.
+    pub fn raw(&self, key: &ObjectKey) -> Option<&Bytes> {
+        self.resource(key)?.get(&position(key)).map(|s| &s.json)
+    }
+
+    /// Objects of a resource (their stored JSON), optionally in one namespace, in storage
+    /// order (`namespace/name`), starting after the position `after` when given: a seek,
+    /// so a page costs what it returns, not what precedes it.
     pub fn list<'a>(
         &'a self,
         resource: &(String, String),
         namespace: Option<&str>,
         after: Option<&str>,
-    ) -> impl Iterator<Item = (&'a str, &'a Arc<Value>)> + 'a {
+    ) -> impl Iterator<Item = (&'a str, &'a Bytes)> + 'a {
         use std::ops::Bound::{Excluded, Included, Unbounded};
         let prefix = namespace.map(|ns| format!("{ns}/"));
         let lower = match (after, &prefix) {
@@ -260,22 +277,26 @@ impl Store {
             .into_iter()
             .flat_map(move |objects| objects.range((lower.clone(), Unbounded)))
             .take_while(move |(k, _)| prefix.as_ref().is_none_or(|p| k.starts_with(p.as_str())))
-            .map(|(k, v)| (k.as_str(), v))
+            .map(|(k, v)| (k.as_str(), &v.json))
     }
 
     /// Every object, for garbage collection and namespace deletion.
-    pub fn all(&self) -> impl Iterator<Item = (ObjectKey, &Arc<Value>)> {
+    pub fn all(&self) -> impl Iterator<Item = (ObjectKey, Value)> {
         self.objects.iter().flat_map(|((g, p), objects)| {
-            objects.iter().map(move |(pos, v)| {
+            objects.iter().filter_map(move |(pos, v)| {
                 let (ns, name) = pos.split_once('/').unwrap_or(("", pos));
-                ((g.clone(), p.clone(), ns.to_owned(), name.to_owned()), v)
+                let obj = serde_json::from_slice(&v.json).ok()?;
+                Some(((g.clone(), p.clone(), ns.to_owned(), name.to_owned()), obj))
             })
         })
     }
 
     /// Every object, without its key.
-    pub fn values(&self) -> impl Iterator<Item = &Arc<Value>> {
-        self.objects.values().flat_map(BTreeMap::values)
+    pub fn values(&self) -> impl Iterator<Item = Value> {
+        self.objects
+            .values()
+            .flat_map(BTreeMap::values)
+            .filter_map(|v| serde_json::from_slice(&v.json).ok())
     }
 
     /// Whether any object has owner references or is being deleted.
@@ -286,18 +307,22 @@ impl Store {
     /// Stores `obj` (which already carries its new `resourceVersion`) and notifies watches.
     pub fn put(&mut self, key: ObjectKey, obj: Value) {
         let rv = rv_of(&obj);
-        let obj = Arc::new(obj);
-        let (group, plural, ns, name) = key;
+        let gc = gc_candidate(&obj);
+        let json = Bytes::from(serde_json::to_vec(&obj).unwrap_or_default());
+        let (group, plural, namespace, name) = key;
         let resource = (group, plural);
-        let candidate = gc_candidate(&obj);
+        let stored = Stored {
+            json: json.clone(),
+            gc,
+        };
         let old = self
             .objects
             .entry(resource.clone())
             .or_default()
-            .insert(format!("{ns}/{name}"), obj.clone());
+            .insert(format!("{namespace}/{name}"), stored);
         let kind = match &old {
             Some(old) => {
-                self.gc_candidates -= usize::from(gc_candidate(old));
+                self.gc_candidates -= usize::from(old.gc);
                 EventType::Modified
             }
             None => {
@@ -305,18 +330,19 @@ impl Store {
                 EventType::Added
             }
         };
-        self.gc_candidates += usize::from(candidate);
+        self.gc_candidates += usize::from(gc);
         self.record(Event {
             rv,
             resource,
             kind,
-            object: obj,
-            old,
+            namespace,
+            object: json,
+            old: old.map(|o| o.json),
         });
     }
 
     /// Removes an object; `tombstone` is its final state with the deletion's version.
-    pub fn remove(&mut self, key: &ObjectKey, tombstone: Value) -> Option<Arc<Value>> {
+    pub fn remove(&mut self, key: &ObjectKey, tombstone: &Value) -> Option<Value> {
         let resource = (key.0.clone(), key.1.clone());
         let objects = self.objects.get_mut(&resource)?;
         let old = objects.remove(&position(key))?;
@@ -324,15 +350,17 @@ impl Store {
             self.objects.remove(&resource);
         }
         self.len -= 1;
-        self.gc_candidates -= usize::from(gc_candidate(&old));
+        self.gc_candidates -= usize::from(old.gc);
+        let previous = serde_json::from_slice(&old.json).ok();
         self.record(Event {
-            rv: rv_of(&tombstone),
+            rv: rv_of(tombstone),
             resource,
             kind: EventType::Deleted,
-            object: Arc::new(tombstone),
-            old: Some(old.clone()),
+            namespace: key.2.clone(),
+            object: Bytes::from(serde_json::to_vec(tombstone).unwrap_or_default()),
+            old: Some(old.json),
         });
-        Some(old)
+        previous
     }
 
     fn record(&mut self, event: Event) {
@@ -340,8 +368,13 @@ impl Store {
             if w.resource != event.resource {
                 return !w.tx.is_closed();
             }
-            match w.event_for(event.kind, &event.object, event.old.as_deref()) {
-                Some((kind, obj)) => w.send(kind.as_str(), obj),
+            match w.event_for(
+                event.kind,
+                &event.namespace,
+                &event.object,
+                event.old.as_ref(),
+            ) {
+                Some(kind) => w.send_stored(kind.as_str(), &event.object),
                 None => !w.tx.is_closed(),
             }
         });
@@ -364,8 +397,8 @@ impl Store {
             .iter()
             .filter(|e| e.rv > since && e.resource == watcher.resource)
         {
-            if let Some((kind, obj)) = watcher.event_for(e.kind, &e.object, e.old.as_deref()) {
-                watcher.send(kind.as_str(), obj);
+            if let Some(kind) = watcher.event_for(e.kind, &e.namespace, &e.object, e.old.as_ref()) {
+                watcher.send_stored(kind.as_str(), &e.object);
             }
         }
         self.watchers.push(watcher);

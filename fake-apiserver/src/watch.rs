@@ -70,14 +70,13 @@ pub fn start(
     let initial = options.send_initial_events == Some(true);
     if initial || since.is_none() {
         // Current state as ADDED events, then live events from this version on.
-        for (_, obj) in state
+        for (pos, obj) in state
             .store
             .list(&rt.storage_key(), target.namespace.as_deref(), None)
         {
-            if watcher.labels.matches(obj.pointer("/metadata/labels"))
-                && watcher.fields.matches(obj)
-            {
-                watcher.send("ADDED", obj);
+            let namespace = pos.split_once('/').map_or("", |(ns, _)| ns);
+            if watcher.selects(namespace, obj) {
+                watcher.send_stored("ADDED", obj);
             }
         }
         if initial && allow_bookmarks {
