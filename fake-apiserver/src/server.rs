@@ -242,7 +242,8 @@ pub async fn handle(shared: &Arc<Shared>, req: http::Request<Bytes>) -> Response
         .push(
             action.clone(),
             Recorded {
-                bytes: body.clone(),
+                // A copy, sized to the body: a slice would keep the whole read buffer alive.
+                bytes: Bytes::copy_from_slice(&body),
                 content_type: header(&parts, http::header::CONTENT_TYPE).to_owned(),
                 decode: logged_body,
             },
