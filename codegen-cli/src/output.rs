@@ -105,12 +105,11 @@ fn plan(dir: &Path, files: &[OutputFile], style: Style) -> Result<Plan, String> 
 /// directory is as it was.
 pub fn write(dir: &Path, files: &[OutputFile], style: Style) -> Result<String, String> {
     let plan = plan(dir, files, style)?;
-    let contents = |p: &PathBuf| {
-        files
-            .iter()
-            .find(|f| &f.path == p)
-            .map_or("", |f| f.contents.as_str())
-    };
+    let by_path: std::collections::HashMap<&PathBuf, &str> = files
+        .iter()
+        .map(|f| (&f.path, f.contents.as_str()))
+        .collect();
+    let contents = |p: &PathBuf| by_path.get(p).copied().unwrap_or("");
     let mut tx = Transaction::default();
     let result = (|| {
         for (path, _) in &plan.changed {

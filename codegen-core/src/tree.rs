@@ -256,8 +256,13 @@ pub fn build_with(
         .values()
         .flat_map(|d| d.resources.iter().chain(&d.crd_only).map(|(i, _, _)| *i))
         .collect();
+    let index_of: BTreeMap<&Path, usize> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.relative.as_path(), i))
+        .collect();
     for index in with_kinds {
-        if let Some(why) = undeclared(files, &asts, index) {
+        if let Some(why) = undeclared(files, &asts, &index_of, index) {
             cxs[index].error(Span::call_site(), why);
         }
     }
@@ -349,7 +354,12 @@ fn file_module(file: &SourceFile, api_module: &str) -> Result<String, String> {
 /// Why the module of `files[index]` (or a directory above it) is not reachable from the
 /// crate: not declared in its parent's `mod.rs` (or `<dir>.rs`), or declared private. A
 /// parent module the input does not hold (the API root, declared in `lib.rs`) is not checked.
-fn undeclared(files: &[SourceFile], asts: &[Option<syn::File>], index: usize) -> Option<String> {
+fn undeclared(
+    files: &[SourceFile],
+    asts: &[Option<syn::File>],
+    index_of: &BTreeMap<&Path, usize>,
+    index: usize,
+) -> Option<String> {
     let file = &files[index];
     let mut child = file.relative.with_extension("");
     if file.relative.file_name().is_some_and(|n| n == "mod.rs") {
@@ -359,10 +369,10 @@ fn undeclared(files: &[SourceFile], asts: &[Option<syn::File>], index: usize) ->
         let name = child.file_name()?.to_string_lossy().into_owned();
         let parent = child.parent().unwrap_or(Path::new(""));
         let declaring = [parent.join("mod.rs"), parent.with_extension("rs")];
-        let found = files
+        let found = declaring
             .iter()
-            .zip(asts)
-            .find(|(f, _)| declaring.contains(&f.relative));
+            .find_map(|d| index_of.get(d.as_path()))
+            .map(|&i| (&files[i], &asts[i]));
         let Some((decl_file, Some(decl_ast))) = found else {
             return None;
         };

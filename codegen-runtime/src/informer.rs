@@ -215,9 +215,13 @@ fn is_gone(err: &watcher::Error) -> bool {
 /// The namespace index every informer has.
 pub const NAMESPACE_INDEX: &str = "namespace";
 
+/// An index, built on its first query and kept up to date from then on, so an index
+/// nobody asks (such as the namespace index of a controller that only gets by name) costs
+/// neither sync time nor memory.
 struct Index<K: Resource> {
     func: IndexFn<K>,
     values: HashMap<String, HashSet<ObjectRef<K>>>,
+    built: bool,
 }
 
 struct Listeners<K> {
@@ -310,6 +314,7 @@ where
             Index {
                 func: by_namespace,
                 values: HashMap::new(),
+                built: false,
             },
         );
         Self {
@@ -402,13 +407,11 @@ where
         func: impl Fn(&K) -> Vec<String> + Send + Sync + 'static,
     ) {
         let func: IndexFn<K> = Arc::new(func);
-        let mut index = Index {
+        let index = Index {
             func,
             values: HashMap::new(),
+            built: false,
         };
-        for obj in self.inner.reader.state() {
-            add_to_index(&mut index, &obj, &self.inner.dyntype);
-        }
         self.inner
             .indices
             .write()
@@ -418,6 +421,26 @@ where
 
     /// The objects indexed under `value` by index `name` (empty for an unknown index).
     pub fn by_index(&self, name: &str, value: &str) -> Vec<Arc<K>> {
+        let unbuilt = self
+            .inner
+            .indices
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(name)
+            .is_some_and(|i| !i.built);
+        if unbuilt {
+            let mut indices = self
+                .inner
+                .indices
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(index) = indices.get_mut(name).filter(|i| !i.built) {
+                for obj in self.inner.reader.state() {
+                    add_to_index(index, &obj, &self.inner.dyntype);
+                }
+                index.built = true;
+            }
+        }
         let indices = self
             .inner
             .indices
@@ -538,7 +561,17 @@ where
             .map(|p| tokio::time::interval_at(tokio::time::Instant::now() + p, p));
         let mut before_relist: Option<HashMap<ObjectRef<K>, Arc<K>>> = None;
         loop {
-            let event = tokio::select! {
+            // An event that is ready now is taken without polling the stop signal and the
+            // resync timer as futures (a list of thousands arrives at once); the stop flag
+            // is still read each time.
+            if *stop.borrow() {
+                break;
+            }
+            let ready = futures::FutureExt::now_or_never(stream.next());
+            let event = if let Some(event) = ready {
+                event
+            } else {
+                tokio::select! {
                 _ = stop.wait_for(|s| *s) => break,
                 () = tick(&mut resync) => {
                     for obj in self.reader.state() {
@@ -547,6 +580,7 @@ where
                     continue;
                 }
                 event = stream.next() => event,
+                }
             };
             let mut event = match event {
                 None => break,
@@ -576,13 +610,14 @@ where
             }
             let changes = match &event {
                 watcher::Event::Init => {
-                    before_relist = Some(
+                    // What the cache held, to tell listeners what the re-list changed.
+                    before_relist = self.has_listeners().then(|| {
                         self.reader
                             .state()
                             .into_iter()
                             .map(|o| (self.key(&o), o))
-                            .collect(),
-                    );
+                            .collect()
+                    });
                     writer.apply_watcher_event(&event);
                     Vec::new()
                 }
@@ -592,9 +627,15 @@ where
                 }
                 watcher::Event::InitDone => {
                     writer.apply_watcher_event(&event);
-                    let changes = self.relisted(before_relist.take().unwrap_or_default());
+                    let before = before_relist.take().unwrap_or_default();
                     self.rebuild_indices();
-                    changes
+                    if self.has_listeners() {
+                        self.relisted(before)
+                    } else {
+                        // Nobody to tell: the first sync of a large cache costs no more
+                        // than kube's own reflector.
+                        Vec::new()
+                    }
                 }
                 watcher::Event::Apply(obj) => {
                     let key = self.key(obj);
@@ -628,10 +669,19 @@ where
         lock(&self.listeners).streams.clear();
     }
 
+    /// Whether any handler or stream listens.
+    fn has_listeners(&self) -> bool {
+        let listeners = lock(&self.listeners);
+        !listeners.handlers.is_empty() || !listeners.streams.is_empty()
+    }
+
     /// What changed between the cache before a re-list and after it.
     fn relisted(&self, before: HashMap<ObjectRef<K>, Arc<K>>) -> Vec<Change<K>> {
-        let mut changes = Vec::new();
         let after = self.reader.state();
+        if before.is_empty() {
+            return after.into_iter().map(Change::Added).collect();
+        }
+        let mut changes = Vec::new();
         let mut seen = HashSet::new();
         for new in after {
             let key = self.key(&new);
@@ -655,12 +705,10 @@ where
             .indices
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let state = self.reader.state();
+        // Rebuilt on their next query, from the new cache.
         for index in indices.values_mut() {
             index.values.clear();
-            for obj in &state {
-                add_to_index(index, obj, &self.dyntype);
-            }
+            index.built = false;
         }
     }
 
@@ -669,7 +717,7 @@ where
             .indices
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        for index in indices.values_mut() {
+        for index in indices.values_mut().filter(|i| i.built) {
             if let Some(old) = old {
                 remove_from_index(index, old, &self.dyntype);
             }

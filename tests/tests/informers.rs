@@ -223,6 +223,56 @@ async fn listers_filter_by_namespace_label_and_index() {
 }
 
 #[tokio::test]
+async fn indices_built_on_first_query_follow_later_changes_and_re_lists() {
+    let (fake, client) = setup();
+    fake.seed(configmap("a", "x", "web")).unwrap();
+    let factory = SharedInformerFactory::new(client.clone());
+    let informer = factory.informer::<ConfigMap>();
+    informer.add_indexer("by-app", |cm: &ConfigMap| {
+        cm.labels().get("app").cloned().into_iter().collect()
+    });
+    factory.start();
+    factory.wait_for_cache_sync(Duration::from_secs(5)).await;
+    let lister = informer.lister();
+    let in_a = || {
+        let mut v: Vec<String> = lister
+            .namespace("a")
+            .list(&Selector::default())
+            .iter()
+            .map(|o| o.name_any())
+            .collect();
+        v.sort();
+        v
+    };
+    let web = || lister.by_index("by-app", "web").len();
+    // First queries build the indices from the cache.
+    assert_eq!((in_a(), web()), (vec!["x".to_owned()], 1));
+    // Built indices follow adds, label changes and deletes.
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "a");
+    cms.create(&PostParams::default(), &configmap("a", "y", "web"))
+        .await
+        .unwrap();
+    wait_for("y indexed", || in_a().len() == 2 && web() == 2).await;
+    cms.patch(
+        "x",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"app": "db"}}})),
+    )
+    .await
+    .unwrap();
+    wait_for("x re-indexed", || web() == 1).await;
+    cms.delete("y", &DeleteParams::default()).await.unwrap();
+    wait_for("y gone", || in_a() == ["x"] && web() == 0).await;
+    // A re-list (410) starts the indices over; their next query sees the new cache.
+    fake.expire_watches();
+    cms.create(&PostParams::default(), &configmap("a", "z", "web"))
+        .await
+        .unwrap();
+    wait_for("z after the re-list", || in_a() == ["x", "z"] && web() == 1).await;
+    factory.shutdown().await;
+}
+
+#[tokio::test]
 async fn resync_delivers_updates_for_every_cached_object() {
     let (fake, client) = setup();
     fake.seed(configmap("a", "x", "web")).unwrap();
