@@ -6,7 +6,9 @@
 //! - Informers, listers and the [`SharedInformerFactory`] are the client-go `informers` /
 //!   `listers` layer on top of `kube::runtime`'s watcher and reflector store.
 //!
-//! The [`GenClient`] derive is re-exported here, so one dependency gives both.
+//! With the `derive` feature (on by default) the `GenClient`, `ApplyConfiguration` and
+//! `CrdMarkers` derives are re-exported here, so one dependency gives both; code written by
+//! the `kube-codegen` CLI needs only the runtime (`default-features = false`).
 
 pub mod apply;
 pub mod client;
@@ -23,6 +25,7 @@ pub use either::Either;
 pub use factory::{FactoryBuilder, ScopeApi, SharedInformerFactory};
 pub use futures::Stream;
 pub use informer::{EventHandler, Handlers, InformerOptions, SharedInformer, WatchBackoff};
+#[cfg(feature = "derive")]
 pub use kube_codegen_derive::{ApplyConfiguration, CrdMarkers, GenClient};
 pub use lister::{Lister, NamespaceLister, NotFound};
 /// For the `Serialize`/`Deserialize` derives of generated apply configurations.

@@ -60,6 +60,7 @@ impl DeploymentApplyConfiguration {
         DeploymentApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "metadata" => ::kube_codegen_runtime::apply::OBJECT_META,
@@ -71,6 +72,7 @@ impl DeploymentApplyConfiguration {
 
     /// Sets `spec`.
     #[must_use]
+    #[inline]
     pub fn with_spec(
         mut self,
         value: impl ::core::convert::Into<DeploymentSpecApplyConfiguration>,
@@ -81,6 +83,7 @@ impl DeploymentApplyConfiguration {
 
     /// Sets `status`.
     #[must_use]
+    #[inline]
     pub fn with_status(
         mut self,
         value: impl ::core::convert::Into<DeploymentStatusApplyConfiguration>,
@@ -92,6 +95,7 @@ impl DeploymentApplyConfiguration {
 
 impl DeploymentApplyConfiguration {
     /// An apply configuration for the `Deployment` named `name`, with its `apiVersion` and `kind`.
+    #[inline]
     pub fn new(name: &str, namespace: &str) -> Self {
         Self {
             api_version: ::core::option::Option::Some("apps/v1".into()),
@@ -107,6 +111,7 @@ impl DeploymentApplyConfiguration {
 
     /// Adds labels (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_labels<
         K: ::core::convert::Into<::std::string::String>,
         V: ::core::convert::Into<::std::string::String>,
@@ -121,6 +126,7 @@ impl DeploymentApplyConfiguration {
 
     /// Adds annotations (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_annotations<
         K: ::core::convert::Into<::std::string::String>,
         V: ::core::convert::Into<::std::string::String>,
@@ -135,6 +141,7 @@ impl DeploymentApplyConfiguration {
 
     /// Appends owner references.
     #[must_use]
+    #[inline]
     pub fn with_owner_references(
         mut self,
         owners: impl ::core::iter::IntoIterator<
@@ -151,6 +158,7 @@ impl DeploymentApplyConfiguration {
 
     /// Appends finalizers.
     #[must_use]
+    #[inline]
     pub fn with_finalizers<F: ::core::convert::Into<::std::string::String>>(
         mut self,
         finalizers: impl ::core::iter::IntoIterator<Item = F>,
@@ -166,6 +174,7 @@ impl DeploymentApplyConfiguration {
 
 impl ::kube_codegen_runtime::apply::ObjectConfiguration
 for DeploymentApplyConfiguration {
+    #[inline]
     fn metadata(
         &self,
     ) -> ::core::option::Option<
@@ -176,6 +185,7 @@ for DeploymentApplyConfiguration {
 }
 
 /// The fields of `obj` that `manager` owns (server-side apply), as an apply configuration.
+#[inline]
 pub fn extract_deployment(
     obj: &::k8s_openapi::api::apps::v1::Deployment,
     manager: &str,
@@ -192,6 +202,7 @@ pub fn extract_deployment(
 }
 
 /// The status fields of `obj` that `manager` owns, applied through the status subresource.
+#[inline]
 pub fn extract_deployment_status(
     obj: &::k8s_openapi::api::apps::v1::Deployment,
     manager: &str,
@@ -271,6 +282,7 @@ impl DeploymentConditionApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `lastTransitionTime`.
     #[must_use]
+    #[inline]
     pub fn with_last_transition_time(
         mut self,
         value: impl ::core::convert::Into<
@@ -283,6 +295,7 @@ impl DeploymentConditionApplyConfiguration {
 
     /// Sets `lastUpdateTime`.
     #[must_use]
+    #[inline]
     pub fn with_last_update_time(
         mut self,
         value: impl ::core::convert::Into<
@@ -295,6 +308,7 @@ impl DeploymentConditionApplyConfiguration {
 
     /// Sets `message`.
     #[must_use]
+    #[inline]
     pub fn with_message(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -305,6 +319,7 @@ impl DeploymentConditionApplyConfiguration {
 
     /// Sets `reason`.
     #[must_use]
+    #[inline]
     pub fn with_reason(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -315,6 +330,7 @@ impl DeploymentConditionApplyConfiguration {
 
     /// Sets `status`.
     #[must_use]
+    #[inline]
     pub fn with_status(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -325,6 +341,7 @@ impl DeploymentConditionApplyConfiguration {
 
     /// Sets `type`.
     #[must_use]
+    #[inline]
     pub fn with_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -411,6 +428,7 @@ impl DeploymentSpecApplyConfiguration {
         DeploymentSpecApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "strategy" => DeploymentStrategyApplyConfiguration::MERGE,
@@ -421,6 +439,7 @@ impl DeploymentSpecApplyConfiguration {
 
     /// Sets `minReadySeconds`.
     #[must_use]
+    #[inline]
     pub fn with_min_ready_seconds(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -431,6 +450,7 @@ impl DeploymentSpecApplyConfiguration {
 
     /// Sets `paused`.
     #[must_use]
+    #[inline]
     pub fn with_paused(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.paused = ::core::option::Option::Some(value.into());
         self
@@ -438,6 +458,7 @@ impl DeploymentSpecApplyConfiguration {
 
     /// Sets `progressDeadlineSeconds`.
     #[must_use]
+    #[inline]
     pub fn with_progress_deadline_seconds(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -448,6 +469,7 @@ impl DeploymentSpecApplyConfiguration {
 
     /// Sets `replicas`.
     #[must_use]
+    #[inline]
     pub fn with_replicas(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.replicas = ::core::option::Option::Some(value.into());
         self
@@ -455,6 +477,7 @@ impl DeploymentSpecApplyConfiguration {
 
     /// Sets `revisionHistoryLimit`.
     #[must_use]
+    #[inline]
     pub fn with_revision_history_limit(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -465,6 +488,7 @@ impl DeploymentSpecApplyConfiguration {
 
     /// Sets `selector`.
     #[must_use]
+    #[inline]
     pub fn with_selector(
         mut self,
         value: impl ::core::convert::Into<
@@ -477,6 +501,7 @@ impl DeploymentSpecApplyConfiguration {
 
     /// Sets `strategy`.
     #[must_use]
+    #[inline]
     pub fn with_strategy(
         mut self,
         value: impl ::core::convert::Into<DeploymentStrategyApplyConfiguration>,
@@ -487,6 +512,7 @@ impl DeploymentSpecApplyConfiguration {
 
     /// Sets `template`.
     #[must_use]
+    #[inline]
     pub fn with_template(
         mut self,
         value: impl ::core::convert::Into<PodTemplateSpecApplyConfiguration>,
@@ -580,6 +606,7 @@ impl DeploymentStatusApplyConfiguration {
         DeploymentStatusApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "conditions" => {
@@ -593,6 +620,7 @@ impl DeploymentStatusApplyConfiguration {
 
     /// Sets `availableReplicas`.
     #[must_use]
+    #[inline]
     pub fn with_available_replicas(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -603,6 +631,7 @@ impl DeploymentStatusApplyConfiguration {
 
     /// Sets `collisionCount`.
     #[must_use]
+    #[inline]
     pub fn with_collision_count(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -613,6 +642,7 @@ impl DeploymentStatusApplyConfiguration {
 
     /// Appends items to `conditions`.
     #[must_use]
+    #[inline]
     pub fn with_conditions(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -627,6 +657,7 @@ impl DeploymentStatusApplyConfiguration {
 
     /// Sets `observedGeneration`.
     #[must_use]
+    #[inline]
     pub fn with_observed_generation(
         mut self,
         value: impl ::core::convert::Into<i64>,
@@ -637,6 +668,7 @@ impl DeploymentStatusApplyConfiguration {
 
     /// Sets `readyReplicas`.
     #[must_use]
+    #[inline]
     pub fn with_ready_replicas(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -647,6 +679,7 @@ impl DeploymentStatusApplyConfiguration {
 
     /// Sets `replicas`.
     #[must_use]
+    #[inline]
     pub fn with_replicas(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.replicas = ::core::option::Option::Some(value.into());
         self
@@ -654,6 +687,7 @@ impl DeploymentStatusApplyConfiguration {
 
     /// Sets `terminatingReplicas`.
     #[must_use]
+    #[inline]
     pub fn with_terminating_replicas(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -664,6 +698,7 @@ impl DeploymentStatusApplyConfiguration {
 
     /// Sets `unavailableReplicas`.
     #[must_use]
+    #[inline]
     pub fn with_unavailable_replicas(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -674,6 +709,7 @@ impl DeploymentStatusApplyConfiguration {
 
     /// Sets `updatedReplicas`.
     #[must_use]
+    #[inline]
     pub fn with_updated_replicas(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -718,6 +754,7 @@ impl DeploymentStrategyApplyConfiguration {
         DeploymentStrategyApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "rollingUpdate" => RollingUpdateDeploymentApplyConfiguration::MERGE,
@@ -727,6 +764,7 @@ impl DeploymentStrategyApplyConfiguration {
 
     /// Sets `rollingUpdate`.
     #[must_use]
+    #[inline]
     pub fn with_rolling_update(
         mut self,
         value: impl ::core::convert::Into<RollingUpdateDeploymentApplyConfiguration>,
@@ -737,6 +775,7 @@ impl DeploymentStrategyApplyConfiguration {
 
     /// Sets `type`.
     #[must_use]
+    #[inline]
     pub fn with_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -782,6 +821,7 @@ impl RollingUpdateDeploymentApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `maxSurge`.
     #[must_use]
+    #[inline]
     pub fn with_max_surge(
         mut self,
         value: impl ::core::convert::Into<
@@ -794,6 +834,7 @@ impl RollingUpdateDeploymentApplyConfiguration {
 
     /// Sets `maxUnavailable`.
     #[must_use]
+    #[inline]
     pub fn with_max_unavailable(
         mut self,
         value: impl ::core::convert::Into<
@@ -851,6 +892,7 @@ impl AWSElasticBlockStoreVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -861,6 +903,7 @@ impl AWSElasticBlockStoreVolumeSourceApplyConfiguration {
 
     /// Sets `partition`.
     #[must_use]
+    #[inline]
     pub fn with_partition(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.partition = ::core::option::Option::Some(value.into());
         self
@@ -868,6 +911,7 @@ impl AWSElasticBlockStoreVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -875,6 +919,7 @@ impl AWSElasticBlockStoreVolumeSourceApplyConfiguration {
 
     /// Sets `volumeID`.
     #[must_use]
+    #[inline]
     pub fn with_volume_id(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -924,6 +969,7 @@ impl AffinityApplyConfiguration {
         AffinityApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "nodeAffinity" => NodeAffinityApplyConfiguration::MERGE,
@@ -935,6 +981,7 @@ impl AffinityApplyConfiguration {
 
     /// Sets `nodeAffinity`.
     #[must_use]
+    #[inline]
     pub fn with_node_affinity(
         mut self,
         value: impl ::core::convert::Into<NodeAffinityApplyConfiguration>,
@@ -945,6 +992,7 @@ impl AffinityApplyConfiguration {
 
     /// Sets `podAffinity`.
     #[must_use]
+    #[inline]
     pub fn with_pod_affinity(
         mut self,
         value: impl ::core::convert::Into<PodAffinityApplyConfiguration>,
@@ -955,6 +1003,7 @@ impl AffinityApplyConfiguration {
 
     /// Sets `podAntiAffinity`.
     #[must_use]
+    #[inline]
     pub fn with_pod_anti_affinity(
         mut self,
         value: impl ::core::convert::Into<PodAntiAffinityApplyConfiguration>,
@@ -996,6 +1045,7 @@ impl AppArmorProfileApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `localhostProfile`.
     #[must_use]
+    #[inline]
     pub fn with_localhost_profile(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1006,6 +1056,7 @@ impl AppArmorProfileApplyConfiguration {
 
     /// Sets `type`.
     #[must_use]
+    #[inline]
     pub fn with_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1075,6 +1126,7 @@ impl AzureDiskVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `cachingMode`.
     #[must_use]
+    #[inline]
     pub fn with_caching_mode(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1085,6 +1137,7 @@ impl AzureDiskVolumeSourceApplyConfiguration {
 
     /// Sets `diskName`.
     #[must_use]
+    #[inline]
     pub fn with_disk_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1095,6 +1148,7 @@ impl AzureDiskVolumeSourceApplyConfiguration {
 
     /// Sets `diskURI`.
     #[must_use]
+    #[inline]
     pub fn with_disk_uri(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1105,6 +1159,7 @@ impl AzureDiskVolumeSourceApplyConfiguration {
 
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1115,6 +1170,7 @@ impl AzureDiskVolumeSourceApplyConfiguration {
 
     /// Sets `kind`.
     #[must_use]
+    #[inline]
     pub fn with_kind(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1125,6 +1181,7 @@ impl AzureDiskVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -1170,6 +1227,7 @@ impl AzureFileVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -1177,6 +1235,7 @@ impl AzureFileVolumeSourceApplyConfiguration {
 
     /// Sets `secretName`.
     #[must_use]
+    #[inline]
     pub fn with_secret_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1187,6 +1246,7 @@ impl AzureFileVolumeSourceApplyConfiguration {
 
     /// Sets `shareName`.
     #[must_use]
+    #[inline]
     pub fn with_share_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1254,6 +1314,7 @@ impl CSIVolumeSourceApplyConfiguration {
         CSIVolumeSourceApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "volumeAttributes" => ::kube_codegen_runtime::apply::Merge::ENTRIES,
@@ -1263,6 +1324,7 @@ impl CSIVolumeSourceApplyConfiguration {
 
     /// Sets `driver`.
     #[must_use]
+    #[inline]
     pub fn with_driver(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1273,6 +1335,7 @@ impl CSIVolumeSourceApplyConfiguration {
 
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1283,6 +1346,7 @@ impl CSIVolumeSourceApplyConfiguration {
 
     /// Sets `nodePublishSecretRef`.
     #[must_use]
+    #[inline]
     pub fn with_node_publish_secret_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -1295,6 +1359,7 @@ impl CSIVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -1302,6 +1367,7 @@ impl CSIVolumeSourceApplyConfiguration {
 
     /// Adds entries to `volumeAttributes` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_volume_attributes<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<Item = (K, ::std::string::String)>,
@@ -1345,6 +1411,7 @@ impl CapabilitiesApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Appends items to `add`.
     #[must_use]
+    #[inline]
     pub fn with_add(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -1355,6 +1422,7 @@ impl CapabilitiesApplyConfiguration {
 
     /// Appends items to `drop`.
     #[must_use]
+    #[inline]
     pub fn with_drop(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -1426,6 +1494,7 @@ impl CephFSVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Appends items to `monitors`.
     #[must_use]
+    #[inline]
     pub fn with_monitors(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -1438,6 +1507,7 @@ impl CephFSVolumeSourceApplyConfiguration {
 
     /// Sets `path`.
     #[must_use]
+    #[inline]
     pub fn with_path(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1448,6 +1518,7 @@ impl CephFSVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -1455,6 +1526,7 @@ impl CephFSVolumeSourceApplyConfiguration {
 
     /// Sets `secretFile`.
     #[must_use]
+    #[inline]
     pub fn with_secret_file(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1465,6 +1537,7 @@ impl CephFSVolumeSourceApplyConfiguration {
 
     /// Sets `secretRef`.
     #[must_use]
+    #[inline]
     pub fn with_secret_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -1477,6 +1550,7 @@ impl CephFSVolumeSourceApplyConfiguration {
 
     /// Sets `user`.
     #[must_use]
+    #[inline]
     pub fn with_user(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1534,6 +1608,7 @@ impl CinderVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1544,6 +1619,7 @@ impl CinderVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -1551,6 +1627,7 @@ impl CinderVolumeSourceApplyConfiguration {
 
     /// Sets `secretRef`.
     #[must_use]
+    #[inline]
     pub fn with_secret_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -1563,6 +1640,7 @@ impl CinderVolumeSourceApplyConfiguration {
 
     /// Sets `volumeID`.
     #[must_use]
+    #[inline]
     pub fn with_volume_id(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1620,6 +1698,7 @@ impl ConfigMapVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `defaultMode`.
     #[must_use]
+    #[inline]
     pub fn with_default_mode(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.default_mode = ::core::option::Option::Some(value.into());
         self
@@ -1627,6 +1706,7 @@ impl ConfigMapVolumeSourceApplyConfiguration {
 
     /// Appends items to `items`.
     #[must_use]
+    #[inline]
     pub fn with_items(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -1639,6 +1719,7 @@ impl ConfigMapVolumeSourceApplyConfiguration {
 
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1649,6 +1730,7 @@ impl ConfigMapVolumeSourceApplyConfiguration {
 
     /// Sets `optional`.
     #[must_use]
+    #[inline]
     pub fn with_optional(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.optional = ::core::option::Option::Some(value.into());
         self
@@ -1859,6 +1941,7 @@ impl ContainerApplyConfiguration {
         ContainerApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "env" => {
@@ -1893,6 +1976,7 @@ impl ContainerApplyConfiguration {
 
     /// Appends items to `args`.
     #[must_use]
+    #[inline]
     pub fn with_args(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -1903,6 +1987,7 @@ impl ContainerApplyConfiguration {
 
     /// Appends items to `command`.
     #[must_use]
+    #[inline]
     pub fn with_command(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -1913,6 +1998,7 @@ impl ContainerApplyConfiguration {
 
     /// Appends items to `env`.
     #[must_use]
+    #[inline]
     pub fn with_env(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = EnvVarApplyConfiguration>,
@@ -1923,6 +2009,7 @@ impl ContainerApplyConfiguration {
 
     /// Appends items to `envFrom`.
     #[must_use]
+    #[inline]
     pub fn with_env_from(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -1937,6 +2024,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `image`.
     #[must_use]
+    #[inline]
     pub fn with_image(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1947,6 +2035,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `imagePullPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_image_pull_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1957,6 +2046,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `lifecycle`.
     #[must_use]
+    #[inline]
     pub fn with_lifecycle(
         mut self,
         value: impl ::core::convert::Into<LifecycleApplyConfiguration>,
@@ -1967,6 +2057,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `livenessProbe`.
     #[must_use]
+    #[inline]
     pub fn with_liveness_probe(
         mut self,
         value: impl ::core::convert::Into<ProbeApplyConfiguration>,
@@ -1977,6 +2068,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1987,6 +2079,7 @@ impl ContainerApplyConfiguration {
 
     /// Appends items to `ports`.
     #[must_use]
+    #[inline]
     pub fn with_ports(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ContainerPortApplyConfiguration>,
@@ -1997,6 +2090,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `readinessProbe`.
     #[must_use]
+    #[inline]
     pub fn with_readiness_probe(
         mut self,
         value: impl ::core::convert::Into<ProbeApplyConfiguration>,
@@ -2007,6 +2101,7 @@ impl ContainerApplyConfiguration {
 
     /// Appends items to `resizePolicy`.
     #[must_use]
+    #[inline]
     pub fn with_resize_policy(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -2021,6 +2116,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `resources`.
     #[must_use]
+    #[inline]
     pub fn with_resources(
         mut self,
         value: impl ::core::convert::Into<ResourceRequirementsApplyConfiguration>,
@@ -2031,6 +2127,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `restartPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_restart_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2041,6 +2138,7 @@ impl ContainerApplyConfiguration {
 
     /// Appends items to `restartPolicyRules`.
     #[must_use]
+    #[inline]
     pub fn with_restart_policy_rules(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -2055,6 +2153,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `securityContext`.
     #[must_use]
+    #[inline]
     pub fn with_security_context(
         mut self,
         value: impl ::core::convert::Into<SecurityContextApplyConfiguration>,
@@ -2065,6 +2164,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `startupProbe`.
     #[must_use]
+    #[inline]
     pub fn with_startup_probe(
         mut self,
         value: impl ::core::convert::Into<ProbeApplyConfiguration>,
@@ -2075,6 +2175,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `stdin`.
     #[must_use]
+    #[inline]
     pub fn with_stdin(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.stdin = ::core::option::Option::Some(value.into());
         self
@@ -2082,6 +2183,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `stdinOnce`.
     #[must_use]
+    #[inline]
     pub fn with_stdin_once(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.stdin_once = ::core::option::Option::Some(value.into());
         self
@@ -2089,6 +2191,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `terminationMessagePath`.
     #[must_use]
+    #[inline]
     pub fn with_termination_message_path(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2099,6 +2202,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `terminationMessagePolicy`.
     #[must_use]
+    #[inline]
     pub fn with_termination_message_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2109,6 +2213,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `tty`.
     #[must_use]
+    #[inline]
     pub fn with_tty(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.tty = ::core::option::Option::Some(value.into());
         self
@@ -2116,6 +2221,7 @@ impl ContainerApplyConfiguration {
 
     /// Appends items to `volumeDevices`.
     #[must_use]
+    #[inline]
     pub fn with_volume_devices(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = VolumeDeviceApplyConfiguration>,
@@ -2128,6 +2234,7 @@ impl ContainerApplyConfiguration {
 
     /// Appends items to `volumeMounts`.
     #[must_use]
+    #[inline]
     pub fn with_volume_mounts(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = VolumeMountApplyConfiguration>,
@@ -2140,6 +2247,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `workingDir`.
     #[must_use]
+    #[inline]
     pub fn with_working_dir(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2202,6 +2310,7 @@ impl ContainerPortApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `containerPort`.
     #[must_use]
+    #[inline]
     pub fn with_container_port(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -2212,6 +2321,7 @@ impl ContainerPortApplyConfiguration {
 
     /// Sets `hostIP`.
     #[must_use]
+    #[inline]
     pub fn with_host_ip(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2222,6 +2332,7 @@ impl ContainerPortApplyConfiguration {
 
     /// Sets `hostPort`.
     #[must_use]
+    #[inline]
     pub fn with_host_port(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.host_port = ::core::option::Option::Some(value.into());
         self
@@ -2229,6 +2340,7 @@ impl ContainerPortApplyConfiguration {
 
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2239,6 +2351,7 @@ impl ContainerPortApplyConfiguration {
 
     /// Sets `protocol`.
     #[must_use]
+    #[inline]
     pub fn with_protocol(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2282,6 +2395,7 @@ impl DownwardAPIVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `defaultMode`.
     #[must_use]
+    #[inline]
     pub fn with_default_mode(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.default_mode = ::core::option::Option::Some(value.into());
         self
@@ -2289,6 +2403,7 @@ impl DownwardAPIVolumeSourceApplyConfiguration {
 
     /// Appends items to `items`.
     #[must_use]
+    #[inline]
     pub fn with_items(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -2334,6 +2449,7 @@ impl EmptyDirVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `medium`.
     #[must_use]
+    #[inline]
     pub fn with_medium(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2344,6 +2460,7 @@ impl EmptyDirVolumeSourceApplyConfiguration {
 
     /// Sets `sizeLimit`.
     #[must_use]
+    #[inline]
     pub fn with_size_limit(
         mut self,
         value: impl ::core::convert::Into<
@@ -2395,6 +2512,7 @@ impl EnvVarApplyConfiguration {
         EnvVarApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "valueFrom" => EnvVarSourceApplyConfiguration::MERGE,
@@ -2404,6 +2522,7 @@ impl EnvVarApplyConfiguration {
 
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2414,6 +2533,7 @@ impl EnvVarApplyConfiguration {
 
     /// Sets `value`.
     #[must_use]
+    #[inline]
     pub fn with_value(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2424,6 +2544,7 @@ impl EnvVarApplyConfiguration {
 
     /// Sets `valueFrom`.
     #[must_use]
+    #[inline]
     pub fn with_value_from(
         mut self,
         value: impl ::core::convert::Into<EnvVarSourceApplyConfiguration>,
@@ -2496,6 +2617,7 @@ impl EnvVarSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `configMapKeyRef`.
     #[must_use]
+    #[inline]
     pub fn with_config_map_key_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -2508,6 +2630,7 @@ impl EnvVarSourceApplyConfiguration {
 
     /// Sets `fieldRef`.
     #[must_use]
+    #[inline]
     pub fn with_field_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -2520,6 +2643,7 @@ impl EnvVarSourceApplyConfiguration {
 
     /// Sets `fileKeyRef`.
     #[must_use]
+    #[inline]
     pub fn with_file_key_ref(
         mut self,
         value: impl ::core::convert::Into<::k8s_openapi::api::core::v1::FileKeySelector>,
@@ -2530,6 +2654,7 @@ impl EnvVarSourceApplyConfiguration {
 
     /// Sets `resourceFieldRef`.
     #[must_use]
+    #[inline]
     pub fn with_resource_field_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -2542,6 +2667,7 @@ impl EnvVarSourceApplyConfiguration {
 
     /// Sets `secretKeyRef`.
     #[must_use]
+    #[inline]
     pub fn with_secret_key_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -2764,6 +2890,7 @@ impl EphemeralContainerApplyConfiguration {
         EphemeralContainerApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "env" => {
@@ -2798,6 +2925,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Appends items to `args`.
     #[must_use]
+    #[inline]
     pub fn with_args(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -2808,6 +2936,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Appends items to `command`.
     #[must_use]
+    #[inline]
     pub fn with_command(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -2818,6 +2947,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Appends items to `env`.
     #[must_use]
+    #[inline]
     pub fn with_env(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = EnvVarApplyConfiguration>,
@@ -2828,6 +2958,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Appends items to `envFrom`.
     #[must_use]
+    #[inline]
     pub fn with_env_from(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -2842,6 +2973,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `image`.
     #[must_use]
+    #[inline]
     pub fn with_image(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2852,6 +2984,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `imagePullPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_image_pull_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2862,6 +2995,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `lifecycle`.
     #[must_use]
+    #[inline]
     pub fn with_lifecycle(
         mut self,
         value: impl ::core::convert::Into<LifecycleApplyConfiguration>,
@@ -2872,6 +3006,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `livenessProbe`.
     #[must_use]
+    #[inline]
     pub fn with_liveness_probe(
         mut self,
         value: impl ::core::convert::Into<ProbeApplyConfiguration>,
@@ -2882,6 +3017,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2892,6 +3028,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Appends items to `ports`.
     #[must_use]
+    #[inline]
     pub fn with_ports(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ContainerPortApplyConfiguration>,
@@ -2902,6 +3039,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `readinessProbe`.
     #[must_use]
+    #[inline]
     pub fn with_readiness_probe(
         mut self,
         value: impl ::core::convert::Into<ProbeApplyConfiguration>,
@@ -2912,6 +3050,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Appends items to `resizePolicy`.
     #[must_use]
+    #[inline]
     pub fn with_resize_policy(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -2926,6 +3065,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `resources`.
     #[must_use]
+    #[inline]
     pub fn with_resources(
         mut self,
         value: impl ::core::convert::Into<ResourceRequirementsApplyConfiguration>,
@@ -2936,6 +3076,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `restartPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_restart_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2946,6 +3087,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Appends items to `restartPolicyRules`.
     #[must_use]
+    #[inline]
     pub fn with_restart_policy_rules(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -2960,6 +3102,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `securityContext`.
     #[must_use]
+    #[inline]
     pub fn with_security_context(
         mut self,
         value: impl ::core::convert::Into<SecurityContextApplyConfiguration>,
@@ -2970,6 +3113,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `startupProbe`.
     #[must_use]
+    #[inline]
     pub fn with_startup_probe(
         mut self,
         value: impl ::core::convert::Into<ProbeApplyConfiguration>,
@@ -2980,6 +3124,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `stdin`.
     #[must_use]
+    #[inline]
     pub fn with_stdin(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.stdin = ::core::option::Option::Some(value.into());
         self
@@ -2987,6 +3132,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `stdinOnce`.
     #[must_use]
+    #[inline]
     pub fn with_stdin_once(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.stdin_once = ::core::option::Option::Some(value.into());
         self
@@ -2994,6 +3140,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `targetContainerName`.
     #[must_use]
+    #[inline]
     pub fn with_target_container_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3004,6 +3151,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `terminationMessagePath`.
     #[must_use]
+    #[inline]
     pub fn with_termination_message_path(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3014,6 +3162,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `terminationMessagePolicy`.
     #[must_use]
+    #[inline]
     pub fn with_termination_message_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3024,6 +3173,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `tty`.
     #[must_use]
+    #[inline]
     pub fn with_tty(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.tty = ::core::option::Option::Some(value.into());
         self
@@ -3031,6 +3181,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Appends items to `volumeDevices`.
     #[must_use]
+    #[inline]
     pub fn with_volume_devices(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = VolumeDeviceApplyConfiguration>,
@@ -3043,6 +3194,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Appends items to `volumeMounts`.
     #[must_use]
+    #[inline]
     pub fn with_volume_mounts(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = VolumeMountApplyConfiguration>,
@@ -3055,6 +3207,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `workingDir`.
     #[must_use]
+    #[inline]
     pub fn with_working_dir(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3092,6 +3245,7 @@ impl EphemeralVolumeSourceApplyConfiguration {
         EphemeralVolumeSourceApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "volumeClaimTemplate" => {
@@ -3103,6 +3257,7 @@ impl EphemeralVolumeSourceApplyConfiguration {
 
     /// Sets `volumeClaimTemplate`.
     #[must_use]
+    #[inline]
     pub fn with_volume_claim_template(
         mut self,
         value: impl ::core::convert::Into<
@@ -3139,6 +3294,7 @@ impl ExecActionApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Appends items to `command`.
     #[must_use]
+    #[inline]
     pub fn with_command(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -3201,6 +3357,7 @@ impl FCVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3211,6 +3368,7 @@ impl FCVolumeSourceApplyConfiguration {
 
     /// Sets `lun`.
     #[must_use]
+    #[inline]
     pub fn with_lun(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.lun = ::core::option::Option::Some(value.into());
         self
@@ -3218,6 +3376,7 @@ impl FCVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -3225,6 +3384,7 @@ impl FCVolumeSourceApplyConfiguration {
 
     /// Appends items to `targetWWNs`.
     #[must_use]
+    #[inline]
     pub fn with_target_wwns(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -3237,6 +3397,7 @@ impl FCVolumeSourceApplyConfiguration {
 
     /// Appends items to `wwids`.
     #[must_use]
+    #[inline]
     pub fn with_wwids(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -3304,6 +3465,7 @@ impl FlexVolumeSourceApplyConfiguration {
         FlexVolumeSourceApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "options" => ::kube_codegen_runtime::apply::Merge::ENTRIES,
@@ -3313,6 +3475,7 @@ impl FlexVolumeSourceApplyConfiguration {
 
     /// Sets `driver`.
     #[must_use]
+    #[inline]
     pub fn with_driver(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3323,6 +3486,7 @@ impl FlexVolumeSourceApplyConfiguration {
 
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3333,6 +3497,7 @@ impl FlexVolumeSourceApplyConfiguration {
 
     /// Adds entries to `options` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_options<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<Item = (K, ::std::string::String)>,
@@ -3345,6 +3510,7 @@ impl FlexVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -3352,6 +3518,7 @@ impl FlexVolumeSourceApplyConfiguration {
 
     /// Sets `secretRef`.
     #[must_use]
+    #[inline]
     pub fn with_secret_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -3395,6 +3562,7 @@ impl FlockerVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `datasetName`.
     #[must_use]
+    #[inline]
     pub fn with_dataset_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3405,6 +3573,7 @@ impl FlockerVolumeSourceApplyConfiguration {
 
     /// Sets `datasetUUID`.
     #[must_use]
+    #[inline]
     pub fn with_dataset_uuid(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3460,6 +3629,7 @@ impl GCEPersistentDiskVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3470,6 +3640,7 @@ impl GCEPersistentDiskVolumeSourceApplyConfiguration {
 
     /// Sets `partition`.
     #[must_use]
+    #[inline]
     pub fn with_partition(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.partition = ::core::option::Option::Some(value.into());
         self
@@ -3477,6 +3648,7 @@ impl GCEPersistentDiskVolumeSourceApplyConfiguration {
 
     /// Sets `pdName`.
     #[must_use]
+    #[inline]
     pub fn with_pd_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3487,6 +3659,7 @@ impl GCEPersistentDiskVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -3525,6 +3698,7 @@ impl GRPCActionApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `port`.
     #[must_use]
+    #[inline]
     pub fn with_port(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.port = ::core::option::Option::Some(value.into());
         self
@@ -3532,6 +3706,7 @@ impl GRPCActionApplyConfiguration {
 
     /// Sets `service`.
     #[must_use]
+    #[inline]
     pub fn with_service(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3580,6 +3755,7 @@ impl GitRepoVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `directory`.
     #[must_use]
+    #[inline]
     pub fn with_directory(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3590,6 +3766,7 @@ impl GitRepoVolumeSourceApplyConfiguration {
 
     /// Sets `repository`.
     #[must_use]
+    #[inline]
     pub fn with_repository(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3600,6 +3777,7 @@ impl GitRepoVolumeSourceApplyConfiguration {
 
     /// Sets `revision`.
     #[must_use]
+    #[inline]
     pub fn with_revision(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3648,6 +3826,7 @@ impl GlusterfsVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `endpoints`.
     #[must_use]
+    #[inline]
     pub fn with_endpoints(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3658,6 +3837,7 @@ impl GlusterfsVolumeSourceApplyConfiguration {
 
     /// Sets `path`.
     #[must_use]
+    #[inline]
     pub fn with_path(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3668,6 +3848,7 @@ impl GlusterfsVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -3731,6 +3912,7 @@ impl HTTPGetActionApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `host`.
     #[must_use]
+    #[inline]
     pub fn with_host(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3741,6 +3923,7 @@ impl HTTPGetActionApplyConfiguration {
 
     /// Appends items to `httpHeaders`.
     #[must_use]
+    #[inline]
     pub fn with_http_headers(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -3755,6 +3938,7 @@ impl HTTPGetActionApplyConfiguration {
 
     /// Sets `path`.
     #[must_use]
+    #[inline]
     pub fn with_path(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3765,6 +3949,7 @@ impl HTTPGetActionApplyConfiguration {
 
     /// Sets `port`.
     #[must_use]
+    #[inline]
     pub fn with_port(
         mut self,
         value: impl ::core::convert::Into<
@@ -3777,6 +3962,7 @@ impl HTTPGetActionApplyConfiguration {
 
     /// Sets `scheme`.
     #[must_use]
+    #[inline]
     pub fn with_scheme(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3818,6 +4004,7 @@ impl HostAliasApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Appends items to `hostnames`.
     #[must_use]
+    #[inline]
     pub fn with_hostnames(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -3830,6 +4017,7 @@ impl HostAliasApplyConfiguration {
 
     /// Sets `ip`.
     #[must_use]
+    #[inline]
     pub fn with_ip(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3871,6 +4059,7 @@ impl HostPathVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `path`.
     #[must_use]
+    #[inline]
     pub fn with_path(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3881,6 +4070,7 @@ impl HostPathVolumeSourceApplyConfiguration {
 
     /// Sets `type`.
     #[must_use]
+    #[inline]
     pub fn with_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3987,6 +4177,7 @@ impl ISCSIVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `chapAuthDiscovery`.
     #[must_use]
+    #[inline]
     pub fn with_chap_auth_discovery(
         mut self,
         value: impl ::core::convert::Into<bool>,
@@ -3997,6 +4188,7 @@ impl ISCSIVolumeSourceApplyConfiguration {
 
     /// Sets `chapAuthSession`.
     #[must_use]
+    #[inline]
     pub fn with_chap_auth_session(
         mut self,
         value: impl ::core::convert::Into<bool>,
@@ -4007,6 +4199,7 @@ impl ISCSIVolumeSourceApplyConfiguration {
 
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4017,6 +4210,7 @@ impl ISCSIVolumeSourceApplyConfiguration {
 
     /// Sets `initiatorName`.
     #[must_use]
+    #[inline]
     pub fn with_initiator_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4027,6 +4221,7 @@ impl ISCSIVolumeSourceApplyConfiguration {
 
     /// Sets `iqn`.
     #[must_use]
+    #[inline]
     pub fn with_iqn(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4037,6 +4232,7 @@ impl ISCSIVolumeSourceApplyConfiguration {
 
     /// Sets `iscsiInterface`.
     #[must_use]
+    #[inline]
     pub fn with_iscsi_interface(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4047,6 +4243,7 @@ impl ISCSIVolumeSourceApplyConfiguration {
 
     /// Sets `lun`.
     #[must_use]
+    #[inline]
     pub fn with_lun(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.lun = ::core::option::Option::Some(value.into());
         self
@@ -4054,6 +4251,7 @@ impl ISCSIVolumeSourceApplyConfiguration {
 
     /// Appends items to `portals`.
     #[must_use]
+    #[inline]
     pub fn with_portals(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -4064,6 +4262,7 @@ impl ISCSIVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -4071,6 +4270,7 @@ impl ISCSIVolumeSourceApplyConfiguration {
 
     /// Sets `secretRef`.
     #[must_use]
+    #[inline]
     pub fn with_secret_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -4083,6 +4283,7 @@ impl ISCSIVolumeSourceApplyConfiguration {
 
     /// Sets `targetPortal`.
     #[must_use]
+    #[inline]
     pub fn with_target_portal(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4124,6 +4325,7 @@ impl ImageVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `pullPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_pull_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4134,6 +4336,7 @@ impl ImageVolumeSourceApplyConfiguration {
 
     /// Sets `reference`.
     #[must_use]
+    #[inline]
     pub fn with_reference(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4183,6 +4386,7 @@ impl LifecycleApplyConfiguration {
         LifecycleApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "postStart" => LifecycleHandlerApplyConfiguration::MERGE,
@@ -4193,6 +4397,7 @@ impl LifecycleApplyConfiguration {
 
     /// Sets `postStart`.
     #[must_use]
+    #[inline]
     pub fn with_post_start(
         mut self,
         value: impl ::core::convert::Into<LifecycleHandlerApplyConfiguration>,
@@ -4203,6 +4408,7 @@ impl LifecycleApplyConfiguration {
 
     /// Sets `preStop`.
     #[must_use]
+    #[inline]
     pub fn with_pre_stop(
         mut self,
         value: impl ::core::convert::Into<LifecycleHandlerApplyConfiguration>,
@@ -4213,6 +4419,7 @@ impl LifecycleApplyConfiguration {
 
     /// Sets `stopSignal`.
     #[must_use]
+    #[inline]
     pub fn with_stop_signal(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4269,6 +4476,7 @@ impl LifecycleHandlerApplyConfiguration {
         LifecycleHandlerApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "exec" => ExecActionApplyConfiguration::MERGE,
@@ -4281,6 +4489,7 @@ impl LifecycleHandlerApplyConfiguration {
 
     /// Sets `exec`.
     #[must_use]
+    #[inline]
     pub fn with_exec(
         mut self,
         value: impl ::core::convert::Into<ExecActionApplyConfiguration>,
@@ -4291,6 +4500,7 @@ impl LifecycleHandlerApplyConfiguration {
 
     /// Sets `httpGet`.
     #[must_use]
+    #[inline]
     pub fn with_http_get(
         mut self,
         value: impl ::core::convert::Into<HTTPGetActionApplyConfiguration>,
@@ -4301,6 +4511,7 @@ impl LifecycleHandlerApplyConfiguration {
 
     /// Sets `sleep`.
     #[must_use]
+    #[inline]
     pub fn with_sleep(
         mut self,
         value: impl ::core::convert::Into<SleepActionApplyConfiguration>,
@@ -4311,6 +4522,7 @@ impl LifecycleHandlerApplyConfiguration {
 
     /// Sets `tcpSocket`.
     #[must_use]
+    #[inline]
     pub fn with_tcp_socket(
         mut self,
         value: impl ::core::convert::Into<TCPSocketActionApplyConfiguration>,
@@ -4359,6 +4571,7 @@ impl NFSVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `path`.
     #[must_use]
+    #[inline]
     pub fn with_path(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4369,6 +4582,7 @@ impl NFSVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -4376,6 +4590,7 @@ impl NFSVolumeSourceApplyConfiguration {
 
     /// Sets `server`.
     #[must_use]
+    #[inline]
     pub fn with_server(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4421,6 +4636,7 @@ impl NodeAffinityApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Appends items to `preferredDuringSchedulingIgnoredDuringExecution`.
     #[must_use]
+    #[inline]
     pub fn with_preferred_during_scheduling_ignored_during_execution(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -4435,6 +4651,7 @@ impl NodeAffinityApplyConfiguration {
 
     /// Sets `requiredDuringSchedulingIgnoredDuringExecution`.
     #[must_use]
+    #[inline]
     pub fn with_required_during_scheduling_ignored_during_execution(
         mut self,
         value: impl ::core::convert::Into<::k8s_openapi::api::core::v1::NodeSelector>,
@@ -4532,6 +4749,7 @@ impl PersistentVolumeClaimSpecApplyConfiguration {
         PersistentVolumeClaimSpecApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "dataSourceRef" => TypedObjectReferenceApplyConfiguration::MERGE,
@@ -4542,6 +4760,7 @@ impl PersistentVolumeClaimSpecApplyConfiguration {
 
     /// Appends items to `accessModes`.
     #[must_use]
+    #[inline]
     pub fn with_access_modes(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -4554,6 +4773,7 @@ impl PersistentVolumeClaimSpecApplyConfiguration {
 
     /// Sets `dataSource`.
     #[must_use]
+    #[inline]
     pub fn with_data_source(
         mut self,
         value: impl ::core::convert::Into<
@@ -4566,6 +4786,7 @@ impl PersistentVolumeClaimSpecApplyConfiguration {
 
     /// Sets `dataSourceRef`.
     #[must_use]
+    #[inline]
     pub fn with_data_source_ref(
         mut self,
         value: impl ::core::convert::Into<TypedObjectReferenceApplyConfiguration>,
@@ -4576,6 +4797,7 @@ impl PersistentVolumeClaimSpecApplyConfiguration {
 
     /// Sets `resources`.
     #[must_use]
+    #[inline]
     pub fn with_resources(
         mut self,
         value: impl ::core::convert::Into<VolumeResourceRequirementsApplyConfiguration>,
@@ -4586,6 +4808,7 @@ impl PersistentVolumeClaimSpecApplyConfiguration {
 
     /// Sets `selector`.
     #[must_use]
+    #[inline]
     pub fn with_selector(
         mut self,
         value: impl ::core::convert::Into<
@@ -4598,6 +4821,7 @@ impl PersistentVolumeClaimSpecApplyConfiguration {
 
     /// Sets `storageClassName`.
     #[must_use]
+    #[inline]
     pub fn with_storage_class_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4608,6 +4832,7 @@ impl PersistentVolumeClaimSpecApplyConfiguration {
 
     /// Sets `volumeAttributesClassName`.
     #[must_use]
+    #[inline]
     pub fn with_volume_attributes_class_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4618,6 +4843,7 @@ impl PersistentVolumeClaimSpecApplyConfiguration {
 
     /// Sets `volumeMode`.
     #[must_use]
+    #[inline]
     pub fn with_volume_mode(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4628,6 +4854,7 @@ impl PersistentVolumeClaimSpecApplyConfiguration {
 
     /// Sets `volumeName`.
     #[must_use]
+    #[inline]
     pub fn with_volume_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4672,6 +4899,7 @@ impl PersistentVolumeClaimTemplateApplyConfiguration {
         PersistentVolumeClaimTemplateApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "metadata" => ::kube_codegen_runtime::apply::OBJECT_META,
@@ -4682,6 +4910,7 @@ impl PersistentVolumeClaimTemplateApplyConfiguration {
 
     /// Sets `metadata`.
     #[must_use]
+    #[inline]
     pub fn with_metadata(
         mut self,
         value: impl ::core::convert::Into<
@@ -4694,6 +4923,7 @@ impl PersistentVolumeClaimTemplateApplyConfiguration {
 
     /// Sets `spec`.
     #[must_use]
+    #[inline]
     pub fn with_spec(
         mut self,
         value: impl ::core::convert::Into<PersistentVolumeClaimSpecApplyConfiguration>,
@@ -4735,6 +4965,7 @@ impl PersistentVolumeClaimVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `claimName`.
     #[must_use]
+    #[inline]
     pub fn with_claim_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4745,6 +4976,7 @@ impl PersistentVolumeClaimVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -4783,6 +5015,7 @@ impl PhotonPersistentDiskVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4793,6 +5026,7 @@ impl PhotonPersistentDiskVolumeSourceApplyConfiguration {
 
     /// Sets `pdID`.
     #[must_use]
+    #[inline]
     pub fn with_pd_id(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4838,6 +5072,7 @@ impl PodAffinityApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Appends items to `preferredDuringSchedulingIgnoredDuringExecution`.
     #[must_use]
+    #[inline]
     pub fn with_preferred_during_scheduling_ignored_during_execution(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -4852,6 +5087,7 @@ impl PodAffinityApplyConfiguration {
 
     /// Appends items to `requiredDuringSchedulingIgnoredDuringExecution`.
     #[must_use]
+    #[inline]
     pub fn with_required_during_scheduling_ignored_during_execution(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -4901,6 +5137,7 @@ impl PodAntiAffinityApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Appends items to `preferredDuringSchedulingIgnoredDuringExecution`.
     #[must_use]
+    #[inline]
     pub fn with_preferred_during_scheduling_ignored_during_execution(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -4915,6 +5152,7 @@ impl PodAntiAffinityApplyConfiguration {
 
     /// Appends items to `requiredDuringSchedulingIgnoredDuringExecution`.
     #[must_use]
+    #[inline]
     pub fn with_required_during_scheduling_ignored_during_execution(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -4969,6 +5207,7 @@ impl PodDNSConfigApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Appends items to `nameservers`.
     #[must_use]
+    #[inline]
     pub fn with_nameservers(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -4981,6 +5220,7 @@ impl PodDNSConfigApplyConfiguration {
 
     /// Appends items to `options`.
     #[must_use]
+    #[inline]
     pub fn with_options(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -4993,6 +5233,7 @@ impl PodDNSConfigApplyConfiguration {
 
     /// Appends items to `searches`.
     #[must_use]
+    #[inline]
     pub fn with_searches(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -5029,6 +5270,7 @@ impl PodOSApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -5077,6 +5319,7 @@ impl PodResourceClaimApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -5087,6 +5330,7 @@ impl PodResourceClaimApplyConfiguration {
 
     /// Sets `resourceClaimName`.
     #[must_use]
+    #[inline]
     pub fn with_resource_claim_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -5097,6 +5341,7 @@ impl PodResourceClaimApplyConfiguration {
 
     /// Sets `resourceClaimTemplateName`.
     #[must_use]
+    #[inline]
     pub fn with_resource_claim_template_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -5131,6 +5376,7 @@ impl PodSchedulingGateApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -5165,6 +5411,7 @@ impl PodSchedulingGroupApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `podGroupName`.
     #[must_use]
+    #[inline]
     pub fn with_pod_group_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -5288,6 +5535,7 @@ impl PodSecurityContextApplyConfiguration {
         PodSecurityContextApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "appArmorProfile" => AppArmorProfileApplyConfiguration::MERGE,
@@ -5300,6 +5548,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Sets `appArmorProfile`.
     #[must_use]
+    #[inline]
     pub fn with_app_armor_profile(
         mut self,
         value: impl ::core::convert::Into<AppArmorProfileApplyConfiguration>,
@@ -5310,6 +5559,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Sets `fsGroup`.
     #[must_use]
+    #[inline]
     pub fn with_fs_group(mut self, value: impl ::core::convert::Into<i64>) -> Self {
         self.fs_group = ::core::option::Option::Some(value.into());
         self
@@ -5317,6 +5567,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Sets `fsGroupChangePolicy`.
     #[must_use]
+    #[inline]
     pub fn with_fs_group_change_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -5327,6 +5578,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Sets `runAsGroup`.
     #[must_use]
+    #[inline]
     pub fn with_run_as_group(mut self, value: impl ::core::convert::Into<i64>) -> Self {
         self.run_as_group = ::core::option::Option::Some(value.into());
         self
@@ -5334,6 +5586,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Sets `runAsNonRoot`.
     #[must_use]
+    #[inline]
     pub fn with_run_as_non_root(
         mut self,
         value: impl ::core::convert::Into<bool>,
@@ -5344,6 +5597,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Sets `runAsUser`.
     #[must_use]
+    #[inline]
     pub fn with_run_as_user(mut self, value: impl ::core::convert::Into<i64>) -> Self {
         self.run_as_user = ::core::option::Option::Some(value.into());
         self
@@ -5351,6 +5605,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Sets `seLinuxChangePolicy`.
     #[must_use]
+    #[inline]
     pub fn with_se_linux_change_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -5361,6 +5616,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Sets `seLinuxOptions`.
     #[must_use]
+    #[inline]
     pub fn with_se_linux_options(
         mut self,
         value: impl ::core::convert::Into<SELinuxOptionsApplyConfiguration>,
@@ -5371,6 +5627,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Sets `seccompProfile`.
     #[must_use]
+    #[inline]
     pub fn with_seccomp_profile(
         mut self,
         value: impl ::core::convert::Into<SeccompProfileApplyConfiguration>,
@@ -5381,6 +5638,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Appends items to `supplementalGroups`.
     #[must_use]
+    #[inline]
     pub fn with_supplemental_groups(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = i64>,
@@ -5393,6 +5651,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Sets `supplementalGroupsPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_supplemental_groups_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -5403,6 +5662,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Appends items to `sysctls`.
     #[must_use]
+    #[inline]
     pub fn with_sysctls(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -5415,6 +5675,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Sets `windowsOptions`.
     #[must_use]
+    #[inline]
     pub fn with_windows_options(
         mut self,
         value: impl ::core::convert::Into<
@@ -5764,6 +6025,7 @@ impl PodSpecApplyConfiguration {
         PodSpecApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "affinity" => AffinityApplyConfiguration::MERGE,
@@ -5820,6 +6082,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `activeDeadlineSeconds`.
     #[must_use]
+    #[inline]
     pub fn with_active_deadline_seconds(
         mut self,
         value: impl ::core::convert::Into<i64>,
@@ -5830,6 +6093,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `affinity`.
     #[must_use]
+    #[inline]
     pub fn with_affinity(
         mut self,
         value: impl ::core::convert::Into<AffinityApplyConfiguration>,
@@ -5840,6 +6104,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `automountServiceAccountToken`.
     #[must_use]
+    #[inline]
     pub fn with_automount_service_account_token(
         mut self,
         value: impl ::core::convert::Into<bool>,
@@ -5852,6 +6117,7 @@ impl PodSpecApplyConfiguration {
 
     /// Appends items to `containers`.
     #[must_use]
+    #[inline]
     pub fn with_containers(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ContainerApplyConfiguration>,
@@ -5864,6 +6130,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `dnsConfig`.
     #[must_use]
+    #[inline]
     pub fn with_dns_config(
         mut self,
         value: impl ::core::convert::Into<PodDNSConfigApplyConfiguration>,
@@ -5874,6 +6141,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `dnsPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_dns_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -5884,6 +6152,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `enableServiceLinks`.
     #[must_use]
+    #[inline]
     pub fn with_enable_service_links(
         mut self,
         value: impl ::core::convert::Into<bool>,
@@ -5894,6 +6163,7 @@ impl PodSpecApplyConfiguration {
 
     /// Appends items to `ephemeralContainers`.
     #[must_use]
+    #[inline]
     pub fn with_ephemeral_containers(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -5908,6 +6178,7 @@ impl PodSpecApplyConfiguration {
 
     /// Appends items to `hostAliases`.
     #[must_use]
+    #[inline]
     pub fn with_host_aliases(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = HostAliasApplyConfiguration>,
@@ -5920,6 +6191,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `hostIPC`.
     #[must_use]
+    #[inline]
     pub fn with_host_ipc(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.host_ipc = ::core::option::Option::Some(value.into());
         self
@@ -5927,6 +6199,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `hostNetwork`.
     #[must_use]
+    #[inline]
     pub fn with_host_network(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.host_network = ::core::option::Option::Some(value.into());
         self
@@ -5934,6 +6207,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `hostPID`.
     #[must_use]
+    #[inline]
     pub fn with_host_pid(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.host_pid = ::core::option::Option::Some(value.into());
         self
@@ -5941,6 +6215,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `hostUsers`.
     #[must_use]
+    #[inline]
     pub fn with_host_users(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.host_users = ::core::option::Option::Some(value.into());
         self
@@ -5948,6 +6223,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `hostname`.
     #[must_use]
+    #[inline]
     pub fn with_hostname(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -5958,6 +6234,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `hostnameOverride`.
     #[must_use]
+    #[inline]
     pub fn with_hostname_override(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -5968,6 +6245,7 @@ impl PodSpecApplyConfiguration {
 
     /// Appends items to `imagePullSecrets`.
     #[must_use]
+    #[inline]
     pub fn with_image_pull_secrets(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -5982,6 +6260,7 @@ impl PodSpecApplyConfiguration {
 
     /// Appends items to `initContainers`.
     #[must_use]
+    #[inline]
     pub fn with_init_containers(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ContainerApplyConfiguration>,
@@ -5994,6 +6273,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `nodeName`.
     #[must_use]
+    #[inline]
     pub fn with_node_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6004,6 +6284,7 @@ impl PodSpecApplyConfiguration {
 
     /// Adds entries to `nodeSelector` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_node_selector<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<Item = (K, ::std::string::String)>,
@@ -6016,6 +6297,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `os`.
     #[must_use]
+    #[inline]
     pub fn with_os(
         mut self,
         value: impl ::core::convert::Into<PodOSApplyConfiguration>,
@@ -6026,6 +6308,7 @@ impl PodSpecApplyConfiguration {
 
     /// Adds entries to `overhead` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_overhead<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<
@@ -6040,6 +6323,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `preemptionPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_preemption_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6050,6 +6334,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `priority`.
     #[must_use]
+    #[inline]
     pub fn with_priority(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.priority = ::core::option::Option::Some(value.into());
         self
@@ -6057,6 +6342,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `priorityClassName`.
     #[must_use]
+    #[inline]
     pub fn with_priority_class_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6067,6 +6353,7 @@ impl PodSpecApplyConfiguration {
 
     /// Appends items to `readinessGates`.
     #[must_use]
+    #[inline]
     pub fn with_readiness_gates(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -6081,6 +6368,7 @@ impl PodSpecApplyConfiguration {
 
     /// Appends items to `resourceClaims`.
     #[must_use]
+    #[inline]
     pub fn with_resource_claims(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = PodResourceClaimApplyConfiguration>,
@@ -6093,6 +6381,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `resources`.
     #[must_use]
+    #[inline]
     pub fn with_resources(
         mut self,
         value: impl ::core::convert::Into<ResourceRequirementsApplyConfiguration>,
@@ -6103,6 +6392,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `restartPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_restart_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6113,6 +6403,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `runtimeClassName`.
     #[must_use]
+    #[inline]
     pub fn with_runtime_class_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6123,6 +6414,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `schedulerName`.
     #[must_use]
+    #[inline]
     pub fn with_scheduler_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6133,6 +6425,7 @@ impl PodSpecApplyConfiguration {
 
     /// Appends items to `schedulingGates`.
     #[must_use]
+    #[inline]
     pub fn with_scheduling_gates(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -6147,6 +6440,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `schedulingGroup`.
     #[must_use]
+    #[inline]
     pub fn with_scheduling_group(
         mut self,
         value: impl ::core::convert::Into<PodSchedulingGroupApplyConfiguration>,
@@ -6157,6 +6451,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `securityContext`.
     #[must_use]
+    #[inline]
     pub fn with_security_context(
         mut self,
         value: impl ::core::convert::Into<PodSecurityContextApplyConfiguration>,
@@ -6167,6 +6462,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `serviceAccount`.
     #[must_use]
+    #[inline]
     pub fn with_service_account(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6177,6 +6473,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `serviceAccountName`.
     #[must_use]
+    #[inline]
     pub fn with_service_account_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6187,6 +6484,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `setHostnameAsFQDN`.
     #[must_use]
+    #[inline]
     pub fn with_set_hostname_as_fqdn(
         mut self,
         value: impl ::core::convert::Into<bool>,
@@ -6197,6 +6495,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `shareProcessNamespace`.
     #[must_use]
+    #[inline]
     pub fn with_share_process_namespace(
         mut self,
         value: impl ::core::convert::Into<bool>,
@@ -6207,6 +6506,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `subdomain`.
     #[must_use]
+    #[inline]
     pub fn with_subdomain(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6217,6 +6517,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `terminationGracePeriodSeconds`.
     #[must_use]
+    #[inline]
     pub fn with_termination_grace_period_seconds(
         mut self,
         value: impl ::core::convert::Into<i64>,
@@ -6229,6 +6530,7 @@ impl PodSpecApplyConfiguration {
 
     /// Appends items to `tolerations`.
     #[must_use]
+    #[inline]
     pub fn with_tolerations(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -6243,6 +6545,7 @@ impl PodSpecApplyConfiguration {
 
     /// Appends items to `topologySpreadConstraints`.
     #[must_use]
+    #[inline]
     pub fn with_topology_spread_constraints(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -6257,6 +6560,7 @@ impl PodSpecApplyConfiguration {
 
     /// Appends items to `volumes`.
     #[must_use]
+    #[inline]
     pub fn with_volumes(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = VolumeApplyConfiguration>,
@@ -6301,6 +6605,7 @@ impl PodTemplateSpecApplyConfiguration {
         PodTemplateSpecApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "metadata" => ::kube_codegen_runtime::apply::OBJECT_META,
@@ -6311,6 +6616,7 @@ impl PodTemplateSpecApplyConfiguration {
 
     /// Sets `metadata`.
     #[must_use]
+    #[inline]
     pub fn with_metadata(
         mut self,
         value: impl ::core::convert::Into<
@@ -6323,6 +6629,7 @@ impl PodTemplateSpecApplyConfiguration {
 
     /// Sets `spec`.
     #[must_use]
+    #[inline]
     pub fn with_spec(
         mut self,
         value: impl ::core::convert::Into<PodSpecApplyConfiguration>,
@@ -6371,6 +6678,7 @@ impl PortworxVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6381,6 +6689,7 @@ impl PortworxVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -6388,6 +6697,7 @@ impl PortworxVolumeSourceApplyConfiguration {
 
     /// Sets `volumeID`.
     #[must_use]
+    #[inline]
     pub fn with_volume_id(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6486,6 +6796,7 @@ impl ProbeApplyConfiguration {
         ProbeApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "exec" => ExecActionApplyConfiguration::MERGE,
@@ -6498,6 +6809,7 @@ impl ProbeApplyConfiguration {
 
     /// Sets `exec`.
     #[must_use]
+    #[inline]
     pub fn with_exec(
         mut self,
         value: impl ::core::convert::Into<ExecActionApplyConfiguration>,
@@ -6508,6 +6820,7 @@ impl ProbeApplyConfiguration {
 
     /// Sets `failureThreshold`.
     #[must_use]
+    #[inline]
     pub fn with_failure_threshold(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -6518,6 +6831,7 @@ impl ProbeApplyConfiguration {
 
     /// Sets `grpc`.
     #[must_use]
+    #[inline]
     pub fn with_grpc(
         mut self,
         value: impl ::core::convert::Into<GRPCActionApplyConfiguration>,
@@ -6528,6 +6842,7 @@ impl ProbeApplyConfiguration {
 
     /// Sets `httpGet`.
     #[must_use]
+    #[inline]
     pub fn with_http_get(
         mut self,
         value: impl ::core::convert::Into<HTTPGetActionApplyConfiguration>,
@@ -6538,6 +6853,7 @@ impl ProbeApplyConfiguration {
 
     /// Sets `initialDelaySeconds`.
     #[must_use]
+    #[inline]
     pub fn with_initial_delay_seconds(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -6548,6 +6864,7 @@ impl ProbeApplyConfiguration {
 
     /// Sets `periodSeconds`.
     #[must_use]
+    #[inline]
     pub fn with_period_seconds(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -6558,6 +6875,7 @@ impl ProbeApplyConfiguration {
 
     /// Sets `successThreshold`.
     #[must_use]
+    #[inline]
     pub fn with_success_threshold(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -6568,6 +6886,7 @@ impl ProbeApplyConfiguration {
 
     /// Sets `tcpSocket`.
     #[must_use]
+    #[inline]
     pub fn with_tcp_socket(
         mut self,
         value: impl ::core::convert::Into<TCPSocketActionApplyConfiguration>,
@@ -6578,6 +6897,7 @@ impl ProbeApplyConfiguration {
 
     /// Sets `terminationGracePeriodSeconds`.
     #[must_use]
+    #[inline]
     pub fn with_termination_grace_period_seconds(
         mut self,
         value: impl ::core::convert::Into<i64>,
@@ -6590,6 +6910,7 @@ impl ProbeApplyConfiguration {
 
     /// Sets `timeoutSeconds`.
     #[must_use]
+    #[inline]
     pub fn with_timeout_seconds(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -6633,6 +6954,7 @@ impl ProjectedVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `defaultMode`.
     #[must_use]
+    #[inline]
     pub fn with_default_mode(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.default_mode = ::core::option::Option::Some(value.into());
         self
@@ -6640,6 +6962,7 @@ impl ProjectedVolumeSourceApplyConfiguration {
 
     /// Appends items to `sources`.
     #[must_use]
+    #[inline]
     pub fn with_sources(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -6711,6 +7034,7 @@ impl QuobyteVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `group`.
     #[must_use]
+    #[inline]
     pub fn with_group(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6721,6 +7045,7 @@ impl QuobyteVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -6728,6 +7053,7 @@ impl QuobyteVolumeSourceApplyConfiguration {
 
     /// Sets `registry`.
     #[must_use]
+    #[inline]
     pub fn with_registry(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6738,6 +7064,7 @@ impl QuobyteVolumeSourceApplyConfiguration {
 
     /// Sets `tenant`.
     #[must_use]
+    #[inline]
     pub fn with_tenant(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6748,6 +7075,7 @@ impl QuobyteVolumeSourceApplyConfiguration {
 
     /// Sets `user`.
     #[must_use]
+    #[inline]
     pub fn with_user(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6758,6 +7086,7 @@ impl QuobyteVolumeSourceApplyConfiguration {
 
     /// Sets `volume`.
     #[must_use]
+    #[inline]
     pub fn with_volume(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6843,6 +7172,7 @@ impl RBDVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6853,6 +7183,7 @@ impl RBDVolumeSourceApplyConfiguration {
 
     /// Sets `image`.
     #[must_use]
+    #[inline]
     pub fn with_image(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6863,6 +7194,7 @@ impl RBDVolumeSourceApplyConfiguration {
 
     /// Sets `keyring`.
     #[must_use]
+    #[inline]
     pub fn with_keyring(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6873,6 +7205,7 @@ impl RBDVolumeSourceApplyConfiguration {
 
     /// Appends items to `monitors`.
     #[must_use]
+    #[inline]
     pub fn with_monitors(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -6885,6 +7218,7 @@ impl RBDVolumeSourceApplyConfiguration {
 
     /// Sets `pool`.
     #[must_use]
+    #[inline]
     pub fn with_pool(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6895,6 +7229,7 @@ impl RBDVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -6902,6 +7237,7 @@ impl RBDVolumeSourceApplyConfiguration {
 
     /// Sets `secretRef`.
     #[must_use]
+    #[inline]
     pub fn with_secret_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -6914,6 +7250,7 @@ impl RBDVolumeSourceApplyConfiguration {
 
     /// Sets `user`.
     #[must_use]
+    #[inline]
     pub fn with_user(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6955,6 +7292,7 @@ impl ResourceClaimApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6965,6 +7303,7 @@ impl ResourceClaimApplyConfiguration {
 
     /// Sets `request`.
     #[must_use]
+    #[inline]
     pub fn with_request(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7024,6 +7363,7 @@ impl ResourceRequirementsApplyConfiguration {
         ResourceRequirementsApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "claims" => {
@@ -7039,6 +7379,7 @@ impl ResourceRequirementsApplyConfiguration {
 
     /// Appends items to `claims`.
     #[must_use]
+    #[inline]
     pub fn with_claims(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ResourceClaimApplyConfiguration>,
@@ -7049,6 +7390,7 @@ impl ResourceRequirementsApplyConfiguration {
 
     /// Adds entries to `limits` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_limits<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<
@@ -7063,6 +7405,7 @@ impl ResourceRequirementsApplyConfiguration {
 
     /// Adds entries to `requests` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_requests<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<
@@ -7122,6 +7465,7 @@ impl SELinuxOptionsApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `level`.
     #[must_use]
+    #[inline]
     pub fn with_level(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7132,6 +7476,7 @@ impl SELinuxOptionsApplyConfiguration {
 
     /// Sets `role`.
     #[must_use]
+    #[inline]
     pub fn with_role(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7142,6 +7487,7 @@ impl SELinuxOptionsApplyConfiguration {
 
     /// Sets `type`.
     #[must_use]
+    #[inline]
     pub fn with_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7152,6 +7498,7 @@ impl SELinuxOptionsApplyConfiguration {
 
     /// Sets `user`.
     #[must_use]
+    #[inline]
     pub fn with_user(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7251,6 +7598,7 @@ impl ScaleIOVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7261,6 +7609,7 @@ impl ScaleIOVolumeSourceApplyConfiguration {
 
     /// Sets `gateway`.
     #[must_use]
+    #[inline]
     pub fn with_gateway(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7271,6 +7620,7 @@ impl ScaleIOVolumeSourceApplyConfiguration {
 
     /// Sets `protectionDomain`.
     #[must_use]
+    #[inline]
     pub fn with_protection_domain(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7281,6 +7631,7 @@ impl ScaleIOVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -7288,6 +7639,7 @@ impl ScaleIOVolumeSourceApplyConfiguration {
 
     /// Sets `secretRef`.
     #[must_use]
+    #[inline]
     pub fn with_secret_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -7300,6 +7652,7 @@ impl ScaleIOVolumeSourceApplyConfiguration {
 
     /// Sets `sslEnabled`.
     #[must_use]
+    #[inline]
     pub fn with_ssl_enabled(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.ssl_enabled = ::core::option::Option::Some(value.into());
         self
@@ -7307,6 +7660,7 @@ impl ScaleIOVolumeSourceApplyConfiguration {
 
     /// Sets `storageMode`.
     #[must_use]
+    #[inline]
     pub fn with_storage_mode(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7317,6 +7671,7 @@ impl ScaleIOVolumeSourceApplyConfiguration {
 
     /// Sets `storagePool`.
     #[must_use]
+    #[inline]
     pub fn with_storage_pool(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7327,6 +7682,7 @@ impl ScaleIOVolumeSourceApplyConfiguration {
 
     /// Sets `system`.
     #[must_use]
+    #[inline]
     pub fn with_system(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7337,6 +7693,7 @@ impl ScaleIOVolumeSourceApplyConfiguration {
 
     /// Sets `volumeName`.
     #[must_use]
+    #[inline]
     pub fn with_volume_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7378,6 +7735,7 @@ impl SeccompProfileApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `localhostProfile`.
     #[must_use]
+    #[inline]
     pub fn with_localhost_profile(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7388,6 +7746,7 @@ impl SeccompProfileApplyConfiguration {
 
     /// Sets `type`.
     #[must_use]
+    #[inline]
     pub fn with_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7445,6 +7804,7 @@ impl SecretVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `defaultMode`.
     #[must_use]
+    #[inline]
     pub fn with_default_mode(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.default_mode = ::core::option::Option::Some(value.into());
         self
@@ -7452,6 +7812,7 @@ impl SecretVolumeSourceApplyConfiguration {
 
     /// Appends items to `items`.
     #[must_use]
+    #[inline]
     pub fn with_items(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -7464,6 +7825,7 @@ impl SecretVolumeSourceApplyConfiguration {
 
     /// Sets `optional`.
     #[must_use]
+    #[inline]
     pub fn with_optional(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.optional = ::core::option::Option::Some(value.into());
         self
@@ -7471,6 +7833,7 @@ impl SecretVolumeSourceApplyConfiguration {
 
     /// Sets `secretName`.
     #[must_use]
+    #[inline]
     pub fn with_secret_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7585,6 +7948,7 @@ impl SecurityContextApplyConfiguration {
         SecurityContextApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "appArmorProfile" => AppArmorProfileApplyConfiguration::MERGE,
@@ -7598,6 +7962,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `allowPrivilegeEscalation`.
     #[must_use]
+    #[inline]
     pub fn with_allow_privilege_escalation(
         mut self,
         value: impl ::core::convert::Into<bool>,
@@ -7608,6 +7973,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `appArmorProfile`.
     #[must_use]
+    #[inline]
     pub fn with_app_armor_profile(
         mut self,
         value: impl ::core::convert::Into<AppArmorProfileApplyConfiguration>,
@@ -7618,6 +7984,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `capabilities`.
     #[must_use]
+    #[inline]
     pub fn with_capabilities(
         mut self,
         value: impl ::core::convert::Into<CapabilitiesApplyConfiguration>,
@@ -7628,6 +7995,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `privileged`.
     #[must_use]
+    #[inline]
     pub fn with_privileged(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.privileged = ::core::option::Option::Some(value.into());
         self
@@ -7635,6 +8003,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `procMount`.
     #[must_use]
+    #[inline]
     pub fn with_proc_mount(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7645,6 +8014,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `readOnlyRootFilesystem`.
     #[must_use]
+    #[inline]
     pub fn with_read_only_root_filesystem(
         mut self,
         value: impl ::core::convert::Into<bool>,
@@ -7655,6 +8025,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `runAsGroup`.
     #[must_use]
+    #[inline]
     pub fn with_run_as_group(mut self, value: impl ::core::convert::Into<i64>) -> Self {
         self.run_as_group = ::core::option::Option::Some(value.into());
         self
@@ -7662,6 +8033,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `runAsNonRoot`.
     #[must_use]
+    #[inline]
     pub fn with_run_as_non_root(
         mut self,
         value: impl ::core::convert::Into<bool>,
@@ -7672,6 +8044,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `runAsUser`.
     #[must_use]
+    #[inline]
     pub fn with_run_as_user(mut self, value: impl ::core::convert::Into<i64>) -> Self {
         self.run_as_user = ::core::option::Option::Some(value.into());
         self
@@ -7679,6 +8052,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `seLinuxOptions`.
     #[must_use]
+    #[inline]
     pub fn with_se_linux_options(
         mut self,
         value: impl ::core::convert::Into<SELinuxOptionsApplyConfiguration>,
@@ -7689,6 +8063,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `seccompProfile`.
     #[must_use]
+    #[inline]
     pub fn with_seccomp_profile(
         mut self,
         value: impl ::core::convert::Into<SeccompProfileApplyConfiguration>,
@@ -7699,6 +8074,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `windowsOptions`.
     #[must_use]
+    #[inline]
     pub fn with_windows_options(
         mut self,
         value: impl ::core::convert::Into<
@@ -7735,6 +8111,7 @@ impl SleepActionApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `seconds`.
     #[must_use]
+    #[inline]
     pub fn with_seconds(mut self, value: impl ::core::convert::Into<i64>) -> Self {
         self.seconds = ::core::option::Option::Some(value.into());
         self
@@ -7796,6 +8173,7 @@ impl StorageOSVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7806,6 +8184,7 @@ impl StorageOSVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -7813,6 +8192,7 @@ impl StorageOSVolumeSourceApplyConfiguration {
 
     /// Sets `secretRef`.
     #[must_use]
+    #[inline]
     pub fn with_secret_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -7825,6 +8205,7 @@ impl StorageOSVolumeSourceApplyConfiguration {
 
     /// Sets `volumeName`.
     #[must_use]
+    #[inline]
     pub fn with_volume_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7835,6 +8216,7 @@ impl StorageOSVolumeSourceApplyConfiguration {
 
     /// Sets `volumeNamespace`.
     #[must_use]
+    #[inline]
     pub fn with_volume_namespace(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7878,6 +8260,7 @@ impl TCPSocketActionApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `host`.
     #[must_use]
+    #[inline]
     pub fn with_host(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7888,6 +8271,7 @@ impl TCPSocketActionApplyConfiguration {
 
     /// Sets `port`.
     #[must_use]
+    #[inline]
     pub fn with_port(
         mut self,
         value: impl ::core::convert::Into<
@@ -7975,6 +8359,7 @@ impl TopologySpreadConstraintApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `labelSelector`.
     #[must_use]
+    #[inline]
     pub fn with_label_selector(
         mut self,
         value: impl ::core::convert::Into<
@@ -7987,6 +8372,7 @@ impl TopologySpreadConstraintApplyConfiguration {
 
     /// Appends items to `matchLabelKeys`.
     #[must_use]
+    #[inline]
     pub fn with_match_label_keys(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -7999,6 +8385,7 @@ impl TopologySpreadConstraintApplyConfiguration {
 
     /// Sets `maxSkew`.
     #[must_use]
+    #[inline]
     pub fn with_max_skew(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.max_skew = ::core::option::Option::Some(value.into());
         self
@@ -8006,6 +8393,7 @@ impl TopologySpreadConstraintApplyConfiguration {
 
     /// Sets `minDomains`.
     #[must_use]
+    #[inline]
     pub fn with_min_domains(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.min_domains = ::core::option::Option::Some(value.into());
         self
@@ -8013,6 +8401,7 @@ impl TopologySpreadConstraintApplyConfiguration {
 
     /// Sets `nodeAffinityPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_node_affinity_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8023,6 +8412,7 @@ impl TopologySpreadConstraintApplyConfiguration {
 
     /// Sets `nodeTaintsPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_node_taints_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8033,6 +8423,7 @@ impl TopologySpreadConstraintApplyConfiguration {
 
     /// Sets `topologyKey`.
     #[must_use]
+    #[inline]
     pub fn with_topology_key(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8043,6 +8434,7 @@ impl TopologySpreadConstraintApplyConfiguration {
 
     /// Sets `whenUnsatisfiable`.
     #[must_use]
+    #[inline]
     pub fn with_when_unsatisfiable(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8098,6 +8490,7 @@ impl TypedObjectReferenceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `apiGroup`.
     #[must_use]
+    #[inline]
     pub fn with_api_group(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8108,6 +8501,7 @@ impl TypedObjectReferenceApplyConfiguration {
 
     /// Sets `kind`.
     #[must_use]
+    #[inline]
     pub fn with_kind(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8118,6 +8512,7 @@ impl TypedObjectReferenceApplyConfiguration {
 
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8128,6 +8523,7 @@ impl TypedObjectReferenceApplyConfiguration {
 
     /// Sets `namespace`.
     #[must_use]
+    #[inline]
     pub fn with_namespace(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8383,6 +8779,7 @@ impl VolumeApplyConfiguration {
         VolumeApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "awsElasticBlockStore" => {
@@ -8427,6 +8824,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `awsElasticBlockStore`.
     #[must_use]
+    #[inline]
     pub fn with_aws_elastic_block_store(
         mut self,
         value: impl ::core::convert::Into<
@@ -8439,6 +8837,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `azureDisk`.
     #[must_use]
+    #[inline]
     pub fn with_azure_disk(
         mut self,
         value: impl ::core::convert::Into<AzureDiskVolumeSourceApplyConfiguration>,
@@ -8449,6 +8848,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `azureFile`.
     #[must_use]
+    #[inline]
     pub fn with_azure_file(
         mut self,
         value: impl ::core::convert::Into<AzureFileVolumeSourceApplyConfiguration>,
@@ -8459,6 +8859,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `cephfs`.
     #[must_use]
+    #[inline]
     pub fn with_cephfs(
         mut self,
         value: impl ::core::convert::Into<CephFSVolumeSourceApplyConfiguration>,
@@ -8469,6 +8870,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `cinder`.
     #[must_use]
+    #[inline]
     pub fn with_cinder(
         mut self,
         value: impl ::core::convert::Into<CinderVolumeSourceApplyConfiguration>,
@@ -8479,6 +8881,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `configMap`.
     #[must_use]
+    #[inline]
     pub fn with_config_map(
         mut self,
         value: impl ::core::convert::Into<ConfigMapVolumeSourceApplyConfiguration>,
@@ -8489,6 +8892,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `csi`.
     #[must_use]
+    #[inline]
     pub fn with_csi(
         mut self,
         value: impl ::core::convert::Into<CSIVolumeSourceApplyConfiguration>,
@@ -8499,6 +8903,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `downwardAPI`.
     #[must_use]
+    #[inline]
     pub fn with_downward_api(
         mut self,
         value: impl ::core::convert::Into<DownwardAPIVolumeSourceApplyConfiguration>,
@@ -8509,6 +8914,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `emptyDir`.
     #[must_use]
+    #[inline]
     pub fn with_empty_dir(
         mut self,
         value: impl ::core::convert::Into<EmptyDirVolumeSourceApplyConfiguration>,
@@ -8519,6 +8925,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `ephemeral`.
     #[must_use]
+    #[inline]
     pub fn with_ephemeral(
         mut self,
         value: impl ::core::convert::Into<EphemeralVolumeSourceApplyConfiguration>,
@@ -8529,6 +8936,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `fc`.
     #[must_use]
+    #[inline]
     pub fn with_fc(
         mut self,
         value: impl ::core::convert::Into<FCVolumeSourceApplyConfiguration>,
@@ -8539,6 +8947,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `flexVolume`.
     #[must_use]
+    #[inline]
     pub fn with_flex_volume(
         mut self,
         value: impl ::core::convert::Into<FlexVolumeSourceApplyConfiguration>,
@@ -8549,6 +8958,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `flocker`.
     #[must_use]
+    #[inline]
     pub fn with_flocker(
         mut self,
         value: impl ::core::convert::Into<FlockerVolumeSourceApplyConfiguration>,
@@ -8559,6 +8969,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `gcePersistentDisk`.
     #[must_use]
+    #[inline]
     pub fn with_gce_persistent_disk(
         mut self,
         value: impl ::core::convert::Into<
@@ -8571,6 +8982,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `gitRepo`.
     #[must_use]
+    #[inline]
     pub fn with_git_repo(
         mut self,
         value: impl ::core::convert::Into<GitRepoVolumeSourceApplyConfiguration>,
@@ -8581,6 +8993,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `glusterfs`.
     #[must_use]
+    #[inline]
     pub fn with_glusterfs(
         mut self,
         value: impl ::core::convert::Into<GlusterfsVolumeSourceApplyConfiguration>,
@@ -8591,6 +9004,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `hostPath`.
     #[must_use]
+    #[inline]
     pub fn with_host_path(
         mut self,
         value: impl ::core::convert::Into<HostPathVolumeSourceApplyConfiguration>,
@@ -8601,6 +9015,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `image`.
     #[must_use]
+    #[inline]
     pub fn with_image(
         mut self,
         value: impl ::core::convert::Into<ImageVolumeSourceApplyConfiguration>,
@@ -8611,6 +9026,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `iscsi`.
     #[must_use]
+    #[inline]
     pub fn with_iscsi(
         mut self,
         value: impl ::core::convert::Into<ISCSIVolumeSourceApplyConfiguration>,
@@ -8621,6 +9037,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8631,6 +9048,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `nfs`.
     #[must_use]
+    #[inline]
     pub fn with_nfs(
         mut self,
         value: impl ::core::convert::Into<NFSVolumeSourceApplyConfiguration>,
@@ -8641,6 +9059,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `persistentVolumeClaim`.
     #[must_use]
+    #[inline]
     pub fn with_persistent_volume_claim(
         mut self,
         value: impl ::core::convert::Into<
@@ -8653,6 +9072,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `photonPersistentDisk`.
     #[must_use]
+    #[inline]
     pub fn with_photon_persistent_disk(
         mut self,
         value: impl ::core::convert::Into<
@@ -8665,6 +9085,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `portworxVolume`.
     #[must_use]
+    #[inline]
     pub fn with_portworx_volume(
         mut self,
         value: impl ::core::convert::Into<PortworxVolumeSourceApplyConfiguration>,
@@ -8675,6 +9096,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `projected`.
     #[must_use]
+    #[inline]
     pub fn with_projected(
         mut self,
         value: impl ::core::convert::Into<ProjectedVolumeSourceApplyConfiguration>,
@@ -8685,6 +9107,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `quobyte`.
     #[must_use]
+    #[inline]
     pub fn with_quobyte(
         mut self,
         value: impl ::core::convert::Into<QuobyteVolumeSourceApplyConfiguration>,
@@ -8695,6 +9118,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `rbd`.
     #[must_use]
+    #[inline]
     pub fn with_rbd(
         mut self,
         value: impl ::core::convert::Into<RBDVolumeSourceApplyConfiguration>,
@@ -8705,6 +9129,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `scaleIO`.
     #[must_use]
+    #[inline]
     pub fn with_scale_io(
         mut self,
         value: impl ::core::convert::Into<ScaleIOVolumeSourceApplyConfiguration>,
@@ -8715,6 +9140,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `secret`.
     #[must_use]
+    #[inline]
     pub fn with_secret(
         mut self,
         value: impl ::core::convert::Into<SecretVolumeSourceApplyConfiguration>,
@@ -8725,6 +9151,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `storageos`.
     #[must_use]
+    #[inline]
     pub fn with_storageos(
         mut self,
         value: impl ::core::convert::Into<StorageOSVolumeSourceApplyConfiguration>,
@@ -8735,6 +9162,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `vsphereVolume`.
     #[must_use]
+    #[inline]
     pub fn with_vsphere_volume(
         mut self,
         value: impl ::core::convert::Into<
@@ -8778,6 +9206,7 @@ impl VolumeDeviceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `devicePath`.
     #[must_use]
+    #[inline]
     pub fn with_device_path(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8788,6 +9217,7 @@ impl VolumeDeviceApplyConfiguration {
 
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8864,6 +9294,7 @@ impl VolumeMountApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `mountPath`.
     #[must_use]
+    #[inline]
     pub fn with_mount_path(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8874,6 +9305,7 @@ impl VolumeMountApplyConfiguration {
 
     /// Sets `mountPropagation`.
     #[must_use]
+    #[inline]
     pub fn with_mount_propagation(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8884,6 +9316,7 @@ impl VolumeMountApplyConfiguration {
 
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8894,6 +9327,7 @@ impl VolumeMountApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -8901,6 +9335,7 @@ impl VolumeMountApplyConfiguration {
 
     /// Sets `recursiveReadOnly`.
     #[must_use]
+    #[inline]
     pub fn with_recursive_read_only(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8911,6 +9346,7 @@ impl VolumeMountApplyConfiguration {
 
     /// Sets `subPath`.
     #[must_use]
+    #[inline]
     pub fn with_sub_path(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8921,6 +9357,7 @@ impl VolumeMountApplyConfiguration {
 
     /// Sets `subPathExpr`.
     #[must_use]
+    #[inline]
     pub fn with_sub_path_expr(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8973,6 +9410,7 @@ impl VolumeResourceRequirementsApplyConfiguration {
         VolumeResourceRequirementsApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "limits" => ::kube_codegen_runtime::apply::Merge::ENTRIES,
@@ -8983,6 +9421,7 @@ impl VolumeResourceRequirementsApplyConfiguration {
 
     /// Adds entries to `limits` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_limits<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<
@@ -8997,6 +9436,7 @@ impl VolumeResourceRequirementsApplyConfiguration {
 
     /// Adds entries to `requests` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_requests<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<
@@ -9056,6 +9496,7 @@ impl VsphereVirtualDiskVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9066,6 +9507,7 @@ impl VsphereVirtualDiskVolumeSourceApplyConfiguration {
 
     /// Sets `storagePolicyID`.
     #[must_use]
+    #[inline]
     pub fn with_storage_policy_id(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9076,6 +9518,7 @@ impl VsphereVirtualDiskVolumeSourceApplyConfiguration {
 
     /// Sets `storagePolicyName`.
     #[must_use]
+    #[inline]
     pub fn with_storage_policy_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9086,6 +9529,7 @@ impl VsphereVirtualDiskVolumeSourceApplyConfiguration {
 
     /// Sets `volumePath`.
     #[must_use]
+    #[inline]
     pub fn with_volume_path(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9141,6 +9585,7 @@ impl WindowsSecurityContextOptionsApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `gmsaCredentialSpec`.
     #[must_use]
+    #[inline]
     pub fn with_gmsa_credential_spec(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9151,6 +9596,7 @@ impl WindowsSecurityContextOptionsApplyConfiguration {
 
     /// Sets `gmsaCredentialSpecName`.
     #[must_use]
+    #[inline]
     pub fn with_gmsa_credential_spec_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9161,6 +9607,7 @@ impl WindowsSecurityContextOptionsApplyConfiguration {
 
     /// Sets `hostProcess`.
     #[must_use]
+    #[inline]
     pub fn with_host_process(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.host_process = ::core::option::Option::Some(value.into());
         self
@@ -9168,6 +9615,7 @@ impl WindowsSecurityContextOptionsApplyConfiguration {
 
     /// Sets `runAsUserName`.
     #[must_use]
+    #[inline]
     pub fn with_run_as_user_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,

@@ -12,6 +12,7 @@ pub struct Clientset {
 }
 
 impl ::core::fmt::Debug for Clientset {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.debug_struct("Clientset").field("field_manager", &self.field_manager).finish()
     }
@@ -19,6 +20,7 @@ impl ::core::fmt::Debug for Clientset {
 
 impl Clientset {
     /// A clientset over `client`; server-side applies are made as `field_manager`.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -27,16 +29,19 @@ impl Clientset {
     }
 
     /// The shared `kube::Client`.
+    #[inline]
     pub fn client(&self) -> &::kube::Client {
         &self.client
     }
 
     /// The field manager of server-side applies.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         &self.field_manager
     }
 
     /// Clients of `/v1`.
+    #[inline]
     pub fn core_v1(&self) -> super::core::v1::CoreV1Client {
         super::core::v1::CoreV1Client::new(
             self.client.clone(),
@@ -45,6 +50,7 @@ impl Clientset {
     }
 
     /// Clients of `apps/v1`.
+    #[inline]
     pub fn apps_v1(&self) -> super::apps::v1::AppsV1Client {
         super::apps::v1::AppsV1Client::new(
             self.client.clone(),
@@ -53,6 +59,7 @@ impl Clientset {
     }
 
     /// Clients of `events.k8s.io/v1`.
+    #[inline]
     pub fn events_v1(&self) -> super::events::v1::EventsV1Client {
         super::events::v1::EventsV1Client::new(
             self.client.clone(),
@@ -61,6 +68,7 @@ impl Clientset {
     }
 
     /// Clients of `samplecontroller.k8s.io/v1alpha1`.
+    #[inline]
     pub fn samplecontroller_v1alpha1(
         &self,
     ) -> super::samplecontroller::v1alpha1::SamplecontrollerV1alpha1Client {

@@ -16,18 +16,22 @@ pub trait InformerFactoryExt {
 }
 
 impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    #[inline]
     fn apps(&self) -> super::apps::Informers<'_> {
         super::apps::Informers::new(self)
     }
 
+    #[inline]
     fn core(&self) -> super::core::Informers<'_> {
         super::core::Informers::new(self)
     }
 
+    #[inline]
     fn events(&self) -> super::events::Informers<'_> {
         super::events::Informers::new(self)
     }
 
+    #[inline]
     fn samplecontroller(&self) -> super::samplecontroller::Informers<'_> {
         super::samplecontroller::Informers::new(self)
     }

@@ -78,6 +78,7 @@ impl SecretApplyConfiguration {
         SecretApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "data" => ::kube_codegen_runtime::apply::Merge::ENTRIES,
@@ -89,6 +90,7 @@ impl SecretApplyConfiguration {
 
     /// Adds entries to `data` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_data<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<Item = (K, ::k8s_openapi::ByteString)>,
@@ -101,6 +103,7 @@ impl SecretApplyConfiguration {
 
     /// Sets `immutable`.
     #[must_use]
+    #[inline]
     pub fn with_immutable(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.immutable = ::core::option::Option::Some(value.into());
         self
@@ -108,6 +111,7 @@ impl SecretApplyConfiguration {
 
     /// Adds entries to `stringData` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_string_data<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<Item = (K, ::std::string::String)>,
@@ -120,6 +124,7 @@ impl SecretApplyConfiguration {
 
     /// Sets `type`.
     #[must_use]
+    #[inline]
     pub fn with_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -131,6 +136,7 @@ impl SecretApplyConfiguration {
 
 impl SecretApplyConfiguration {
     /// An apply configuration for the `Secret` named `name`, with its `apiVersion` and `kind`.
+    #[inline]
     pub fn new(name: &str, namespace: &str) -> Self {
         Self {
             api_version: ::core::option::Option::Some("v1".into()),
@@ -146,6 +152,7 @@ impl SecretApplyConfiguration {
 
     /// Adds labels (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_labels<
         K: ::core::convert::Into<::std::string::String>,
         V: ::core::convert::Into<::std::string::String>,
@@ -160,6 +167,7 @@ impl SecretApplyConfiguration {
 
     /// Adds annotations (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_annotations<
         K: ::core::convert::Into<::std::string::String>,
         V: ::core::convert::Into<::std::string::String>,
@@ -174,6 +182,7 @@ impl SecretApplyConfiguration {
 
     /// Appends owner references.
     #[must_use]
+    #[inline]
     pub fn with_owner_references(
         mut self,
         owners: impl ::core::iter::IntoIterator<
@@ -190,6 +199,7 @@ impl SecretApplyConfiguration {
 
     /// Appends finalizers.
     #[must_use]
+    #[inline]
     pub fn with_finalizers<F: ::core::convert::Into<::std::string::String>>(
         mut self,
         finalizers: impl ::core::iter::IntoIterator<Item = F>,
@@ -204,6 +214,7 @@ impl SecretApplyConfiguration {
 }
 
 impl ::kube_codegen_runtime::apply::ObjectConfiguration for SecretApplyConfiguration {
+    #[inline]
     fn metadata(
         &self,
     ) -> ::core::option::Option<
@@ -214,6 +225,7 @@ impl ::kube_codegen_runtime::apply::ObjectConfiguration for SecretApplyConfigura
 }
 
 /// The fields of `obj` that `manager` owns (server-side apply), as an apply configuration.
+#[inline]
 pub fn extract_secret(
     obj: &::k8s_openapi::api::core::v1::Secret,
     manager: &str,

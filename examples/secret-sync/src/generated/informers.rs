@@ -10,6 +10,7 @@ pub trait InformerFactoryExt {
 }
 
 impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    #[inline]
     fn core(&self) -> super::core::Informers<'_> {
         super::core::Informers::new(self)
     }

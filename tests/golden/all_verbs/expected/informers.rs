@@ -10,6 +10,7 @@ pub trait InformerFactoryExt {
 }
 
 impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    #[inline]
     fn widgets(&self) -> super::widgets::Informers<'_> {
         super::widgets::Informers::new(self)
     }

@@ -10,6 +10,7 @@ pub trait InformerFactoryExt {
 }
 
 impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    #[inline]
     fn garden(&self) -> super::garden::Informers<'_> {
         super::garden::Informers::new(self)
     }

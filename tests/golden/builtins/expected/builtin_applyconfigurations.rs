@@ -60,6 +60,7 @@ impl DeploymentApplyConfiguration {
         DeploymentApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "metadata" => ::kube_codegen_runtime::apply::OBJECT_META,
@@ -71,6 +72,7 @@ impl DeploymentApplyConfiguration {
 
     /// Sets `spec`.
     #[must_use]
+    #[inline]
     pub fn with_spec(
         mut self,
         value: impl ::core::convert::Into<DeploymentSpecApplyConfiguration>,
@@ -81,6 +83,7 @@ impl DeploymentApplyConfiguration {
 
     /// Sets `status`.
     #[must_use]
+    #[inline]
     pub fn with_status(
         mut self,
         value: impl ::core::convert::Into<DeploymentStatusApplyConfiguration>,
@@ -92,6 +95,7 @@ impl DeploymentApplyConfiguration {
 
 impl DeploymentApplyConfiguration {
     /// An apply configuration for the `Deployment` named `name`, with its `apiVersion` and `kind`.
+    #[inline]
     pub fn new(name: &str, namespace: &str) -> Self {
         Self {
             api_version: ::core::option::Option::Some("apps/v1".into()),
@@ -107,6 +111,7 @@ impl DeploymentApplyConfiguration {
 
     /// Adds labels (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_labels<
         K: ::core::convert::Into<::std::string::String>,
         V: ::core::convert::Into<::std::string::String>,
@@ -121,6 +126,7 @@ impl DeploymentApplyConfiguration {
 
     /// Adds annotations (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_annotations<
         K: ::core::convert::Into<::std::string::String>,
         V: ::core::convert::Into<::std::string::String>,
@@ -135,6 +141,7 @@ impl DeploymentApplyConfiguration {
 
     /// Appends owner references.
     #[must_use]
+    #[inline]
     pub fn with_owner_references(
         mut self,
         owners: impl ::core::iter::IntoIterator<
@@ -151,6 +158,7 @@ impl DeploymentApplyConfiguration {
 
     /// Appends finalizers.
     #[must_use]
+    #[inline]
     pub fn with_finalizers<F: ::core::convert::Into<::std::string::String>>(
         mut self,
         finalizers: impl ::core::iter::IntoIterator<Item = F>,
@@ -166,6 +174,7 @@ impl DeploymentApplyConfiguration {
 
 impl ::kube_codegen_runtime::apply::ObjectConfiguration
 for DeploymentApplyConfiguration {
+    #[inline]
     fn metadata(
         &self,
     ) -> ::core::option::Option<
@@ -176,6 +185,7 @@ for DeploymentApplyConfiguration {
 }
 
 /// The fields of `obj` that `manager` owns (server-side apply), as an apply configuration.
+#[inline]
 pub fn extract_deployment(
     obj: &::k8s_openapi::api::apps::v1::Deployment,
     manager: &str,
@@ -192,6 +202,7 @@ pub fn extract_deployment(
 }
 
 /// The status fields of `obj` that `manager` owns, applied through the status subresource.
+#[inline]
 pub fn extract_deployment_status(
     obj: &::k8s_openapi::api::apps::v1::Deployment,
     manager: &str,
@@ -271,6 +282,7 @@ impl DeploymentConditionApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `lastTransitionTime`.
     #[must_use]
+    #[inline]
     pub fn with_last_transition_time(
         mut self,
         value: impl ::core::convert::Into<
@@ -283,6 +295,7 @@ impl DeploymentConditionApplyConfiguration {
 
     /// Sets `lastUpdateTime`.
     #[must_use]
+    #[inline]
     pub fn with_last_update_time(
         mut self,
         value: impl ::core::convert::Into<
@@ -295,6 +308,7 @@ impl DeploymentConditionApplyConfiguration {
 
     /// Sets `message`.
     #[must_use]
+    #[inline]
     pub fn with_message(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -305,6 +319,7 @@ impl DeploymentConditionApplyConfiguration {
 
     /// Sets `reason`.
     #[must_use]
+    #[inline]
     pub fn with_reason(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -315,6 +330,7 @@ impl DeploymentConditionApplyConfiguration {
 
     /// Sets `status`.
     #[must_use]
+    #[inline]
     pub fn with_status(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -325,6 +341,7 @@ impl DeploymentConditionApplyConfiguration {
 
     /// Sets `type`.
     #[must_use]
+    #[inline]
     pub fn with_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -411,6 +428,7 @@ impl DeploymentSpecApplyConfiguration {
         DeploymentSpecApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "strategy" => DeploymentStrategyApplyConfiguration::MERGE,
@@ -421,6 +439,7 @@ impl DeploymentSpecApplyConfiguration {
 
     /// Sets `minReadySeconds`.
     #[must_use]
+    #[inline]
     pub fn with_min_ready_seconds(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -431,6 +450,7 @@ impl DeploymentSpecApplyConfiguration {
 
     /// Sets `paused`.
     #[must_use]
+    #[inline]
     pub fn with_paused(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.paused = ::core::option::Option::Some(value.into());
         self
@@ -438,6 +458,7 @@ impl DeploymentSpecApplyConfiguration {
 
     /// Sets `progressDeadlineSeconds`.
     #[must_use]
+    #[inline]
     pub fn with_progress_deadline_seconds(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -448,6 +469,7 @@ impl DeploymentSpecApplyConfiguration {
 
     /// Sets `replicas`.
     #[must_use]
+    #[inline]
     pub fn with_replicas(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.replicas = ::core::option::Option::Some(value.into());
         self
@@ -455,6 +477,7 @@ impl DeploymentSpecApplyConfiguration {
 
     /// Sets `revisionHistoryLimit`.
     #[must_use]
+    #[inline]
     pub fn with_revision_history_limit(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -465,6 +488,7 @@ impl DeploymentSpecApplyConfiguration {
 
     /// Sets `selector`.
     #[must_use]
+    #[inline]
     pub fn with_selector(
         mut self,
         value: impl ::core::convert::Into<
@@ -477,6 +501,7 @@ impl DeploymentSpecApplyConfiguration {
 
     /// Sets `strategy`.
     #[must_use]
+    #[inline]
     pub fn with_strategy(
         mut self,
         value: impl ::core::convert::Into<DeploymentStrategyApplyConfiguration>,
@@ -487,6 +512,7 @@ impl DeploymentSpecApplyConfiguration {
 
     /// Sets `template`.
     #[must_use]
+    #[inline]
     pub fn with_template(
         mut self,
         value: impl ::core::convert::Into<PodTemplateSpecApplyConfiguration>,
@@ -580,6 +606,7 @@ impl DeploymentStatusApplyConfiguration {
         DeploymentStatusApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "conditions" => {
@@ -593,6 +620,7 @@ impl DeploymentStatusApplyConfiguration {
 
     /// Sets `availableReplicas`.
     #[must_use]
+    #[inline]
     pub fn with_available_replicas(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -603,6 +631,7 @@ impl DeploymentStatusApplyConfiguration {
 
     /// Sets `collisionCount`.
     #[must_use]
+    #[inline]
     pub fn with_collision_count(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -613,6 +642,7 @@ impl DeploymentStatusApplyConfiguration {
 
     /// Appends items to `conditions`.
     #[must_use]
+    #[inline]
     pub fn with_conditions(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -627,6 +657,7 @@ impl DeploymentStatusApplyConfiguration {
 
     /// Sets `observedGeneration`.
     #[must_use]
+    #[inline]
     pub fn with_observed_generation(
         mut self,
         value: impl ::core::convert::Into<i64>,
@@ -637,6 +668,7 @@ impl DeploymentStatusApplyConfiguration {
 
     /// Sets `readyReplicas`.
     #[must_use]
+    #[inline]
     pub fn with_ready_replicas(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -647,6 +679,7 @@ impl DeploymentStatusApplyConfiguration {
 
     /// Sets `replicas`.
     #[must_use]
+    #[inline]
     pub fn with_replicas(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.replicas = ::core::option::Option::Some(value.into());
         self
@@ -654,6 +687,7 @@ impl DeploymentStatusApplyConfiguration {
 
     /// Sets `terminatingReplicas`.
     #[must_use]
+    #[inline]
     pub fn with_terminating_replicas(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -664,6 +698,7 @@ impl DeploymentStatusApplyConfiguration {
 
     /// Sets `unavailableReplicas`.
     #[must_use]
+    #[inline]
     pub fn with_unavailable_replicas(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -674,6 +709,7 @@ impl DeploymentStatusApplyConfiguration {
 
     /// Sets `updatedReplicas`.
     #[must_use]
+    #[inline]
     pub fn with_updated_replicas(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -718,6 +754,7 @@ impl DeploymentStrategyApplyConfiguration {
         DeploymentStrategyApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "rollingUpdate" => RollingUpdateDeploymentApplyConfiguration::MERGE,
@@ -727,6 +764,7 @@ impl DeploymentStrategyApplyConfiguration {
 
     /// Sets `rollingUpdate`.
     #[must_use]
+    #[inline]
     pub fn with_rolling_update(
         mut self,
         value: impl ::core::convert::Into<RollingUpdateDeploymentApplyConfiguration>,
@@ -737,6 +775,7 @@ impl DeploymentStrategyApplyConfiguration {
 
     /// Sets `type`.
     #[must_use]
+    #[inline]
     pub fn with_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -782,6 +821,7 @@ impl RollingUpdateDeploymentApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `maxSurge`.
     #[must_use]
+    #[inline]
     pub fn with_max_surge(
         mut self,
         value: impl ::core::convert::Into<
@@ -794,6 +834,7 @@ impl RollingUpdateDeploymentApplyConfiguration {
 
     /// Sets `maxUnavailable`.
     #[must_use]
+    #[inline]
     pub fn with_max_unavailable(
         mut self,
         value: impl ::core::convert::Into<
@@ -851,6 +892,7 @@ impl AWSElasticBlockStoreVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -861,6 +903,7 @@ impl AWSElasticBlockStoreVolumeSourceApplyConfiguration {
 
     /// Sets `partition`.
     #[must_use]
+    #[inline]
     pub fn with_partition(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.partition = ::core::option::Option::Some(value.into());
         self
@@ -868,6 +911,7 @@ impl AWSElasticBlockStoreVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -875,6 +919,7 @@ impl AWSElasticBlockStoreVolumeSourceApplyConfiguration {
 
     /// Sets `volumeID`.
     #[must_use]
+    #[inline]
     pub fn with_volume_id(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -924,6 +969,7 @@ impl AffinityApplyConfiguration {
         AffinityApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "nodeAffinity" => NodeAffinityApplyConfiguration::MERGE,
@@ -935,6 +981,7 @@ impl AffinityApplyConfiguration {
 
     /// Sets `nodeAffinity`.
     #[must_use]
+    #[inline]
     pub fn with_node_affinity(
         mut self,
         value: impl ::core::convert::Into<NodeAffinityApplyConfiguration>,
@@ -945,6 +992,7 @@ impl AffinityApplyConfiguration {
 
     /// Sets `podAffinity`.
     #[must_use]
+    #[inline]
     pub fn with_pod_affinity(
         mut self,
         value: impl ::core::convert::Into<PodAffinityApplyConfiguration>,
@@ -955,6 +1003,7 @@ impl AffinityApplyConfiguration {
 
     /// Sets `podAntiAffinity`.
     #[must_use]
+    #[inline]
     pub fn with_pod_anti_affinity(
         mut self,
         value: impl ::core::convert::Into<PodAntiAffinityApplyConfiguration>,
@@ -996,6 +1045,7 @@ impl AppArmorProfileApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `localhostProfile`.
     #[must_use]
+    #[inline]
     pub fn with_localhost_profile(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1006,6 +1056,7 @@ impl AppArmorProfileApplyConfiguration {
 
     /// Sets `type`.
     #[must_use]
+    #[inline]
     pub fn with_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1075,6 +1126,7 @@ impl AzureDiskVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `cachingMode`.
     #[must_use]
+    #[inline]
     pub fn with_caching_mode(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1085,6 +1137,7 @@ impl AzureDiskVolumeSourceApplyConfiguration {
 
     /// Sets `diskName`.
     #[must_use]
+    #[inline]
     pub fn with_disk_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1095,6 +1148,7 @@ impl AzureDiskVolumeSourceApplyConfiguration {
 
     /// Sets `diskURI`.
     #[must_use]
+    #[inline]
     pub fn with_disk_uri(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1105,6 +1159,7 @@ impl AzureDiskVolumeSourceApplyConfiguration {
 
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1115,6 +1170,7 @@ impl AzureDiskVolumeSourceApplyConfiguration {
 
     /// Sets `kind`.
     #[must_use]
+    #[inline]
     pub fn with_kind(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1125,6 +1181,7 @@ impl AzureDiskVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -1170,6 +1227,7 @@ impl AzureFileVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -1177,6 +1235,7 @@ impl AzureFileVolumeSourceApplyConfiguration {
 
     /// Sets `secretName`.
     #[must_use]
+    #[inline]
     pub fn with_secret_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1187,6 +1246,7 @@ impl AzureFileVolumeSourceApplyConfiguration {
 
     /// Sets `shareName`.
     #[must_use]
+    #[inline]
     pub fn with_share_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1254,6 +1314,7 @@ impl CSIVolumeSourceApplyConfiguration {
         CSIVolumeSourceApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "volumeAttributes" => ::kube_codegen_runtime::apply::Merge::ENTRIES,
@@ -1263,6 +1324,7 @@ impl CSIVolumeSourceApplyConfiguration {
 
     /// Sets `driver`.
     #[must_use]
+    #[inline]
     pub fn with_driver(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1273,6 +1335,7 @@ impl CSIVolumeSourceApplyConfiguration {
 
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1283,6 +1346,7 @@ impl CSIVolumeSourceApplyConfiguration {
 
     /// Sets `nodePublishSecretRef`.
     #[must_use]
+    #[inline]
     pub fn with_node_publish_secret_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -1295,6 +1359,7 @@ impl CSIVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -1302,6 +1367,7 @@ impl CSIVolumeSourceApplyConfiguration {
 
     /// Adds entries to `volumeAttributes` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_volume_attributes<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<Item = (K, ::std::string::String)>,
@@ -1345,6 +1411,7 @@ impl CapabilitiesApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Appends items to `add`.
     #[must_use]
+    #[inline]
     pub fn with_add(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -1355,6 +1422,7 @@ impl CapabilitiesApplyConfiguration {
 
     /// Appends items to `drop`.
     #[must_use]
+    #[inline]
     pub fn with_drop(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -1426,6 +1494,7 @@ impl CephFSVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Appends items to `monitors`.
     #[must_use]
+    #[inline]
     pub fn with_monitors(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -1438,6 +1507,7 @@ impl CephFSVolumeSourceApplyConfiguration {
 
     /// Sets `path`.
     #[must_use]
+    #[inline]
     pub fn with_path(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1448,6 +1518,7 @@ impl CephFSVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -1455,6 +1526,7 @@ impl CephFSVolumeSourceApplyConfiguration {
 
     /// Sets `secretFile`.
     #[must_use]
+    #[inline]
     pub fn with_secret_file(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1465,6 +1537,7 @@ impl CephFSVolumeSourceApplyConfiguration {
 
     /// Sets `secretRef`.
     #[must_use]
+    #[inline]
     pub fn with_secret_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -1477,6 +1550,7 @@ impl CephFSVolumeSourceApplyConfiguration {
 
     /// Sets `user`.
     #[must_use]
+    #[inline]
     pub fn with_user(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1534,6 +1608,7 @@ impl CinderVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1544,6 +1619,7 @@ impl CinderVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -1551,6 +1627,7 @@ impl CinderVolumeSourceApplyConfiguration {
 
     /// Sets `secretRef`.
     #[must_use]
+    #[inline]
     pub fn with_secret_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -1563,6 +1640,7 @@ impl CinderVolumeSourceApplyConfiguration {
 
     /// Sets `volumeID`.
     #[must_use]
+    #[inline]
     pub fn with_volume_id(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1639,6 +1717,7 @@ impl ConfigMapApplyConfiguration {
         ConfigMapApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "binaryData" => ::kube_codegen_runtime::apply::Merge::ENTRIES,
@@ -1650,6 +1729,7 @@ impl ConfigMapApplyConfiguration {
 
     /// Adds entries to `binaryData` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_binary_data<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<Item = (K, ::k8s_openapi::ByteString)>,
@@ -1662,6 +1742,7 @@ impl ConfigMapApplyConfiguration {
 
     /// Adds entries to `data` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_data<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<Item = (K, ::std::string::String)>,
@@ -1674,6 +1755,7 @@ impl ConfigMapApplyConfiguration {
 
     /// Sets `immutable`.
     #[must_use]
+    #[inline]
     pub fn with_immutable(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.immutable = ::core::option::Option::Some(value.into());
         self
@@ -1682,6 +1764,7 @@ impl ConfigMapApplyConfiguration {
 
 impl ConfigMapApplyConfiguration {
     /// An apply configuration for the `ConfigMap` named `name`, with its `apiVersion` and `kind`.
+    #[inline]
     pub fn new(name: &str, namespace: &str) -> Self {
         Self {
             api_version: ::core::option::Option::Some("v1".into()),
@@ -1697,6 +1780,7 @@ impl ConfigMapApplyConfiguration {
 
     /// Adds labels (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_labels<
         K: ::core::convert::Into<::std::string::String>,
         V: ::core::convert::Into<::std::string::String>,
@@ -1711,6 +1795,7 @@ impl ConfigMapApplyConfiguration {
 
     /// Adds annotations (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_annotations<
         K: ::core::convert::Into<::std::string::String>,
         V: ::core::convert::Into<::std::string::String>,
@@ -1725,6 +1810,7 @@ impl ConfigMapApplyConfiguration {
 
     /// Appends owner references.
     #[must_use]
+    #[inline]
     pub fn with_owner_references(
         mut self,
         owners: impl ::core::iter::IntoIterator<
@@ -1741,6 +1827,7 @@ impl ConfigMapApplyConfiguration {
 
     /// Appends finalizers.
     #[must_use]
+    #[inline]
     pub fn with_finalizers<F: ::core::convert::Into<::std::string::String>>(
         mut self,
         finalizers: impl ::core::iter::IntoIterator<Item = F>,
@@ -1755,6 +1842,7 @@ impl ConfigMapApplyConfiguration {
 }
 
 impl ::kube_codegen_runtime::apply::ObjectConfiguration for ConfigMapApplyConfiguration {
+    #[inline]
     fn metadata(
         &self,
     ) -> ::core::option::Option<
@@ -1765,6 +1853,7 @@ impl ::kube_codegen_runtime::apply::ObjectConfiguration for ConfigMapApplyConfig
 }
 
 /// The fields of `obj` that `manager` owns (server-side apply), as an apply configuration.
+#[inline]
 pub fn extract_config_map(
     obj: &::k8s_openapi::api::core::v1::ConfigMap,
     manager: &str,
@@ -1833,6 +1922,7 @@ impl ConfigMapNodeConfigSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `kubeletConfigKey`.
     #[must_use]
+    #[inline]
     pub fn with_kubelet_config_key(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1843,6 +1933,7 @@ impl ConfigMapNodeConfigSourceApplyConfiguration {
 
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1853,6 +1944,7 @@ impl ConfigMapNodeConfigSourceApplyConfiguration {
 
     /// Sets `namespace`.
     #[must_use]
+    #[inline]
     pub fn with_namespace(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1863,6 +1955,7 @@ impl ConfigMapNodeConfigSourceApplyConfiguration {
 
     /// Sets `resourceVersion`.
     #[must_use]
+    #[inline]
     pub fn with_resource_version(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1873,6 +1966,7 @@ impl ConfigMapNodeConfigSourceApplyConfiguration {
 
     /// Sets `uid`.
     #[must_use]
+    #[inline]
     pub fn with_uid(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1930,6 +2024,7 @@ impl ConfigMapVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `defaultMode`.
     #[must_use]
+    #[inline]
     pub fn with_default_mode(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.default_mode = ::core::option::Option::Some(value.into());
         self
@@ -1937,6 +2032,7 @@ impl ConfigMapVolumeSourceApplyConfiguration {
 
     /// Appends items to `items`.
     #[must_use]
+    #[inline]
     pub fn with_items(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -1949,6 +2045,7 @@ impl ConfigMapVolumeSourceApplyConfiguration {
 
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -1959,6 +2056,7 @@ impl ConfigMapVolumeSourceApplyConfiguration {
 
     /// Sets `optional`.
     #[must_use]
+    #[inline]
     pub fn with_optional(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.optional = ::core::option::Option::Some(value.into());
         self
@@ -2169,6 +2267,7 @@ impl ContainerApplyConfiguration {
         ContainerApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "env" => {
@@ -2203,6 +2302,7 @@ impl ContainerApplyConfiguration {
 
     /// Appends items to `args`.
     #[must_use]
+    #[inline]
     pub fn with_args(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -2213,6 +2313,7 @@ impl ContainerApplyConfiguration {
 
     /// Appends items to `command`.
     #[must_use]
+    #[inline]
     pub fn with_command(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -2223,6 +2324,7 @@ impl ContainerApplyConfiguration {
 
     /// Appends items to `env`.
     #[must_use]
+    #[inline]
     pub fn with_env(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = EnvVarApplyConfiguration>,
@@ -2233,6 +2335,7 @@ impl ContainerApplyConfiguration {
 
     /// Appends items to `envFrom`.
     #[must_use]
+    #[inline]
     pub fn with_env_from(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -2247,6 +2350,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `image`.
     #[must_use]
+    #[inline]
     pub fn with_image(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2257,6 +2361,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `imagePullPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_image_pull_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2267,6 +2372,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `lifecycle`.
     #[must_use]
+    #[inline]
     pub fn with_lifecycle(
         mut self,
         value: impl ::core::convert::Into<LifecycleApplyConfiguration>,
@@ -2277,6 +2383,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `livenessProbe`.
     #[must_use]
+    #[inline]
     pub fn with_liveness_probe(
         mut self,
         value: impl ::core::convert::Into<ProbeApplyConfiguration>,
@@ -2287,6 +2394,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2297,6 +2405,7 @@ impl ContainerApplyConfiguration {
 
     /// Appends items to `ports`.
     #[must_use]
+    #[inline]
     pub fn with_ports(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ContainerPortApplyConfiguration>,
@@ -2307,6 +2416,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `readinessProbe`.
     #[must_use]
+    #[inline]
     pub fn with_readiness_probe(
         mut self,
         value: impl ::core::convert::Into<ProbeApplyConfiguration>,
@@ -2317,6 +2427,7 @@ impl ContainerApplyConfiguration {
 
     /// Appends items to `resizePolicy`.
     #[must_use]
+    #[inline]
     pub fn with_resize_policy(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -2331,6 +2442,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `resources`.
     #[must_use]
+    #[inline]
     pub fn with_resources(
         mut self,
         value: impl ::core::convert::Into<ResourceRequirementsApplyConfiguration>,
@@ -2341,6 +2453,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `restartPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_restart_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2351,6 +2464,7 @@ impl ContainerApplyConfiguration {
 
     /// Appends items to `restartPolicyRules`.
     #[must_use]
+    #[inline]
     pub fn with_restart_policy_rules(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -2365,6 +2479,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `securityContext`.
     #[must_use]
+    #[inline]
     pub fn with_security_context(
         mut self,
         value: impl ::core::convert::Into<SecurityContextApplyConfiguration>,
@@ -2375,6 +2490,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `startupProbe`.
     #[must_use]
+    #[inline]
     pub fn with_startup_probe(
         mut self,
         value: impl ::core::convert::Into<ProbeApplyConfiguration>,
@@ -2385,6 +2501,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `stdin`.
     #[must_use]
+    #[inline]
     pub fn with_stdin(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.stdin = ::core::option::Option::Some(value.into());
         self
@@ -2392,6 +2509,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `stdinOnce`.
     #[must_use]
+    #[inline]
     pub fn with_stdin_once(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.stdin_once = ::core::option::Option::Some(value.into());
         self
@@ -2399,6 +2517,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `terminationMessagePath`.
     #[must_use]
+    #[inline]
     pub fn with_termination_message_path(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2409,6 +2528,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `terminationMessagePolicy`.
     #[must_use]
+    #[inline]
     pub fn with_termination_message_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2419,6 +2539,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `tty`.
     #[must_use]
+    #[inline]
     pub fn with_tty(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.tty = ::core::option::Option::Some(value.into());
         self
@@ -2426,6 +2547,7 @@ impl ContainerApplyConfiguration {
 
     /// Appends items to `volumeDevices`.
     #[must_use]
+    #[inline]
     pub fn with_volume_devices(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = VolumeDeviceApplyConfiguration>,
@@ -2438,6 +2560,7 @@ impl ContainerApplyConfiguration {
 
     /// Appends items to `volumeMounts`.
     #[must_use]
+    #[inline]
     pub fn with_volume_mounts(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = VolumeMountApplyConfiguration>,
@@ -2450,6 +2573,7 @@ impl ContainerApplyConfiguration {
 
     /// Sets `workingDir`.
     #[must_use]
+    #[inline]
     pub fn with_working_dir(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2512,6 +2636,7 @@ impl ContainerPortApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `containerPort`.
     #[must_use]
+    #[inline]
     pub fn with_container_port(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -2522,6 +2647,7 @@ impl ContainerPortApplyConfiguration {
 
     /// Sets `hostIP`.
     #[must_use]
+    #[inline]
     pub fn with_host_ip(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2532,6 +2658,7 @@ impl ContainerPortApplyConfiguration {
 
     /// Sets `hostPort`.
     #[must_use]
+    #[inline]
     pub fn with_host_port(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.host_port = ::core::option::Option::Some(value.into());
         self
@@ -2539,6 +2666,7 @@ impl ContainerPortApplyConfiguration {
 
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2549,6 +2677,7 @@ impl ContainerPortApplyConfiguration {
 
     /// Sets `protocol`.
     #[must_use]
+    #[inline]
     pub fn with_protocol(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2583,6 +2712,7 @@ impl DaemonEndpointApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `Port`.
     #[must_use]
+    #[inline]
     pub fn with_port(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.port = ::core::option::Option::Some(value.into());
         self
@@ -2623,6 +2753,7 @@ impl DownwardAPIVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `defaultMode`.
     #[must_use]
+    #[inline]
     pub fn with_default_mode(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.default_mode = ::core::option::Option::Some(value.into());
         self
@@ -2630,6 +2761,7 @@ impl DownwardAPIVolumeSourceApplyConfiguration {
 
     /// Appends items to `items`.
     #[must_use]
+    #[inline]
     pub fn with_items(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -2675,6 +2807,7 @@ impl EmptyDirVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `medium`.
     #[must_use]
+    #[inline]
     pub fn with_medium(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2685,6 +2818,7 @@ impl EmptyDirVolumeSourceApplyConfiguration {
 
     /// Sets `sizeLimit`.
     #[must_use]
+    #[inline]
     pub fn with_size_limit(
         mut self,
         value: impl ::core::convert::Into<
@@ -2736,6 +2870,7 @@ impl EnvVarApplyConfiguration {
         EnvVarApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "valueFrom" => EnvVarSourceApplyConfiguration::MERGE,
@@ -2745,6 +2880,7 @@ impl EnvVarApplyConfiguration {
 
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2755,6 +2891,7 @@ impl EnvVarApplyConfiguration {
 
     /// Sets `value`.
     #[must_use]
+    #[inline]
     pub fn with_value(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -2765,6 +2902,7 @@ impl EnvVarApplyConfiguration {
 
     /// Sets `valueFrom`.
     #[must_use]
+    #[inline]
     pub fn with_value_from(
         mut self,
         value: impl ::core::convert::Into<EnvVarSourceApplyConfiguration>,
@@ -2837,6 +2975,7 @@ impl EnvVarSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `configMapKeyRef`.
     #[must_use]
+    #[inline]
     pub fn with_config_map_key_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -2849,6 +2988,7 @@ impl EnvVarSourceApplyConfiguration {
 
     /// Sets `fieldRef`.
     #[must_use]
+    #[inline]
     pub fn with_field_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -2861,6 +3001,7 @@ impl EnvVarSourceApplyConfiguration {
 
     /// Sets `fileKeyRef`.
     #[must_use]
+    #[inline]
     pub fn with_file_key_ref(
         mut self,
         value: impl ::core::convert::Into<::k8s_openapi::api::core::v1::FileKeySelector>,
@@ -2871,6 +3012,7 @@ impl EnvVarSourceApplyConfiguration {
 
     /// Sets `resourceFieldRef`.
     #[must_use]
+    #[inline]
     pub fn with_resource_field_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -2883,6 +3025,7 @@ impl EnvVarSourceApplyConfiguration {
 
     /// Sets `secretKeyRef`.
     #[must_use]
+    #[inline]
     pub fn with_secret_key_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -3105,6 +3248,7 @@ impl EphemeralContainerApplyConfiguration {
         EphemeralContainerApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "env" => {
@@ -3139,6 +3283,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Appends items to `args`.
     #[must_use]
+    #[inline]
     pub fn with_args(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -3149,6 +3294,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Appends items to `command`.
     #[must_use]
+    #[inline]
     pub fn with_command(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -3159,6 +3305,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Appends items to `env`.
     #[must_use]
+    #[inline]
     pub fn with_env(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = EnvVarApplyConfiguration>,
@@ -3169,6 +3316,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Appends items to `envFrom`.
     #[must_use]
+    #[inline]
     pub fn with_env_from(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -3183,6 +3331,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `image`.
     #[must_use]
+    #[inline]
     pub fn with_image(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3193,6 +3342,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `imagePullPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_image_pull_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3203,6 +3353,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `lifecycle`.
     #[must_use]
+    #[inline]
     pub fn with_lifecycle(
         mut self,
         value: impl ::core::convert::Into<LifecycleApplyConfiguration>,
@@ -3213,6 +3364,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `livenessProbe`.
     #[must_use]
+    #[inline]
     pub fn with_liveness_probe(
         mut self,
         value: impl ::core::convert::Into<ProbeApplyConfiguration>,
@@ -3223,6 +3375,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3233,6 +3386,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Appends items to `ports`.
     #[must_use]
+    #[inline]
     pub fn with_ports(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ContainerPortApplyConfiguration>,
@@ -3243,6 +3397,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `readinessProbe`.
     #[must_use]
+    #[inline]
     pub fn with_readiness_probe(
         mut self,
         value: impl ::core::convert::Into<ProbeApplyConfiguration>,
@@ -3253,6 +3408,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Appends items to `resizePolicy`.
     #[must_use]
+    #[inline]
     pub fn with_resize_policy(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -3267,6 +3423,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `resources`.
     #[must_use]
+    #[inline]
     pub fn with_resources(
         mut self,
         value: impl ::core::convert::Into<ResourceRequirementsApplyConfiguration>,
@@ -3277,6 +3434,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `restartPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_restart_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3287,6 +3445,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Appends items to `restartPolicyRules`.
     #[must_use]
+    #[inline]
     pub fn with_restart_policy_rules(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -3301,6 +3460,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `securityContext`.
     #[must_use]
+    #[inline]
     pub fn with_security_context(
         mut self,
         value: impl ::core::convert::Into<SecurityContextApplyConfiguration>,
@@ -3311,6 +3471,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `startupProbe`.
     #[must_use]
+    #[inline]
     pub fn with_startup_probe(
         mut self,
         value: impl ::core::convert::Into<ProbeApplyConfiguration>,
@@ -3321,6 +3482,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `stdin`.
     #[must_use]
+    #[inline]
     pub fn with_stdin(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.stdin = ::core::option::Option::Some(value.into());
         self
@@ -3328,6 +3490,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `stdinOnce`.
     #[must_use]
+    #[inline]
     pub fn with_stdin_once(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.stdin_once = ::core::option::Option::Some(value.into());
         self
@@ -3335,6 +3498,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `targetContainerName`.
     #[must_use]
+    #[inline]
     pub fn with_target_container_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3345,6 +3509,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `terminationMessagePath`.
     #[must_use]
+    #[inline]
     pub fn with_termination_message_path(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3355,6 +3520,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `terminationMessagePolicy`.
     #[must_use]
+    #[inline]
     pub fn with_termination_message_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3365,6 +3531,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `tty`.
     #[must_use]
+    #[inline]
     pub fn with_tty(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.tty = ::core::option::Option::Some(value.into());
         self
@@ -3372,6 +3539,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Appends items to `volumeDevices`.
     #[must_use]
+    #[inline]
     pub fn with_volume_devices(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = VolumeDeviceApplyConfiguration>,
@@ -3384,6 +3552,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Appends items to `volumeMounts`.
     #[must_use]
+    #[inline]
     pub fn with_volume_mounts(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = VolumeMountApplyConfiguration>,
@@ -3396,6 +3565,7 @@ impl EphemeralContainerApplyConfiguration {
 
     /// Sets `workingDir`.
     #[must_use]
+    #[inline]
     pub fn with_working_dir(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3433,6 +3603,7 @@ impl EphemeralVolumeSourceApplyConfiguration {
         EphemeralVolumeSourceApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "volumeClaimTemplate" => {
@@ -3444,6 +3615,7 @@ impl EphemeralVolumeSourceApplyConfiguration {
 
     /// Sets `volumeClaimTemplate`.
     #[must_use]
+    #[inline]
     pub fn with_volume_claim_template(
         mut self,
         value: impl ::core::convert::Into<
@@ -3480,6 +3652,7 @@ impl ExecActionApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Appends items to `command`.
     #[must_use]
+    #[inline]
     pub fn with_command(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -3542,6 +3715,7 @@ impl FCVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3552,6 +3726,7 @@ impl FCVolumeSourceApplyConfiguration {
 
     /// Sets `lun`.
     #[must_use]
+    #[inline]
     pub fn with_lun(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.lun = ::core::option::Option::Some(value.into());
         self
@@ -3559,6 +3734,7 @@ impl FCVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -3566,6 +3742,7 @@ impl FCVolumeSourceApplyConfiguration {
 
     /// Appends items to `targetWWNs`.
     #[must_use]
+    #[inline]
     pub fn with_target_wwns(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -3578,6 +3755,7 @@ impl FCVolumeSourceApplyConfiguration {
 
     /// Appends items to `wwids`.
     #[must_use]
+    #[inline]
     pub fn with_wwids(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -3645,6 +3823,7 @@ impl FlexVolumeSourceApplyConfiguration {
         FlexVolumeSourceApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "options" => ::kube_codegen_runtime::apply::Merge::ENTRIES,
@@ -3654,6 +3833,7 @@ impl FlexVolumeSourceApplyConfiguration {
 
     /// Sets `driver`.
     #[must_use]
+    #[inline]
     pub fn with_driver(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3664,6 +3844,7 @@ impl FlexVolumeSourceApplyConfiguration {
 
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3674,6 +3855,7 @@ impl FlexVolumeSourceApplyConfiguration {
 
     /// Adds entries to `options` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_options<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<Item = (K, ::std::string::String)>,
@@ -3686,6 +3868,7 @@ impl FlexVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -3693,6 +3876,7 @@ impl FlexVolumeSourceApplyConfiguration {
 
     /// Sets `secretRef`.
     #[must_use]
+    #[inline]
     pub fn with_secret_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -3736,6 +3920,7 @@ impl FlockerVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `datasetName`.
     #[must_use]
+    #[inline]
     pub fn with_dataset_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3746,6 +3931,7 @@ impl FlockerVolumeSourceApplyConfiguration {
 
     /// Sets `datasetUUID`.
     #[must_use]
+    #[inline]
     pub fn with_dataset_uuid(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3801,6 +3987,7 @@ impl GCEPersistentDiskVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3811,6 +3998,7 @@ impl GCEPersistentDiskVolumeSourceApplyConfiguration {
 
     /// Sets `partition`.
     #[must_use]
+    #[inline]
     pub fn with_partition(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.partition = ::core::option::Option::Some(value.into());
         self
@@ -3818,6 +4006,7 @@ impl GCEPersistentDiskVolumeSourceApplyConfiguration {
 
     /// Sets `pdName`.
     #[must_use]
+    #[inline]
     pub fn with_pd_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3828,6 +4017,7 @@ impl GCEPersistentDiskVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -3866,6 +4056,7 @@ impl GRPCActionApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `port`.
     #[must_use]
+    #[inline]
     pub fn with_port(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.port = ::core::option::Option::Some(value.into());
         self
@@ -3873,6 +4064,7 @@ impl GRPCActionApplyConfiguration {
 
     /// Sets `service`.
     #[must_use]
+    #[inline]
     pub fn with_service(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3921,6 +4113,7 @@ impl GitRepoVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `directory`.
     #[must_use]
+    #[inline]
     pub fn with_directory(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3931,6 +4124,7 @@ impl GitRepoVolumeSourceApplyConfiguration {
 
     /// Sets `repository`.
     #[must_use]
+    #[inline]
     pub fn with_repository(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3941,6 +4135,7 @@ impl GitRepoVolumeSourceApplyConfiguration {
 
     /// Sets `revision`.
     #[must_use]
+    #[inline]
     pub fn with_revision(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3989,6 +4184,7 @@ impl GlusterfsVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `endpoints`.
     #[must_use]
+    #[inline]
     pub fn with_endpoints(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -3999,6 +4195,7 @@ impl GlusterfsVolumeSourceApplyConfiguration {
 
     /// Sets `path`.
     #[must_use]
+    #[inline]
     pub fn with_path(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4009,6 +4206,7 @@ impl GlusterfsVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -4072,6 +4270,7 @@ impl HTTPGetActionApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `host`.
     #[must_use]
+    #[inline]
     pub fn with_host(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4082,6 +4281,7 @@ impl HTTPGetActionApplyConfiguration {
 
     /// Appends items to `httpHeaders`.
     #[must_use]
+    #[inline]
     pub fn with_http_headers(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -4096,6 +4296,7 @@ impl HTTPGetActionApplyConfiguration {
 
     /// Sets `path`.
     #[must_use]
+    #[inline]
     pub fn with_path(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4106,6 +4307,7 @@ impl HTTPGetActionApplyConfiguration {
 
     /// Sets `port`.
     #[must_use]
+    #[inline]
     pub fn with_port(
         mut self,
         value: impl ::core::convert::Into<
@@ -4118,6 +4320,7 @@ impl HTTPGetActionApplyConfiguration {
 
     /// Sets `scheme`.
     #[must_use]
+    #[inline]
     pub fn with_scheme(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4159,6 +4362,7 @@ impl HostAliasApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Appends items to `hostnames`.
     #[must_use]
+    #[inline]
     pub fn with_hostnames(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -4171,6 +4375,7 @@ impl HostAliasApplyConfiguration {
 
     /// Sets `ip`.
     #[must_use]
+    #[inline]
     pub fn with_ip(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4212,6 +4417,7 @@ impl HostPathVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `path`.
     #[must_use]
+    #[inline]
     pub fn with_path(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4222,6 +4428,7 @@ impl HostPathVolumeSourceApplyConfiguration {
 
     /// Sets `type`.
     #[must_use]
+    #[inline]
     pub fn with_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4328,6 +4535,7 @@ impl ISCSIVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `chapAuthDiscovery`.
     #[must_use]
+    #[inline]
     pub fn with_chap_auth_discovery(
         mut self,
         value: impl ::core::convert::Into<bool>,
@@ -4338,6 +4546,7 @@ impl ISCSIVolumeSourceApplyConfiguration {
 
     /// Sets `chapAuthSession`.
     #[must_use]
+    #[inline]
     pub fn with_chap_auth_session(
         mut self,
         value: impl ::core::convert::Into<bool>,
@@ -4348,6 +4557,7 @@ impl ISCSIVolumeSourceApplyConfiguration {
 
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4358,6 +4568,7 @@ impl ISCSIVolumeSourceApplyConfiguration {
 
     /// Sets `initiatorName`.
     #[must_use]
+    #[inline]
     pub fn with_initiator_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4368,6 +4579,7 @@ impl ISCSIVolumeSourceApplyConfiguration {
 
     /// Sets `iqn`.
     #[must_use]
+    #[inline]
     pub fn with_iqn(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4378,6 +4590,7 @@ impl ISCSIVolumeSourceApplyConfiguration {
 
     /// Sets `iscsiInterface`.
     #[must_use]
+    #[inline]
     pub fn with_iscsi_interface(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4388,6 +4601,7 @@ impl ISCSIVolumeSourceApplyConfiguration {
 
     /// Sets `lun`.
     #[must_use]
+    #[inline]
     pub fn with_lun(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.lun = ::core::option::Option::Some(value.into());
         self
@@ -4395,6 +4609,7 @@ impl ISCSIVolumeSourceApplyConfiguration {
 
     /// Appends items to `portals`.
     #[must_use]
+    #[inline]
     pub fn with_portals(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -4405,6 +4620,7 @@ impl ISCSIVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -4412,6 +4628,7 @@ impl ISCSIVolumeSourceApplyConfiguration {
 
     /// Sets `secretRef`.
     #[must_use]
+    #[inline]
     pub fn with_secret_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -4424,6 +4641,7 @@ impl ISCSIVolumeSourceApplyConfiguration {
 
     /// Sets `targetPortal`.
     #[must_use]
+    #[inline]
     pub fn with_target_portal(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4465,6 +4683,7 @@ impl ImageVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `pullPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_pull_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4475,6 +4694,7 @@ impl ImageVolumeSourceApplyConfiguration {
 
     /// Sets `reference`.
     #[must_use]
+    #[inline]
     pub fn with_reference(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4524,6 +4744,7 @@ impl LifecycleApplyConfiguration {
         LifecycleApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "postStart" => LifecycleHandlerApplyConfiguration::MERGE,
@@ -4534,6 +4755,7 @@ impl LifecycleApplyConfiguration {
 
     /// Sets `postStart`.
     #[must_use]
+    #[inline]
     pub fn with_post_start(
         mut self,
         value: impl ::core::convert::Into<LifecycleHandlerApplyConfiguration>,
@@ -4544,6 +4766,7 @@ impl LifecycleApplyConfiguration {
 
     /// Sets `preStop`.
     #[must_use]
+    #[inline]
     pub fn with_pre_stop(
         mut self,
         value: impl ::core::convert::Into<LifecycleHandlerApplyConfiguration>,
@@ -4554,6 +4777,7 @@ impl LifecycleApplyConfiguration {
 
     /// Sets `stopSignal`.
     #[must_use]
+    #[inline]
     pub fn with_stop_signal(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4610,6 +4834,7 @@ impl LifecycleHandlerApplyConfiguration {
         LifecycleHandlerApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "exec" => ExecActionApplyConfiguration::MERGE,
@@ -4622,6 +4847,7 @@ impl LifecycleHandlerApplyConfiguration {
 
     /// Sets `exec`.
     #[must_use]
+    #[inline]
     pub fn with_exec(
         mut self,
         value: impl ::core::convert::Into<ExecActionApplyConfiguration>,
@@ -4632,6 +4858,7 @@ impl LifecycleHandlerApplyConfiguration {
 
     /// Sets `httpGet`.
     #[must_use]
+    #[inline]
     pub fn with_http_get(
         mut self,
         value: impl ::core::convert::Into<HTTPGetActionApplyConfiguration>,
@@ -4642,6 +4869,7 @@ impl LifecycleHandlerApplyConfiguration {
 
     /// Sets `sleep`.
     #[must_use]
+    #[inline]
     pub fn with_sleep(
         mut self,
         value: impl ::core::convert::Into<SleepActionApplyConfiguration>,
@@ -4652,6 +4880,7 @@ impl LifecycleHandlerApplyConfiguration {
 
     /// Sets `tcpSocket`.
     #[must_use]
+    #[inline]
     pub fn with_tcp_socket(
         mut self,
         value: impl ::core::convert::Into<TCPSocketActionApplyConfiguration>,
@@ -4700,6 +4929,7 @@ impl NFSVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `path`.
     #[must_use]
+    #[inline]
     pub fn with_path(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4710,6 +4940,7 @@ impl NFSVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -4717,6 +4948,7 @@ impl NFSVolumeSourceApplyConfiguration {
 
     /// Sets `server`.
     #[must_use]
+    #[inline]
     pub fn with_server(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4782,6 +5014,7 @@ impl NodeApplyConfiguration {
         NodeApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "metadata" => ::kube_codegen_runtime::apply::OBJECT_META,
@@ -4793,6 +5026,7 @@ impl NodeApplyConfiguration {
 
     /// Sets `spec`.
     #[must_use]
+    #[inline]
     pub fn with_spec(
         mut self,
         value: impl ::core::convert::Into<NodeSpecApplyConfiguration>,
@@ -4803,6 +5037,7 @@ impl NodeApplyConfiguration {
 
     /// Sets `status`.
     #[must_use]
+    #[inline]
     pub fn with_status(
         mut self,
         value: impl ::core::convert::Into<NodeStatusApplyConfiguration>,
@@ -4814,6 +5049,7 @@ impl NodeApplyConfiguration {
 
 impl NodeApplyConfiguration {
     /// An apply configuration for the `Node` named `name`, with its `apiVersion` and `kind`.
+    #[inline]
     pub fn new(name: &str) -> Self {
         Self {
             api_version: ::core::option::Option::Some("v1".into()),
@@ -4829,6 +5065,7 @@ impl NodeApplyConfiguration {
 
     /// Adds labels (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_labels<
         K: ::core::convert::Into<::std::string::String>,
         V: ::core::convert::Into<::std::string::String>,
@@ -4843,6 +5080,7 @@ impl NodeApplyConfiguration {
 
     /// Adds annotations (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_annotations<
         K: ::core::convert::Into<::std::string::String>,
         V: ::core::convert::Into<::std::string::String>,
@@ -4857,6 +5095,7 @@ impl NodeApplyConfiguration {
 
     /// Appends owner references.
     #[must_use]
+    #[inline]
     pub fn with_owner_references(
         mut self,
         owners: impl ::core::iter::IntoIterator<
@@ -4873,6 +5112,7 @@ impl NodeApplyConfiguration {
 
     /// Appends finalizers.
     #[must_use]
+    #[inline]
     pub fn with_finalizers<F: ::core::convert::Into<::std::string::String>>(
         mut self,
         finalizers: impl ::core::iter::IntoIterator<Item = F>,
@@ -4887,6 +5127,7 @@ impl NodeApplyConfiguration {
 }
 
 impl ::kube_codegen_runtime::apply::ObjectConfiguration for NodeApplyConfiguration {
+    #[inline]
     fn metadata(
         &self,
     ) -> ::core::option::Option<
@@ -4897,6 +5138,7 @@ impl ::kube_codegen_runtime::apply::ObjectConfiguration for NodeApplyConfigurati
 }
 
 /// The fields of `obj` that `manager` owns (server-side apply), as an apply configuration.
+#[inline]
 pub fn extract_node(
     obj: &::k8s_openapi::api::core::v1::Node,
     manager: &str,
@@ -4913,6 +5155,7 @@ pub fn extract_node(
 }
 
 /// The status fields of `obj` that `manager` owns, applied through the status subresource.
+#[inline]
 pub fn extract_node_status(
     obj: &::k8s_openapi::api::core::v1::Node,
     manager: &str,
@@ -4960,6 +5203,7 @@ impl NodeAddressApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `address`.
     #[must_use]
+    #[inline]
     pub fn with_address(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -4970,6 +5214,7 @@ impl NodeAddressApplyConfiguration {
 
     /// Sets `type`.
     #[must_use]
+    #[inline]
     pub fn with_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -5015,6 +5260,7 @@ impl NodeAffinityApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Appends items to `preferredDuringSchedulingIgnoredDuringExecution`.
     #[must_use]
+    #[inline]
     pub fn with_preferred_during_scheduling_ignored_during_execution(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -5029,6 +5275,7 @@ impl NodeAffinityApplyConfiguration {
 
     /// Sets `requiredDuringSchedulingIgnoredDuringExecution`.
     #[must_use]
+    #[inline]
     pub fn with_required_during_scheduling_ignored_during_execution(
         mut self,
         value: impl ::core::convert::Into<::k8s_openapi::api::core::v1::NodeSelector>,
@@ -5104,6 +5351,7 @@ impl NodeConditionApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `lastHeartbeatTime`.
     #[must_use]
+    #[inline]
     pub fn with_last_heartbeat_time(
         mut self,
         value: impl ::core::convert::Into<
@@ -5116,6 +5364,7 @@ impl NodeConditionApplyConfiguration {
 
     /// Sets `lastTransitionTime`.
     #[must_use]
+    #[inline]
     pub fn with_last_transition_time(
         mut self,
         value: impl ::core::convert::Into<
@@ -5128,6 +5377,7 @@ impl NodeConditionApplyConfiguration {
 
     /// Sets `message`.
     #[must_use]
+    #[inline]
     pub fn with_message(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -5138,6 +5388,7 @@ impl NodeConditionApplyConfiguration {
 
     /// Sets `reason`.
     #[must_use]
+    #[inline]
     pub fn with_reason(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -5148,6 +5399,7 @@ impl NodeConditionApplyConfiguration {
 
     /// Sets `status`.
     #[must_use]
+    #[inline]
     pub fn with_status(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -5158,6 +5410,7 @@ impl NodeConditionApplyConfiguration {
 
     /// Sets `type`.
     #[must_use]
+    #[inline]
     pub fn with_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -5193,6 +5446,7 @@ impl NodeConfigSourceApplyConfiguration {
         NodeConfigSourceApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "configMap" => ConfigMapNodeConfigSourceApplyConfiguration::MERGE,
@@ -5202,6 +5456,7 @@ impl NodeConfigSourceApplyConfiguration {
 
     /// Sets `configMap`.
     #[must_use]
+    #[inline]
     pub fn with_config_map(
         mut self,
         value: impl ::core::convert::Into<ConfigMapNodeConfigSourceApplyConfiguration>,
@@ -5258,6 +5513,7 @@ impl NodeConfigStatusApplyConfiguration {
         NodeConfigStatusApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "active" => NodeConfigSourceApplyConfiguration::MERGE,
@@ -5269,6 +5525,7 @@ impl NodeConfigStatusApplyConfiguration {
 
     /// Sets `active`.
     #[must_use]
+    #[inline]
     pub fn with_active(
         mut self,
         value: impl ::core::convert::Into<NodeConfigSourceApplyConfiguration>,
@@ -5279,6 +5536,7 @@ impl NodeConfigStatusApplyConfiguration {
 
     /// Sets `assigned`.
     #[must_use]
+    #[inline]
     pub fn with_assigned(
         mut self,
         value: impl ::core::convert::Into<NodeConfigSourceApplyConfiguration>,
@@ -5289,6 +5547,7 @@ impl NodeConfigStatusApplyConfiguration {
 
     /// Sets `error`.
     #[must_use]
+    #[inline]
     pub fn with_error(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -5299,6 +5558,7 @@ impl NodeConfigStatusApplyConfiguration {
 
     /// Sets `lastKnownGood`.
     #[must_use]
+    #[inline]
     pub fn with_last_known_good(
         mut self,
         value: impl ::core::convert::Into<NodeConfigSourceApplyConfiguration>,
@@ -5334,6 +5594,7 @@ impl NodeDaemonEndpointsApplyConfiguration {
         NodeDaemonEndpointsApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "kubeletEndpoint" => DaemonEndpointApplyConfiguration::MERGE,
@@ -5343,6 +5604,7 @@ impl NodeDaemonEndpointsApplyConfiguration {
 
     /// Sets `kubeletEndpoint`.
     #[must_use]
+    #[inline]
     pub fn with_kubelet_endpoint(
         mut self,
         value: impl ::core::convert::Into<DaemonEndpointApplyConfiguration>,
@@ -5377,6 +5639,7 @@ impl NodeFeaturesApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `supplementalGroupsPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_supplemental_groups_policy(
         mut self,
         value: impl ::core::convert::Into<bool>,
@@ -5456,6 +5719,7 @@ impl NodeSpecApplyConfiguration {
         NodeSpecApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "configSource" => NodeConfigSourceApplyConfiguration::MERGE,
@@ -5466,6 +5730,7 @@ impl NodeSpecApplyConfiguration {
 
     /// Sets `configSource`.
     #[must_use]
+    #[inline]
     pub fn with_config_source(
         mut self,
         value: impl ::core::convert::Into<NodeConfigSourceApplyConfiguration>,
@@ -5476,6 +5741,7 @@ impl NodeSpecApplyConfiguration {
 
     /// Sets `externalID`.
     #[must_use]
+    #[inline]
     pub fn with_external_id(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -5486,6 +5752,7 @@ impl NodeSpecApplyConfiguration {
 
     /// Sets `podCIDR`.
     #[must_use]
+    #[inline]
     pub fn with_pod_cidr(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -5496,6 +5763,7 @@ impl NodeSpecApplyConfiguration {
 
     /// Appends items to `podCIDRs`.
     #[must_use]
+    #[inline]
     pub fn with_pod_cidrs(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -5508,6 +5776,7 @@ impl NodeSpecApplyConfiguration {
 
     /// Sets `providerID`.
     #[must_use]
+    #[inline]
     pub fn with_provider_id(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -5518,6 +5787,7 @@ impl NodeSpecApplyConfiguration {
 
     /// Appends items to `taints`.
     #[must_use]
+    #[inline]
     pub fn with_taints(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -5530,6 +5800,7 @@ impl NodeSpecApplyConfiguration {
 
     /// Sets `unschedulable`.
     #[must_use]
+    #[inline]
     pub fn with_unschedulable(
         mut self,
         value: impl ::core::convert::Into<bool>,
@@ -5678,6 +5949,7 @@ impl NodeStatusApplyConfiguration {
         NodeStatusApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "addresses" => {
@@ -5702,6 +5974,7 @@ impl NodeStatusApplyConfiguration {
 
     /// Appends items to `addresses`.
     #[must_use]
+    #[inline]
     pub fn with_addresses(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = NodeAddressApplyConfiguration>,
@@ -5714,6 +5987,7 @@ impl NodeStatusApplyConfiguration {
 
     /// Adds entries to `allocatable` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_allocatable<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<
@@ -5728,6 +6002,7 @@ impl NodeStatusApplyConfiguration {
 
     /// Adds entries to `capacity` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_capacity<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<
@@ -5742,6 +6017,7 @@ impl NodeStatusApplyConfiguration {
 
     /// Appends items to `conditions`.
     #[must_use]
+    #[inline]
     pub fn with_conditions(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = NodeConditionApplyConfiguration>,
@@ -5754,6 +6030,7 @@ impl NodeStatusApplyConfiguration {
 
     /// Sets `config`.
     #[must_use]
+    #[inline]
     pub fn with_config(
         mut self,
         value: impl ::core::convert::Into<NodeConfigStatusApplyConfiguration>,
@@ -5764,6 +6041,7 @@ impl NodeStatusApplyConfiguration {
 
     /// Sets `daemonEndpoints`.
     #[must_use]
+    #[inline]
     pub fn with_daemon_endpoints(
         mut self,
         value: impl ::core::convert::Into<NodeDaemonEndpointsApplyConfiguration>,
@@ -5774,6 +6052,7 @@ impl NodeStatusApplyConfiguration {
 
     /// Appends items to `declaredFeatures`.
     #[must_use]
+    #[inline]
     pub fn with_declared_features(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -5786,6 +6065,7 @@ impl NodeStatusApplyConfiguration {
 
     /// Sets `features`.
     #[must_use]
+    #[inline]
     pub fn with_features(
         mut self,
         value: impl ::core::convert::Into<NodeFeaturesApplyConfiguration>,
@@ -5796,6 +6076,7 @@ impl NodeStatusApplyConfiguration {
 
     /// Appends items to `images`.
     #[must_use]
+    #[inline]
     pub fn with_images(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -5808,6 +6089,7 @@ impl NodeStatusApplyConfiguration {
 
     /// Sets `nodeInfo`.
     #[must_use]
+    #[inline]
     pub fn with_node_info(
         mut self,
         value: impl ::core::convert::Into<NodeSystemInfoApplyConfiguration>,
@@ -5818,6 +6100,7 @@ impl NodeStatusApplyConfiguration {
 
     /// Sets `phase`.
     #[must_use]
+    #[inline]
     pub fn with_phase(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -5828,6 +6111,7 @@ impl NodeStatusApplyConfiguration {
 
     /// Appends items to `runtimeHandlers`.
     #[must_use]
+    #[inline]
     pub fn with_runtime_handlers(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -5842,6 +6126,7 @@ impl NodeStatusApplyConfiguration {
 
     /// Appends items to `volumesAttached`.
     #[must_use]
+    #[inline]
     pub fn with_volumes_attached(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -5856,6 +6141,7 @@ impl NodeStatusApplyConfiguration {
 
     /// Appends items to `volumesInUse`.
     #[must_use]
+    #[inline]
     pub fn with_volumes_in_use(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -5892,6 +6178,7 @@ impl NodeSwapStatusApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `capacity`.
     #[must_use]
+    #[inline]
     pub fn with_capacity(mut self, value: impl ::core::convert::Into<i64>) -> Self {
         self.capacity = ::core::option::Option::Some(value.into());
         self
@@ -5994,6 +6281,7 @@ impl NodeSystemInfoApplyConfiguration {
         NodeSystemInfoApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "swap" => NodeSwapStatusApplyConfiguration::MERGE,
@@ -6003,6 +6291,7 @@ impl NodeSystemInfoApplyConfiguration {
 
     /// Sets `architecture`.
     #[must_use]
+    #[inline]
     pub fn with_architecture(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6013,6 +6302,7 @@ impl NodeSystemInfoApplyConfiguration {
 
     /// Sets `bootID`.
     #[must_use]
+    #[inline]
     pub fn with_boot_id(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6023,6 +6313,7 @@ impl NodeSystemInfoApplyConfiguration {
 
     /// Sets `containerRuntimeVersion`.
     #[must_use]
+    #[inline]
     pub fn with_container_runtime_version(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6033,6 +6324,7 @@ impl NodeSystemInfoApplyConfiguration {
 
     /// Sets `kernelVersion`.
     #[must_use]
+    #[inline]
     pub fn with_kernel_version(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6043,6 +6335,7 @@ impl NodeSystemInfoApplyConfiguration {
 
     /// Sets `kubeProxyVersion`.
     #[must_use]
+    #[inline]
     pub fn with_kube_proxy_version(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6053,6 +6346,7 @@ impl NodeSystemInfoApplyConfiguration {
 
     /// Sets `kubeletVersion`.
     #[must_use]
+    #[inline]
     pub fn with_kubelet_version(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6063,6 +6357,7 @@ impl NodeSystemInfoApplyConfiguration {
 
     /// Sets `machineID`.
     #[must_use]
+    #[inline]
     pub fn with_machine_id(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6073,6 +6368,7 @@ impl NodeSystemInfoApplyConfiguration {
 
     /// Sets `operatingSystem`.
     #[must_use]
+    #[inline]
     pub fn with_operating_system(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6083,6 +6379,7 @@ impl NodeSystemInfoApplyConfiguration {
 
     /// Sets `osImage`.
     #[must_use]
+    #[inline]
     pub fn with_os_image(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6093,6 +6390,7 @@ impl NodeSystemInfoApplyConfiguration {
 
     /// Sets `swap`.
     #[must_use]
+    #[inline]
     pub fn with_swap(
         mut self,
         value: impl ::core::convert::Into<NodeSwapStatusApplyConfiguration>,
@@ -6103,6 +6401,7 @@ impl NodeSystemInfoApplyConfiguration {
 
     /// Sets `systemUUID`.
     #[must_use]
+    #[inline]
     pub fn with_system_uuid(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6198,6 +6497,7 @@ impl PersistentVolumeClaimSpecApplyConfiguration {
         PersistentVolumeClaimSpecApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "dataSourceRef" => TypedObjectReferenceApplyConfiguration::MERGE,
@@ -6208,6 +6508,7 @@ impl PersistentVolumeClaimSpecApplyConfiguration {
 
     /// Appends items to `accessModes`.
     #[must_use]
+    #[inline]
     pub fn with_access_modes(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -6220,6 +6521,7 @@ impl PersistentVolumeClaimSpecApplyConfiguration {
 
     /// Sets `dataSource`.
     #[must_use]
+    #[inline]
     pub fn with_data_source(
         mut self,
         value: impl ::core::convert::Into<
@@ -6232,6 +6534,7 @@ impl PersistentVolumeClaimSpecApplyConfiguration {
 
     /// Sets `dataSourceRef`.
     #[must_use]
+    #[inline]
     pub fn with_data_source_ref(
         mut self,
         value: impl ::core::convert::Into<TypedObjectReferenceApplyConfiguration>,
@@ -6242,6 +6545,7 @@ impl PersistentVolumeClaimSpecApplyConfiguration {
 
     /// Sets `resources`.
     #[must_use]
+    #[inline]
     pub fn with_resources(
         mut self,
         value: impl ::core::convert::Into<VolumeResourceRequirementsApplyConfiguration>,
@@ -6252,6 +6556,7 @@ impl PersistentVolumeClaimSpecApplyConfiguration {
 
     /// Sets `selector`.
     #[must_use]
+    #[inline]
     pub fn with_selector(
         mut self,
         value: impl ::core::convert::Into<
@@ -6264,6 +6569,7 @@ impl PersistentVolumeClaimSpecApplyConfiguration {
 
     /// Sets `storageClassName`.
     #[must_use]
+    #[inline]
     pub fn with_storage_class_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6274,6 +6580,7 @@ impl PersistentVolumeClaimSpecApplyConfiguration {
 
     /// Sets `volumeAttributesClassName`.
     #[must_use]
+    #[inline]
     pub fn with_volume_attributes_class_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6284,6 +6591,7 @@ impl PersistentVolumeClaimSpecApplyConfiguration {
 
     /// Sets `volumeMode`.
     #[must_use]
+    #[inline]
     pub fn with_volume_mode(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6294,6 +6602,7 @@ impl PersistentVolumeClaimSpecApplyConfiguration {
 
     /// Sets `volumeName`.
     #[must_use]
+    #[inline]
     pub fn with_volume_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6338,6 +6647,7 @@ impl PersistentVolumeClaimTemplateApplyConfiguration {
         PersistentVolumeClaimTemplateApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "metadata" => ::kube_codegen_runtime::apply::OBJECT_META,
@@ -6348,6 +6658,7 @@ impl PersistentVolumeClaimTemplateApplyConfiguration {
 
     /// Sets `metadata`.
     #[must_use]
+    #[inline]
     pub fn with_metadata(
         mut self,
         value: impl ::core::convert::Into<
@@ -6360,6 +6671,7 @@ impl PersistentVolumeClaimTemplateApplyConfiguration {
 
     /// Sets `spec`.
     #[must_use]
+    #[inline]
     pub fn with_spec(
         mut self,
         value: impl ::core::convert::Into<PersistentVolumeClaimSpecApplyConfiguration>,
@@ -6401,6 +6713,7 @@ impl PersistentVolumeClaimVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `claimName`.
     #[must_use]
+    #[inline]
     pub fn with_claim_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6411,6 +6724,7 @@ impl PersistentVolumeClaimVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -6449,6 +6763,7 @@ impl PhotonPersistentDiskVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6459,6 +6774,7 @@ impl PhotonPersistentDiskVolumeSourceApplyConfiguration {
 
     /// Sets `pdID`.
     #[must_use]
+    #[inline]
     pub fn with_pd_id(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6524,6 +6840,7 @@ impl PodApplyConfiguration {
         PodApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "metadata" => ::kube_codegen_runtime::apply::OBJECT_META,
@@ -6535,6 +6852,7 @@ impl PodApplyConfiguration {
 
     /// Sets `spec`.
     #[must_use]
+    #[inline]
     pub fn with_spec(
         mut self,
         value: impl ::core::convert::Into<PodSpecApplyConfiguration>,
@@ -6545,6 +6863,7 @@ impl PodApplyConfiguration {
 
     /// Sets `status`.
     #[must_use]
+    #[inline]
     pub fn with_status(
         mut self,
         value: impl ::core::convert::Into<PodStatusApplyConfiguration>,
@@ -6556,6 +6875,7 @@ impl PodApplyConfiguration {
 
 impl PodApplyConfiguration {
     /// An apply configuration for the `Pod` named `name`, with its `apiVersion` and `kind`.
+    #[inline]
     pub fn new(name: &str, namespace: &str) -> Self {
         Self {
             api_version: ::core::option::Option::Some("v1".into()),
@@ -6571,6 +6891,7 @@ impl PodApplyConfiguration {
 
     /// Adds labels (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_labels<
         K: ::core::convert::Into<::std::string::String>,
         V: ::core::convert::Into<::std::string::String>,
@@ -6585,6 +6906,7 @@ impl PodApplyConfiguration {
 
     /// Adds annotations (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_annotations<
         K: ::core::convert::Into<::std::string::String>,
         V: ::core::convert::Into<::std::string::String>,
@@ -6599,6 +6921,7 @@ impl PodApplyConfiguration {
 
     /// Appends owner references.
     #[must_use]
+    #[inline]
     pub fn with_owner_references(
         mut self,
         owners: impl ::core::iter::IntoIterator<
@@ -6615,6 +6938,7 @@ impl PodApplyConfiguration {
 
     /// Appends finalizers.
     #[must_use]
+    #[inline]
     pub fn with_finalizers<F: ::core::convert::Into<::std::string::String>>(
         mut self,
         finalizers: impl ::core::iter::IntoIterator<Item = F>,
@@ -6629,6 +6953,7 @@ impl PodApplyConfiguration {
 }
 
 impl ::kube_codegen_runtime::apply::ObjectConfiguration for PodApplyConfiguration {
+    #[inline]
     fn metadata(
         &self,
     ) -> ::core::option::Option<
@@ -6639,6 +6964,7 @@ impl ::kube_codegen_runtime::apply::ObjectConfiguration for PodApplyConfiguratio
 }
 
 /// The fields of `obj` that `manager` owns (server-side apply), as an apply configuration.
+#[inline]
 pub fn extract_pod(
     obj: &::k8s_openapi::api::core::v1::Pod,
     manager: &str,
@@ -6655,6 +6981,7 @@ pub fn extract_pod(
 }
 
 /// The status fields of `obj` that `manager` owns, applied through the status subresource.
+#[inline]
 pub fn extract_pod_status(
     obj: &::k8s_openapi::api::core::v1::Pod,
     manager: &str,
@@ -6706,6 +7033,7 @@ impl PodAffinityApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Appends items to `preferredDuringSchedulingIgnoredDuringExecution`.
     #[must_use]
+    #[inline]
     pub fn with_preferred_during_scheduling_ignored_during_execution(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -6720,6 +7048,7 @@ impl PodAffinityApplyConfiguration {
 
     /// Appends items to `requiredDuringSchedulingIgnoredDuringExecution`.
     #[must_use]
+    #[inline]
     pub fn with_required_during_scheduling_ignored_during_execution(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -6769,6 +7098,7 @@ impl PodAntiAffinityApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Appends items to `preferredDuringSchedulingIgnoredDuringExecution`.
     #[must_use]
+    #[inline]
     pub fn with_preferred_during_scheduling_ignored_during_execution(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -6783,6 +7113,7 @@ impl PodAntiAffinityApplyConfiguration {
 
     /// Appends items to `requiredDuringSchedulingIgnoredDuringExecution`.
     #[must_use]
+    #[inline]
     pub fn with_required_during_scheduling_ignored_during_execution(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -6867,6 +7198,7 @@ impl PodConditionApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `lastProbeTime`.
     #[must_use]
+    #[inline]
     pub fn with_last_probe_time(
         mut self,
         value: impl ::core::convert::Into<
@@ -6879,6 +7211,7 @@ impl PodConditionApplyConfiguration {
 
     /// Sets `lastTransitionTime`.
     #[must_use]
+    #[inline]
     pub fn with_last_transition_time(
         mut self,
         value: impl ::core::convert::Into<
@@ -6891,6 +7224,7 @@ impl PodConditionApplyConfiguration {
 
     /// Sets `message`.
     #[must_use]
+    #[inline]
     pub fn with_message(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6901,6 +7235,7 @@ impl PodConditionApplyConfiguration {
 
     /// Sets `observedGeneration`.
     #[must_use]
+    #[inline]
     pub fn with_observed_generation(
         mut self,
         value: impl ::core::convert::Into<i64>,
@@ -6911,6 +7246,7 @@ impl PodConditionApplyConfiguration {
 
     /// Sets `reason`.
     #[must_use]
+    #[inline]
     pub fn with_reason(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6921,6 +7257,7 @@ impl PodConditionApplyConfiguration {
 
     /// Sets `status`.
     #[must_use]
+    #[inline]
     pub fn with_status(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6931,6 +7268,7 @@ impl PodConditionApplyConfiguration {
 
     /// Sets `type`.
     #[must_use]
+    #[inline]
     pub fn with_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -6981,6 +7319,7 @@ impl PodDNSConfigApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Appends items to `nameservers`.
     #[must_use]
+    #[inline]
     pub fn with_nameservers(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -6993,6 +7332,7 @@ impl PodDNSConfigApplyConfiguration {
 
     /// Appends items to `options`.
     #[must_use]
+    #[inline]
     pub fn with_options(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -7005,6 +7345,7 @@ impl PodDNSConfigApplyConfiguration {
 
     /// Appends items to `searches`.
     #[must_use]
+    #[inline]
     pub fn with_searches(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -7050,6 +7391,7 @@ impl PodExtendedResourceClaimStatusApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Appends items to `requestMappings`.
     #[must_use]
+    #[inline]
     pub fn with_request_mappings(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -7064,6 +7406,7 @@ impl PodExtendedResourceClaimStatusApplyConfiguration {
 
     /// Sets `resourceClaimName`.
     #[must_use]
+    #[inline]
     pub fn with_resource_claim_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7098,6 +7441,7 @@ impl PodIPApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `ip`.
     #[must_use]
+    #[inline]
     pub fn with_ip(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7132,6 +7476,7 @@ impl PodOSApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7180,6 +7525,7 @@ impl PodResourceClaimApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7190,6 +7536,7 @@ impl PodResourceClaimApplyConfiguration {
 
     /// Sets `resourceClaimName`.
     #[must_use]
+    #[inline]
     pub fn with_resource_claim_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7200,6 +7547,7 @@ impl PodResourceClaimApplyConfiguration {
 
     /// Sets `resourceClaimTemplateName`.
     #[must_use]
+    #[inline]
     pub fn with_resource_claim_template_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7241,6 +7589,7 @@ impl PodResourceClaimStatusApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7251,6 +7600,7 @@ impl PodResourceClaimStatusApplyConfiguration {
 
     /// Sets `resourceClaimName`.
     #[must_use]
+    #[inline]
     pub fn with_resource_claim_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7285,6 +7635,7 @@ impl PodSchedulingGateApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7319,6 +7670,7 @@ impl PodSchedulingGroupApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `podGroupName`.
     #[must_use]
+    #[inline]
     pub fn with_pod_group_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7442,6 +7794,7 @@ impl PodSecurityContextApplyConfiguration {
         PodSecurityContextApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "appArmorProfile" => AppArmorProfileApplyConfiguration::MERGE,
@@ -7454,6 +7807,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Sets `appArmorProfile`.
     #[must_use]
+    #[inline]
     pub fn with_app_armor_profile(
         mut self,
         value: impl ::core::convert::Into<AppArmorProfileApplyConfiguration>,
@@ -7464,6 +7818,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Sets `fsGroup`.
     #[must_use]
+    #[inline]
     pub fn with_fs_group(mut self, value: impl ::core::convert::Into<i64>) -> Self {
         self.fs_group = ::core::option::Option::Some(value.into());
         self
@@ -7471,6 +7826,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Sets `fsGroupChangePolicy`.
     #[must_use]
+    #[inline]
     pub fn with_fs_group_change_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7481,6 +7837,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Sets `runAsGroup`.
     #[must_use]
+    #[inline]
     pub fn with_run_as_group(mut self, value: impl ::core::convert::Into<i64>) -> Self {
         self.run_as_group = ::core::option::Option::Some(value.into());
         self
@@ -7488,6 +7845,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Sets `runAsNonRoot`.
     #[must_use]
+    #[inline]
     pub fn with_run_as_non_root(
         mut self,
         value: impl ::core::convert::Into<bool>,
@@ -7498,6 +7856,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Sets `runAsUser`.
     #[must_use]
+    #[inline]
     pub fn with_run_as_user(mut self, value: impl ::core::convert::Into<i64>) -> Self {
         self.run_as_user = ::core::option::Option::Some(value.into());
         self
@@ -7505,6 +7864,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Sets `seLinuxChangePolicy`.
     #[must_use]
+    #[inline]
     pub fn with_se_linux_change_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7515,6 +7875,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Sets `seLinuxOptions`.
     #[must_use]
+    #[inline]
     pub fn with_se_linux_options(
         mut self,
         value: impl ::core::convert::Into<SELinuxOptionsApplyConfiguration>,
@@ -7525,6 +7886,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Sets `seccompProfile`.
     #[must_use]
+    #[inline]
     pub fn with_seccomp_profile(
         mut self,
         value: impl ::core::convert::Into<SeccompProfileApplyConfiguration>,
@@ -7535,6 +7897,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Appends items to `supplementalGroups`.
     #[must_use]
+    #[inline]
     pub fn with_supplemental_groups(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = i64>,
@@ -7547,6 +7910,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Sets `supplementalGroupsPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_supplemental_groups_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -7557,6 +7921,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Appends items to `sysctls`.
     #[must_use]
+    #[inline]
     pub fn with_sysctls(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -7569,6 +7934,7 @@ impl PodSecurityContextApplyConfiguration {
 
     /// Sets `windowsOptions`.
     #[must_use]
+    #[inline]
     pub fn with_windows_options(
         mut self,
         value: impl ::core::convert::Into<
@@ -7918,6 +8284,7 @@ impl PodSpecApplyConfiguration {
         PodSpecApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "affinity" => AffinityApplyConfiguration::MERGE,
@@ -7974,6 +8341,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `activeDeadlineSeconds`.
     #[must_use]
+    #[inline]
     pub fn with_active_deadline_seconds(
         mut self,
         value: impl ::core::convert::Into<i64>,
@@ -7984,6 +8352,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `affinity`.
     #[must_use]
+    #[inline]
     pub fn with_affinity(
         mut self,
         value: impl ::core::convert::Into<AffinityApplyConfiguration>,
@@ -7994,6 +8363,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `automountServiceAccountToken`.
     #[must_use]
+    #[inline]
     pub fn with_automount_service_account_token(
         mut self,
         value: impl ::core::convert::Into<bool>,
@@ -8006,6 +8376,7 @@ impl PodSpecApplyConfiguration {
 
     /// Appends items to `containers`.
     #[must_use]
+    #[inline]
     pub fn with_containers(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ContainerApplyConfiguration>,
@@ -8018,6 +8389,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `dnsConfig`.
     #[must_use]
+    #[inline]
     pub fn with_dns_config(
         mut self,
         value: impl ::core::convert::Into<PodDNSConfigApplyConfiguration>,
@@ -8028,6 +8400,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `dnsPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_dns_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8038,6 +8411,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `enableServiceLinks`.
     #[must_use]
+    #[inline]
     pub fn with_enable_service_links(
         mut self,
         value: impl ::core::convert::Into<bool>,
@@ -8048,6 +8422,7 @@ impl PodSpecApplyConfiguration {
 
     /// Appends items to `ephemeralContainers`.
     #[must_use]
+    #[inline]
     pub fn with_ephemeral_containers(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -8062,6 +8437,7 @@ impl PodSpecApplyConfiguration {
 
     /// Appends items to `hostAliases`.
     #[must_use]
+    #[inline]
     pub fn with_host_aliases(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = HostAliasApplyConfiguration>,
@@ -8074,6 +8450,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `hostIPC`.
     #[must_use]
+    #[inline]
     pub fn with_host_ipc(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.host_ipc = ::core::option::Option::Some(value.into());
         self
@@ -8081,6 +8458,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `hostNetwork`.
     #[must_use]
+    #[inline]
     pub fn with_host_network(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.host_network = ::core::option::Option::Some(value.into());
         self
@@ -8088,6 +8466,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `hostPID`.
     #[must_use]
+    #[inline]
     pub fn with_host_pid(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.host_pid = ::core::option::Option::Some(value.into());
         self
@@ -8095,6 +8474,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `hostUsers`.
     #[must_use]
+    #[inline]
     pub fn with_host_users(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.host_users = ::core::option::Option::Some(value.into());
         self
@@ -8102,6 +8482,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `hostname`.
     #[must_use]
+    #[inline]
     pub fn with_hostname(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8112,6 +8493,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `hostnameOverride`.
     #[must_use]
+    #[inline]
     pub fn with_hostname_override(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8122,6 +8504,7 @@ impl PodSpecApplyConfiguration {
 
     /// Appends items to `imagePullSecrets`.
     #[must_use]
+    #[inline]
     pub fn with_image_pull_secrets(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -8136,6 +8519,7 @@ impl PodSpecApplyConfiguration {
 
     /// Appends items to `initContainers`.
     #[must_use]
+    #[inline]
     pub fn with_init_containers(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ContainerApplyConfiguration>,
@@ -8148,6 +8532,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `nodeName`.
     #[must_use]
+    #[inline]
     pub fn with_node_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8158,6 +8543,7 @@ impl PodSpecApplyConfiguration {
 
     /// Adds entries to `nodeSelector` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_node_selector<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<Item = (K, ::std::string::String)>,
@@ -8170,6 +8556,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `os`.
     #[must_use]
+    #[inline]
     pub fn with_os(
         mut self,
         value: impl ::core::convert::Into<PodOSApplyConfiguration>,
@@ -8180,6 +8567,7 @@ impl PodSpecApplyConfiguration {
 
     /// Adds entries to `overhead` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_overhead<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<
@@ -8194,6 +8582,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `preemptionPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_preemption_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8204,6 +8593,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `priority`.
     #[must_use]
+    #[inline]
     pub fn with_priority(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.priority = ::core::option::Option::Some(value.into());
         self
@@ -8211,6 +8601,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `priorityClassName`.
     #[must_use]
+    #[inline]
     pub fn with_priority_class_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8221,6 +8612,7 @@ impl PodSpecApplyConfiguration {
 
     /// Appends items to `readinessGates`.
     #[must_use]
+    #[inline]
     pub fn with_readiness_gates(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -8235,6 +8627,7 @@ impl PodSpecApplyConfiguration {
 
     /// Appends items to `resourceClaims`.
     #[must_use]
+    #[inline]
     pub fn with_resource_claims(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = PodResourceClaimApplyConfiguration>,
@@ -8247,6 +8640,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `resources`.
     #[must_use]
+    #[inline]
     pub fn with_resources(
         mut self,
         value: impl ::core::convert::Into<ResourceRequirementsApplyConfiguration>,
@@ -8257,6 +8651,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `restartPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_restart_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8267,6 +8662,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `runtimeClassName`.
     #[must_use]
+    #[inline]
     pub fn with_runtime_class_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8277,6 +8673,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `schedulerName`.
     #[must_use]
+    #[inline]
     pub fn with_scheduler_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8287,6 +8684,7 @@ impl PodSpecApplyConfiguration {
 
     /// Appends items to `schedulingGates`.
     #[must_use]
+    #[inline]
     pub fn with_scheduling_gates(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -8301,6 +8699,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `schedulingGroup`.
     #[must_use]
+    #[inline]
     pub fn with_scheduling_group(
         mut self,
         value: impl ::core::convert::Into<PodSchedulingGroupApplyConfiguration>,
@@ -8311,6 +8710,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `securityContext`.
     #[must_use]
+    #[inline]
     pub fn with_security_context(
         mut self,
         value: impl ::core::convert::Into<PodSecurityContextApplyConfiguration>,
@@ -8321,6 +8721,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `serviceAccount`.
     #[must_use]
+    #[inline]
     pub fn with_service_account(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8331,6 +8732,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `serviceAccountName`.
     #[must_use]
+    #[inline]
     pub fn with_service_account_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8341,6 +8743,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `setHostnameAsFQDN`.
     #[must_use]
+    #[inline]
     pub fn with_set_hostname_as_fqdn(
         mut self,
         value: impl ::core::convert::Into<bool>,
@@ -8351,6 +8754,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `shareProcessNamespace`.
     #[must_use]
+    #[inline]
     pub fn with_share_process_namespace(
         mut self,
         value: impl ::core::convert::Into<bool>,
@@ -8361,6 +8765,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `subdomain`.
     #[must_use]
+    #[inline]
     pub fn with_subdomain(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8371,6 +8776,7 @@ impl PodSpecApplyConfiguration {
 
     /// Sets `terminationGracePeriodSeconds`.
     #[must_use]
+    #[inline]
     pub fn with_termination_grace_period_seconds(
         mut self,
         value: impl ::core::convert::Into<i64>,
@@ -8383,6 +8789,7 @@ impl PodSpecApplyConfiguration {
 
     /// Appends items to `tolerations`.
     #[must_use]
+    #[inline]
     pub fn with_tolerations(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -8397,6 +8804,7 @@ impl PodSpecApplyConfiguration {
 
     /// Appends items to `topologySpreadConstraints`.
     #[must_use]
+    #[inline]
     pub fn with_topology_spread_constraints(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -8411,6 +8819,7 @@ impl PodSpecApplyConfiguration {
 
     /// Appends items to `volumes`.
     #[must_use]
+    #[inline]
     pub fn with_volumes(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = VolumeApplyConfiguration>,
@@ -8609,6 +9018,7 @@ impl PodStatusApplyConfiguration {
         PodStatusApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "allocatedResources" => ::kube_codegen_runtime::apply::Merge::ENTRIES,
@@ -8637,6 +9047,7 @@ impl PodStatusApplyConfiguration {
 
     /// Adds entries to `allocatedResources` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_allocated_resources<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<
@@ -8651,6 +9062,7 @@ impl PodStatusApplyConfiguration {
 
     /// Appends items to `conditions`.
     #[must_use]
+    #[inline]
     pub fn with_conditions(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = PodConditionApplyConfiguration>,
@@ -8663,6 +9075,7 @@ impl PodStatusApplyConfiguration {
 
     /// Appends items to `containerStatuses`.
     #[must_use]
+    #[inline]
     pub fn with_container_statuses(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -8677,6 +9090,7 @@ impl PodStatusApplyConfiguration {
 
     /// Appends items to `ephemeralContainerStatuses`.
     #[must_use]
+    #[inline]
     pub fn with_ephemeral_container_statuses(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -8691,6 +9105,7 @@ impl PodStatusApplyConfiguration {
 
     /// Sets `extendedResourceClaimStatus`.
     #[must_use]
+    #[inline]
     pub fn with_extended_resource_claim_status(
         mut self,
         value: impl ::core::convert::Into<
@@ -8703,6 +9118,7 @@ impl PodStatusApplyConfiguration {
 
     /// Sets `hostIP`.
     #[must_use]
+    #[inline]
     pub fn with_host_ip(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8713,6 +9129,7 @@ impl PodStatusApplyConfiguration {
 
     /// Appends items to `hostIPs`.
     #[must_use]
+    #[inline]
     pub fn with_host_ips(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -8727,6 +9144,7 @@ impl PodStatusApplyConfiguration {
 
     /// Appends items to `initContainerStatuses`.
     #[must_use]
+    #[inline]
     pub fn with_init_container_statuses(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -8741,6 +9159,7 @@ impl PodStatusApplyConfiguration {
 
     /// Sets `message`.
     #[must_use]
+    #[inline]
     pub fn with_message(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8751,6 +9170,7 @@ impl PodStatusApplyConfiguration {
 
     /// Appends items to `nodeAllocatableResourceClaimStatuses`.
     #[must_use]
+    #[inline]
     pub fn with_node_allocatable_resource_claim_statuses(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -8765,6 +9185,7 @@ impl PodStatusApplyConfiguration {
 
     /// Sets `nominatedNodeName`.
     #[must_use]
+    #[inline]
     pub fn with_nominated_node_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8775,6 +9196,7 @@ impl PodStatusApplyConfiguration {
 
     /// Sets `observedGeneration`.
     #[must_use]
+    #[inline]
     pub fn with_observed_generation(
         mut self,
         value: impl ::core::convert::Into<i64>,
@@ -8785,6 +9207,7 @@ impl PodStatusApplyConfiguration {
 
     /// Sets `phase`.
     #[must_use]
+    #[inline]
     pub fn with_phase(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8795,6 +9218,7 @@ impl PodStatusApplyConfiguration {
 
     /// Sets `podIP`.
     #[must_use]
+    #[inline]
     pub fn with_pod_ip(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8805,6 +9229,7 @@ impl PodStatusApplyConfiguration {
 
     /// Appends items to `podIPs`.
     #[must_use]
+    #[inline]
     pub fn with_pod_ips(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = PodIPApplyConfiguration>,
@@ -8815,6 +9240,7 @@ impl PodStatusApplyConfiguration {
 
     /// Sets `qosClass`.
     #[must_use]
+    #[inline]
     pub fn with_qos_class(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8825,6 +9251,7 @@ impl PodStatusApplyConfiguration {
 
     /// Sets `reason`.
     #[must_use]
+    #[inline]
     pub fn with_reason(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8835,6 +9262,7 @@ impl PodStatusApplyConfiguration {
 
     /// Sets `resize`.
     #[must_use]
+    #[inline]
     pub fn with_resize(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8845,6 +9273,7 @@ impl PodStatusApplyConfiguration {
 
     /// Appends items to `resourceClaimStatuses`.
     #[must_use]
+    #[inline]
     pub fn with_resource_claim_statuses(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -8859,6 +9288,7 @@ impl PodStatusApplyConfiguration {
 
     /// Sets `resources`.
     #[must_use]
+    #[inline]
     pub fn with_resources(
         mut self,
         value: impl ::core::convert::Into<ResourceRequirementsApplyConfiguration>,
@@ -8869,6 +9299,7 @@ impl PodStatusApplyConfiguration {
 
     /// Sets `startTime`.
     #[must_use]
+    #[inline]
     pub fn with_start_time(
         mut self,
         value: impl ::core::convert::Into<
@@ -8915,6 +9346,7 @@ impl PodTemplateSpecApplyConfiguration {
         PodTemplateSpecApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "metadata" => ::kube_codegen_runtime::apply::OBJECT_META,
@@ -8925,6 +9357,7 @@ impl PodTemplateSpecApplyConfiguration {
 
     /// Sets `metadata`.
     #[must_use]
+    #[inline]
     pub fn with_metadata(
         mut self,
         value: impl ::core::convert::Into<
@@ -8937,6 +9370,7 @@ impl PodTemplateSpecApplyConfiguration {
 
     /// Sets `spec`.
     #[must_use]
+    #[inline]
     pub fn with_spec(
         mut self,
         value: impl ::core::convert::Into<PodSpecApplyConfiguration>,
@@ -8985,6 +9419,7 @@ impl PortworxVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -8995,6 +9430,7 @@ impl PortworxVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -9002,6 +9438,7 @@ impl PortworxVolumeSourceApplyConfiguration {
 
     /// Sets `volumeID`.
     #[must_use]
+    #[inline]
     pub fn with_volume_id(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9100,6 +9537,7 @@ impl ProbeApplyConfiguration {
         ProbeApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "exec" => ExecActionApplyConfiguration::MERGE,
@@ -9112,6 +9550,7 @@ impl ProbeApplyConfiguration {
 
     /// Sets `exec`.
     #[must_use]
+    #[inline]
     pub fn with_exec(
         mut self,
         value: impl ::core::convert::Into<ExecActionApplyConfiguration>,
@@ -9122,6 +9561,7 @@ impl ProbeApplyConfiguration {
 
     /// Sets `failureThreshold`.
     #[must_use]
+    #[inline]
     pub fn with_failure_threshold(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -9132,6 +9572,7 @@ impl ProbeApplyConfiguration {
 
     /// Sets `grpc`.
     #[must_use]
+    #[inline]
     pub fn with_grpc(
         mut self,
         value: impl ::core::convert::Into<GRPCActionApplyConfiguration>,
@@ -9142,6 +9583,7 @@ impl ProbeApplyConfiguration {
 
     /// Sets `httpGet`.
     #[must_use]
+    #[inline]
     pub fn with_http_get(
         mut self,
         value: impl ::core::convert::Into<HTTPGetActionApplyConfiguration>,
@@ -9152,6 +9594,7 @@ impl ProbeApplyConfiguration {
 
     /// Sets `initialDelaySeconds`.
     #[must_use]
+    #[inline]
     pub fn with_initial_delay_seconds(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -9162,6 +9605,7 @@ impl ProbeApplyConfiguration {
 
     /// Sets `periodSeconds`.
     #[must_use]
+    #[inline]
     pub fn with_period_seconds(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -9172,6 +9616,7 @@ impl ProbeApplyConfiguration {
 
     /// Sets `successThreshold`.
     #[must_use]
+    #[inline]
     pub fn with_success_threshold(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -9182,6 +9627,7 @@ impl ProbeApplyConfiguration {
 
     /// Sets `tcpSocket`.
     #[must_use]
+    #[inline]
     pub fn with_tcp_socket(
         mut self,
         value: impl ::core::convert::Into<TCPSocketActionApplyConfiguration>,
@@ -9192,6 +9638,7 @@ impl ProbeApplyConfiguration {
 
     /// Sets `terminationGracePeriodSeconds`.
     #[must_use]
+    #[inline]
     pub fn with_termination_grace_period_seconds(
         mut self,
         value: impl ::core::convert::Into<i64>,
@@ -9204,6 +9651,7 @@ impl ProbeApplyConfiguration {
 
     /// Sets `timeoutSeconds`.
     #[must_use]
+    #[inline]
     pub fn with_timeout_seconds(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -9247,6 +9695,7 @@ impl ProjectedVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `defaultMode`.
     #[must_use]
+    #[inline]
     pub fn with_default_mode(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.default_mode = ::core::option::Option::Some(value.into());
         self
@@ -9254,6 +9703,7 @@ impl ProjectedVolumeSourceApplyConfiguration {
 
     /// Appends items to `sources`.
     #[must_use]
+    #[inline]
     pub fn with_sources(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -9325,6 +9775,7 @@ impl QuobyteVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `group`.
     #[must_use]
+    #[inline]
     pub fn with_group(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9335,6 +9786,7 @@ impl QuobyteVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -9342,6 +9794,7 @@ impl QuobyteVolumeSourceApplyConfiguration {
 
     /// Sets `registry`.
     #[must_use]
+    #[inline]
     pub fn with_registry(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9352,6 +9805,7 @@ impl QuobyteVolumeSourceApplyConfiguration {
 
     /// Sets `tenant`.
     #[must_use]
+    #[inline]
     pub fn with_tenant(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9362,6 +9816,7 @@ impl QuobyteVolumeSourceApplyConfiguration {
 
     /// Sets `user`.
     #[must_use]
+    #[inline]
     pub fn with_user(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9372,6 +9827,7 @@ impl QuobyteVolumeSourceApplyConfiguration {
 
     /// Sets `volume`.
     #[must_use]
+    #[inline]
     pub fn with_volume(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9457,6 +9913,7 @@ impl RBDVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9467,6 +9924,7 @@ impl RBDVolumeSourceApplyConfiguration {
 
     /// Sets `image`.
     #[must_use]
+    #[inline]
     pub fn with_image(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9477,6 +9935,7 @@ impl RBDVolumeSourceApplyConfiguration {
 
     /// Sets `keyring`.
     #[must_use]
+    #[inline]
     pub fn with_keyring(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9487,6 +9946,7 @@ impl RBDVolumeSourceApplyConfiguration {
 
     /// Appends items to `monitors`.
     #[must_use]
+    #[inline]
     pub fn with_monitors(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -9499,6 +9959,7 @@ impl RBDVolumeSourceApplyConfiguration {
 
     /// Sets `pool`.
     #[must_use]
+    #[inline]
     pub fn with_pool(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9509,6 +9970,7 @@ impl RBDVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -9516,6 +9978,7 @@ impl RBDVolumeSourceApplyConfiguration {
 
     /// Sets `secretRef`.
     #[must_use]
+    #[inline]
     pub fn with_secret_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -9528,6 +9991,7 @@ impl RBDVolumeSourceApplyConfiguration {
 
     /// Sets `user`.
     #[must_use]
+    #[inline]
     pub fn with_user(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9569,6 +10033,7 @@ impl ResourceClaimApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9579,6 +10044,7 @@ impl ResourceClaimApplyConfiguration {
 
     /// Sets `request`.
     #[must_use]
+    #[inline]
     pub fn with_request(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9638,6 +10104,7 @@ impl ResourceRequirementsApplyConfiguration {
         ResourceRequirementsApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "claims" => {
@@ -9653,6 +10120,7 @@ impl ResourceRequirementsApplyConfiguration {
 
     /// Appends items to `claims`.
     #[must_use]
+    #[inline]
     pub fn with_claims(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ResourceClaimApplyConfiguration>,
@@ -9663,6 +10131,7 @@ impl ResourceRequirementsApplyConfiguration {
 
     /// Adds entries to `limits` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_limits<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<
@@ -9677,6 +10146,7 @@ impl ResourceRequirementsApplyConfiguration {
 
     /// Adds entries to `requests` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_requests<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<
@@ -9736,6 +10206,7 @@ impl SELinuxOptionsApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `level`.
     #[must_use]
+    #[inline]
     pub fn with_level(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9746,6 +10217,7 @@ impl SELinuxOptionsApplyConfiguration {
 
     /// Sets `role`.
     #[must_use]
+    #[inline]
     pub fn with_role(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9756,6 +10228,7 @@ impl SELinuxOptionsApplyConfiguration {
 
     /// Sets `type`.
     #[must_use]
+    #[inline]
     pub fn with_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9766,6 +10239,7 @@ impl SELinuxOptionsApplyConfiguration {
 
     /// Sets `user`.
     #[must_use]
+    #[inline]
     pub fn with_user(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9865,6 +10339,7 @@ impl ScaleIOVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9875,6 +10350,7 @@ impl ScaleIOVolumeSourceApplyConfiguration {
 
     /// Sets `gateway`.
     #[must_use]
+    #[inline]
     pub fn with_gateway(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9885,6 +10361,7 @@ impl ScaleIOVolumeSourceApplyConfiguration {
 
     /// Sets `protectionDomain`.
     #[must_use]
+    #[inline]
     pub fn with_protection_domain(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9895,6 +10372,7 @@ impl ScaleIOVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -9902,6 +10380,7 @@ impl ScaleIOVolumeSourceApplyConfiguration {
 
     /// Sets `secretRef`.
     #[must_use]
+    #[inline]
     pub fn with_secret_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -9914,6 +10393,7 @@ impl ScaleIOVolumeSourceApplyConfiguration {
 
     /// Sets `sslEnabled`.
     #[must_use]
+    #[inline]
     pub fn with_ssl_enabled(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.ssl_enabled = ::core::option::Option::Some(value.into());
         self
@@ -9921,6 +10401,7 @@ impl ScaleIOVolumeSourceApplyConfiguration {
 
     /// Sets `storageMode`.
     #[must_use]
+    #[inline]
     pub fn with_storage_mode(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9931,6 +10412,7 @@ impl ScaleIOVolumeSourceApplyConfiguration {
 
     /// Sets `storagePool`.
     #[must_use]
+    #[inline]
     pub fn with_storage_pool(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9941,6 +10423,7 @@ impl ScaleIOVolumeSourceApplyConfiguration {
 
     /// Sets `system`.
     #[must_use]
+    #[inline]
     pub fn with_system(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9951,6 +10434,7 @@ impl ScaleIOVolumeSourceApplyConfiguration {
 
     /// Sets `volumeName`.
     #[must_use]
+    #[inline]
     pub fn with_volume_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -9992,6 +10476,7 @@ impl SeccompProfileApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `localhostProfile`.
     #[must_use]
+    #[inline]
     pub fn with_localhost_profile(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -10002,6 +10487,7 @@ impl SeccompProfileApplyConfiguration {
 
     /// Sets `type`.
     #[must_use]
+    #[inline]
     pub fn with_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -10059,6 +10545,7 @@ impl SecretVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `defaultMode`.
     #[must_use]
+    #[inline]
     pub fn with_default_mode(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.default_mode = ::core::option::Option::Some(value.into());
         self
@@ -10066,6 +10553,7 @@ impl SecretVolumeSourceApplyConfiguration {
 
     /// Appends items to `items`.
     #[must_use]
+    #[inline]
     pub fn with_items(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -10078,6 +10566,7 @@ impl SecretVolumeSourceApplyConfiguration {
 
     /// Sets `optional`.
     #[must_use]
+    #[inline]
     pub fn with_optional(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.optional = ::core::option::Option::Some(value.into());
         self
@@ -10085,6 +10574,7 @@ impl SecretVolumeSourceApplyConfiguration {
 
     /// Sets `secretName`.
     #[must_use]
+    #[inline]
     pub fn with_secret_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -10199,6 +10689,7 @@ impl SecurityContextApplyConfiguration {
         SecurityContextApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "appArmorProfile" => AppArmorProfileApplyConfiguration::MERGE,
@@ -10212,6 +10703,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `allowPrivilegeEscalation`.
     #[must_use]
+    #[inline]
     pub fn with_allow_privilege_escalation(
         mut self,
         value: impl ::core::convert::Into<bool>,
@@ -10222,6 +10714,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `appArmorProfile`.
     #[must_use]
+    #[inline]
     pub fn with_app_armor_profile(
         mut self,
         value: impl ::core::convert::Into<AppArmorProfileApplyConfiguration>,
@@ -10232,6 +10725,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `capabilities`.
     #[must_use]
+    #[inline]
     pub fn with_capabilities(
         mut self,
         value: impl ::core::convert::Into<CapabilitiesApplyConfiguration>,
@@ -10242,6 +10736,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `privileged`.
     #[must_use]
+    #[inline]
     pub fn with_privileged(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.privileged = ::core::option::Option::Some(value.into());
         self
@@ -10249,6 +10744,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `procMount`.
     #[must_use]
+    #[inline]
     pub fn with_proc_mount(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -10259,6 +10755,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `readOnlyRootFilesystem`.
     #[must_use]
+    #[inline]
     pub fn with_read_only_root_filesystem(
         mut self,
         value: impl ::core::convert::Into<bool>,
@@ -10269,6 +10766,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `runAsGroup`.
     #[must_use]
+    #[inline]
     pub fn with_run_as_group(mut self, value: impl ::core::convert::Into<i64>) -> Self {
         self.run_as_group = ::core::option::Option::Some(value.into());
         self
@@ -10276,6 +10774,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `runAsNonRoot`.
     #[must_use]
+    #[inline]
     pub fn with_run_as_non_root(
         mut self,
         value: impl ::core::convert::Into<bool>,
@@ -10286,6 +10785,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `runAsUser`.
     #[must_use]
+    #[inline]
     pub fn with_run_as_user(mut self, value: impl ::core::convert::Into<i64>) -> Self {
         self.run_as_user = ::core::option::Option::Some(value.into());
         self
@@ -10293,6 +10793,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `seLinuxOptions`.
     #[must_use]
+    #[inline]
     pub fn with_se_linux_options(
         mut self,
         value: impl ::core::convert::Into<SELinuxOptionsApplyConfiguration>,
@@ -10303,6 +10804,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `seccompProfile`.
     #[must_use]
+    #[inline]
     pub fn with_seccomp_profile(
         mut self,
         value: impl ::core::convert::Into<SeccompProfileApplyConfiguration>,
@@ -10313,6 +10815,7 @@ impl SecurityContextApplyConfiguration {
 
     /// Sets `windowsOptions`.
     #[must_use]
+    #[inline]
     pub fn with_windows_options(
         mut self,
         value: impl ::core::convert::Into<
@@ -10349,6 +10852,7 @@ impl SleepActionApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `seconds`.
     #[must_use]
+    #[inline]
     pub fn with_seconds(mut self, value: impl ::core::convert::Into<i64>) -> Self {
         self.seconds = ::core::option::Option::Some(value.into());
         self
@@ -10410,6 +10914,7 @@ impl StorageOSVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -10420,6 +10925,7 @@ impl StorageOSVolumeSourceApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -10427,6 +10933,7 @@ impl StorageOSVolumeSourceApplyConfiguration {
 
     /// Sets `secretRef`.
     #[must_use]
+    #[inline]
     pub fn with_secret_ref(
         mut self,
         value: impl ::core::convert::Into<
@@ -10439,6 +10946,7 @@ impl StorageOSVolumeSourceApplyConfiguration {
 
     /// Sets `volumeName`.
     #[must_use]
+    #[inline]
     pub fn with_volume_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -10449,6 +10957,7 @@ impl StorageOSVolumeSourceApplyConfiguration {
 
     /// Sets `volumeNamespace`.
     #[must_use]
+    #[inline]
     pub fn with_volume_namespace(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -10492,6 +11001,7 @@ impl TCPSocketActionApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `host`.
     #[must_use]
+    #[inline]
     pub fn with_host(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -10502,6 +11012,7 @@ impl TCPSocketActionApplyConfiguration {
 
     /// Sets `port`.
     #[must_use]
+    #[inline]
     pub fn with_port(
         mut self,
         value: impl ::core::convert::Into<
@@ -10589,6 +11100,7 @@ impl TopologySpreadConstraintApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `labelSelector`.
     #[must_use]
+    #[inline]
     pub fn with_label_selector(
         mut self,
         value: impl ::core::convert::Into<
@@ -10601,6 +11113,7 @@ impl TopologySpreadConstraintApplyConfiguration {
 
     /// Appends items to `matchLabelKeys`.
     #[must_use]
+    #[inline]
     pub fn with_match_label_keys(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = ::std::string::String>,
@@ -10613,6 +11126,7 @@ impl TopologySpreadConstraintApplyConfiguration {
 
     /// Sets `maxSkew`.
     #[must_use]
+    #[inline]
     pub fn with_max_skew(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.max_skew = ::core::option::Option::Some(value.into());
         self
@@ -10620,6 +11134,7 @@ impl TopologySpreadConstraintApplyConfiguration {
 
     /// Sets `minDomains`.
     #[must_use]
+    #[inline]
     pub fn with_min_domains(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.min_domains = ::core::option::Option::Some(value.into());
         self
@@ -10627,6 +11142,7 @@ impl TopologySpreadConstraintApplyConfiguration {
 
     /// Sets `nodeAffinityPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_node_affinity_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -10637,6 +11153,7 @@ impl TopologySpreadConstraintApplyConfiguration {
 
     /// Sets `nodeTaintsPolicy`.
     #[must_use]
+    #[inline]
     pub fn with_node_taints_policy(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -10647,6 +11164,7 @@ impl TopologySpreadConstraintApplyConfiguration {
 
     /// Sets `topologyKey`.
     #[must_use]
+    #[inline]
     pub fn with_topology_key(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -10657,6 +11175,7 @@ impl TopologySpreadConstraintApplyConfiguration {
 
     /// Sets `whenUnsatisfiable`.
     #[must_use]
+    #[inline]
     pub fn with_when_unsatisfiable(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -10712,6 +11231,7 @@ impl TypedObjectReferenceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `apiGroup`.
     #[must_use]
+    #[inline]
     pub fn with_api_group(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -10722,6 +11242,7 @@ impl TypedObjectReferenceApplyConfiguration {
 
     /// Sets `kind`.
     #[must_use]
+    #[inline]
     pub fn with_kind(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -10732,6 +11253,7 @@ impl TypedObjectReferenceApplyConfiguration {
 
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -10742,6 +11264,7 @@ impl TypedObjectReferenceApplyConfiguration {
 
     /// Sets `namespace`.
     #[must_use]
+    #[inline]
     pub fn with_namespace(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -10997,6 +11520,7 @@ impl VolumeApplyConfiguration {
         VolumeApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "awsElasticBlockStore" => {
@@ -11041,6 +11565,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `awsElasticBlockStore`.
     #[must_use]
+    #[inline]
     pub fn with_aws_elastic_block_store(
         mut self,
         value: impl ::core::convert::Into<
@@ -11053,6 +11578,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `azureDisk`.
     #[must_use]
+    #[inline]
     pub fn with_azure_disk(
         mut self,
         value: impl ::core::convert::Into<AzureDiskVolumeSourceApplyConfiguration>,
@@ -11063,6 +11589,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `azureFile`.
     #[must_use]
+    #[inline]
     pub fn with_azure_file(
         mut self,
         value: impl ::core::convert::Into<AzureFileVolumeSourceApplyConfiguration>,
@@ -11073,6 +11600,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `cephfs`.
     #[must_use]
+    #[inline]
     pub fn with_cephfs(
         mut self,
         value: impl ::core::convert::Into<CephFSVolumeSourceApplyConfiguration>,
@@ -11083,6 +11611,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `cinder`.
     #[must_use]
+    #[inline]
     pub fn with_cinder(
         mut self,
         value: impl ::core::convert::Into<CinderVolumeSourceApplyConfiguration>,
@@ -11093,6 +11622,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `configMap`.
     #[must_use]
+    #[inline]
     pub fn with_config_map(
         mut self,
         value: impl ::core::convert::Into<ConfigMapVolumeSourceApplyConfiguration>,
@@ -11103,6 +11633,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `csi`.
     #[must_use]
+    #[inline]
     pub fn with_csi(
         mut self,
         value: impl ::core::convert::Into<CSIVolumeSourceApplyConfiguration>,
@@ -11113,6 +11644,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `downwardAPI`.
     #[must_use]
+    #[inline]
     pub fn with_downward_api(
         mut self,
         value: impl ::core::convert::Into<DownwardAPIVolumeSourceApplyConfiguration>,
@@ -11123,6 +11655,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `emptyDir`.
     #[must_use]
+    #[inline]
     pub fn with_empty_dir(
         mut self,
         value: impl ::core::convert::Into<EmptyDirVolumeSourceApplyConfiguration>,
@@ -11133,6 +11666,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `ephemeral`.
     #[must_use]
+    #[inline]
     pub fn with_ephemeral(
         mut self,
         value: impl ::core::convert::Into<EphemeralVolumeSourceApplyConfiguration>,
@@ -11143,6 +11677,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `fc`.
     #[must_use]
+    #[inline]
     pub fn with_fc(
         mut self,
         value: impl ::core::convert::Into<FCVolumeSourceApplyConfiguration>,
@@ -11153,6 +11688,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `flexVolume`.
     #[must_use]
+    #[inline]
     pub fn with_flex_volume(
         mut self,
         value: impl ::core::convert::Into<FlexVolumeSourceApplyConfiguration>,
@@ -11163,6 +11699,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `flocker`.
     #[must_use]
+    #[inline]
     pub fn with_flocker(
         mut self,
         value: impl ::core::convert::Into<FlockerVolumeSourceApplyConfiguration>,
@@ -11173,6 +11710,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `gcePersistentDisk`.
     #[must_use]
+    #[inline]
     pub fn with_gce_persistent_disk(
         mut self,
         value: impl ::core::convert::Into<
@@ -11185,6 +11723,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `gitRepo`.
     #[must_use]
+    #[inline]
     pub fn with_git_repo(
         mut self,
         value: impl ::core::convert::Into<GitRepoVolumeSourceApplyConfiguration>,
@@ -11195,6 +11734,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `glusterfs`.
     #[must_use]
+    #[inline]
     pub fn with_glusterfs(
         mut self,
         value: impl ::core::convert::Into<GlusterfsVolumeSourceApplyConfiguration>,
@@ -11205,6 +11745,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `hostPath`.
     #[must_use]
+    #[inline]
     pub fn with_host_path(
         mut self,
         value: impl ::core::convert::Into<HostPathVolumeSourceApplyConfiguration>,
@@ -11215,6 +11756,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `image`.
     #[must_use]
+    #[inline]
     pub fn with_image(
         mut self,
         value: impl ::core::convert::Into<ImageVolumeSourceApplyConfiguration>,
@@ -11225,6 +11767,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `iscsi`.
     #[must_use]
+    #[inline]
     pub fn with_iscsi(
         mut self,
         value: impl ::core::convert::Into<ISCSIVolumeSourceApplyConfiguration>,
@@ -11235,6 +11778,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -11245,6 +11789,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `nfs`.
     #[must_use]
+    #[inline]
     pub fn with_nfs(
         mut self,
         value: impl ::core::convert::Into<NFSVolumeSourceApplyConfiguration>,
@@ -11255,6 +11800,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `persistentVolumeClaim`.
     #[must_use]
+    #[inline]
     pub fn with_persistent_volume_claim(
         mut self,
         value: impl ::core::convert::Into<
@@ -11267,6 +11813,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `photonPersistentDisk`.
     #[must_use]
+    #[inline]
     pub fn with_photon_persistent_disk(
         mut self,
         value: impl ::core::convert::Into<
@@ -11279,6 +11826,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `portworxVolume`.
     #[must_use]
+    #[inline]
     pub fn with_portworx_volume(
         mut self,
         value: impl ::core::convert::Into<PortworxVolumeSourceApplyConfiguration>,
@@ -11289,6 +11837,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `projected`.
     #[must_use]
+    #[inline]
     pub fn with_projected(
         mut self,
         value: impl ::core::convert::Into<ProjectedVolumeSourceApplyConfiguration>,
@@ -11299,6 +11848,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `quobyte`.
     #[must_use]
+    #[inline]
     pub fn with_quobyte(
         mut self,
         value: impl ::core::convert::Into<QuobyteVolumeSourceApplyConfiguration>,
@@ -11309,6 +11859,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `rbd`.
     #[must_use]
+    #[inline]
     pub fn with_rbd(
         mut self,
         value: impl ::core::convert::Into<RBDVolumeSourceApplyConfiguration>,
@@ -11319,6 +11870,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `scaleIO`.
     #[must_use]
+    #[inline]
     pub fn with_scale_io(
         mut self,
         value: impl ::core::convert::Into<ScaleIOVolumeSourceApplyConfiguration>,
@@ -11329,6 +11881,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `secret`.
     #[must_use]
+    #[inline]
     pub fn with_secret(
         mut self,
         value: impl ::core::convert::Into<SecretVolumeSourceApplyConfiguration>,
@@ -11339,6 +11892,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `storageos`.
     #[must_use]
+    #[inline]
     pub fn with_storageos(
         mut self,
         value: impl ::core::convert::Into<StorageOSVolumeSourceApplyConfiguration>,
@@ -11349,6 +11903,7 @@ impl VolumeApplyConfiguration {
 
     /// Sets `vsphereVolume`.
     #[must_use]
+    #[inline]
     pub fn with_vsphere_volume(
         mut self,
         value: impl ::core::convert::Into<
@@ -11392,6 +11947,7 @@ impl VolumeDeviceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `devicePath`.
     #[must_use]
+    #[inline]
     pub fn with_device_path(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -11402,6 +11958,7 @@ impl VolumeDeviceApplyConfiguration {
 
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -11478,6 +12035,7 @@ impl VolumeMountApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `mountPath`.
     #[must_use]
+    #[inline]
     pub fn with_mount_path(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -11488,6 +12046,7 @@ impl VolumeMountApplyConfiguration {
 
     /// Sets `mountPropagation`.
     #[must_use]
+    #[inline]
     pub fn with_mount_propagation(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -11498,6 +12057,7 @@ impl VolumeMountApplyConfiguration {
 
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -11508,6 +12068,7 @@ impl VolumeMountApplyConfiguration {
 
     /// Sets `readOnly`.
     #[must_use]
+    #[inline]
     pub fn with_read_only(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.read_only = ::core::option::Option::Some(value.into());
         self
@@ -11515,6 +12076,7 @@ impl VolumeMountApplyConfiguration {
 
     /// Sets `recursiveReadOnly`.
     #[must_use]
+    #[inline]
     pub fn with_recursive_read_only(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -11525,6 +12087,7 @@ impl VolumeMountApplyConfiguration {
 
     /// Sets `subPath`.
     #[must_use]
+    #[inline]
     pub fn with_sub_path(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -11535,6 +12098,7 @@ impl VolumeMountApplyConfiguration {
 
     /// Sets `subPathExpr`.
     #[must_use]
+    #[inline]
     pub fn with_sub_path_expr(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -11587,6 +12151,7 @@ impl VolumeResourceRequirementsApplyConfiguration {
         VolumeResourceRequirementsApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "limits" => ::kube_codegen_runtime::apply::Merge::ENTRIES,
@@ -11597,6 +12162,7 @@ impl VolumeResourceRequirementsApplyConfiguration {
 
     /// Adds entries to `limits` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_limits<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<
@@ -11611,6 +12177,7 @@ impl VolumeResourceRequirementsApplyConfiguration {
 
     /// Adds entries to `requests` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_requests<K: ::core::convert::Into<::std::string::String>>(
         mut self,
         entries: impl ::core::iter::IntoIterator<
@@ -11670,6 +12237,7 @@ impl VsphereVirtualDiskVolumeSourceApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `fsType`.
     #[must_use]
+    #[inline]
     pub fn with_fs_type(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -11680,6 +12248,7 @@ impl VsphereVirtualDiskVolumeSourceApplyConfiguration {
 
     /// Sets `storagePolicyID`.
     #[must_use]
+    #[inline]
     pub fn with_storage_policy_id(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -11690,6 +12259,7 @@ impl VsphereVirtualDiskVolumeSourceApplyConfiguration {
 
     /// Sets `storagePolicyName`.
     #[must_use]
+    #[inline]
     pub fn with_storage_policy_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -11700,6 +12270,7 @@ impl VsphereVirtualDiskVolumeSourceApplyConfiguration {
 
     /// Sets `volumePath`.
     #[must_use]
+    #[inline]
     pub fn with_volume_path(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -11755,6 +12326,7 @@ impl WindowsSecurityContextOptionsApplyConfiguration {
     pub const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
     /// Sets `gmsaCredentialSpec`.
     #[must_use]
+    #[inline]
     pub fn with_gmsa_credential_spec(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -11765,6 +12337,7 @@ impl WindowsSecurityContextOptionsApplyConfiguration {
 
     /// Sets `gmsaCredentialSpecName`.
     #[must_use]
+    #[inline]
     pub fn with_gmsa_credential_spec_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,
@@ -11775,6 +12348,7 @@ impl WindowsSecurityContextOptionsApplyConfiguration {
 
     /// Sets `hostProcess`.
     #[must_use]
+    #[inline]
     pub fn with_host_process(mut self, value: impl ::core::convert::Into<bool>) -> Self {
         self.host_process = ::core::option::Option::Some(value.into());
         self
@@ -11782,6 +12356,7 @@ impl WindowsSecurityContextOptionsApplyConfiguration {
 
     /// Sets `runAsUserName`.
     #[must_use]
+    #[inline]
     pub fn with_run_as_user_name(
         mut self,
         value: impl ::core::convert::Into<::std::string::String>,

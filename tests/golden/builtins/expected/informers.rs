@@ -12,10 +12,12 @@ pub trait InformerFactoryExt {
 }
 
 impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    #[inline]
     fn apps(&self) -> super::apps::Informers<'_> {
         super::apps::Informers::new(self)
     }
 
+    #[inline]
     fn core(&self) -> super::core::Informers<'_> {
         super::core::Informers::new(self)
     }

@@ -10,6 +10,7 @@ pub trait InformerFactoryExt {
 }
 
 impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    #[inline]
     fn filters(&self) -> super::filters::Informers<'_> {
         super::filters::Informers::new(self)
     }

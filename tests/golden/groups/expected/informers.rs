@@ -12,10 +12,12 @@ pub trait InformerFactoryExt {
 }
 
 impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    #[inline]
     fn apps(&self) -> super::apps::Informers<'_> {
         super::apps::Informers::new(self)
     }
 
+    #[inline]
     fn extensions_example(&self) -> super::extensions_example::Informers<'_> {
         super::extensions_example::Informers::new(self)
     }

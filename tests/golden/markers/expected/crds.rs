@@ -5,6 +5,7 @@
 
 /// Every CRD of the tree, one per kind (several versions merged around the one marked
 /// `+kubebuilder:storageversion`), to install or check at start-up.
+#[inline]
 pub fn crds() -> ::core::result::Result<
     ::std::vec::Vec<
         ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,

@@ -10,6 +10,7 @@ pub trait InformerFactoryExt {
 }
 
 impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    #[inline]
     fn shop(&self) -> super::shop::Informers<'_> {
         super::shop::Informers::new(self)
     }

@@ -12,6 +12,7 @@ pub struct Clientset {
 }
 
 impl ::core::fmt::Debug for Clientset {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.debug_struct("Clientset").field("field_manager", &self.field_manager).finish()
     }
@@ -19,6 +20,7 @@ impl ::core::fmt::Debug for Clientset {
 
 impl Clientset {
     /// A clientset over `client`; server-side applies are made as `field_manager`.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -27,16 +29,19 @@ impl Clientset {
     }
 
     /// The shared `kube::Client`.
+    #[inline]
     pub fn client(&self) -> &::kube::Client {
         &self.client
     }
 
     /// The field manager of server-side applies.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         &self.field_manager
     }
 
     /// Clients of `ext.example.com/v1`.
+    #[inline]
     pub fn ext_v1(&self) -> super::ext::v1::ExtV1Client {
         super::ext::v1::ExtV1Client::new(self.client.clone(), self.field_manager.clone())
     }

@@ -10,6 +10,7 @@ pub trait InformerFactoryExt {
 }
 
 impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
+    #[inline]
     fn ext(&self) -> super::ext::Informers<'_> {
         super::ext::Informers::new(self)
     }

@@ -14,6 +14,7 @@ pub struct CoreV1Client {
 }
 
 impl ::core::fmt::Debug for CoreV1Client {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.debug_struct(::core::stringify!(CoreV1Client))
             .field("field_manager", &self.field_manager)
@@ -23,6 +24,7 @@ impl ::core::fmt::Debug for CoreV1Client {
 
 impl CoreV1Client {
     /// Clients that share `client` and write with `field_manager`.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -31,6 +33,7 @@ impl CoreV1Client {
     }
 
     /// `Pod` objects in `namespace`.
+    #[inline]
     pub fn pods(
         &self,
         namespace: &str,
@@ -39,6 +42,7 @@ impl CoreV1Client {
     }
 
     /// `Pod` objects in every namespace: list and watch only.
+    #[inline]
     pub fn pods_all(&self) -> PodClient<::kube_codegen_runtime::scope::AllNamespaces> {
         PodClient::all(self.client.clone(), self.field_manager.clone())
     }
@@ -52,11 +56,13 @@ pub struct Informers<'a> {
 
 impl<'a> Informers<'a> {
     /// The informers of this group and version in `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self { factory }
     }
 
     /// The shared informer of `Pod` objects.
+    #[inline]
     pub fn pods(&self) -> PodInformer {
         PodInformer::new(self.factory)
     }

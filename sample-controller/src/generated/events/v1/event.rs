@@ -16,6 +16,7 @@ pub struct EventClient<S = ::kube_codegen_runtime::scope::Namespaced> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for EventClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -26,6 +27,7 @@ impl<S> ::core::clone::Clone for EventClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for EventClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -33,6 +35,7 @@ impl<S> ::core::fmt::Debug for EventClient<S> {
 
 impl EventClient<::kube_codegen_runtime::scope::Namespaced> {
     /// A client for the `Event` objects of one namespace.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         namespace: &str,
@@ -49,6 +52,7 @@ impl EventClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Creates a `Event` (`POST`).
+    #[inline]
     pub async fn create(
         &self,
         obj: &Event,
@@ -58,11 +62,13 @@ impl EventClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Event` by name; a missing object is an error.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::core::result::Result<Event, ::kube::Error> {
         self.handle.get(name).await
     }
 
     /// Gets a `Event` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -71,6 +77,7 @@ impl EventClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Patches a `Event` (merge, JSON, strategic merge or apply patch).
+    #[inline]
     pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
         &self,
         name: &str,
@@ -83,6 +90,7 @@ impl EventClient<::kube_codegen_runtime::scope::Namespaced> {
 
 impl EventClient<::kube_codegen_runtime::scope::AllNamespaces> {
     /// A client for the `Event` objects of every namespace: it can only list and watch.
+    #[inline]
     pub fn all(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -96,6 +104,7 @@ impl EventClient<::kube_codegen_runtime::scope::AllNamespaces> {
 
 impl<S> EventClient<S> {
     /// Lists the `Event` objects that `lp` selects.
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kube::api::ListParams,
@@ -104,6 +113,7 @@ impl<S> EventClient<S> {
     }
 
     /// Watches `Event` objects from `resource_version`; prefer an informer for caches.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kube::api::WatchParams,
@@ -118,11 +128,13 @@ impl<S> EventClient<S> {
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<Event> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -136,6 +148,7 @@ pub struct EventInformer {
 
 impl EventInformer {
     /// The informer of this kind in `factory`: the same one on every call.
+    #[inline]
     pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer::<Event>(),
@@ -143,11 +156,13 @@ impl EventInformer {
     }
 
     /// The shared informer: event handlers, streams for `Controller`, sync state.
+    #[inline]
     pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Event> {
         &self.informer
     }
 
     /// A lister over this informer's cache.
+    #[inline]
     pub fn lister(&self) -> EventLister {
         EventLister {
             lister: self.informer.lister(),
@@ -163,6 +178,7 @@ pub struct EventLister {
 
 impl EventLister {
     /// Every cached `Event` whose labels `selector` matches (all namespaces), sorted.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -171,6 +187,7 @@ impl EventLister {
     }
 
     /// The cached objects an informer index puts under `value`.
+    #[inline]
     pub fn by_index(
         &self,
         index: &str,
@@ -182,6 +199,7 @@ impl EventLister {
 
 impl EventLister {
     /// The cached `Event` objects of `namespace`.
+    #[inline]
     pub fn events(&self, namespace: &str) -> EventNamespaceLister {
         EventNamespaceLister {
             lister: self.lister.namespace(namespace),
@@ -196,6 +214,7 @@ pub struct EventNamespaceLister {
 
 #[automatically_derived]
 impl ::core::fmt::Debug for EventNamespaceLister {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.lister, f)
     }
@@ -203,6 +222,7 @@ impl ::core::fmt::Debug for EventNamespaceLister {
 
 impl EventNamespaceLister {
     /// The `Event` named `name` in this namespace; a missing one is `NotFound`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -214,6 +234,7 @@ impl EventNamespaceLister {
     }
 
     /// The `Event` objects of this namespace whose labels `selector` matches, sorted by name.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,

@@ -14,6 +14,7 @@ pub struct EventsV1Client {
 }
 
 impl ::core::fmt::Debug for EventsV1Client {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.debug_struct(::core::stringify!(EventsV1Client))
             .field("field_manager", &self.field_manager)
@@ -23,6 +24,7 @@ impl ::core::fmt::Debug for EventsV1Client {
 
 impl EventsV1Client {
     /// Clients that share `client` and write with `field_manager`.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -31,6 +33,7 @@ impl EventsV1Client {
     }
 
     /// `Event` objects in `namespace`.
+    #[inline]
     pub fn events(
         &self,
         namespace: &str,
@@ -39,6 +42,7 @@ impl EventsV1Client {
     }
 
     /// `Event` objects in every namespace: list and watch only.
+    #[inline]
     pub fn events_all(
         &self,
     ) -> EventClient<::kube_codegen_runtime::scope::AllNamespaces> {
@@ -54,11 +58,13 @@ pub struct Informers<'a> {
 
 impl<'a> Informers<'a> {
     /// The informers of this group and version in `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self { factory }
     }
 
     /// The shared informer of `Event` objects.
+    #[inline]
     pub fn events(&self) -> EventInformer {
         EventInformer::new(self.factory)
     }

@@ -17,6 +17,7 @@ pub struct FooClient<S = ::kube_codegen_runtime::scope::Namespaced> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for FooClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -27,6 +28,7 @@ impl<S> ::core::clone::Clone for FooClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for FooClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -34,6 +36,7 @@ impl<S> ::core::fmt::Debug for FooClient<S> {
 
 impl FooClient<::kube_codegen_runtime::scope::Namespaced> {
     /// A client for the `Foo` objects of one namespace.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         namespace: &str,
@@ -50,6 +53,7 @@ impl FooClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Creates a `Foo` (`POST`).
+    #[inline]
     pub async fn create(
         &self,
         obj: &Foo,
@@ -59,6 +63,7 @@ impl FooClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Replaces a `Foo`, named by its `metadata.name` (`PUT`).
+    #[inline]
     pub async fn update(
         &self,
         obj: &Foo,
@@ -68,6 +73,7 @@ impl FooClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Replaces the status of a `Foo`, named by its `metadata.name` (`PUT .../status`).
+    #[inline]
     pub async fn update_status(
         &self,
         obj: &Foo,
@@ -77,6 +83,7 @@ impl FooClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Deletes a `Foo`: the object while finalizers keep it, or the server's status once it is gone.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -89,6 +96,7 @@ impl FooClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Deletes every `Foo` that `lp` selects.
+    #[inline]
     pub async fn delete_collection(
         &self,
         dp: &::kube::api::DeleteParams,
@@ -104,11 +112,13 @@ impl FooClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Foo` by name; a missing object is an error.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::core::result::Result<Foo, ::kube::Error> {
         self.handle.get(name).await
     }
 
     /// Gets a `Foo` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -117,6 +127,7 @@ impl FooClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Patches a `Foo` (merge, JSON, strategic merge or apply patch).
+    #[inline]
     pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
         &self,
         name: &str,
@@ -127,6 +138,7 @@ impl FooClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies an apply configuration of a `Foo` with this client's field manager, which then owns exactly the fields it sets.
+    #[inline]
     pub async fn apply(
         &self,
         config: &FooApplyConfiguration,
@@ -135,6 +147,7 @@ impl FooClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies a whole `Foo` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    #[inline]
     pub async fn apply_object(
         &self,
         obj: &Foo,
@@ -143,6 +156,7 @@ impl FooClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies an apply configuration to the status of a `Foo`: this client's field manager then owns exactly the status fields it sets.
+    #[inline]
     pub async fn apply_status(
         &self,
         config: &FooApplyConfiguration,
@@ -151,6 +165,7 @@ impl FooClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies the status of the `Foo` named `name` (a whole status), and nothing else.
+    #[inline]
     pub async fn apply_status_object(
         &self,
         name: &str,
@@ -162,6 +177,7 @@ impl FooClient<::kube_codegen_runtime::scope::Namespaced> {
 
 impl FooClient<::kube_codegen_runtime::scope::AllNamespaces> {
     /// A client for the `Foo` objects of every namespace: it can only list and watch.
+    #[inline]
     pub fn all(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -175,6 +191,7 @@ impl FooClient<::kube_codegen_runtime::scope::AllNamespaces> {
 
 impl<S> FooClient<S> {
     /// Lists the `Foo` objects that `lp` selects.
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kube::api::ListParams,
@@ -183,6 +200,7 @@ impl<S> FooClient<S> {
     }
 
     /// Watches `Foo` objects from `resource_version`; prefer an informer for caches.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kube::api::WatchParams,
@@ -197,11 +215,13 @@ impl<S> FooClient<S> {
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<Foo> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -215,6 +235,7 @@ pub struct FooInformer {
 
 impl FooInformer {
     /// The informer of this kind in `factory`: the same one on every call.
+    #[inline]
     pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer::<Foo>(),
@@ -222,11 +243,13 @@ impl FooInformer {
     }
 
     /// The shared informer: event handlers, streams for `Controller`, sync state.
+    #[inline]
     pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Foo> {
         &self.informer
     }
 
     /// A lister over this informer's cache.
+    #[inline]
     pub fn lister(&self) -> FooLister {
         FooLister {
             lister: self.informer.lister(),
@@ -242,6 +265,7 @@ pub struct FooLister {
 
 impl FooLister {
     /// Every cached `Foo` whose labels `selector` matches (all namespaces), sorted.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -250,6 +274,7 @@ impl FooLister {
     }
 
     /// The cached objects an informer index puts under `value`.
+    #[inline]
     pub fn by_index(
         &self,
         index: &str,
@@ -261,6 +286,7 @@ impl FooLister {
 
 impl FooLister {
     /// The cached `Foo` objects of `namespace`.
+    #[inline]
     pub fn foos(&self, namespace: &str) -> FooNamespaceLister {
         FooNamespaceLister {
             lister: self.lister.namespace(namespace),
@@ -275,6 +301,7 @@ pub struct FooNamespaceLister {
 
 #[automatically_derived]
 impl ::core::fmt::Debug for FooNamespaceLister {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.lister, f)
     }
@@ -282,6 +309,7 @@ impl ::core::fmt::Debug for FooNamespaceLister {
 
 impl FooNamespaceLister {
     /// The `Foo` named `name` in this namespace; a missing one is `NotFound`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -293,6 +321,7 @@ impl FooNamespaceLister {
     }
 
     /// The `Foo` objects of this namespace whose labels `selector` matches, sorted by name.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -306,6 +335,7 @@ impl Foo {
     /// `+kubebuilder:` markers of the spec (and, from the CLI, of the status and
     /// nested structs) applied. Errors instead of panicking when kube cannot build
     /// the schema.
+    #[inline]
     pub fn crd_with_markers() -> ::core::result::Result<
         ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         ::kube_codegen_runtime::crd::CrdError,

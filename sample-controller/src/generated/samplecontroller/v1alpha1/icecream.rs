@@ -17,6 +17,7 @@ pub struct IcecreamClient<S = ::kube_codegen_runtime::scope::Namespaced> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for IcecreamClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -27,6 +28,7 @@ impl<S> ::core::clone::Clone for IcecreamClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for IcecreamClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -34,6 +36,7 @@ impl<S> ::core::fmt::Debug for IcecreamClient<S> {
 
 impl IcecreamClient<::kube_codegen_runtime::scope::Namespaced> {
     /// A client for the `Icecream` objects of one namespace.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         namespace: &str,
@@ -50,6 +53,7 @@ impl IcecreamClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Creates a `Icecream` (`POST`).
+    #[inline]
     pub async fn create(
         &self,
         obj: &Icecream,
@@ -59,6 +63,7 @@ impl IcecreamClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Replaces a `Icecream`, named by its `metadata.name` (`PUT`).
+    #[inline]
     pub async fn update(
         &self,
         obj: &Icecream,
@@ -68,6 +73,7 @@ impl IcecreamClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Replaces the status of a `Icecream`, named by its `metadata.name` (`PUT .../status`).
+    #[inline]
     pub async fn update_status(
         &self,
         obj: &Icecream,
@@ -77,6 +83,7 @@ impl IcecreamClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Deletes a `Icecream`: the object while finalizers keep it, or the server's status once it is gone.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -89,6 +96,7 @@ impl IcecreamClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Deletes every `Icecream` that `lp` selects.
+    #[inline]
     pub async fn delete_collection(
         &self,
         dp: &::kube::api::DeleteParams,
@@ -104,6 +112,7 @@ impl IcecreamClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Icecream` by name; a missing object is an error.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -112,6 +121,7 @@ impl IcecreamClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Icecream` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -120,6 +130,7 @@ impl IcecreamClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Patches a `Icecream` (merge, JSON, strategic merge or apply patch).
+    #[inline]
     pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
         &self,
         name: &str,
@@ -130,6 +141,7 @@ impl IcecreamClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies an apply configuration of a `Icecream` with this client's field manager, which then owns exactly the fields it sets.
+    #[inline]
     pub async fn apply(
         &self,
         config: &IcecreamApplyConfiguration,
@@ -138,6 +150,7 @@ impl IcecreamClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies a whole `Icecream` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    #[inline]
     pub async fn apply_object(
         &self,
         obj: &Icecream,
@@ -146,6 +159,7 @@ impl IcecreamClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies an apply configuration to the status of a `Icecream`: this client's field manager then owns exactly the status fields it sets.
+    #[inline]
     pub async fn apply_status(
         &self,
         config: &IcecreamApplyConfiguration,
@@ -154,6 +168,7 @@ impl IcecreamClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies the status of the `Icecream` named `name` (a whole status), and nothing else.
+    #[inline]
     pub async fn apply_status_object(
         &self,
         name: &str,
@@ -165,6 +180,7 @@ impl IcecreamClient<::kube_codegen_runtime::scope::Namespaced> {
 
 impl IcecreamClient<::kube_codegen_runtime::scope::AllNamespaces> {
     /// A client for the `Icecream` objects of every namespace: it can only list and watch.
+    #[inline]
     pub fn all(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -178,6 +194,7 @@ impl IcecreamClient<::kube_codegen_runtime::scope::AllNamespaces> {
 
 impl<S> IcecreamClient<S> {
     /// Lists the `Icecream` objects that `lp` selects.
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kube::api::ListParams,
@@ -186,6 +203,7 @@ impl<S> IcecreamClient<S> {
     }
 
     /// Watches `Icecream` objects from `resource_version`; prefer an informer for caches.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kube::api::WatchParams,
@@ -203,11 +221,13 @@ impl<S> IcecreamClient<S> {
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<Icecream> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -221,6 +241,7 @@ pub struct IcecreamInformer {
 
 impl IcecreamInformer {
     /// The informer of this kind in `factory`: the same one on every call.
+    #[inline]
     pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer::<Icecream>(),
@@ -228,11 +249,13 @@ impl IcecreamInformer {
     }
 
     /// The shared informer: event handlers, streams for `Controller`, sync state.
+    #[inline]
     pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Icecream> {
         &self.informer
     }
 
     /// A lister over this informer's cache.
+    #[inline]
     pub fn lister(&self) -> IcecreamLister {
         IcecreamLister {
             lister: self.informer.lister(),
@@ -248,6 +271,7 @@ pub struct IcecreamLister {
 
 impl IcecreamLister {
     /// Every cached `Icecream` whose labels `selector` matches (all namespaces), sorted.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -256,6 +280,7 @@ impl IcecreamLister {
     }
 
     /// The cached objects an informer index puts under `value`.
+    #[inline]
     pub fn by_index(
         &self,
         index: &str,
@@ -267,6 +292,7 @@ impl IcecreamLister {
 
 impl IcecreamLister {
     /// The cached `Icecream` objects of `namespace`.
+    #[inline]
     pub fn icecreams(&self, namespace: &str) -> IcecreamNamespaceLister {
         IcecreamNamespaceLister {
             lister: self.lister.namespace(namespace),
@@ -281,6 +307,7 @@ pub struct IcecreamNamespaceLister {
 
 #[automatically_derived]
 impl ::core::fmt::Debug for IcecreamNamespaceLister {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.lister, f)
     }
@@ -288,6 +315,7 @@ impl ::core::fmt::Debug for IcecreamNamespaceLister {
 
 impl IcecreamNamespaceLister {
     /// The `Icecream` named `name` in this namespace; a missing one is `NotFound`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -299,6 +327,7 @@ impl IcecreamNamespaceLister {
     }
 
     /// The `Icecream` objects of this namespace whose labels `selector` matches, sorted by name.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -312,6 +341,7 @@ impl Icecream {
     /// `+kubebuilder:` markers of the spec (and, from the CLI, of the status and
     /// nested structs) applied. Errors instead of panicking when kube cannot build
     /// the schema.
+    #[inline]
     pub fn crd_with_markers() -> ::core::result::Result<
         ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         ::kube_codegen_runtime::crd::CrdError,

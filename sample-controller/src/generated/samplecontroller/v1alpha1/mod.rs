@@ -21,6 +21,7 @@ pub struct SamplecontrollerV1alpha1Client {
 }
 
 impl ::core::fmt::Debug for SamplecontrollerV1alpha1Client {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.debug_struct(::core::stringify!(SamplecontrollerV1alpha1Client))
             .field("field_manager", &self.field_manager)
@@ -30,6 +31,7 @@ impl ::core::fmt::Debug for SamplecontrollerV1alpha1Client {
 
 impl SamplecontrollerV1alpha1Client {
     /// Clients that share `client` and write with `field_manager`.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -38,6 +40,7 @@ impl SamplecontrollerV1alpha1Client {
     }
 
     /// `Foo` objects in `namespace`.
+    #[inline]
     pub fn foos(
         &self,
         namespace: &str,
@@ -46,11 +49,13 @@ impl SamplecontrollerV1alpha1Client {
     }
 
     /// `Foo` objects in every namespace: list and watch only.
+    #[inline]
     pub fn foos_all(&self) -> FooClient<::kube_codegen_runtime::scope::AllNamespaces> {
         FooClient::all(self.client.clone(), self.field_manager.clone())
     }
 
     /// `Icecream` objects in `namespace`.
+    #[inline]
     pub fn icecreams(
         &self,
         namespace: &str,
@@ -59,6 +64,7 @@ impl SamplecontrollerV1alpha1Client {
     }
 
     /// `Icecream` objects in every namespace: list and watch only.
+    #[inline]
     pub fn icecreams_all(
         &self,
     ) -> IcecreamClient<::kube_codegen_runtime::scope::AllNamespaces> {
@@ -74,16 +80,19 @@ pub struct Informers<'a> {
 
 impl<'a> Informers<'a> {
     /// The informers of this group and version in `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self { factory }
     }
 
     /// The shared informer of `Foo` objects.
+    #[inline]
     pub fn foos(&self) -> FooInformer {
         FooInformer::new(self.factory)
     }
 
     /// The shared informer of `Icecream` objects.
+    #[inline]
     pub fn icecreams(&self) -> IcecreamInformer {
         IcecreamInformer::new(self.factory)
     }

@@ -13,11 +13,13 @@ pub struct Informers<'a> {
 
 impl<'a> Informers<'a> {
     /// The informers of this group in `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self { factory }
     }
 
     /// Informers of version `v1beta1`.
+    #[inline]
     pub fn v1beta1(&self) -> v1beta1::Informers<'a> {
         v1beta1::Informers::new(self.factory)
     }

@@ -14,16 +14,19 @@ pub struct Informers<'a> {
 
 impl<'a> Informers<'a> {
     /// The informers of this group in `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self { factory }
     }
 
     /// Informers of version `v1`.
+    #[inline]
     pub fn v1(&self) -> v1::Informers<'a> {
         v1::Informers::new(self.factory)
     }
 
     /// Informers of version `v2`.
+    #[inline]
     pub fn v2(&self) -> v2::Informers<'a> {
         v2::Informers::new(self.factory)
     }

@@ -15,6 +15,7 @@ pub struct NodeClient<S = ::kube_codegen_runtime::scope::Cluster> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for NodeClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -25,6 +26,7 @@ impl<S> ::core::clone::Clone for NodeClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for NodeClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -32,6 +34,7 @@ impl<S> ::core::fmt::Debug for NodeClient<S> {
 
 impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
     /// A client for the `Node` objects of the cluster.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -43,11 +46,13 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Gets a `Node` by name; a missing object is an error.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::core::result::Result<Node, ::kube::Error> {
         self.handle.get(name).await
     }
 
     /// Gets a `Node` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -56,6 +61,7 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Patches a `Node` (merge, JSON, strategic merge or apply patch).
+    #[inline]
     pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
         &self,
         name: &str,
@@ -68,6 +74,7 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
 
 impl<S> NodeClient<S> {
     /// Lists the `Node` objects that `lp` selects.
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kube::api::ListParams,
@@ -76,6 +83,7 @@ impl<S> NodeClient<S> {
     }
 
     /// Watches `Node` objects from `resource_version`; prefer an informer for caches.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kube::api::WatchParams,
@@ -90,11 +98,13 @@ impl<S> NodeClient<S> {
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<Node> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -108,6 +118,7 @@ pub struct NodeInformer {
 
 impl NodeInformer {
     /// The informer of this kind in `factory`: the same one on every call.
+    #[inline]
     pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer::<Node>(),
@@ -115,11 +126,13 @@ impl NodeInformer {
     }
 
     /// The shared informer: event handlers, streams for `Controller`, sync state.
+    #[inline]
     pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Node> {
         &self.informer
     }
 
     /// A lister over this informer's cache.
+    #[inline]
     pub fn lister(&self) -> NodeLister {
         NodeLister {
             lister: self.informer.lister(),
@@ -135,6 +148,7 @@ pub struct NodeLister {
 
 impl NodeLister {
     /// Every cached `Node` whose labels `selector` matches (all namespaces), sorted.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -143,6 +157,7 @@ impl NodeLister {
     }
 
     /// The cached objects an informer index puts under `value`.
+    #[inline]
     pub fn by_index(
         &self,
         index: &str,
@@ -154,6 +169,7 @@ impl NodeLister {
 
 impl NodeLister {
     /// The `Node` named `name`; a missing one is `NotFound`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,

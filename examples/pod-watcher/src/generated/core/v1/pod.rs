@@ -16,6 +16,7 @@ pub struct PodClient<S = ::kube_codegen_runtime::scope::Namespaced> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for PodClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -26,6 +27,7 @@ impl<S> ::core::clone::Clone for PodClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for PodClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -33,6 +35,7 @@ impl<S> ::core::fmt::Debug for PodClient<S> {
 
 impl PodClient<::kube_codegen_runtime::scope::Namespaced> {
     /// A client for the `Pod` objects of one namespace.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         namespace: &str,
@@ -49,11 +52,13 @@ impl PodClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Pod` by name; a missing object is an error.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::core::result::Result<Pod, ::kube::Error> {
         self.handle.get(name).await
     }
 
     /// Gets a `Pod` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -64,6 +69,7 @@ impl PodClient<::kube_codegen_runtime::scope::Namespaced> {
 
 impl PodClient<::kube_codegen_runtime::scope::AllNamespaces> {
     /// A client for the `Pod` objects of every namespace: it can only list and watch.
+    #[inline]
     pub fn all(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -77,6 +83,7 @@ impl PodClient<::kube_codegen_runtime::scope::AllNamespaces> {
 
 impl<S> PodClient<S> {
     /// Lists the `Pod` objects that `lp` selects.
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kube::api::ListParams,
@@ -85,6 +92,7 @@ impl<S> PodClient<S> {
     }
 
     /// Watches `Pod` objects from `resource_version`; prefer an informer for caches.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kube::api::WatchParams,
@@ -99,11 +107,13 @@ impl<S> PodClient<S> {
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<Pod> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -117,6 +127,7 @@ pub struct PodInformer {
 
 impl PodInformer {
     /// The informer of this kind in `factory`: the same one on every call.
+    #[inline]
     pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer::<Pod>(),
@@ -124,11 +135,13 @@ impl PodInformer {
     }
 
     /// The shared informer: event handlers, streams for `Controller`, sync state.
+    #[inline]
     pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Pod> {
         &self.informer
     }
 
     /// A lister over this informer's cache.
+    #[inline]
     pub fn lister(&self) -> PodLister {
         PodLister {
             lister: self.informer.lister(),
@@ -144,6 +157,7 @@ pub struct PodLister {
 
 impl PodLister {
     /// Every cached `Pod` whose labels `selector` matches (all namespaces), sorted.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -152,6 +166,7 @@ impl PodLister {
     }
 
     /// The cached objects an informer index puts under `value`.
+    #[inline]
     pub fn by_index(
         &self,
         index: &str,
@@ -163,6 +178,7 @@ impl PodLister {
 
 impl PodLister {
     /// The cached `Pod` objects of `namespace`.
+    #[inline]
     pub fn pods(&self, namespace: &str) -> PodNamespaceLister {
         PodNamespaceLister {
             lister: self.lister.namespace(namespace),
@@ -177,6 +193,7 @@ pub struct PodNamespaceLister {
 
 #[automatically_derived]
 impl ::core::fmt::Debug for PodNamespaceLister {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.lister, f)
     }
@@ -184,6 +201,7 @@ impl ::core::fmt::Debug for PodNamespaceLister {
 
 impl PodNamespaceLister {
     /// The `Pod` named `name` in this namespace; a missing one is `NotFound`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -195,6 +213,7 @@ impl PodNamespaceLister {
     }
 
     /// The `Pod` objects of this namespace whose labels `selector` matches, sorted by name.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,

@@ -18,6 +18,7 @@ pub struct CoreV1Client {
 }
 
 impl ::core::fmt::Debug for CoreV1Client {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.debug_struct(::core::stringify!(CoreV1Client))
             .field("field_manager", &self.field_manager)
@@ -27,6 +28,7 @@ impl ::core::fmt::Debug for CoreV1Client {
 
 impl CoreV1Client {
     /// Clients that share `client` and write with `field_manager`.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -35,11 +37,13 @@ impl CoreV1Client {
     }
 
     /// `Namespace` objects (cluster-scoped).
+    #[inline]
     pub fn namespaces(&self) -> NamespaceClient<::kube_codegen_runtime::scope::Cluster> {
         NamespaceClient::new(self.client.clone(), self.field_manager.clone())
     }
 
     /// `Secret` objects in `namespace`.
+    #[inline]
     pub fn secrets(
         &self,
         namespace: &str,
@@ -48,6 +52,7 @@ impl CoreV1Client {
     }
 
     /// `Secret` objects in every namespace: list and watch only.
+    #[inline]
     pub fn secrets_all(
         &self,
     ) -> SecretClient<::kube_codegen_runtime::scope::AllNamespaces> {
@@ -63,16 +68,19 @@ pub struct Informers<'a> {
 
 impl<'a> Informers<'a> {
     /// The informers of this group and version in `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self { factory }
     }
 
     /// The shared informer of `Namespace` objects.
+    #[inline]
     pub fn namespaces(&self) -> NamespaceInformer {
         NamespaceInformer::new(self.factory)
     }
 
     /// The shared informer of `Secret` objects.
+    #[inline]
     pub fn secrets(&self) -> SecretInformer {
         SecretInformer::new(self.factory)
     }

@@ -15,6 +15,7 @@ pub struct NamespaceClient<S = ::kube_codegen_runtime::scope::Cluster> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for NamespaceClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -25,6 +26,7 @@ impl<S> ::core::clone::Clone for NamespaceClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for NamespaceClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -32,6 +34,7 @@ impl<S> ::core::fmt::Debug for NamespaceClient<S> {
 
 impl NamespaceClient<::kube_codegen_runtime::scope::Cluster> {
     /// A client for the `Namespace` objects of the cluster.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -43,6 +46,7 @@ impl NamespaceClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Gets a `Namespace` by name; a missing object is an error.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -51,6 +55,7 @@ impl NamespaceClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Gets a `Namespace` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -61,6 +66,7 @@ impl NamespaceClient<::kube_codegen_runtime::scope::Cluster> {
 
 impl<S> NamespaceClient<S> {
     /// Lists the `Namespace` objects that `lp` selects.
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kube::api::ListParams,
@@ -69,6 +75,7 @@ impl<S> NamespaceClient<S> {
     }
 
     /// Watches `Namespace` objects from `resource_version`; prefer an informer for caches.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kube::api::WatchParams,
@@ -86,11 +93,13 @@ impl<S> NamespaceClient<S> {
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<Namespace> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -104,6 +113,7 @@ pub struct NamespaceInformer {
 
 impl NamespaceInformer {
     /// The informer of this kind in `factory`: the same one on every call.
+    #[inline]
     pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer::<Namespace>(),
@@ -111,11 +121,13 @@ impl NamespaceInformer {
     }
 
     /// The shared informer: event handlers, streams for `Controller`, sync state.
+    #[inline]
     pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Namespace> {
         &self.informer
     }
 
     /// A lister over this informer's cache.
+    #[inline]
     pub fn lister(&self) -> NamespaceLister {
         NamespaceLister {
             lister: self.informer.lister(),
@@ -131,6 +143,7 @@ pub struct NamespaceLister {
 
 impl NamespaceLister {
     /// Every cached `Namespace` whose labels `selector` matches (all namespaces), sorted.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -139,6 +152,7 @@ impl NamespaceLister {
     }
 
     /// The cached objects an informer index puts under `value`.
+    #[inline]
     pub fn by_index(
         &self,
         index: &str,
@@ -150,6 +164,7 @@ impl NamespaceLister {
 
 impl NamespaceLister {
     /// The `Namespace` named `name`; a missing one is `NotFound`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,

@@ -17,6 +17,7 @@ pub struct SecretClient<S = ::kube_codegen_runtime::scope::Namespaced> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for SecretClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -27,6 +28,7 @@ impl<S> ::core::clone::Clone for SecretClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for SecretClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -34,6 +36,7 @@ impl<S> ::core::fmt::Debug for SecretClient<S> {
 
 impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
     /// A client for the `Secret` objects of one namespace.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         namespace: &str,
@@ -50,6 +53,7 @@ impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Creates a `Secret` (`POST`).
+    #[inline]
     pub async fn create(
         &self,
         obj: &Secret,
@@ -59,6 +63,7 @@ impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Replaces a `Secret`, named by its `metadata.name` (`PUT`).
+    #[inline]
     pub async fn update(
         &self,
         obj: &Secret,
@@ -68,6 +73,7 @@ impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Deletes a `Secret`: the object while finalizers keep it, or the server's status once it is gone.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -80,6 +86,7 @@ impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Deletes every `Secret` that `lp` selects.
+    #[inline]
     pub async fn delete_collection(
         &self,
         dp: &::kube::api::DeleteParams,
@@ -95,6 +102,7 @@ impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Secret` by name; a missing object is an error.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -103,6 +111,7 @@ impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Secret` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -111,6 +120,7 @@ impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Patches a `Secret` (merge, JSON, strategic merge or apply patch).
+    #[inline]
     pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
         &self,
         name: &str,
@@ -121,6 +131,7 @@ impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies an apply configuration of a `Secret` with this client's field manager, which then owns exactly the fields it sets.
+    #[inline]
     pub async fn apply(
         &self,
         config: &SecretApplyConfiguration,
@@ -129,6 +140,7 @@ impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies a whole `Secret` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    #[inline]
     pub async fn apply_object(
         &self,
         obj: &Secret,
@@ -139,6 +151,7 @@ impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
 
 impl SecretClient<::kube_codegen_runtime::scope::AllNamespaces> {
     /// A client for the `Secret` objects of every namespace: it can only list and watch.
+    #[inline]
     pub fn all(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -152,6 +165,7 @@ impl SecretClient<::kube_codegen_runtime::scope::AllNamespaces> {
 
 impl<S> SecretClient<S> {
     /// Lists the `Secret` objects that `lp` selects.
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kube::api::ListParams,
@@ -160,6 +174,7 @@ impl<S> SecretClient<S> {
     }
 
     /// Watches `Secret` objects from `resource_version`; prefer an informer for caches.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kube::api::WatchParams,
@@ -174,11 +189,13 @@ impl<S> SecretClient<S> {
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<Secret> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -192,6 +209,7 @@ pub struct SecretInformer {
 
 impl SecretInformer {
     /// The informer of this kind in `factory`: the same one on every call.
+    #[inline]
     pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer::<Secret>(),
@@ -199,11 +217,13 @@ impl SecretInformer {
     }
 
     /// The shared informer: event handlers, streams for `Controller`, sync state.
+    #[inline]
     pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Secret> {
         &self.informer
     }
 
     /// A lister over this informer's cache.
+    #[inline]
     pub fn lister(&self) -> SecretLister {
         SecretLister {
             lister: self.informer.lister(),
@@ -219,6 +239,7 @@ pub struct SecretLister {
 
 impl SecretLister {
     /// Every cached `Secret` whose labels `selector` matches (all namespaces), sorted.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -227,6 +248,7 @@ impl SecretLister {
     }
 
     /// The cached objects an informer index puts under `value`.
+    #[inline]
     pub fn by_index(
         &self,
         index: &str,
@@ -238,6 +260,7 @@ impl SecretLister {
 
 impl SecretLister {
     /// The cached `Secret` objects of `namespace`.
+    #[inline]
     pub fn secrets(&self, namespace: &str) -> SecretNamespaceLister {
         SecretNamespaceLister {
             lister: self.lister.namespace(namespace),
@@ -252,6 +275,7 @@ pub struct SecretNamespaceLister {
 
 #[automatically_derived]
 impl ::core::fmt::Debug for SecretNamespaceLister {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.lister, f)
     }
@@ -259,6 +283,7 @@ impl ::core::fmt::Debug for SecretNamespaceLister {
 
 impl SecretNamespaceLister {
     /// The `Secret` named `name` in this namespace; a missing one is `NotFound`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -270,6 +295,7 @@ impl SecretNamespaceLister {
     }
 
     /// The `Secret` objects of this namespace whose labels `selector` matches, sorted by name.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,

@@ -51,6 +51,7 @@ impl FooApplyConfiguration {
         FooApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "metadata" => ::kube_codegen_runtime::apply::OBJECT_META,
@@ -64,6 +65,7 @@ impl FooApplyConfiguration {
 
     /// Sets `spec`.
     #[must_use]
+    #[inline]
     pub fn with_spec(mut self, spec: FooSpecApplyConfiguration) -> Self {
         self.spec = ::core::option::Option::Some(spec);
         self
@@ -71,6 +73,7 @@ impl FooApplyConfiguration {
 
     /// Sets `status`.
     #[must_use]
+    #[inline]
     pub fn with_status(
         mut self,
         status: <<Foo as ::kube::core::object::HasStatus>::Status as ::kube_codegen_runtime::apply::Apply>::Configuration,
@@ -82,6 +85,7 @@ impl FooApplyConfiguration {
 
 impl FooApplyConfiguration {
     /// An apply configuration for the `Foo` named `name`, with its `apiVersion` and `kind`.
+    #[inline]
     pub fn new(name: &str, namespace: &str) -> Self {
         Self {
             api_version: ::core::option::Option::Some(
@@ -99,6 +103,7 @@ impl FooApplyConfiguration {
 
     /// Adds labels (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_labels<
         K: ::core::convert::Into<::std::string::String>,
         V: ::core::convert::Into<::std::string::String>,
@@ -113,6 +118,7 @@ impl FooApplyConfiguration {
 
     /// Adds annotations (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_annotations<
         K: ::core::convert::Into<::std::string::String>,
         V: ::core::convert::Into<::std::string::String>,
@@ -127,6 +133,7 @@ impl FooApplyConfiguration {
 
     /// Appends owner references.
     #[must_use]
+    #[inline]
     pub fn with_owner_references(
         mut self,
         owners: impl ::core::iter::IntoIterator<
@@ -143,6 +150,7 @@ impl FooApplyConfiguration {
 
     /// Appends finalizers.
     #[must_use]
+    #[inline]
     pub fn with_finalizers<F: ::core::convert::Into<::std::string::String>>(
         mut self,
         finalizers: impl ::core::iter::IntoIterator<Item = F>,
@@ -157,6 +165,7 @@ impl FooApplyConfiguration {
 }
 
 impl ::kube_codegen_runtime::apply::ObjectConfiguration for FooApplyConfiguration {
+    #[inline]
     fn metadata(
         &self,
     ) -> ::core::option::Option<
@@ -167,6 +176,7 @@ impl ::kube_codegen_runtime::apply::ObjectConfiguration for FooApplyConfiguratio
 }
 
 /// The fields of `obj` that `manager` owns (server-side apply), as an apply configuration.
+#[inline]
 pub fn extract_foo(
     obj: &Foo,
     manager: &str,
@@ -183,6 +193,7 @@ pub fn extract_foo(
 }
 
 /// The status fields of `obj` that `manager` owns, applied through the status subresource.
+#[inline]
 pub fn extract_foo_status(
     obj: &Foo,
     manager: &str,
@@ -229,6 +240,7 @@ pub struct FooSpecApplyConfiguration {
 impl FooSpecApplyConfiguration {
     /// Sets `deploymentName`.
     #[must_use]
+    #[inline]
     pub fn with_deployment_name(
         mut self,
         value: impl ::core::convert::Into<String>,
@@ -239,6 +251,7 @@ impl FooSpecApplyConfiguration {
 
     /// Sets `replicas`.
     #[must_use]
+    #[inline]
     pub fn with_replicas(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.replicas = ::core::option::Option::Some(value.into());
         self
@@ -273,6 +286,7 @@ pub struct FooStatusApplyConfiguration {
 impl FooStatusApplyConfiguration {
     /// Sets `availableReplicas`.
     #[must_use]
+    #[inline]
     pub fn with_available_replicas(
         mut self,
         value: impl ::core::convert::Into<i32>,

@@ -52,6 +52,7 @@ impl IcecreamApplyConfiguration {
         IcecreamApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "metadata" => ::kube_codegen_runtime::apply::OBJECT_META,
@@ -65,6 +66,7 @@ impl IcecreamApplyConfiguration {
 
     /// Sets `spec`.
     #[must_use]
+    #[inline]
     pub fn with_spec(mut self, spec: IcecreamSpecApplyConfiguration) -> Self {
         self.spec = ::core::option::Option::Some(spec);
         self
@@ -72,6 +74,7 @@ impl IcecreamApplyConfiguration {
 
     /// Sets `status`.
     #[must_use]
+    #[inline]
     pub fn with_status(
         mut self,
         status: <<Icecream as ::kube::core::object::HasStatus>::Status as ::kube_codegen_runtime::apply::Apply>::Configuration,
@@ -83,6 +86,7 @@ impl IcecreamApplyConfiguration {
 
 impl IcecreamApplyConfiguration {
     /// An apply configuration for the `Icecream` named `name`, with its `apiVersion` and `kind`.
+    #[inline]
     pub fn new(name: &str, namespace: &str) -> Self {
         Self {
             api_version: ::core::option::Option::Some(
@@ -100,6 +104,7 @@ impl IcecreamApplyConfiguration {
 
     /// Adds labels (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_labels<
         K: ::core::convert::Into<::std::string::String>,
         V: ::core::convert::Into<::std::string::String>,
@@ -114,6 +119,7 @@ impl IcecreamApplyConfiguration {
 
     /// Adds annotations (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_annotations<
         K: ::core::convert::Into<::std::string::String>,
         V: ::core::convert::Into<::std::string::String>,
@@ -128,6 +134,7 @@ impl IcecreamApplyConfiguration {
 
     /// Appends owner references.
     #[must_use]
+    #[inline]
     pub fn with_owner_references(
         mut self,
         owners: impl ::core::iter::IntoIterator<
@@ -144,6 +151,7 @@ impl IcecreamApplyConfiguration {
 
     /// Appends finalizers.
     #[must_use]
+    #[inline]
     pub fn with_finalizers<F: ::core::convert::Into<::std::string::String>>(
         mut self,
         finalizers: impl ::core::iter::IntoIterator<Item = F>,
@@ -158,6 +166,7 @@ impl IcecreamApplyConfiguration {
 }
 
 impl ::kube_codegen_runtime::apply::ObjectConfiguration for IcecreamApplyConfiguration {
+    #[inline]
     fn metadata(
         &self,
     ) -> ::core::option::Option<
@@ -168,6 +177,7 @@ impl ::kube_codegen_runtime::apply::ObjectConfiguration for IcecreamApplyConfigu
 }
 
 /// The fields of `obj` that `manager` owns (server-side apply), as an apply configuration.
+#[inline]
 pub fn extract_icecream(
     obj: &Icecream,
     manager: &str,
@@ -184,6 +194,7 @@ pub fn extract_icecream(
 }
 
 /// The status fields of `obj` that `manager` owns, applied through the status subresource.
+#[inline]
 pub fn extract_icecream_status(
     obj: &Icecream,
     manager: &str,
@@ -237,6 +248,7 @@ pub struct IcecreamSpecApplyConfiguration {
 
 impl IcecreamSpecApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "flavor" => <Flavor as ::kube_codegen_runtime::apply::Apply>::MERGE,
@@ -246,6 +258,7 @@ impl IcecreamSpecApplyConfiguration {
 
     /// Sets `deploymentName`.
     #[must_use]
+    #[inline]
     pub fn with_deployment_name(
         mut self,
         value: impl ::core::convert::Into<String>,
@@ -256,6 +269,7 @@ impl IcecreamSpecApplyConfiguration {
 
     /// Sets `replicas`.
     #[must_use]
+    #[inline]
     pub fn with_replicas(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.replicas = ::core::option::Option::Some(value.into());
         self
@@ -263,6 +277,7 @@ impl IcecreamSpecApplyConfiguration {
 
     /// Sets `flavor`.
     #[must_use]
+    #[inline]
     pub fn with_flavor(
         mut self,
         value: impl ::core::convert::Into<
@@ -321,6 +336,7 @@ pub struct IcecreamStatusApplyConfiguration {
 
 impl IcecreamStatusApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "podPhases" => ::kube_codegen_runtime::apply::Merge::ENTRIES,
@@ -330,6 +346,7 @@ impl IcecreamStatusApplyConfiguration {
 
     /// Sets `availableReplicas`.
     #[must_use]
+    #[inline]
     pub fn with_available_replicas(
         mut self,
         value: impl ::core::convert::Into<i32>,
@@ -340,6 +357,7 @@ impl IcecreamStatusApplyConfiguration {
 
     /// Appends items to `nodes`.
     #[must_use]
+    #[inline]
     pub fn with_nodes(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = String>,
@@ -350,6 +368,7 @@ impl IcecreamStatusApplyConfiguration {
 
     /// Adds entries to `podPhases` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_pod_phases(
         mut self,
         entries: impl ::core::iter::IntoIterator<Item = (String, i32)>,

@@ -14,6 +14,7 @@ pub struct WidgetsV1Client {
 }
 
 impl ::core::fmt::Debug for WidgetsV1Client {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.debug_struct(::core::stringify!(WidgetsV1Client))
             .field("field_manager", &self.field_manager)
@@ -23,6 +24,7 @@ impl ::core::fmt::Debug for WidgetsV1Client {
 
 impl WidgetsV1Client {
     /// Clients that share `client` and write with `field_manager`.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -31,6 +33,7 @@ impl WidgetsV1Client {
     }
 
     /// `Widget` objects in `namespace`.
+    #[inline]
     pub fn widgets(
         &self,
         namespace: &str,
@@ -39,6 +42,7 @@ impl WidgetsV1Client {
     }
 
     /// `Widget` objects in every namespace: list and watch only.
+    #[inline]
     pub fn widgets_all(
         &self,
     ) -> WidgetClient<::kube_codegen_runtime::scope::AllNamespaces> {
@@ -54,11 +58,13 @@ pub struct Informers<'a> {
 
 impl<'a> Informers<'a> {
     /// The informers of this group and version in `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self { factory }
     }
 
     /// The shared informer of `Widget` objects.
+    #[inline]
     pub fn widgets(&self) -> WidgetInformer {
         WidgetInformer::new(self.factory)
     }

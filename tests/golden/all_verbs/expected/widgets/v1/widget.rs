@@ -16,6 +16,7 @@ pub struct WidgetClient<S = ::kube_codegen_runtime::scope::Namespaced> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for WidgetClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -26,6 +27,7 @@ impl<S> ::core::clone::Clone for WidgetClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for WidgetClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -33,6 +35,7 @@ impl<S> ::core::fmt::Debug for WidgetClient<S> {
 
 impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     /// A client for the `Widget` objects of one namespace.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         namespace: &str,
@@ -49,6 +52,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Creates a `Widget` (`POST`).
+    #[inline]
     pub async fn create(
         &self,
         obj: &Widget,
@@ -58,6 +62,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Replaces a `Widget`, named by its `metadata.name` (`PUT`).
+    #[inline]
     pub async fn update(
         &self,
         obj: &Widget,
@@ -67,6 +72,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Replaces the status of a `Widget`, named by its `metadata.name` (`PUT .../status`).
+    #[inline]
     pub async fn update_status(
         &self,
         obj: &Widget,
@@ -76,6 +82,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Deletes a `Widget`: the object while finalizers keep it, or the server's status once it is gone.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -88,6 +95,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Deletes every `Widget` that `lp` selects.
+    #[inline]
     pub async fn delete_collection(
         &self,
         dp: &::kube::api::DeleteParams,
@@ -103,6 +111,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Widget` by name; a missing object is an error.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -111,6 +120,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Widget` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -119,6 +129,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Patches a `Widget` (merge, JSON, strategic merge or apply patch).
+    #[inline]
     pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
         &self,
         name: &str,
@@ -129,6 +140,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies a whole `Widget` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    #[inline]
     pub async fn apply_object(
         &self,
         obj: &Widget,
@@ -137,6 +149,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies the status of the `Widget` named `name` (a whole status), and nothing else.
+    #[inline]
     pub async fn apply_status_object(
         &self,
         name: &str,
@@ -146,6 +159,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets the scale subresource.
+    #[inline]
     pub async fn get_scale(
         &self,
         name: &str,
@@ -157,6 +171,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Replaces the scale subresource.
+    #[inline]
     pub async fn update_scale(
         &self,
         name: &str,
@@ -170,6 +185,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Patches the scale subresource.
+    #[inline]
     pub async fn patch_scale<P: ::serde::Serialize + ::core::fmt::Debug>(
         &self,
         name: &str,
@@ -185,6 +201,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
 
 impl WidgetClient<::kube_codegen_runtime::scope::AllNamespaces> {
     /// A client for the `Widget` objects of every namespace: it can only list and watch.
+    #[inline]
     pub fn all(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -198,6 +215,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::AllNamespaces> {
 
 impl<S> WidgetClient<S> {
     /// Lists the `Widget` objects that `lp` selects.
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kube::api::ListParams,
@@ -206,6 +224,7 @@ impl<S> WidgetClient<S> {
     }
 
     /// Watches `Widget` objects from `resource_version`; prefer an informer for caches.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kube::api::WatchParams,
@@ -220,11 +239,13 @@ impl<S> WidgetClient<S> {
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<Widget> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -238,6 +259,7 @@ pub struct WidgetInformer {
 
 impl WidgetInformer {
     /// The informer of this kind in `factory`: the same one on every call.
+    #[inline]
     pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer::<Widget>(),
@@ -245,11 +267,13 @@ impl WidgetInformer {
     }
 
     /// The shared informer: event handlers, streams for `Controller`, sync state.
+    #[inline]
     pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Widget> {
         &self.informer
     }
 
     /// A lister over this informer's cache.
+    #[inline]
     pub fn lister(&self) -> WidgetLister {
         WidgetLister {
             lister: self.informer.lister(),
@@ -265,6 +289,7 @@ pub struct WidgetLister {
 
 impl WidgetLister {
     /// Every cached `Widget` whose labels `selector` matches (all namespaces), sorted.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -273,6 +298,7 @@ impl WidgetLister {
     }
 
     /// The cached objects an informer index puts under `value`.
+    #[inline]
     pub fn by_index(
         &self,
         index: &str,
@@ -284,6 +310,7 @@ impl WidgetLister {
 
 impl WidgetLister {
     /// The cached `Widget` objects of `namespace`.
+    #[inline]
     pub fn widgets(&self, namespace: &str) -> WidgetNamespaceLister {
         WidgetNamespaceLister {
             lister: self.lister.namespace(namespace),
@@ -298,6 +325,7 @@ pub struct WidgetNamespaceLister {
 
 #[automatically_derived]
 impl ::core::fmt::Debug for WidgetNamespaceLister {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.lister, f)
     }
@@ -305,6 +333,7 @@ impl ::core::fmt::Debug for WidgetNamespaceLister {
 
 impl WidgetNamespaceLister {
     /// The `Widget` named `name` in this namespace; a missing one is `NotFound`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -316,6 +345,7 @@ impl WidgetNamespaceLister {
     }
 
     /// The `Widget` objects of this namespace whose labels `selector` matches, sorted by name.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -329,6 +359,7 @@ impl Widget {
     /// `+kubebuilder:` markers of the spec (and, from the CLI, of the status and
     /// nested structs) applied. Errors instead of panicking when kube cannot build
     /// the schema.
+    #[inline]
     pub fn crd_with_markers() -> ::core::result::Result<
         ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         ::kube_codegen_runtime::crd::CrdError,

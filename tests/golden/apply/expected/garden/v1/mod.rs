@@ -21,6 +21,7 @@ pub struct GardenV1Client {
 }
 
 impl ::core::fmt::Debug for GardenV1Client {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.debug_struct(::core::stringify!(GardenV1Client))
             .field("field_manager", &self.field_manager)
@@ -30,6 +31,7 @@ impl ::core::fmt::Debug for GardenV1Client {
 
 impl GardenV1Client {
     /// Clients that share `client` and write with `field_manager`.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -38,6 +40,7 @@ impl GardenV1Client {
     }
 
     /// `Greenhouse` objects (cluster-scoped).
+    #[inline]
     pub fn greenhouses(
         &self,
     ) -> GreenhouseClient<::kube_codegen_runtime::scope::Cluster> {
@@ -45,6 +48,7 @@ impl GardenV1Client {
     }
 
     /// `Planter` objects in `namespace`.
+    #[inline]
     pub fn planters(
         &self,
         namespace: &str,
@@ -53,6 +57,7 @@ impl GardenV1Client {
     }
 
     /// `Planter` objects in every namespace: list and watch only.
+    #[inline]
     pub fn planters_all(
         &self,
     ) -> PlanterClient<::kube_codegen_runtime::scope::AllNamespaces> {
@@ -68,16 +73,19 @@ pub struct Informers<'a> {
 
 impl<'a> Informers<'a> {
     /// The informers of this group and version in `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self { factory }
     }
 
     /// The shared informer of `Greenhouse` objects.
+    #[inline]
     pub fn greenhouses(&self) -> GreenhouseInformer {
         GreenhouseInformer::new(self.factory)
     }
 
     /// The shared informer of `Planter` objects.
+    #[inline]
     pub fn planters(&self) -> PlanterInformer {
         PlanterInformer::new(self.factory)
     }

@@ -17,6 +17,7 @@ pub struct PlanterClient<S = ::kube_codegen_runtime::scope::Namespaced> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for PlanterClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -27,6 +28,7 @@ impl<S> ::core::clone::Clone for PlanterClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for PlanterClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -34,6 +36,7 @@ impl<S> ::core::fmt::Debug for PlanterClient<S> {
 
 impl PlanterClient<::kube_codegen_runtime::scope::Namespaced> {
     /// A client for the `Planter` objects of one namespace.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         namespace: &str,
@@ -50,6 +53,7 @@ impl PlanterClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Creates a `Planter` (`POST`).
+    #[inline]
     pub async fn create(
         &self,
         obj: &Planter,
@@ -59,6 +63,7 @@ impl PlanterClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Replaces a `Planter`, named by its `metadata.name` (`PUT`).
+    #[inline]
     pub async fn update(
         &self,
         obj: &Planter,
@@ -68,6 +73,7 @@ impl PlanterClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Replaces the status of a `Planter`, named by its `metadata.name` (`PUT .../status`).
+    #[inline]
     pub async fn update_status(
         &self,
         obj: &Planter,
@@ -77,6 +83,7 @@ impl PlanterClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Deletes a `Planter`: the object while finalizers keep it, or the server's status once it is gone.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -89,6 +96,7 @@ impl PlanterClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Deletes every `Planter` that `lp` selects.
+    #[inline]
     pub async fn delete_collection(
         &self,
         dp: &::kube::api::DeleteParams,
@@ -104,6 +112,7 @@ impl PlanterClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Planter` by name; a missing object is an error.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -112,6 +121,7 @@ impl PlanterClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Planter` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -120,6 +130,7 @@ impl PlanterClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Patches a `Planter` (merge, JSON, strategic merge or apply patch).
+    #[inline]
     pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
         &self,
         name: &str,
@@ -130,6 +141,7 @@ impl PlanterClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies an apply configuration of a `Planter` with this client's field manager, which then owns exactly the fields it sets.
+    #[inline]
     pub async fn apply(
         &self,
         config: &PlanterApplyConfiguration,
@@ -138,6 +150,7 @@ impl PlanterClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies a whole `Planter` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    #[inline]
     pub async fn apply_object(
         &self,
         obj: &Planter,
@@ -146,6 +159,7 @@ impl PlanterClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies an apply configuration to the status of a `Planter`: this client's field manager then owns exactly the status fields it sets.
+    #[inline]
     pub async fn apply_status(
         &self,
         config: &PlanterApplyConfiguration,
@@ -154,6 +168,7 @@ impl PlanterClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies the status of the `Planter` named `name` (a whole status), and nothing else.
+    #[inline]
     pub async fn apply_status_object(
         &self,
         name: &str,
@@ -165,6 +180,7 @@ impl PlanterClient<::kube_codegen_runtime::scope::Namespaced> {
 
 impl PlanterClient<::kube_codegen_runtime::scope::AllNamespaces> {
     /// A client for the `Planter` objects of every namespace: it can only list and watch.
+    #[inline]
     pub fn all(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -178,6 +194,7 @@ impl PlanterClient<::kube_codegen_runtime::scope::AllNamespaces> {
 
 impl<S> PlanterClient<S> {
     /// Lists the `Planter` objects that `lp` selects.
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kube::api::ListParams,
@@ -186,6 +203,7 @@ impl<S> PlanterClient<S> {
     }
 
     /// Watches `Planter` objects from `resource_version`; prefer an informer for caches.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kube::api::WatchParams,
@@ -203,11 +221,13 @@ impl<S> PlanterClient<S> {
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<Planter> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -221,6 +241,7 @@ pub struct PlanterInformer {
 
 impl PlanterInformer {
     /// The informer of this kind in `factory`: the same one on every call.
+    #[inline]
     pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer::<Planter>(),
@@ -228,11 +249,13 @@ impl PlanterInformer {
     }
 
     /// The shared informer: event handlers, streams for `Controller`, sync state.
+    #[inline]
     pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Planter> {
         &self.informer
     }
 
     /// A lister over this informer's cache.
+    #[inline]
     pub fn lister(&self) -> PlanterLister {
         PlanterLister {
             lister: self.informer.lister(),
@@ -248,6 +271,7 @@ pub struct PlanterLister {
 
 impl PlanterLister {
     /// Every cached `Planter` whose labels `selector` matches (all namespaces), sorted.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -256,6 +280,7 @@ impl PlanterLister {
     }
 
     /// The cached objects an informer index puts under `value`.
+    #[inline]
     pub fn by_index(
         &self,
         index: &str,
@@ -267,6 +292,7 @@ impl PlanterLister {
 
 impl PlanterLister {
     /// The cached `Planter` objects of `namespace`.
+    #[inline]
     pub fn planters(&self, namespace: &str) -> PlanterNamespaceLister {
         PlanterNamespaceLister {
             lister: self.lister.namespace(namespace),
@@ -281,6 +307,7 @@ pub struct PlanterNamespaceLister {
 
 #[automatically_derived]
 impl ::core::fmt::Debug for PlanterNamespaceLister {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.lister, f)
     }
@@ -288,6 +315,7 @@ impl ::core::fmt::Debug for PlanterNamespaceLister {
 
 impl PlanterNamespaceLister {
     /// The `Planter` named `name` in this namespace; a missing one is `NotFound`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -299,6 +327,7 @@ impl PlanterNamespaceLister {
     }
 
     /// The `Planter` objects of this namespace whose labels `selector` matches, sorted by name.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -312,6 +341,7 @@ impl Planter {
     /// `+kubebuilder:` markers of the spec (and, from the CLI, of the status and
     /// nested structs) applied. Errors instead of panicking when kube cannot build
     /// the schema.
+    #[inline]
     pub fn crd_with_markers() -> ::core::result::Result<
         ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         ::kube_codegen_runtime::crd::CrdError,

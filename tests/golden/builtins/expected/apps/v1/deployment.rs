@@ -17,6 +17,7 @@ pub struct DeploymentClient<S = ::kube_codegen_runtime::scope::Namespaced> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for DeploymentClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -27,6 +28,7 @@ impl<S> ::core::clone::Clone for DeploymentClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for DeploymentClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -34,6 +36,7 @@ impl<S> ::core::fmt::Debug for DeploymentClient<S> {
 
 impl DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
     /// A client for the `Deployment` objects of one namespace.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         namespace: &str,
@@ -50,6 +53,7 @@ impl DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Creates a `Deployment` (`POST`).
+    #[inline]
     pub async fn create(
         &self,
         obj: &Deployment,
@@ -59,6 +63,7 @@ impl DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Replaces a `Deployment`, named by its `metadata.name` (`PUT`).
+    #[inline]
     pub async fn update(
         &self,
         obj: &Deployment,
@@ -68,6 +73,7 @@ impl DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Replaces the status of a `Deployment`, named by its `metadata.name` (`PUT .../status`).
+    #[inline]
     pub async fn update_status(
         &self,
         obj: &Deployment,
@@ -77,6 +83,7 @@ impl DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Deletes a `Deployment`: the object while finalizers keep it, or the server's status once it is gone.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -89,6 +96,7 @@ impl DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Deletes every `Deployment` that `lp` selects.
+    #[inline]
     pub async fn delete_collection(
         &self,
         dp: &::kube::api::DeleteParams,
@@ -104,6 +112,7 @@ impl DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Deployment` by name; a missing object is an error.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -112,6 +121,7 @@ impl DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Deployment` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -120,6 +130,7 @@ impl DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Patches a `Deployment` (merge, JSON, strategic merge or apply patch).
+    #[inline]
     pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
         &self,
         name: &str,
@@ -130,6 +141,7 @@ impl DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies an apply configuration of a `Deployment` with this client's field manager, which then owns exactly the fields it sets.
+    #[inline]
     pub async fn apply(
         &self,
         config: &DeploymentApplyConfiguration,
@@ -138,6 +150,7 @@ impl DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies a whole `Deployment` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    #[inline]
     pub async fn apply_object(
         &self,
         obj: &Deployment,
@@ -146,6 +159,7 @@ impl DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies an apply configuration to the status of a `Deployment`: this client's field manager then owns exactly the status fields it sets.
+    #[inline]
     pub async fn apply_status(
         &self,
         config: &DeploymentApplyConfiguration,
@@ -154,6 +168,7 @@ impl DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies the status of the `Deployment` named `name` (a whole status), and nothing else.
+    #[inline]
     pub async fn apply_status_object(
         &self,
         name: &str,
@@ -163,6 +178,7 @@ impl DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets the scale subresource.
+    #[inline]
     pub async fn get_scale(
         &self,
         name: &str,
@@ -174,6 +190,7 @@ impl DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Replaces the scale subresource.
+    #[inline]
     pub async fn update_scale(
         &self,
         name: &str,
@@ -187,6 +204,7 @@ impl DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Patches the scale subresource.
+    #[inline]
     pub async fn patch_scale<P: ::serde::Serialize + ::core::fmt::Debug>(
         &self,
         name: &str,
@@ -202,6 +220,7 @@ impl DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
 
 impl DeploymentClient<::kube_codegen_runtime::scope::AllNamespaces> {
     /// A client for the `Deployment` objects of every namespace: it can only list and watch.
+    #[inline]
     pub fn all(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -215,6 +234,7 @@ impl DeploymentClient<::kube_codegen_runtime::scope::AllNamespaces> {
 
 impl<S> DeploymentClient<S> {
     /// Lists the `Deployment` objects that `lp` selects.
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kube::api::ListParams,
@@ -223,6 +243,7 @@ impl<S> DeploymentClient<S> {
     }
 
     /// Watches `Deployment` objects from `resource_version`; prefer an informer for caches.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kube::api::WatchParams,
@@ -240,11 +261,13 @@ impl<S> DeploymentClient<S> {
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<Deployment> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -258,6 +281,7 @@ pub struct DeploymentInformer {
 
 impl DeploymentInformer {
     /// The informer of this kind in `factory`: the same one on every call.
+    #[inline]
     pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer::<Deployment>(),
@@ -265,11 +289,13 @@ impl DeploymentInformer {
     }
 
     /// The shared informer: event handlers, streams for `Controller`, sync state.
+    #[inline]
     pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Deployment> {
         &self.informer
     }
 
     /// A lister over this informer's cache.
+    #[inline]
     pub fn lister(&self) -> DeploymentLister {
         DeploymentLister {
             lister: self.informer.lister(),
@@ -285,6 +311,7 @@ pub struct DeploymentLister {
 
 impl DeploymentLister {
     /// Every cached `Deployment` whose labels `selector` matches (all namespaces), sorted.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -293,6 +320,7 @@ impl DeploymentLister {
     }
 
     /// The cached objects an informer index puts under `value`.
+    #[inline]
     pub fn by_index(
         &self,
         index: &str,
@@ -304,6 +332,7 @@ impl DeploymentLister {
 
 impl DeploymentLister {
     /// The cached `Deployment` objects of `namespace`.
+    #[inline]
     pub fn deployments(&self, namespace: &str) -> DeploymentNamespaceLister {
         DeploymentNamespaceLister {
             lister: self.lister.namespace(namespace),
@@ -318,6 +347,7 @@ pub struct DeploymentNamespaceLister {
 
 #[automatically_derived]
 impl ::core::fmt::Debug for DeploymentNamespaceLister {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.lister, f)
     }
@@ -325,6 +355,7 @@ impl ::core::fmt::Debug for DeploymentNamespaceLister {
 
 impl DeploymentNamespaceLister {
     /// The `Deployment` named `name` in this namespace; a missing one is `NotFound`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -336,6 +367,7 @@ impl DeploymentNamespaceLister {
     }
 
     /// The `Deployment` objects of this namespace whose labels `selector` matches, sorted by name.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,

@@ -24,6 +24,7 @@ pub struct AppsV1Client {
 }
 
 impl ::core::fmt::Debug for AppsV1Client {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.debug_struct(::core::stringify!(AppsV1Client))
             .field("field_manager", &self.field_manager)
@@ -33,6 +34,7 @@ impl ::core::fmt::Debug for AppsV1Client {
 
 impl AppsV1Client {
     /// Clients that share `client` and write with `field_manager`.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -41,6 +43,7 @@ impl AppsV1Client {
     }
 
     /// `Deployment` objects in `namespace`.
+    #[inline]
     pub fn deployments(
         &self,
         namespace: &str,
@@ -49,6 +52,7 @@ impl AppsV1Client {
     }
 
     /// `Deployment` objects in every namespace: list and watch only.
+    #[inline]
     pub fn deployments_all(
         &self,
     ) -> DeploymentClient<::kube_codegen_runtime::scope::AllNamespaces> {
@@ -56,6 +60,7 @@ impl AppsV1Client {
     }
 
     /// `ReplicaSet` objects in `namespace`.
+    #[inline]
     pub fn replicasets(
         &self,
         namespace: &str,
@@ -64,6 +69,7 @@ impl AppsV1Client {
     }
 
     /// `ReplicaSet` objects in every namespace: list and watch only.
+    #[inline]
     pub fn replicasets_all(
         &self,
     ) -> ReplicaSetClient<::kube_codegen_runtime::scope::AllNamespaces> {
@@ -79,16 +85,19 @@ pub struct Informers<'a> {
 
 impl<'a> Informers<'a> {
     /// The informers of this group and version in `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self { factory }
     }
 
     /// The shared informer of `Deployment` objects.
+    #[inline]
     pub fn deployments(&self) -> DeploymentInformer {
         DeploymentInformer::new(self.factory)
     }
 
     /// The shared informer of `ReplicaSet` objects.
+    #[inline]
     pub fn replicasets(&self) -> ReplicaSetInformer {
         ReplicaSetInformer::new(self.factory)
     }

@@ -16,6 +16,7 @@ pub struct ReplicaSetClient<S = ::kube_codegen_runtime::scope::Namespaced> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for ReplicaSetClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -26,6 +27,7 @@ impl<S> ::core::clone::Clone for ReplicaSetClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for ReplicaSetClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -33,6 +35,7 @@ impl<S> ::core::fmt::Debug for ReplicaSetClient<S> {
 
 impl ReplicaSetClient<::kube_codegen_runtime::scope::Namespaced> {
     /// A client for the `ReplicaSet` objects of one namespace.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         namespace: &str,
@@ -49,6 +52,7 @@ impl ReplicaSetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `ReplicaSet` by name; a missing object is an error.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -57,6 +61,7 @@ impl ReplicaSetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `ReplicaSet` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -65,6 +70,7 @@ impl ReplicaSetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets the scale subresource.
+    #[inline]
     pub async fn get_scale(
         &self,
         name: &str,
@@ -78,6 +84,7 @@ impl ReplicaSetClient<::kube_codegen_runtime::scope::Namespaced> {
 
 impl ReplicaSetClient<::kube_codegen_runtime::scope::AllNamespaces> {
     /// A client for the `ReplicaSet` objects of every namespace: it can only list and watch.
+    #[inline]
     pub fn all(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -91,6 +98,7 @@ impl ReplicaSetClient<::kube_codegen_runtime::scope::AllNamespaces> {
 
 impl<S> ReplicaSetClient<S> {
     /// Lists the `ReplicaSet` objects that `lp` selects.
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kube::api::ListParams,
@@ -99,6 +107,7 @@ impl<S> ReplicaSetClient<S> {
     }
 
     /// Watches `ReplicaSet` objects from `resource_version`; prefer an informer for caches.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kube::api::WatchParams,
@@ -116,11 +125,13 @@ impl<S> ReplicaSetClient<S> {
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<ReplicaSet> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -134,6 +145,7 @@ pub struct ReplicaSetInformer {
 
 impl ReplicaSetInformer {
     /// The informer of this kind in `factory`: the same one on every call.
+    #[inline]
     pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer::<ReplicaSet>(),
@@ -141,11 +153,13 @@ impl ReplicaSetInformer {
     }
 
     /// The shared informer: event handlers, streams for `Controller`, sync state.
+    #[inline]
     pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<ReplicaSet> {
         &self.informer
     }
 
     /// A lister over this informer's cache.
+    #[inline]
     pub fn lister(&self) -> ReplicaSetLister {
         ReplicaSetLister {
             lister: self.informer.lister(),
@@ -161,6 +175,7 @@ pub struct ReplicaSetLister {
 
 impl ReplicaSetLister {
     /// Every cached `ReplicaSet` whose labels `selector` matches (all namespaces), sorted.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -169,6 +184,7 @@ impl ReplicaSetLister {
     }
 
     /// The cached objects an informer index puts under `value`.
+    #[inline]
     pub fn by_index(
         &self,
         index: &str,
@@ -180,6 +196,7 @@ impl ReplicaSetLister {
 
 impl ReplicaSetLister {
     /// The cached `ReplicaSet` objects of `namespace`.
+    #[inline]
     pub fn replicasets(&self, namespace: &str) -> ReplicaSetNamespaceLister {
         ReplicaSetNamespaceLister {
             lister: self.lister.namespace(namespace),
@@ -194,6 +211,7 @@ pub struct ReplicaSetNamespaceLister {
 
 #[automatically_derived]
 impl ::core::fmt::Debug for ReplicaSetNamespaceLister {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.lister, f)
     }
@@ -201,6 +219,7 @@ impl ::core::fmt::Debug for ReplicaSetNamespaceLister {
 
 impl ReplicaSetNamespaceLister {
     /// The `ReplicaSet` named `name` in this namespace; a missing one is `NotFound`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -212,6 +231,7 @@ impl ReplicaSetNamespaceLister {
     }
 
     /// The `ReplicaSet` objects of this namespace whose labels `selector` matches, sorted by name.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,

@@ -17,6 +17,7 @@ pub struct ConfigMapClient<S = ::kube_codegen_runtime::scope::Namespaced> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for ConfigMapClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -27,6 +28,7 @@ impl<S> ::core::clone::Clone for ConfigMapClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for ConfigMapClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -34,6 +36,7 @@ impl<S> ::core::fmt::Debug for ConfigMapClient<S> {
 
 impl ConfigMapClient<::kube_codegen_runtime::scope::Namespaced> {
     /// A client for the `ConfigMap` objects of one namespace.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         namespace: &str,
@@ -50,6 +53,7 @@ impl ConfigMapClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Creates a `ConfigMap` (`POST`).
+    #[inline]
     pub async fn create(
         &self,
         obj: &ConfigMap,
@@ -59,6 +63,7 @@ impl ConfigMapClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Replaces a `ConfigMap`, named by its `metadata.name` (`PUT`).
+    #[inline]
     pub async fn update(
         &self,
         obj: &ConfigMap,
@@ -68,6 +73,7 @@ impl ConfigMapClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Deletes a `ConfigMap`: the object while finalizers keep it, or the server's status once it is gone.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -80,6 +86,7 @@ impl ConfigMapClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Deletes every `ConfigMap` that `lp` selects.
+    #[inline]
     pub async fn delete_collection(
         &self,
         dp: &::kube::api::DeleteParams,
@@ -95,6 +102,7 @@ impl ConfigMapClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `ConfigMap` by name; a missing object is an error.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -103,6 +111,7 @@ impl ConfigMapClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `ConfigMap` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -111,6 +120,7 @@ impl ConfigMapClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Patches a `ConfigMap` (merge, JSON, strategic merge or apply patch).
+    #[inline]
     pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
         &self,
         name: &str,
@@ -121,6 +131,7 @@ impl ConfigMapClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies an apply configuration of a `ConfigMap` with this client's field manager, which then owns exactly the fields it sets.
+    #[inline]
     pub async fn apply(
         &self,
         config: &ConfigMapApplyConfiguration,
@@ -129,6 +140,7 @@ impl ConfigMapClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies a whole `ConfigMap` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    #[inline]
     pub async fn apply_object(
         &self,
         obj: &ConfigMap,
@@ -139,6 +151,7 @@ impl ConfigMapClient<::kube_codegen_runtime::scope::Namespaced> {
 
 impl ConfigMapClient<::kube_codegen_runtime::scope::AllNamespaces> {
     /// A client for the `ConfigMap` objects of every namespace: it can only list and watch.
+    #[inline]
     pub fn all(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -152,6 +165,7 @@ impl ConfigMapClient<::kube_codegen_runtime::scope::AllNamespaces> {
 
 impl<S> ConfigMapClient<S> {
     /// Lists the `ConfigMap` objects that `lp` selects.
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kube::api::ListParams,
@@ -160,6 +174,7 @@ impl<S> ConfigMapClient<S> {
     }
 
     /// Watches `ConfigMap` objects from `resource_version`; prefer an informer for caches.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kube::api::WatchParams,
@@ -177,11 +192,13 @@ impl<S> ConfigMapClient<S> {
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<ConfigMap> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -195,6 +212,7 @@ pub struct ConfigMapInformer {
 
 impl ConfigMapInformer {
     /// The informer of this kind in `factory`: the same one on every call.
+    #[inline]
     pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer::<ConfigMap>(),
@@ -202,11 +220,13 @@ impl ConfigMapInformer {
     }
 
     /// The shared informer: event handlers, streams for `Controller`, sync state.
+    #[inline]
     pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<ConfigMap> {
         &self.informer
     }
 
     /// A lister over this informer's cache.
+    #[inline]
     pub fn lister(&self) -> ConfigMapLister {
         ConfigMapLister {
             lister: self.informer.lister(),
@@ -222,6 +242,7 @@ pub struct ConfigMapLister {
 
 impl ConfigMapLister {
     /// Every cached `ConfigMap` whose labels `selector` matches (all namespaces), sorted.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -230,6 +251,7 @@ impl ConfigMapLister {
     }
 
     /// The cached objects an informer index puts under `value`.
+    #[inline]
     pub fn by_index(
         &self,
         index: &str,
@@ -241,6 +263,7 @@ impl ConfigMapLister {
 
 impl ConfigMapLister {
     /// The cached `ConfigMap` objects of `namespace`.
+    #[inline]
     pub fn configmaps(&self, namespace: &str) -> ConfigMapNamespaceLister {
         ConfigMapNamespaceLister {
             lister: self.lister.namespace(namespace),
@@ -255,6 +278,7 @@ pub struct ConfigMapNamespaceLister {
 
 #[automatically_derived]
 impl ::core::fmt::Debug for ConfigMapNamespaceLister {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.lister, f)
     }
@@ -262,6 +286,7 @@ impl ::core::fmt::Debug for ConfigMapNamespaceLister {
 
 impl ConfigMapNamespaceLister {
     /// The `ConfigMap` named `name` in this namespace; a missing one is `NotFound`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -273,6 +298,7 @@ impl ConfigMapNamespaceLister {
     }
 
     /// The `ConfigMap` objects of this namespace whose labels `selector` matches, sorted by name.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,

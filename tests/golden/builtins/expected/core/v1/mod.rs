@@ -25,6 +25,7 @@ pub struct CoreV1Client {
 }
 
 impl ::core::fmt::Debug for CoreV1Client {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.debug_struct(::core::stringify!(CoreV1Client))
             .field("field_manager", &self.field_manager)
@@ -34,6 +35,7 @@ impl ::core::fmt::Debug for CoreV1Client {
 
 impl CoreV1Client {
     /// Clients that share `client` and write with `field_manager`.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -42,6 +44,7 @@ impl CoreV1Client {
     }
 
     /// `ConfigMap` objects in `namespace`.
+    #[inline]
     pub fn configmaps(
         &self,
         namespace: &str,
@@ -50,6 +53,7 @@ impl CoreV1Client {
     }
 
     /// `ConfigMap` objects in every namespace: list and watch only.
+    #[inline]
     pub fn configmaps_all(
         &self,
     ) -> ConfigMapClient<::kube_codegen_runtime::scope::AllNamespaces> {
@@ -57,11 +61,13 @@ impl CoreV1Client {
     }
 
     /// `Node` objects (cluster-scoped).
+    #[inline]
     pub fn nodes(&self) -> NodeClient<::kube_codegen_runtime::scope::Cluster> {
         NodeClient::new(self.client.clone(), self.field_manager.clone())
     }
 
     /// `Pod` objects in `namespace`.
+    #[inline]
     pub fn pods(
         &self,
         namespace: &str,
@@ -70,11 +76,13 @@ impl CoreV1Client {
     }
 
     /// `Pod` objects in every namespace: list and watch only.
+    #[inline]
     pub fn pods_all(&self) -> PodClient<::kube_codegen_runtime::scope::AllNamespaces> {
         PodClient::all(self.client.clone(), self.field_manager.clone())
     }
 
     /// `Secret` objects in `namespace`.
+    #[inline]
     pub fn secrets(
         &self,
         namespace: &str,
@@ -83,6 +91,7 @@ impl CoreV1Client {
     }
 
     /// `Secret` objects in every namespace: list and watch only.
+    #[inline]
     pub fn secrets_all(
         &self,
     ) -> SecretClient<::kube_codegen_runtime::scope::AllNamespaces> {
@@ -98,21 +107,25 @@ pub struct Informers<'a> {
 
 impl<'a> Informers<'a> {
     /// The informers of this group and version in `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self { factory }
     }
 
     /// The shared informer of `ConfigMap` objects.
+    #[inline]
     pub fn configmaps(&self) -> ConfigMapInformer {
         ConfigMapInformer::new(self.factory)
     }
 
     /// The shared informer of `Node` objects.
+    #[inline]
     pub fn nodes(&self) -> NodeInformer {
         NodeInformer::new(self.factory)
     }
 
     /// The shared informer of `Pod` objects.
+    #[inline]
     pub fn pods(&self) -> PodInformer {
         PodInformer::new(self.factory)
     }

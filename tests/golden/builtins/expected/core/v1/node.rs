@@ -16,6 +16,7 @@ pub struct NodeClient<S = ::kube_codegen_runtime::scope::Cluster> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for NodeClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -26,6 +27,7 @@ impl<S> ::core::clone::Clone for NodeClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for NodeClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -33,6 +35,7 @@ impl<S> ::core::fmt::Debug for NodeClient<S> {
 
 impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
     /// A client for the `Node` objects of the cluster.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -44,6 +47,7 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Creates a `Node` (`POST`).
+    #[inline]
     pub async fn create(
         &self,
         obj: &Node,
@@ -53,6 +57,7 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Replaces a `Node`, named by its `metadata.name` (`PUT`).
+    #[inline]
     pub async fn update(
         &self,
         obj: &Node,
@@ -62,6 +67,7 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Replaces the status of a `Node`, named by its `metadata.name` (`PUT .../status`).
+    #[inline]
     pub async fn update_status(
         &self,
         obj: &Node,
@@ -71,6 +77,7 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Deletes a `Node`: the object while finalizers keep it, or the server's status once it is gone.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -83,6 +90,7 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Deletes every `Node` that `lp` selects.
+    #[inline]
     pub async fn delete_collection(
         &self,
         dp: &::kube::api::DeleteParams,
@@ -98,11 +106,13 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Gets a `Node` by name; a missing object is an error.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::core::result::Result<Node, ::kube::Error> {
         self.handle.get(name).await
     }
 
     /// Gets a `Node` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -111,6 +121,7 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Patches a `Node` (merge, JSON, strategic merge or apply patch).
+    #[inline]
     pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
         &self,
         name: &str,
@@ -121,6 +132,7 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Server-side applies an apply configuration of a `Node` with this client's field manager, which then owns exactly the fields it sets.
+    #[inline]
     pub async fn apply(
         &self,
         config: &NodeApplyConfiguration,
@@ -129,6 +141,7 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Server-side applies a whole `Node` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    #[inline]
     pub async fn apply_object(
         &self,
         obj: &Node,
@@ -137,6 +150,7 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Server-side applies an apply configuration to the status of a `Node`: this client's field manager then owns exactly the status fields it sets.
+    #[inline]
     pub async fn apply_status(
         &self,
         config: &NodeApplyConfiguration,
@@ -145,6 +159,7 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Server-side applies the status of the `Node` named `name` (a whole status), and nothing else.
+    #[inline]
     pub async fn apply_status_object(
         &self,
         name: &str,
@@ -156,6 +171,7 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
 
 impl<S> NodeClient<S> {
     /// Lists the `Node` objects that `lp` selects.
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kube::api::ListParams,
@@ -164,6 +180,7 @@ impl<S> NodeClient<S> {
     }
 
     /// Watches `Node` objects from `resource_version`; prefer an informer for caches.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kube::api::WatchParams,
@@ -178,11 +195,13 @@ impl<S> NodeClient<S> {
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<Node> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -196,6 +215,7 @@ pub struct NodeInformer {
 
 impl NodeInformer {
     /// The informer of this kind in `factory`: the same one on every call.
+    #[inline]
     pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer::<Node>(),
@@ -203,11 +223,13 @@ impl NodeInformer {
     }
 
     /// The shared informer: event handlers, streams for `Controller`, sync state.
+    #[inline]
     pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Node> {
         &self.informer
     }
 
     /// A lister over this informer's cache.
+    #[inline]
     pub fn lister(&self) -> NodeLister {
         NodeLister {
             lister: self.informer.lister(),
@@ -223,6 +245,7 @@ pub struct NodeLister {
 
 impl NodeLister {
     /// Every cached `Node` whose labels `selector` matches (all namespaces), sorted.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -231,6 +254,7 @@ impl NodeLister {
     }
 
     /// The cached objects an informer index puts under `value`.
+    #[inline]
     pub fn by_index(
         &self,
         index: &str,
@@ -242,6 +266,7 @@ impl NodeLister {
 
 impl NodeLister {
     /// The `Node` named `name`; a missing one is `NotFound`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,

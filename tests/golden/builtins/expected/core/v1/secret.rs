@@ -16,6 +16,7 @@ pub struct SecretClient<S = ::kube_codegen_runtime::scope::Namespaced> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for SecretClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -26,6 +27,7 @@ impl<S> ::core::clone::Clone for SecretClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for SecretClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -33,6 +35,7 @@ impl<S> ::core::fmt::Debug for SecretClient<S> {
 
 impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
     /// A client for the `Secret` objects of one namespace.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         namespace: &str,
@@ -49,6 +52,7 @@ impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Creates a `Secret` (`POST`).
+    #[inline]
     pub async fn create(
         &self,
         obj: &Secret,
@@ -58,6 +62,7 @@ impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Secret` by name; a missing object is an error.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -66,6 +71,7 @@ impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Secret` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -76,6 +82,7 @@ impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
 
 impl SecretClient<::kube_codegen_runtime::scope::AllNamespaces> {
     /// A client for the `Secret` objects of every namespace: it can only list and watch.
+    #[inline]
     pub fn all(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -89,11 +96,13 @@ impl SecretClient<::kube_codegen_runtime::scope::AllNamespaces> {
 
 impl<S> SecretClient<S> {
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<Secret> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }

@@ -16,6 +16,7 @@ pub struct LimitedClient<S = ::kube_codegen_runtime::scope::Namespaced> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for LimitedClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -26,6 +27,7 @@ impl<S> ::core::clone::Clone for LimitedClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for LimitedClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -33,6 +35,7 @@ impl<S> ::core::fmt::Debug for LimitedClient<S> {
 
 impl LimitedClient<::kube_codegen_runtime::scope::Namespaced> {
     /// A client for the `Limited` objects of one namespace.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         namespace: &str,
@@ -49,6 +52,7 @@ impl LimitedClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Creates a `Limited` (`POST`).
+    #[inline]
     pub async fn create(
         &self,
         obj: &Limited,
@@ -58,6 +62,7 @@ impl LimitedClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Limited` by name; a missing object is an error.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -66,6 +71,7 @@ impl LimitedClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Limited` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -74,6 +80,7 @@ impl LimitedClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies the status of the `Limited` named `name` (a whole status), and nothing else.
+    #[inline]
     pub async fn apply_status_object(
         &self,
         name: &str,
@@ -85,6 +92,7 @@ impl LimitedClient<::kube_codegen_runtime::scope::Namespaced> {
 
 impl LimitedClient<::kube_codegen_runtime::scope::AllNamespaces> {
     /// A client for the `Limited` objects of every namespace: it can only list and watch.
+    #[inline]
     pub fn all(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -98,11 +106,13 @@ impl LimitedClient<::kube_codegen_runtime::scope::AllNamespaces> {
 
 impl<S> LimitedClient<S> {
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<Limited> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -113,6 +123,7 @@ impl Limited {
     /// `+kubebuilder:` markers of the spec (and, from the CLI, of the status and
     /// nested structs) applied. Errors instead of panicking when kube cannot build
     /// the schema.
+    #[inline]
     pub fn crd_with_markers() -> ::core::result::Result<
         ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         ::kube_codegen_runtime::crd::CrdError,

@@ -24,6 +24,7 @@ pub struct FiltersV1beta1Client {
 }
 
 impl ::core::fmt::Debug for FiltersV1beta1Client {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.debug_struct(::core::stringify!(FiltersV1beta1Client))
             .field("field_manager", &self.field_manager)
@@ -33,6 +34,7 @@ impl ::core::fmt::Debug for FiltersV1beta1Client {
 
 impl FiltersV1beta1Client {
     /// Clients that share `client` and write with `field_manager`.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -41,6 +43,7 @@ impl FiltersV1beta1Client {
     }
 
     /// `Limited` objects in `namespace`.
+    #[inline]
     pub fn limiteds(
         &self,
         namespace: &str,
@@ -49,6 +52,7 @@ impl FiltersV1beta1Client {
     }
 
     /// `Limited` objects in every namespace: list and watch only.
+    #[inline]
     pub fn limiteds_all(
         &self,
     ) -> LimitedClient<::kube_codegen_runtime::scope::AllNamespaces> {
@@ -56,6 +60,7 @@ impl FiltersV1beta1Client {
     }
 
     /// `Opaque` objects in `namespace`.
+    #[inline]
     pub fn opaques(
         &self,
         namespace: &str,
@@ -64,6 +69,7 @@ impl FiltersV1beta1Client {
     }
 
     /// `Opaque` objects in every namespace: list and watch only.
+    #[inline]
     pub fn opaques_all(
         &self,
     ) -> OpaqueClient<::kube_codegen_runtime::scope::AllNamespaces> {
@@ -71,11 +77,13 @@ impl FiltersV1beta1Client {
     }
 
     /// `Rack` objects (cluster-scoped).
+    #[inline]
     pub fn racks(&self) -> RackClient<::kube_codegen_runtime::scope::Cluster> {
         RackClient::new(self.client.clone(), self.field_manager.clone())
     }
 
     /// `Reader` objects in `namespace`.
+    #[inline]
     pub fn readers(
         &self,
         namespace: &str,
@@ -84,6 +92,7 @@ impl FiltersV1beta1Client {
     }
 
     /// `Reader` objects in every namespace: list and watch only.
+    #[inline]
     pub fn readers_all(
         &self,
     ) -> ReaderClient<::kube_codegen_runtime::scope::AllNamespaces> {
@@ -91,6 +100,7 @@ impl FiltersV1beta1Client {
     }
 
     /// `Renamed` objects (cluster-scoped).
+    #[inline]
     pub fn renamedthings(
         &self,
     ) -> RenamedClient<::kube_codegen_runtime::scope::Cluster> {
@@ -98,6 +108,7 @@ impl FiltersV1beta1Client {
     }
 
     /// `Skipper` objects in `namespace`.
+    #[inline]
     pub fn skippers(
         &self,
         namespace: &str,
@@ -106,6 +117,7 @@ impl FiltersV1beta1Client {
     }
 
     /// `Skipper` objects in every namespace: list and watch only.
+    #[inline]
     pub fn skippers_all(
         &self,
     ) -> SkipperClient<::kube_codegen_runtime::scope::AllNamespaces> {
@@ -121,21 +133,25 @@ pub struct Informers<'a> {
 
 impl<'a> Informers<'a> {
     /// The informers of this group and version in `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self { factory }
     }
 
     /// The shared informer of `Rack` objects.
+    #[inline]
     pub fn racks(&self) -> RackInformer {
         RackInformer::new(self.factory)
     }
 
     /// The shared informer of `Reader` objects.
+    #[inline]
     pub fn readers(&self) -> ReaderInformer {
         ReaderInformer::new(self.factory)
     }
 
     /// The shared informer of `Renamed` objects.
+    #[inline]
     pub fn renamedthings(&self) -> RenamedInformer {
         RenamedInformer::new(self.factory)
     }

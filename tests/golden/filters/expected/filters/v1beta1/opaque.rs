@@ -16,6 +16,7 @@ pub struct OpaqueClient<S = ::kube_codegen_runtime::scope::Namespaced> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for OpaqueClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -26,6 +27,7 @@ impl<S> ::core::clone::Clone for OpaqueClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for OpaqueClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -33,6 +35,7 @@ impl<S> ::core::fmt::Debug for OpaqueClient<S> {
 
 impl OpaqueClient<::kube_codegen_runtime::scope::Namespaced> {
     /// A client for the `Opaque` objects of one namespace.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         namespace: &str,
@@ -51,6 +54,7 @@ impl OpaqueClient<::kube_codegen_runtime::scope::Namespaced> {
 
 impl OpaqueClient<::kube_codegen_runtime::scope::AllNamespaces> {
     /// A client for the `Opaque` objects of every namespace: it can only list and watch.
+    #[inline]
     pub fn all(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -64,11 +68,13 @@ impl OpaqueClient<::kube_codegen_runtime::scope::AllNamespaces> {
 
 impl<S> OpaqueClient<S> {
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<Opaque> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -79,6 +85,7 @@ impl Opaque {
     /// `+kubebuilder:` markers of the spec (and, from the CLI, of the status and
     /// nested structs) applied. Errors instead of panicking when kube cannot build
     /// the schema.
+    #[inline]
     pub fn crd_with_markers() -> ::core::result::Result<
         ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         ::kube_codegen_runtime::crd::CrdError,

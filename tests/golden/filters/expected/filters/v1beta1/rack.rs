@@ -15,6 +15,7 @@ pub struct RackClient<S = ::kube_codegen_runtime::scope::Cluster> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for RackClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -25,6 +26,7 @@ impl<S> ::core::clone::Clone for RackClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for RackClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -32,6 +34,7 @@ impl<S> ::core::fmt::Debug for RackClient<S> {
 
 impl RackClient<::kube_codegen_runtime::scope::Cluster> {
     /// A client for the `Rack` objects of the cluster.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -43,6 +46,7 @@ impl RackClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Creates a `Rack` (`POST`).
+    #[inline]
     pub async fn create(
         &self,
         obj: &Rack,
@@ -52,6 +56,7 @@ impl RackClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Replaces a `Rack`, named by its `metadata.name` (`PUT`).
+    #[inline]
     pub async fn update(
         &self,
         obj: &Rack,
@@ -61,6 +66,7 @@ impl RackClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Deletes a `Rack`: the object while finalizers keep it, or the server's status once it is gone.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -73,6 +79,7 @@ impl RackClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Deletes every `Rack` that `lp` selects.
+    #[inline]
     pub async fn delete_collection(
         &self,
         dp: &::kube::api::DeleteParams,
@@ -88,11 +95,13 @@ impl RackClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Gets a `Rack` by name; a missing object is an error.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::core::result::Result<Rack, ::kube::Error> {
         self.handle.get(name).await
     }
 
     /// Gets a `Rack` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -101,6 +110,7 @@ impl RackClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Patches a `Rack` (merge, JSON, strategic merge or apply patch).
+    #[inline]
     pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
         &self,
         name: &str,
@@ -111,6 +121,7 @@ impl RackClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Server-side applies a whole `Rack` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    #[inline]
     pub async fn apply_object(
         &self,
         obj: &Rack,
@@ -121,6 +132,7 @@ impl RackClient<::kube_codegen_runtime::scope::Cluster> {
 
 impl<S> RackClient<S> {
     /// Lists the `Rack` objects that `lp` selects.
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kube::api::ListParams,
@@ -129,6 +141,7 @@ impl<S> RackClient<S> {
     }
 
     /// Watches `Rack` objects from `resource_version`; prefer an informer for caches.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kube::api::WatchParams,
@@ -143,11 +156,13 @@ impl<S> RackClient<S> {
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<Rack> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -161,6 +176,7 @@ pub struct RackInformer {
 
 impl RackInformer {
     /// The informer of this kind in `factory`: the same one on every call.
+    #[inline]
     pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer::<Rack>(),
@@ -168,11 +184,13 @@ impl RackInformer {
     }
 
     /// The shared informer: event handlers, streams for `Controller`, sync state.
+    #[inline]
     pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Rack> {
         &self.informer
     }
 
     /// A lister over this informer's cache.
+    #[inline]
     pub fn lister(&self) -> RackLister {
         RackLister {
             lister: self.informer.lister(),
@@ -188,6 +206,7 @@ pub struct RackLister {
 
 impl RackLister {
     /// Every cached `Rack` whose labels `selector` matches (all namespaces), sorted.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -196,6 +215,7 @@ impl RackLister {
     }
 
     /// The cached objects an informer index puts under `value`.
+    #[inline]
     pub fn by_index(
         &self,
         index: &str,
@@ -207,6 +227,7 @@ impl RackLister {
 
 impl RackLister {
     /// The `Rack` named `name`; a missing one is `NotFound`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -223,6 +244,7 @@ impl Rack {
     /// `+kubebuilder:` markers of the spec (and, from the CLI, of the status and
     /// nested structs) applied. Errors instead of panicking when kube cannot build
     /// the schema.
+    #[inline]
     pub fn crd_with_markers() -> ::core::result::Result<
         ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         ::kube_codegen_runtime::crd::CrdError,

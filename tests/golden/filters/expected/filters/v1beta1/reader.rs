@@ -16,6 +16,7 @@ pub struct ReaderClient<S = ::kube_codegen_runtime::scope::Namespaced> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for ReaderClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -26,6 +27,7 @@ impl<S> ::core::clone::Clone for ReaderClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for ReaderClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -33,6 +35,7 @@ impl<S> ::core::fmt::Debug for ReaderClient<S> {
 
 impl ReaderClient<::kube_codegen_runtime::scope::Namespaced> {
     /// A client for the `Reader` objects of one namespace.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         namespace: &str,
@@ -49,6 +52,7 @@ impl ReaderClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Reader` by name; a missing object is an error.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -57,6 +61,7 @@ impl ReaderClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Reader` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -67,6 +72,7 @@ impl ReaderClient<::kube_codegen_runtime::scope::Namespaced> {
 
 impl ReaderClient<::kube_codegen_runtime::scope::AllNamespaces> {
     /// A client for the `Reader` objects of every namespace: it can only list and watch.
+    #[inline]
     pub fn all(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -80,6 +86,7 @@ impl ReaderClient<::kube_codegen_runtime::scope::AllNamespaces> {
 
 impl<S> ReaderClient<S> {
     /// Lists the `Reader` objects that `lp` selects.
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kube::api::ListParams,
@@ -88,6 +95,7 @@ impl<S> ReaderClient<S> {
     }
 
     /// Watches `Reader` objects from `resource_version`; prefer an informer for caches.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kube::api::WatchParams,
@@ -102,11 +110,13 @@ impl<S> ReaderClient<S> {
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<Reader> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -120,6 +130,7 @@ pub struct ReaderInformer {
 
 impl ReaderInformer {
     /// The informer of this kind in `factory`: the same one on every call.
+    #[inline]
     pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer::<Reader>(),
@@ -127,11 +138,13 @@ impl ReaderInformer {
     }
 
     /// The shared informer: event handlers, streams for `Controller`, sync state.
+    #[inline]
     pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Reader> {
         &self.informer
     }
 
     /// A lister over this informer's cache.
+    #[inline]
     pub fn lister(&self) -> ReaderLister {
         ReaderLister {
             lister: self.informer.lister(),
@@ -147,6 +160,7 @@ pub struct ReaderLister {
 
 impl ReaderLister {
     /// Every cached `Reader` whose labels `selector` matches (all namespaces), sorted.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -155,6 +169,7 @@ impl ReaderLister {
     }
 
     /// The cached objects an informer index puts under `value`.
+    #[inline]
     pub fn by_index(
         &self,
         index: &str,
@@ -166,6 +181,7 @@ impl ReaderLister {
 
 impl ReaderLister {
     /// The cached `Reader` objects of `namespace`.
+    #[inline]
     pub fn readers(&self, namespace: &str) -> ReaderNamespaceLister {
         ReaderNamespaceLister {
             lister: self.lister.namespace(namespace),
@@ -180,6 +196,7 @@ pub struct ReaderNamespaceLister {
 
 #[automatically_derived]
 impl ::core::fmt::Debug for ReaderNamespaceLister {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.lister, f)
     }
@@ -187,6 +204,7 @@ impl ::core::fmt::Debug for ReaderNamespaceLister {
 
 impl ReaderNamespaceLister {
     /// The `Reader` named `name` in this namespace; a missing one is `NotFound`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -198,6 +216,7 @@ impl ReaderNamespaceLister {
     }
 
     /// The `Reader` objects of this namespace whose labels `selector` matches, sorted by name.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -211,6 +230,7 @@ impl Reader {
     /// `+kubebuilder:` markers of the spec (and, from the CLI, of the status and
     /// nested structs) applied. Errors instead of panicking when kube cannot build
     /// the schema.
+    #[inline]
     pub fn crd_with_markers() -> ::core::result::Result<
         ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         ::kube_codegen_runtime::crd::CrdError,

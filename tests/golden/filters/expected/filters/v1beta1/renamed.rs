@@ -15,6 +15,7 @@ pub struct RenamedClient<S = ::kube_codegen_runtime::scope::Cluster> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for RenamedClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -25,6 +26,7 @@ impl<S> ::core::clone::Clone for RenamedClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for RenamedClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -32,6 +34,7 @@ impl<S> ::core::fmt::Debug for RenamedClient<S> {
 
 impl RenamedClient<::kube_codegen_runtime::scope::Cluster> {
     /// A client for the `Renamed` objects of the cluster.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -43,6 +46,7 @@ impl RenamedClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Creates a `Renamed` (`POST`).
+    #[inline]
     pub async fn create(
         &self,
         obj: &Renamed,
@@ -52,6 +56,7 @@ impl RenamedClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Replaces a `Renamed`, named by its `metadata.name` (`PUT`).
+    #[inline]
     pub async fn update(
         &self,
         obj: &Renamed,
@@ -61,6 +66,7 @@ impl RenamedClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Deletes a `Renamed`: the object while finalizers keep it, or the server's status once it is gone.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -73,6 +79,7 @@ impl RenamedClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Deletes every `Renamed` that `lp` selects.
+    #[inline]
     pub async fn delete_collection(
         &self,
         dp: &::kube::api::DeleteParams,
@@ -88,6 +95,7 @@ impl RenamedClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Gets a `Renamed` by name; a missing object is an error.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -96,6 +104,7 @@ impl RenamedClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Gets a `Renamed` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -104,6 +113,7 @@ impl RenamedClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Patches a `Renamed` (merge, JSON, strategic merge or apply patch).
+    #[inline]
     pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
         &self,
         name: &str,
@@ -114,6 +124,7 @@ impl RenamedClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Server-side applies a whole `Renamed` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    #[inline]
     pub async fn apply_object(
         &self,
         obj: &Renamed,
@@ -124,6 +135,7 @@ impl RenamedClient<::kube_codegen_runtime::scope::Cluster> {
 
 impl<S> RenamedClient<S> {
     /// Lists the `Renamed` objects that `lp` selects.
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kube::api::ListParams,
@@ -132,6 +144,7 @@ impl<S> RenamedClient<S> {
     }
 
     /// Watches `Renamed` objects from `resource_version`; prefer an informer for caches.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kube::api::WatchParams,
@@ -149,11 +162,13 @@ impl<S> RenamedClient<S> {
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<Renamed> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -167,6 +182,7 @@ pub struct RenamedInformer {
 
 impl RenamedInformer {
     /// The informer of this kind in `factory`: the same one on every call.
+    #[inline]
     pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer::<Renamed>(),
@@ -174,11 +190,13 @@ impl RenamedInformer {
     }
 
     /// The shared informer: event handlers, streams for `Controller`, sync state.
+    #[inline]
     pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Renamed> {
         &self.informer
     }
 
     /// A lister over this informer's cache.
+    #[inline]
     pub fn lister(&self) -> RenamedLister {
         RenamedLister {
             lister: self.informer.lister(),
@@ -194,6 +212,7 @@ pub struct RenamedLister {
 
 impl RenamedLister {
     /// Every cached `Renamed` whose labels `selector` matches (all namespaces), sorted.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -202,6 +221,7 @@ impl RenamedLister {
     }
 
     /// The cached objects an informer index puts under `value`.
+    #[inline]
     pub fn by_index(
         &self,
         index: &str,
@@ -213,6 +233,7 @@ impl RenamedLister {
 
 impl RenamedLister {
     /// The `Renamed` named `name`; a missing one is `NotFound`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -229,6 +250,7 @@ impl Renamed {
     /// `+kubebuilder:` markers of the spec (and, from the CLI, of the status and
     /// nested structs) applied. Errors instead of panicking when kube cannot build
     /// the schema.
+    #[inline]
     pub fn crd_with_markers() -> ::core::result::Result<
         ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         ::kube_codegen_runtime::crd::CrdError,

@@ -16,6 +16,7 @@ pub struct SkipperClient<S = ::kube_codegen_runtime::scope::Namespaced> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for SkipperClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -26,6 +27,7 @@ impl<S> ::core::clone::Clone for SkipperClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for SkipperClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -33,6 +35,7 @@ impl<S> ::core::fmt::Debug for SkipperClient<S> {
 
 impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
     /// A client for the `Skipper` objects of one namespace.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         namespace: &str,
@@ -49,6 +52,7 @@ impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Creates a `Skipper` (`POST`).
+    #[inline]
     pub async fn create(
         &self,
         obj: &Skipper,
@@ -58,6 +62,7 @@ impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Replaces a `Skipper`, named by its `metadata.name` (`PUT`).
+    #[inline]
     pub async fn update(
         &self,
         obj: &Skipper,
@@ -67,6 +72,7 @@ impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Deletes a `Skipper`: the object while finalizers keep it, or the server's status once it is gone.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -79,6 +85,7 @@ impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Skipper` by name; a missing object is an error.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -87,6 +94,7 @@ impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Skipper` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -95,6 +103,7 @@ impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Patches a `Skipper` (merge, JSON, strategic merge or apply patch).
+    #[inline]
     pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
         &self,
         name: &str,
@@ -105,6 +114,7 @@ impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies a whole `Skipper` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    #[inline]
     pub async fn apply_object(
         &self,
         obj: &Skipper,
@@ -113,6 +123,7 @@ impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies the status of the `Skipper` named `name` (a whole status), and nothing else.
+    #[inline]
     pub async fn apply_status_object(
         &self,
         name: &str,
@@ -124,6 +135,7 @@ impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
 
 impl SkipperClient<::kube_codegen_runtime::scope::AllNamespaces> {
     /// A client for the `Skipper` objects of every namespace: it can only list and watch.
+    #[inline]
     pub fn all(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -137,6 +149,7 @@ impl SkipperClient<::kube_codegen_runtime::scope::AllNamespaces> {
 
 impl<S> SkipperClient<S> {
     /// Lists the `Skipper` objects that `lp` selects.
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kube::api::ListParams,
@@ -145,11 +158,13 @@ impl<S> SkipperClient<S> {
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<Skipper> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -160,6 +175,7 @@ impl Skipper {
     /// `+kubebuilder:` markers of the spec (and, from the CLI, of the status and
     /// nested structs) applied. Errors instead of panicking when kube cannot build
     /// the schema.
+    #[inline]
     pub fn crd_with_markers() -> ::core::result::Result<
         ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         ::kube_codegen_runtime::crd::CrdError,

@@ -14,6 +14,7 @@ pub struct AppsV1Client {
 }
 
 impl ::core::fmt::Debug for AppsV1Client {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.debug_struct(::core::stringify!(AppsV1Client))
             .field("field_manager", &self.field_manager)
@@ -23,6 +24,7 @@ impl ::core::fmt::Debug for AppsV1Client {
 
 impl AppsV1Client {
     /// Clients that share `client` and write with `field_manager`.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -31,6 +33,7 @@ impl AppsV1Client {
     }
 
     /// `App` objects in `namespace`.
+    #[inline]
     pub fn apps(
         &self,
         namespace: &str,
@@ -39,6 +42,7 @@ impl AppsV1Client {
     }
 
     /// `App` objects in every namespace: list and watch only.
+    #[inline]
     pub fn apps_all(&self) -> AppClient<::kube_codegen_runtime::scope::AllNamespaces> {
         AppClient::all(self.client.clone(), self.field_manager.clone())
     }
@@ -52,11 +56,13 @@ pub struct Informers<'a> {
 
 impl<'a> Informers<'a> {
     /// The informers of this group and version in `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self { factory }
     }
 
     /// The shared informer of `App` objects.
+    #[inline]
     pub fn apps(&self) -> AppInformer {
         AppInformer::new(self.factory)
     }

@@ -16,6 +16,7 @@ pub struct AppClient<S = ::kube_codegen_runtime::scope::Namespaced> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for AppClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -26,6 +27,7 @@ impl<S> ::core::clone::Clone for AppClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for AppClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -33,6 +35,7 @@ impl<S> ::core::fmt::Debug for AppClient<S> {
 
 impl AppClient<::kube_codegen_runtime::scope::Namespaced> {
     /// A client for the `App` objects of one namespace.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         namespace: &str,
@@ -49,6 +52,7 @@ impl AppClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Creates a `App` (`POST`).
+    #[inline]
     pub async fn create(
         &self,
         obj: &App,
@@ -58,6 +62,7 @@ impl AppClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Replaces a `App`, named by its `metadata.name` (`PUT`).
+    #[inline]
     pub async fn update(
         &self,
         obj: &App,
@@ -67,6 +72,7 @@ impl AppClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Deletes a `App`: the object while finalizers keep it, or the server's status once it is gone.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -79,6 +85,7 @@ impl AppClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Deletes every `App` that `lp` selects.
+    #[inline]
     pub async fn delete_collection(
         &self,
         dp: &::kube::api::DeleteParams,
@@ -94,11 +101,13 @@ impl AppClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `App` by name; a missing object is an error.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::core::result::Result<App, ::kube::Error> {
         self.handle.get(name).await
     }
 
     /// Gets a `App` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -107,6 +116,7 @@ impl AppClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Patches a `App` (merge, JSON, strategic merge or apply patch).
+    #[inline]
     pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
         &self,
         name: &str,
@@ -117,6 +127,7 @@ impl AppClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies a whole `App` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    #[inline]
     pub async fn apply_object(
         &self,
         obj: &App,
@@ -127,6 +138,7 @@ impl AppClient<::kube_codegen_runtime::scope::Namespaced> {
 
 impl AppClient<::kube_codegen_runtime::scope::AllNamespaces> {
     /// A client for the `App` objects of every namespace: it can only list and watch.
+    #[inline]
     pub fn all(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -140,6 +152,7 @@ impl AppClient<::kube_codegen_runtime::scope::AllNamespaces> {
 
 impl<S> AppClient<S> {
     /// Lists the `App` objects that `lp` selects.
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kube::api::ListParams,
@@ -148,6 +161,7 @@ impl<S> AppClient<S> {
     }
 
     /// Watches `App` objects from `resource_version`; prefer an informer for caches.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kube::api::WatchParams,
@@ -162,11 +176,13 @@ impl<S> AppClient<S> {
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<App> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -180,6 +196,7 @@ pub struct AppInformer {
 
 impl AppInformer {
     /// The informer of this kind in `factory`: the same one on every call.
+    #[inline]
     pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer::<App>(),
@@ -187,11 +204,13 @@ impl AppInformer {
     }
 
     /// The shared informer: event handlers, streams for `Controller`, sync state.
+    #[inline]
     pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<App> {
         &self.informer
     }
 
     /// A lister over this informer's cache.
+    #[inline]
     pub fn lister(&self) -> AppLister {
         AppLister {
             lister: self.informer.lister(),
@@ -207,6 +226,7 @@ pub struct AppLister {
 
 impl AppLister {
     /// Every cached `App` whose labels `selector` matches (all namespaces), sorted.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -215,6 +235,7 @@ impl AppLister {
     }
 
     /// The cached objects an informer index puts under `value`.
+    #[inline]
     pub fn by_index(
         &self,
         index: &str,
@@ -226,6 +247,7 @@ impl AppLister {
 
 impl AppLister {
     /// The cached `App` objects of `namespace`.
+    #[inline]
     pub fn apps(&self, namespace: &str) -> AppNamespaceLister {
         AppNamespaceLister {
             lister: self.lister.namespace(namespace),
@@ -240,6 +262,7 @@ pub struct AppNamespaceLister {
 
 #[automatically_derived]
 impl ::core::fmt::Debug for AppNamespaceLister {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.lister, f)
     }
@@ -247,6 +270,7 @@ impl ::core::fmt::Debug for AppNamespaceLister {
 
 impl AppNamespaceLister {
     /// The `App` named `name` in this namespace; a missing one is `NotFound`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -258,6 +282,7 @@ impl AppNamespaceLister {
     }
 
     /// The `App` objects of this namespace whose labels `selector` matches, sorted by name.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -271,6 +296,7 @@ impl App {
     /// `+kubebuilder:` markers of the spec (and, from the CLI, of the status and
     /// nested structs) applied. Errors instead of panicking when kube cannot build
     /// the schema.
+    #[inline]
     pub fn crd_with_markers() -> ::core::result::Result<
         ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         ::kube_codegen_runtime::crd::CrdError,

@@ -14,6 +14,7 @@ pub struct ExtensionsExampleV1Client {
 }
 
 impl ::core::fmt::Debug for ExtensionsExampleV1Client {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.debug_struct(::core::stringify!(ExtensionsExampleV1Client))
             .field("field_manager", &self.field_manager)
@@ -23,6 +24,7 @@ impl ::core::fmt::Debug for ExtensionsExampleV1Client {
 
 impl ExtensionsExampleV1Client {
     /// Clients that share `client` and write with `field_manager`.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -31,6 +33,7 @@ impl ExtensionsExampleV1Client {
     }
 
     /// `Plugin` objects (cluster-scoped).
+    #[inline]
     pub fn plugins(&self) -> PluginClient<::kube_codegen_runtime::scope::Cluster> {
         PluginClient::new(self.client.clone(), self.field_manager.clone())
     }
@@ -44,11 +47,13 @@ pub struct Informers<'a> {
 
 impl<'a> Informers<'a> {
     /// The informers of this group and version in `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self { factory }
     }
 
     /// The shared informer of `Plugin` objects.
+    #[inline]
     pub fn plugins(&self) -> PluginInformer {
         PluginInformer::new(self.factory)
     }

@@ -15,6 +15,7 @@ pub struct PluginClient<S = ::kube_codegen_runtime::scope::Cluster> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for PluginClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -25,6 +26,7 @@ impl<S> ::core::clone::Clone for PluginClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for PluginClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -32,6 +34,7 @@ impl<S> ::core::fmt::Debug for PluginClient<S> {
 
 impl PluginClient<::kube_codegen_runtime::scope::Cluster> {
     /// A client for the `Plugin` objects of the cluster.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -43,6 +46,7 @@ impl PluginClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Creates a `Plugin` (`POST`).
+    #[inline]
     pub async fn create(
         &self,
         obj: &Plugin,
@@ -52,6 +56,7 @@ impl PluginClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Replaces a `Plugin`, named by its `metadata.name` (`PUT`).
+    #[inline]
     pub async fn update(
         &self,
         obj: &Plugin,
@@ -61,6 +66,7 @@ impl PluginClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Deletes a `Plugin`: the object while finalizers keep it, or the server's status once it is gone.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -73,6 +79,7 @@ impl PluginClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Deletes every `Plugin` that `lp` selects.
+    #[inline]
     pub async fn delete_collection(
         &self,
         dp: &::kube::api::DeleteParams,
@@ -88,6 +95,7 @@ impl PluginClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Gets a `Plugin` by name; a missing object is an error.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -96,6 +104,7 @@ impl PluginClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Gets a `Plugin` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -104,6 +113,7 @@ impl PluginClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Patches a `Plugin` (merge, JSON, strategic merge or apply patch).
+    #[inline]
     pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
         &self,
         name: &str,
@@ -114,6 +124,7 @@ impl PluginClient<::kube_codegen_runtime::scope::Cluster> {
     }
 
     /// Server-side applies a whole `Plugin` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    #[inline]
     pub async fn apply_object(
         &self,
         obj: &Plugin,
@@ -124,6 +135,7 @@ impl PluginClient<::kube_codegen_runtime::scope::Cluster> {
 
 impl<S> PluginClient<S> {
     /// Lists the `Plugin` objects that `lp` selects.
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kube::api::ListParams,
@@ -132,6 +144,7 @@ impl<S> PluginClient<S> {
     }
 
     /// Watches `Plugin` objects from `resource_version`; prefer an informer for caches.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kube::api::WatchParams,
@@ -146,11 +159,13 @@ impl<S> PluginClient<S> {
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<Plugin> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -164,6 +179,7 @@ pub struct PluginInformer {
 
 impl PluginInformer {
     /// The informer of this kind in `factory`: the same one on every call.
+    #[inline]
     pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer::<Plugin>(),
@@ -171,11 +187,13 @@ impl PluginInformer {
     }
 
     /// The shared informer: event handlers, streams for `Controller`, sync state.
+    #[inline]
     pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Plugin> {
         &self.informer
     }
 
     /// A lister over this informer's cache.
+    #[inline]
     pub fn lister(&self) -> PluginLister {
         PluginLister {
             lister: self.informer.lister(),
@@ -191,6 +209,7 @@ pub struct PluginLister {
 
 impl PluginLister {
     /// Every cached `Plugin` whose labels `selector` matches (all namespaces), sorted.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -199,6 +218,7 @@ impl PluginLister {
     }
 
     /// The cached objects an informer index puts under `value`.
+    #[inline]
     pub fn by_index(
         &self,
         index: &str,
@@ -210,6 +230,7 @@ impl PluginLister {
 
 impl PluginLister {
     /// The `Plugin` named `name`; a missing one is `NotFound`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -226,6 +247,7 @@ impl Plugin {
     /// `+kubebuilder:` markers of the spec (and, from the CLI, of the status and
     /// nested structs) applied. Errors instead of panicking when kube cannot build
     /// the schema.
+    #[inline]
     pub fn crd_with_markers() -> ::core::result::Result<
         ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         ::kube_codegen_runtime::crd::CrdError,

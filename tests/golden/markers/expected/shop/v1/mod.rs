@@ -18,6 +18,7 @@ pub struct ShopV1Client {
 }
 
 impl ::core::fmt::Debug for ShopV1Client {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.debug_struct(::core::stringify!(ShopV1Client))
             .field("field_manager", &self.field_manager)
@@ -27,6 +28,7 @@ impl ::core::fmt::Debug for ShopV1Client {
 
 impl ShopV1Client {
     /// Clients that share `client` and write with `field_manager`.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -35,6 +37,7 @@ impl ShopV1Client {
     }
 
     /// `Coupon` objects in `namespace`.
+    #[inline]
     pub fn coupons(
         &self,
         namespace: &str,
@@ -43,6 +46,7 @@ impl ShopV1Client {
     }
 
     /// `Coupon` objects in every namespace: list and watch only.
+    #[inline]
     pub fn coupons_all(
         &self,
     ) -> CouponClient<::kube_codegen_runtime::scope::AllNamespaces> {
@@ -50,6 +54,7 @@ impl ShopV1Client {
     }
 
     /// `Order` objects in `namespace`.
+    #[inline]
     pub fn orders(
         &self,
         namespace: &str,
@@ -58,6 +63,7 @@ impl ShopV1Client {
     }
 
     /// `Order` objects in every namespace: list and watch only.
+    #[inline]
     pub fn orders_all(
         &self,
     ) -> OrderClient<::kube_codegen_runtime::scope::AllNamespaces> {
@@ -73,16 +79,19 @@ pub struct Informers<'a> {
 
 impl<'a> Informers<'a> {
     /// The informers of this group and version in `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self { factory }
     }
 
     /// The shared informer of `Coupon` objects.
+    #[inline]
     pub fn coupons(&self) -> CouponInformer {
         CouponInformer::new(self.factory)
     }
 
     /// The shared informer of `Order` objects.
+    #[inline]
     pub fn orders(&self) -> OrderInformer {
         OrderInformer::new(self.factory)
     }

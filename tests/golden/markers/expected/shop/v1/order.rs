@@ -16,6 +16,7 @@ pub struct OrderClient<S = ::kube_codegen_runtime::scope::Namespaced> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for OrderClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -26,6 +27,7 @@ impl<S> ::core::clone::Clone for OrderClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for OrderClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -33,6 +35,7 @@ impl<S> ::core::fmt::Debug for OrderClient<S> {
 
 impl OrderClient<::kube_codegen_runtime::scope::Namespaced> {
     /// A client for the `Order` objects of one namespace.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         namespace: &str,
@@ -49,6 +52,7 @@ impl OrderClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Creates a `Order` (`POST`).
+    #[inline]
     pub async fn create(
         &self,
         obj: &Order,
@@ -58,6 +62,7 @@ impl OrderClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Replaces a `Order`, named by its `metadata.name` (`PUT`).
+    #[inline]
     pub async fn update(
         &self,
         obj: &Order,
@@ -67,6 +72,7 @@ impl OrderClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Replaces the status of a `Order`, named by its `metadata.name` (`PUT .../status`).
+    #[inline]
     pub async fn update_status(
         &self,
         obj: &Order,
@@ -76,6 +82,7 @@ impl OrderClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Deletes a `Order`: the object while finalizers keep it, or the server's status once it is gone.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -88,6 +95,7 @@ impl OrderClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Deletes every `Order` that `lp` selects.
+    #[inline]
     pub async fn delete_collection(
         &self,
         dp: &::kube::api::DeleteParams,
@@ -103,11 +111,13 @@ impl OrderClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Order` by name; a missing object is an error.
+    #[inline]
     pub async fn get(&self, name: &str) -> ::core::result::Result<Order, ::kube::Error> {
         self.handle.get(name).await
     }
 
     /// Gets a `Order` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -116,6 +126,7 @@ impl OrderClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Patches a `Order` (merge, JSON, strategic merge or apply patch).
+    #[inline]
     pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
         &self,
         name: &str,
@@ -126,6 +137,7 @@ impl OrderClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies a whole `Order` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    #[inline]
     pub async fn apply_object(
         &self,
         obj: &Order,
@@ -134,6 +146,7 @@ impl OrderClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies the status of the `Order` named `name` (a whole status), and nothing else.
+    #[inline]
     pub async fn apply_status_object(
         &self,
         name: &str,
@@ -143,6 +156,7 @@ impl OrderClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets the scale subresource.
+    #[inline]
     pub async fn get_scale(
         &self,
         name: &str,
@@ -154,6 +168,7 @@ impl OrderClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Replaces the scale subresource.
+    #[inline]
     pub async fn update_scale(
         &self,
         name: &str,
@@ -167,6 +182,7 @@ impl OrderClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Patches the scale subresource.
+    #[inline]
     pub async fn patch_scale<P: ::serde::Serialize + ::core::fmt::Debug>(
         &self,
         name: &str,
@@ -182,6 +198,7 @@ impl OrderClient<::kube_codegen_runtime::scope::Namespaced> {
 
 impl OrderClient<::kube_codegen_runtime::scope::AllNamespaces> {
     /// A client for the `Order` objects of every namespace: it can only list and watch.
+    #[inline]
     pub fn all(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -195,6 +212,7 @@ impl OrderClient<::kube_codegen_runtime::scope::AllNamespaces> {
 
 impl<S> OrderClient<S> {
     /// Lists the `Order` objects that `lp` selects.
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kube::api::ListParams,
@@ -203,6 +221,7 @@ impl<S> OrderClient<S> {
     }
 
     /// Watches `Order` objects from `resource_version`; prefer an informer for caches.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kube::api::WatchParams,
@@ -217,11 +236,13 @@ impl<S> OrderClient<S> {
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<Order> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -235,6 +256,7 @@ pub struct OrderInformer {
 
 impl OrderInformer {
     /// The informer of this kind in `factory`: the same one on every call.
+    #[inline]
     pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer::<Order>(),
@@ -242,11 +264,13 @@ impl OrderInformer {
     }
 
     /// The shared informer: event handlers, streams for `Controller`, sync state.
+    #[inline]
     pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Order> {
         &self.informer
     }
 
     /// A lister over this informer's cache.
+    #[inline]
     pub fn lister(&self) -> OrderLister {
         OrderLister {
             lister: self.informer.lister(),
@@ -262,6 +286,7 @@ pub struct OrderLister {
 
 impl OrderLister {
     /// Every cached `Order` whose labels `selector` matches (all namespaces), sorted.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -270,6 +295,7 @@ impl OrderLister {
     }
 
     /// The cached objects an informer index puts under `value`.
+    #[inline]
     pub fn by_index(
         &self,
         index: &str,
@@ -281,6 +307,7 @@ impl OrderLister {
 
 impl OrderLister {
     /// The cached `Order` objects of `namespace`.
+    #[inline]
     pub fn orders(&self, namespace: &str) -> OrderNamespaceLister {
         OrderNamespaceLister {
             lister: self.lister.namespace(namespace),
@@ -295,6 +322,7 @@ pub struct OrderNamespaceLister {
 
 #[automatically_derived]
 impl ::core::fmt::Debug for OrderNamespaceLister {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.lister, f)
     }
@@ -302,6 +330,7 @@ impl ::core::fmt::Debug for OrderNamespaceLister {
 
 impl OrderNamespaceLister {
     /// The `Order` named `name` in this namespace; a missing one is `NotFound`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -313,6 +342,7 @@ impl OrderNamespaceLister {
     }
 
     /// The `Order` objects of this namespace whose labels `selector` matches, sorted by name.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -326,6 +356,7 @@ impl Order {
     /// `+kubebuilder:` markers of the spec (and, from the CLI, of the status and
     /// nested structs) applied. Errors instead of panicking when kube cannot build
     /// the schema.
+    #[inline]
     pub fn crd_with_markers() -> ::core::result::Result<
         ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         ::kube_codegen_runtime::crd::CrdError,

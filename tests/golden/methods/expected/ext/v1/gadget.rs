@@ -18,6 +18,7 @@ pub struct GadgetClient<S = ::kube_codegen_runtime::scope::Namespaced> {
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for GadgetClient<S> {
+    #[inline]
     fn clone(&self) -> Self {
         Self {
             handle: ::core::clone::Clone::clone(&self.handle),
@@ -28,6 +29,7 @@ impl<S> ::core::clone::Clone for GadgetClient<S> {
 
 #[automatically_derived]
 impl<S> ::core::fmt::Debug for GadgetClient<S> {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.handle, f)
     }
@@ -35,6 +37,7 @@ impl<S> ::core::fmt::Debug for GadgetClient<S> {
 
 impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     /// A client for the `Gadget` objects of one namespace.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         namespace: &str,
@@ -51,6 +54,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Creates a `Gadget` (`POST`).
+    #[inline]
     pub async fn create(
         &self,
         obj: &Gadget,
@@ -60,6 +64,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Replaces a `Gadget`, named by its `metadata.name` (`PUT`).
+    #[inline]
     pub async fn update(
         &self,
         obj: &Gadget,
@@ -69,6 +74,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Replaces the status of a `Gadget`, named by its `metadata.name` (`PUT .../status`).
+    #[inline]
     pub async fn update_status(
         &self,
         obj: &Gadget,
@@ -78,6 +84,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Deletes a `Gadget`: the object while finalizers keep it, or the server's status once it is gone.
+    #[inline]
     pub async fn delete(
         &self,
         name: &str,
@@ -90,6 +97,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Deletes every `Gadget` that `lp` selects.
+    #[inline]
     pub async fn delete_collection(
         &self,
         dp: &::kube::api::DeleteParams,
@@ -105,6 +113,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Gadget` by name; a missing object is an error.
+    #[inline]
     pub async fn get(
         &self,
         name: &str,
@@ -113,6 +122,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Gets a `Gadget` by name; a missing object is `None`.
+    #[inline]
     pub async fn get_opt(
         &self,
         name: &str,
@@ -121,6 +131,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Patches a `Gadget` (merge, JSON, strategic merge or apply patch).
+    #[inline]
     pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
         &self,
         name: &str,
@@ -131,6 +142,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies a whole `Gadget` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
+    #[inline]
     pub async fn apply_object(
         &self,
         obj: &Gadget,
@@ -139,6 +151,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Server-side applies the status of the `Gadget` named `name` (a whole status), and nothing else.
+    #[inline]
     pub async fn apply_status_object(
         &self,
         name: &str,
@@ -148,6 +161,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Extension method (`+genclient:method`): `get` on the `summary` subresource of a `Gadget`.
+    #[inline]
     pub async fn get_summary(
         &self,
         name: &str,
@@ -158,6 +172,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Extension method (`+genclient:method`): `get` on the `status` subresource of a `Gadget`.
+    #[inline]
     pub async fn get_status_info(
         &self,
         name: &str,
@@ -173,6 +188,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Extension method (`+genclient:method`): `update` on the `summary` subresource of a `Gadget`.
+    #[inline]
     pub async fn update_summary(
         &self,
         name: &str,
@@ -188,6 +204,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Extension method (`+genclient:method`): `create` on the `token` subresource of a `Gadget`.
+    #[inline]
     pub async fn create_token(
         &self,
         name: &str,
@@ -203,6 +220,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Extension method (`+genclient:method`): `create` on `Gadget` objects.
+    #[inline]
     pub async fn create_copy(
         &self,
         obj: &Gadget,
@@ -214,6 +232,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Extension method (`+genclient:method`): `patch` on the `summary` subresource of a `Gadget`.
+    #[inline]
     pub async fn patch_summary<P: ::serde::Serialize + ::core::fmt::Debug>(
         &self,
         name: &str,
@@ -229,6 +248,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 
     /// Extension method (`+genclient:method`): `apply` on the `summary` subresource of a `Gadget`.
+    #[inline]
     pub async fn apply_summary(
         &self,
         name: &str,
@@ -245,6 +265,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
 
 impl GadgetClient<::kube_codegen_runtime::scope::AllNamespaces> {
     /// A client for the `Gadget` objects of every namespace: it can only list and watch.
+    #[inline]
     pub fn all(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -258,6 +279,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::AllNamespaces> {
 
 impl<S> GadgetClient<S> {
     /// Lists the `Gadget` objects that `lp` selects.
+    #[inline]
     pub async fn list(
         &self,
         lp: &::kube::api::ListParams,
@@ -266,6 +288,7 @@ impl<S> GadgetClient<S> {
     }
 
     /// Watches `Gadget` objects from `resource_version`; prefer an informer for caches.
+    #[inline]
     pub async fn watch(
         &self,
         wp: &::kube::api::WatchParams,
@@ -280,6 +303,7 @@ impl<S> GadgetClient<S> {
     }
 
     /// Extension method (`+genclient:method`): `list` on `Gadget` objects.
+    #[inline]
     pub async fn list_extended(
         &self,
         lp: &::kube::api::ListParams,
@@ -288,11 +312,13 @@ impl<S> GadgetClient<S> {
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
+    #[inline]
     pub fn api(&self) -> &::kube::Api<Gadget> {
         self.handle.api()
     }
 
     /// The field manager used by server-side apply.
+    #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
         self.handle.field_manager()
     }
@@ -306,6 +332,7 @@ pub struct GadgetInformer {
 
 impl GadgetInformer {
     /// The informer of this kind in `factory`: the same one on every call.
+    #[inline]
     pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self {
             informer: factory.informer::<Gadget>(),
@@ -313,11 +340,13 @@ impl GadgetInformer {
     }
 
     /// The shared informer: event handlers, streams for `Controller`, sync state.
+    #[inline]
     pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Gadget> {
         &self.informer
     }
 
     /// A lister over this informer's cache.
+    #[inline]
     pub fn lister(&self) -> GadgetLister {
         GadgetLister {
             lister: self.informer.lister(),
@@ -333,6 +362,7 @@ pub struct GadgetLister {
 
 impl GadgetLister {
     /// Every cached `Gadget` whose labels `selector` matches (all namespaces), sorted.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -341,6 +371,7 @@ impl GadgetLister {
     }
 
     /// The cached objects an informer index puts under `value`.
+    #[inline]
     pub fn by_index(
         &self,
         index: &str,
@@ -352,6 +383,7 @@ impl GadgetLister {
 
 impl GadgetLister {
     /// The cached `Gadget` objects of `namespace`.
+    #[inline]
     pub fn gadgets(&self, namespace: &str) -> GadgetNamespaceLister {
         GadgetNamespaceLister {
             lister: self.lister.namespace(namespace),
@@ -366,6 +398,7 @@ pub struct GadgetNamespaceLister {
 
 #[automatically_derived]
 impl ::core::fmt::Debug for GadgetNamespaceLister {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         ::core::fmt::Debug::fmt(&self.lister, f)
     }
@@ -373,6 +406,7 @@ impl ::core::fmt::Debug for GadgetNamespaceLister {
 
 impl GadgetNamespaceLister {
     /// The `Gadget` named `name` in this namespace; a missing one is `NotFound`.
+    #[inline]
     pub fn get(
         &self,
         name: &str,
@@ -384,6 +418,7 @@ impl GadgetNamespaceLister {
     }
 
     /// The `Gadget` objects of this namespace whose labels `selector` matches, sorted by name.
+    #[inline]
     pub fn list(
         &self,
         selector: &::kube::core::Selector,
@@ -397,6 +432,7 @@ impl Gadget {
     /// `+kubebuilder:` markers of the spec (and, from the CLI, of the status and
     /// nested structs) applied. Errors instead of panicking when kube cannot build
     /// the schema.
+    #[inline]
     pub fn crd_with_markers() -> ::core::result::Result<
         ::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         ::kube_codegen_runtime::crd::CrdError,

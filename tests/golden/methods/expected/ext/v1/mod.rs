@@ -15,6 +15,7 @@ pub struct ExtV1Client {
 }
 
 impl ::core::fmt::Debug for ExtV1Client {
+    #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         f.debug_struct(::core::stringify!(ExtV1Client))
             .field("field_manager", &self.field_manager)
@@ -24,6 +25,7 @@ impl ::core::fmt::Debug for ExtV1Client {
 
 impl ExtV1Client {
     /// Clients that share `client` and write with `field_manager`.
+    #[inline]
     pub fn new(
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
@@ -32,6 +34,7 @@ impl ExtV1Client {
     }
 
     /// `Gadget` objects in `namespace`.
+    #[inline]
     pub fn gadgets(
         &self,
         namespace: &str,
@@ -40,6 +43,7 @@ impl ExtV1Client {
     }
 
     /// `Gadget` objects in every namespace: list and watch only.
+    #[inline]
     pub fn gadgets_all(
         &self,
     ) -> GadgetClient<::kube_codegen_runtime::scope::AllNamespaces> {
@@ -47,6 +51,7 @@ impl ExtV1Client {
     }
 
     /// `Gizmo` objects (cluster-scoped).
+    #[inline]
     pub fn gizmos(&self) -> GizmoClient<::kube_codegen_runtime::scope::Cluster> {
         GizmoClient::new(self.client.clone(), self.field_manager.clone())
     }
@@ -60,16 +65,19 @@ pub struct Informers<'a> {
 
 impl<'a> Informers<'a> {
     /// The informers of this group and version in `factory`.
+    #[inline]
     pub fn new(factory: &'a ::kube_codegen_runtime::SharedInformerFactory) -> Self {
         Self { factory }
     }
 
     /// The shared informer of `Gadget` objects.
+    #[inline]
     pub fn gadgets(&self) -> GadgetInformer {
         GadgetInformer::new(self.factory)
     }
 
     /// The shared informer of `Gizmo` objects.
+    #[inline]
     pub fn gizmos(&self) -> GizmoInformer {
         GizmoInformer::new(self.factory)
     }

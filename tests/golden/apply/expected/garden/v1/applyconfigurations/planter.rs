@@ -52,6 +52,7 @@ impl PlanterApplyConfiguration {
         PlanterApplyConfiguration::merge_field,
     );
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "metadata" => ::kube_codegen_runtime::apply::OBJECT_META,
@@ -65,6 +66,7 @@ impl PlanterApplyConfiguration {
 
     /// Sets `spec`.
     #[must_use]
+    #[inline]
     pub fn with_spec(mut self, spec: PlanterSpecApplyConfiguration) -> Self {
         self.spec = ::core::option::Option::Some(spec);
         self
@@ -72,6 +74,7 @@ impl PlanterApplyConfiguration {
 
     /// Sets `status`.
     #[must_use]
+    #[inline]
     pub fn with_status(
         mut self,
         status: <<Planter as ::kube::core::object::HasStatus>::Status as ::kube_codegen_runtime::apply::Apply>::Configuration,
@@ -83,6 +86,7 @@ impl PlanterApplyConfiguration {
 
 impl PlanterApplyConfiguration {
     /// An apply configuration for the `Planter` named `name`, with its `apiVersion` and `kind`.
+    #[inline]
     pub fn new(name: &str, namespace: &str) -> Self {
         Self {
             api_version: ::core::option::Option::Some("garden.example.com/v1".into()),
@@ -98,6 +102,7 @@ impl PlanterApplyConfiguration {
 
     /// Adds labels (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_labels<
         K: ::core::convert::Into<::std::string::String>,
         V: ::core::convert::Into<::std::string::String>,
@@ -112,6 +117,7 @@ impl PlanterApplyConfiguration {
 
     /// Adds annotations (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_annotations<
         K: ::core::convert::Into<::std::string::String>,
         V: ::core::convert::Into<::std::string::String>,
@@ -126,6 +132,7 @@ impl PlanterApplyConfiguration {
 
     /// Appends owner references.
     #[must_use]
+    #[inline]
     pub fn with_owner_references(
         mut self,
         owners: impl ::core::iter::IntoIterator<
@@ -142,6 +149,7 @@ impl PlanterApplyConfiguration {
 
     /// Appends finalizers.
     #[must_use]
+    #[inline]
     pub fn with_finalizers<F: ::core::convert::Into<::std::string::String>>(
         mut self,
         finalizers: impl ::core::iter::IntoIterator<Item = F>,
@@ -156,6 +164,7 @@ impl PlanterApplyConfiguration {
 }
 
 impl ::kube_codegen_runtime::apply::ObjectConfiguration for PlanterApplyConfiguration {
+    #[inline]
     fn metadata(
         &self,
     ) -> ::core::option::Option<
@@ -166,6 +175,7 @@ impl ::kube_codegen_runtime::apply::ObjectConfiguration for PlanterApplyConfigur
 }
 
 /// The fields of `obj` that `manager` owns (server-side apply), as an apply configuration.
+#[inline]
 pub fn extract_planter(
     obj: &Planter,
     manager: &str,
@@ -182,6 +192,7 @@ pub fn extract_planter(
 }
 
 /// The status fields of `obj` that `manager` owns, applied through the status subresource.
+#[inline]
 pub fn extract_planter_status(
     obj: &Planter,
     manager: &str,
@@ -283,6 +294,7 @@ pub struct PlanterSpecApplyConfiguration {
 
 impl PlanterSpecApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "soil" => <Soil as ::kube_codegen_runtime::apply::Apply>::MERGE,
@@ -304,6 +316,7 @@ impl PlanterSpecApplyConfiguration {
 
     /// Sets `size`.
     #[must_use]
+    #[inline]
     pub fn with_size(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.size = ::core::option::Option::Some(value.into());
         self
@@ -311,6 +324,7 @@ impl PlanterSpecApplyConfiguration {
 
     /// Sets `soil`.
     #[must_use]
+    #[inline]
     pub fn with_soil(
         mut self,
         value: impl ::core::convert::Into<
@@ -323,6 +337,7 @@ impl PlanterSpecApplyConfiguration {
 
     /// Appends items to `beds`.
     #[must_use]
+    #[inline]
     pub fn with_beds(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -335,6 +350,7 @@ impl PlanterSpecApplyConfiguration {
 
     /// Appends items to `tags`.
     #[must_use]
+    #[inline]
     pub fn with_tags(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = String>,
@@ -345,6 +361,7 @@ impl PlanterSpecApplyConfiguration {
 
     /// Appends items to `notes`.
     #[must_use]
+    #[inline]
     pub fn with_notes(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = String>,
@@ -355,6 +372,7 @@ impl PlanterSpecApplyConfiguration {
 
     /// Adds entries to `zones` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_zones(
         mut self,
         entries: impl ::core::iter::IntoIterator<
@@ -370,6 +388,7 @@ impl PlanterSpecApplyConfiguration {
 
     /// Adds entries to `frozen` (replacing those with the same key).
     #[must_use]
+    #[inline]
     pub fn with_frozen(
         mut self,
         entries: impl ::core::iter::IntoIterator<Item = (String, Zone)>,
@@ -382,6 +401,7 @@ impl PlanterSpecApplyConfiguration {
 
     /// Sets `location`.
     #[must_use]
+    #[inline]
     pub fn with_location(mut self, value: impl ::core::convert::Into<Location>) -> Self {
         self.location = ::core::option::Option::Some(value.into());
         self
@@ -389,6 +409,7 @@ impl PlanterSpecApplyConfiguration {
 
     /// Sets `light`.
     #[must_use]
+    #[inline]
     pub fn with_light(
         mut self,
         value: impl ::core::convert::Into<
@@ -437,6 +458,7 @@ pub struct SoilApplyConfiguration {
 impl SoilApplyConfiguration {
     /// Sets `ph`.
     #[must_use]
+    #[inline]
     pub fn with_ph(mut self, value: impl ::core::convert::Into<f64>) -> Self {
         self.ph = ::core::option::Option::Some(value.into());
         self
@@ -444,6 +466,7 @@ impl SoilApplyConfiguration {
 
     /// Appends items to `mix`.
     #[must_use]
+    #[inline]
     pub fn with_mix(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = String>,
@@ -494,6 +517,7 @@ pub struct BedApplyConfiguration {
 
 impl BedApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "plants" => ::kube_codegen_runtime::apply::Merge::ITEMS,
@@ -503,6 +527,7 @@ impl BedApplyConfiguration {
 
     /// Sets `name`.
     #[must_use]
+    #[inline]
     pub fn with_name(mut self, value: impl ::core::convert::Into<String>) -> Self {
         self.name = ::core::option::Option::Some(value.into());
         self
@@ -510,6 +535,7 @@ impl BedApplyConfiguration {
 
     /// Sets `depthCm`.
     #[must_use]
+    #[inline]
     pub fn with_depth_cm(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.depth_cm = ::core::option::Option::Some(value.into());
         self
@@ -517,6 +543,7 @@ impl BedApplyConfiguration {
 
     /// Appends items to `plants`.
     #[must_use]
+    #[inline]
     pub fn with_plants(
         mut self,
         items: impl ::core::iter::IntoIterator<Item = String>,
@@ -556,6 +583,7 @@ pub struct ZoneApplyConfiguration {
 impl ZoneApplyConfiguration {
     /// Sets `hours`.
     #[must_use]
+    #[inline]
     pub fn with_hours(mut self, value: impl ::core::convert::Into<i32>) -> Self {
         self.hours = ::core::option::Option::Some(value.into());
         self
@@ -597,6 +625,7 @@ pub struct LocationApplyConfiguration {
 impl LocationApplyConfiguration {
     /// Sets `lat`.
     #[must_use]
+    #[inline]
     pub fn with_lat(mut self, value: impl ::core::convert::Into<f64>) -> Self {
         self.lat = ::core::option::Option::Some(value.into());
         self
@@ -604,6 +633,7 @@ impl LocationApplyConfiguration {
 
     /// Sets `lon`.
     #[must_use]
+    #[inline]
     pub fn with_lon(mut self, value: impl ::core::convert::Into<f64>) -> Self {
         self.lon = ::core::option::Option::Some(value.into());
         self
@@ -650,6 +680,7 @@ pub struct PlanterStatusApplyConfiguration {
 
 impl PlanterStatusApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
+    #[inline]
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "conditions" => {
@@ -663,6 +694,7 @@ impl PlanterStatusApplyConfiguration {
 
     /// Appends items to `conditions`.
     #[must_use]
+    #[inline]
     pub fn with_conditions(
         mut self,
         items: impl ::core::iter::IntoIterator<
@@ -677,6 +709,7 @@ impl PlanterStatusApplyConfiguration {
 
     /// Sets `watered`.
     #[must_use]
+    #[inline]
     pub fn with_watered(mut self, value: impl ::core::convert::Into<String>) -> Self {
         self.watered = ::core::option::Option::Some(value.into());
         self
@@ -720,6 +753,7 @@ pub struct PlanterConditionApplyConfiguration {
 impl PlanterConditionApplyConfiguration {
     /// Sets `type`.
     #[must_use]
+    #[inline]
     pub fn with_type(mut self, value: impl ::core::convert::Into<String>) -> Self {
         self.type_ = ::core::option::Option::Some(value.into());
         self
@@ -727,6 +761,7 @@ impl PlanterConditionApplyConfiguration {
 
     /// Sets `status`.
     #[must_use]
+    #[inline]
     pub fn with_status(mut self, value: impl ::core::convert::Into<String>) -> Self {
         self.status = ::core::option::Option::Some(value.into());
         self
