@@ -6,7 +6,7 @@
 #   genclient  the same kinds with `#[derive(GenClient)]` added (clients expanded in place)
 #   cli        the same kinds and the tree `kube-codegen generate` writes for them
 # for each: a clean build of the crate, a rebuild after touching one kind's file, and a clean
-# `cargo check`; medians of RUNS runs (default 3), then the ratios and the targets.
+# `cargo check`; medians of RUNS runs (default 5), then the ratios and the targets.
 # `--cold` also times a cold build (every dependency) of a one-kind crate with kube's
 # derive and with `GenClient`.
 # Usage: hack/bench-compile.sh [N] [RUNS] [--cold]
@@ -15,7 +15,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 repo=$PWD
 
 kinds=20
-runs=3
+runs=5
 cold=false
 positional=()
 for arg in "$@"; do

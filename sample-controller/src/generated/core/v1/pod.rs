@@ -53,17 +53,24 @@ impl PodClient<::kube_codegen_runtime::scope::Namespaced> {
 
     /// Gets a `Pod` by name; a missing object is an error.
     #[inline]
-    pub async fn get(&self, name: &str) -> ::core::result::Result<Pod, ::kube::Error> {
-        self.handle.get(name).await
+    pub fn get<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Pod, ::kube::Error>,
+    > + 'a {
+        self.handle.get(name)
     }
 
     /// Gets a `Pod` by name; a missing object is `None`.
     #[inline]
-    pub async fn get_opt(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<::core::option::Option<Pod>, ::kube::Error> {
-        self.handle.get_opt(name).await
+    pub fn get_opt<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<::core::option::Option<Pod>, ::kube::Error>,
+    > + 'a {
+        self.handle.get_opt(name)
     }
 }
 
@@ -84,11 +91,13 @@ impl PodClient<::kube_codegen_runtime::scope::AllNamespaces> {
 impl<S> PodClient<S> {
     /// Lists the `Pod` objects that `lp` selects.
     #[inline]
-    pub async fn list(
-        &self,
-        lp: &::kube::api::ListParams,
-    ) -> ::core::result::Result<::kube::api::ObjectList<Pod>, ::kube::Error> {
-        self.handle.list(lp).await
+    pub fn list<'a>(
+        &'a self,
+        lp: &'a ::kube::api::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<::kube::api::ObjectList<Pod>, ::kube::Error>,
+    > + 'a {
+        self.handle.list(lp)
     }
 
     /// Watches `Pod` objects from `resource_version`; prefer an informer for caches.

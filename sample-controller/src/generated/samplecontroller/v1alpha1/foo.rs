@@ -54,124 +54,151 @@ impl FooClient<::kube_codegen_runtime::scope::Namespaced> {
 
     /// Creates a `Foo` (`POST`).
     #[inline]
-    pub async fn create(
-        &self,
-        obj: &Foo,
-        pp: &::kube::api::PostParams,
-    ) -> ::core::result::Result<Foo, ::kube::Error> {
-        self.handle.create(obj, pp).await
+    pub fn create<'a>(
+        &'a self,
+        obj: &'a Foo,
+        pp: &'a ::kube::api::PostParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Foo, ::kube::Error>,
+    > + 'a {
+        self.handle.create(obj, pp)
     }
 
     /// Replaces a `Foo`, named by its `metadata.name` (`PUT`).
     #[inline]
-    pub async fn update(
-        &self,
-        obj: &Foo,
-        pp: &::kube::api::PostParams,
-    ) -> ::core::result::Result<Foo, ::kube::Error> {
-        self.handle.update(obj, pp).await
+    pub fn update<'a>(
+        &'a self,
+        obj: &'a Foo,
+        pp: &'a ::kube::api::PostParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Foo, ::kube::Error>,
+    > + 'a {
+        self.handle.update(obj, pp)
     }
 
     /// Replaces the status of a `Foo`, named by its `metadata.name` (`PUT .../status`).
     #[inline]
-    pub async fn update_status(
-        &self,
-        obj: &Foo,
-        pp: &::kube::api::PostParams,
-    ) -> ::core::result::Result<Foo, ::kube::Error> {
-        self.handle.update_status(obj, pp).await
+    pub fn update_status<'a>(
+        &'a self,
+        obj: &'a Foo,
+        pp: &'a ::kube::api::PostParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Foo, ::kube::Error>,
+    > + 'a {
+        self.handle.update_status(obj, pp)
     }
 
     /// Deletes a `Foo`: the object while finalizers keep it, or the server's status once it is gone.
     #[inline]
-    pub async fn delete(
-        &self,
-        name: &str,
-        dp: &::kube::api::DeleteParams,
-    ) -> ::core::result::Result<
-        ::kube_codegen_runtime::Either<Foo, ::kube::core::Status>,
-        ::kube::Error,
-    > {
-        self.handle.delete(name, dp).await
+    pub fn delete<'a>(
+        &'a self,
+        name: &'a str,
+        dp: &'a ::kube::api::DeleteParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::kube_codegen_runtime::Either<Foo, ::kube::core::Status>,
+            ::kube::Error,
+        >,
+    > + 'a {
+        self.handle.delete(name, dp)
     }
 
     /// Deletes every `Foo` that `lp` selects.
     #[inline]
-    pub async fn delete_collection(
-        &self,
-        dp: &::kube::api::DeleteParams,
-        lp: &::kube::api::ListParams,
-    ) -> ::core::result::Result<
-        ::kube_codegen_runtime::Either<
-            ::kube::api::ObjectList<Foo>,
-            ::kube::core::Status,
+    pub fn delete_collection<'a>(
+        &'a self,
+        dp: &'a ::kube::api::DeleteParams,
+        lp: &'a ::kube::api::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::kube_codegen_runtime::Either<
+                ::kube::api::ObjectList<Foo>,
+                ::kube::core::Status,
+            >,
+            ::kube::Error,
         >,
-        ::kube::Error,
-    > {
-        self.handle.delete_collection(dp, lp).await
+    > + 'a {
+        self.handle.delete_collection(dp, lp)
     }
 
     /// Gets a `Foo` by name; a missing object is an error.
     #[inline]
-    pub async fn get(&self, name: &str) -> ::core::result::Result<Foo, ::kube::Error> {
-        self.handle.get(name).await
+    pub fn get<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Foo, ::kube::Error>,
+    > + 'a {
+        self.handle.get(name)
     }
 
     /// Gets a `Foo` by name; a missing object is `None`.
     #[inline]
-    pub async fn get_opt(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<::core::option::Option<Foo>, ::kube::Error> {
-        self.handle.get_opt(name).await
+    pub fn get_opt<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<::core::option::Option<Foo>, ::kube::Error>,
+    > + 'a {
+        self.handle.get_opt(name)
     }
 
     /// Patches a `Foo` (merge, JSON, strategic merge or apply patch).
     #[inline]
-    pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
-        &self,
-        name: &str,
-        pp: &::kube::api::PatchParams,
-        patch: &::kube::api::Patch<P>,
-    ) -> ::core::result::Result<Foo, ::kube::Error> {
-        self.handle.patch(name, pp, patch).await
+    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
+        &'a self,
+        name: &'a str,
+        pp: &'a ::kube::api::PatchParams,
+        patch: &'a ::kube::api::Patch<P>,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Foo, ::kube::Error>,
+    > + 'a {
+        self.handle.patch(name, pp, patch)
     }
 
     /// Server-side applies an apply configuration of a `Foo` with this client's field manager, which then owns exactly the fields it sets.
     #[inline]
-    pub async fn apply(
-        &self,
-        config: &FooApplyConfiguration,
-    ) -> ::core::result::Result<Foo, ::kube::Error> {
-        self.handle.apply_configuration(config).await
+    pub fn apply<'a>(
+        &'a self,
+        config: &'a FooApplyConfiguration,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Foo, ::kube::Error>,
+    > + 'a {
+        self.handle.apply_configuration(config)
     }
 
     /// Server-side applies a whole `Foo` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
     #[inline]
-    pub async fn apply_object(
-        &self,
-        obj: &Foo,
-    ) -> ::core::result::Result<Foo, ::kube::Error> {
-        self.handle.apply(obj).await
+    pub fn apply_object<'a>(
+        &'a self,
+        obj: &'a Foo,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Foo, ::kube::Error>,
+    > + 'a {
+        self.handle.apply(obj)
     }
 
     /// Server-side applies an apply configuration to the status of a `Foo`: this client's field manager then owns exactly the status fields it sets.
     #[inline]
-    pub async fn apply_status(
-        &self,
-        config: &FooApplyConfiguration,
-    ) -> ::core::result::Result<Foo, ::kube::Error> {
-        self.handle.apply_status_configuration(config).await
+    pub fn apply_status<'a>(
+        &'a self,
+        config: &'a FooApplyConfiguration,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Foo, ::kube::Error>,
+    > + 'a {
+        self.handle.apply_status_configuration(config)
     }
 
     /// Server-side applies the status of the `Foo` named `name` (a whole status), and nothing else.
     #[inline]
-    pub async fn apply_status_object(
-        &self,
-        name: &str,
-        status: &<Foo as ::kube::core::object::HasStatus>::Status,
-    ) -> ::core::result::Result<Foo, ::kube::Error> {
-        self.handle.apply_status(name, status).await
+    pub fn apply_status_object<'a>(
+        &'a self,
+        name: &'a str,
+        status: &'a <Foo as ::kube::core::object::HasStatus>::Status,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Foo, ::kube::Error>,
+    > + 'a {
+        self.handle.apply_status(name, status)
     }
 }
 
@@ -192,11 +219,13 @@ impl FooClient<::kube_codegen_runtime::scope::AllNamespaces> {
 impl<S> FooClient<S> {
     /// Lists the `Foo` objects that `lp` selects.
     #[inline]
-    pub async fn list(
-        &self,
-        lp: &::kube::api::ListParams,
-    ) -> ::core::result::Result<::kube::api::ObjectList<Foo>, ::kube::Error> {
-        self.handle.list(lp).await
+    pub fn list<'a>(
+        &'a self,
+        lp: &'a ::kube::api::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<::kube::api::ObjectList<Foo>, ::kube::Error>,
+    > + 'a {
+        self.handle.list(lp)
     }
 
     /// Watches `Foo` objects from `resource_version`; prefer an informer for caches.

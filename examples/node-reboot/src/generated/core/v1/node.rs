@@ -47,39 +47,50 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
 
     /// Gets a `Node` by name; a missing object is an error.
     #[inline]
-    pub async fn get(&self, name: &str) -> ::core::result::Result<Node, ::kube::Error> {
-        self.handle.get(name).await
+    pub fn get<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Node, ::kube::Error>,
+    > + 'a {
+        self.handle.get(name)
     }
 
     /// Gets a `Node` by name; a missing object is `None`.
     #[inline]
-    pub async fn get_opt(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<::core::option::Option<Node>, ::kube::Error> {
-        self.handle.get_opt(name).await
+    pub fn get_opt<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<::core::option::Option<Node>, ::kube::Error>,
+    > + 'a {
+        self.handle.get_opt(name)
     }
 
     /// Patches a `Node` (merge, JSON, strategic merge or apply patch).
     #[inline]
-    pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
-        &self,
-        name: &str,
-        pp: &::kube::api::PatchParams,
-        patch: &::kube::api::Patch<P>,
-    ) -> ::core::result::Result<Node, ::kube::Error> {
-        self.handle.patch(name, pp, patch).await
+    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
+        &'a self,
+        name: &'a str,
+        pp: &'a ::kube::api::PatchParams,
+        patch: &'a ::kube::api::Patch<P>,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Node, ::kube::Error>,
+    > + 'a {
+        self.handle.patch(name, pp, patch)
     }
 }
 
 impl<S> NodeClient<S> {
     /// Lists the `Node` objects that `lp` selects.
     #[inline]
-    pub async fn list(
-        &self,
-        lp: &::kube::api::ListParams,
-    ) -> ::core::result::Result<::kube::api::ObjectList<Node>, ::kube::Error> {
-        self.handle.list(lp).await
+    pub fn list<'a>(
+        &'a self,
+        lp: &'a ::kube::api::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<::kube::api::ObjectList<Node>, ::kube::Error>,
+    > + 'a {
+        self.handle.list(lp)
     }
 
     /// Watches `Node` objects from `resource_version`; prefer an informer for caches.

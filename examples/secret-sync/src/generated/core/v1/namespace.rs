@@ -47,31 +47,40 @@ impl NamespaceClient<::kube_codegen_runtime::scope::Cluster> {
 
     /// Gets a `Namespace` by name; a missing object is an error.
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<Namespace, ::kube::Error> {
-        self.handle.get(name).await
+    pub fn get<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Namespace, ::kube::Error>,
+    > + 'a {
+        self.handle.get(name)
     }
 
     /// Gets a `Namespace` by name; a missing object is `None`.
     #[inline]
-    pub async fn get_opt(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<::core::option::Option<Namespace>, ::kube::Error> {
-        self.handle.get_opt(name).await
+    pub fn get_opt<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<::core::option::Option<Namespace>, ::kube::Error>,
+    > + 'a {
+        self.handle.get_opt(name)
     }
 }
 
 impl<S> NamespaceClient<S> {
     /// Lists the `Namespace` objects that `lp` selects.
     #[inline]
-    pub async fn list(
-        &self,
-        lp: &::kube::api::ListParams,
-    ) -> ::core::result::Result<::kube::api::ObjectList<Namespace>, ::kube::Error> {
-        self.handle.list(lp).await
+    pub fn list<'a>(
+        &'a self,
+        lp: &'a ::kube::api::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::kube::api::ObjectList<Namespace>,
+            ::kube::Error,
+        >,
+    > + 'a {
+        self.handle.list(lp)
     }
 
     /// Watches `Namespace` objects from `resource_version`; prefer an informer for caches.

@@ -53,149 +53,175 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
 
     /// Creates a `Widget` (`POST`).
     #[inline]
-    pub async fn create(
-        &self,
-        obj: &Widget,
-        pp: &::kube::api::PostParams,
-    ) -> ::core::result::Result<Widget, ::kube::Error> {
-        self.handle.create(obj, pp).await
+    pub fn create<'a>(
+        &'a self,
+        obj: &'a Widget,
+        pp: &'a ::kube::api::PostParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Widget, ::kube::Error>,
+    > + 'a {
+        self.handle.create(obj, pp)
     }
 
     /// Replaces a `Widget`, named by its `metadata.name` (`PUT`).
     #[inline]
-    pub async fn update(
-        &self,
-        obj: &Widget,
-        pp: &::kube::api::PostParams,
-    ) -> ::core::result::Result<Widget, ::kube::Error> {
-        self.handle.update(obj, pp).await
+    pub fn update<'a>(
+        &'a self,
+        obj: &'a Widget,
+        pp: &'a ::kube::api::PostParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Widget, ::kube::Error>,
+    > + 'a {
+        self.handle.update(obj, pp)
     }
 
     /// Replaces the status of a `Widget`, named by its `metadata.name` (`PUT .../status`).
     #[inline]
-    pub async fn update_status(
-        &self,
-        obj: &Widget,
-        pp: &::kube::api::PostParams,
-    ) -> ::core::result::Result<Widget, ::kube::Error> {
-        self.handle.update_status(obj, pp).await
+    pub fn update_status<'a>(
+        &'a self,
+        obj: &'a Widget,
+        pp: &'a ::kube::api::PostParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Widget, ::kube::Error>,
+    > + 'a {
+        self.handle.update_status(obj, pp)
     }
 
     /// Deletes a `Widget`: the object while finalizers keep it, or the server's status once it is gone.
     #[inline]
-    pub async fn delete(
-        &self,
-        name: &str,
-        dp: &::kube::api::DeleteParams,
-    ) -> ::core::result::Result<
-        ::kube_codegen_runtime::Either<Widget, ::kube::core::Status>,
-        ::kube::Error,
-    > {
-        self.handle.delete(name, dp).await
+    pub fn delete<'a>(
+        &'a self,
+        name: &'a str,
+        dp: &'a ::kube::api::DeleteParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::kube_codegen_runtime::Either<Widget, ::kube::core::Status>,
+            ::kube::Error,
+        >,
+    > + 'a {
+        self.handle.delete(name, dp)
     }
 
     /// Deletes every `Widget` that `lp` selects.
     #[inline]
-    pub async fn delete_collection(
-        &self,
-        dp: &::kube::api::DeleteParams,
-        lp: &::kube::api::ListParams,
-    ) -> ::core::result::Result<
-        ::kube_codegen_runtime::Either<
-            ::kube::api::ObjectList<Widget>,
-            ::kube::core::Status,
+    pub fn delete_collection<'a>(
+        &'a self,
+        dp: &'a ::kube::api::DeleteParams,
+        lp: &'a ::kube::api::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::kube_codegen_runtime::Either<
+                ::kube::api::ObjectList<Widget>,
+                ::kube::core::Status,
+            >,
+            ::kube::Error,
         >,
-        ::kube::Error,
-    > {
-        self.handle.delete_collection(dp, lp).await
+    > + 'a {
+        self.handle.delete_collection(dp, lp)
     }
 
     /// Gets a `Widget` by name; a missing object is an error.
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<Widget, ::kube::Error> {
-        self.handle.get(name).await
+    pub fn get<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Widget, ::kube::Error>,
+    > + 'a {
+        self.handle.get(name)
     }
 
     /// Gets a `Widget` by name; a missing object is `None`.
     #[inline]
-    pub async fn get_opt(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<::core::option::Option<Widget>, ::kube::Error> {
-        self.handle.get_opt(name).await
+    pub fn get_opt<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<::core::option::Option<Widget>, ::kube::Error>,
+    > + 'a {
+        self.handle.get_opt(name)
     }
 
     /// Patches a `Widget` (merge, JSON, strategic merge or apply patch).
     #[inline]
-    pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
-        &self,
-        name: &str,
-        pp: &::kube::api::PatchParams,
-        patch: &::kube::api::Patch<P>,
-    ) -> ::core::result::Result<Widget, ::kube::Error> {
-        self.handle.patch(name, pp, patch).await
+    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
+        &'a self,
+        name: &'a str,
+        pp: &'a ::kube::api::PatchParams,
+        patch: &'a ::kube::api::Patch<P>,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Widget, ::kube::Error>,
+    > + 'a {
+        self.handle.patch(name, pp, patch)
     }
 
     /// Server-side applies a whole `Widget` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
     #[inline]
-    pub async fn apply_object(
-        &self,
-        obj: &Widget,
-    ) -> ::core::result::Result<Widget, ::kube::Error> {
-        self.handle.apply(obj).await
+    pub fn apply_object<'a>(
+        &'a self,
+        obj: &'a Widget,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Widget, ::kube::Error>,
+    > + 'a {
+        self.handle.apply(obj)
     }
 
     /// Server-side applies the status of the `Widget` named `name` (a whole status), and nothing else.
     #[inline]
-    pub async fn apply_status_object(
-        &self,
-        name: &str,
-        status: &<Widget as ::kube::core::object::HasStatus>::Status,
-    ) -> ::core::result::Result<Widget, ::kube::Error> {
-        self.handle.apply_status(name, status).await
+    pub fn apply_status_object<'a>(
+        &'a self,
+        name: &'a str,
+        status: &'a <Widget as ::kube::core::object::HasStatus>::Status,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Widget, ::kube::Error>,
+    > + 'a {
+        self.handle.apply_status(name, status)
     }
 
     /// Gets the scale subresource.
     #[inline]
-    pub async fn get_scale(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::k8s_openapi::api::autoscaling::v1::Scale,
-        ::kube::Error,
-    > {
-        self.handle.get_scale(name).await
+    pub fn get_scale<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::k8s_openapi::api::autoscaling::v1::Scale,
+            ::kube::Error,
+        >,
+    > + 'a {
+        self.handle.get_scale(name)
     }
 
     /// Replaces the scale subresource.
     #[inline]
-    pub async fn update_scale(
-        &self,
-        name: &str,
-        scale: &::k8s_openapi::api::autoscaling::v1::Scale,
-        pp: &::kube::api::PostParams,
-    ) -> ::core::result::Result<
-        ::k8s_openapi::api::autoscaling::v1::Scale,
-        ::kube::Error,
-    > {
-        self.handle.update_scale(name, scale, pp).await
+    pub fn update_scale<'a>(
+        &'a self,
+        name: &'a str,
+        scale: &'a ::k8s_openapi::api::autoscaling::v1::Scale,
+        pp: &'a ::kube::api::PostParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::k8s_openapi::api::autoscaling::v1::Scale,
+            ::kube::Error,
+        >,
+    > + 'a {
+        self.handle.update_scale(name, scale, pp)
     }
 
     /// Patches the scale subresource.
     #[inline]
-    pub async fn patch_scale<P: ::serde::Serialize + ::core::fmt::Debug>(
-        &self,
-        name: &str,
-        pp: &::kube::api::PatchParams,
-        patch: &::kube::api::Patch<P>,
-    ) -> ::core::result::Result<
-        ::k8s_openapi::api::autoscaling::v1::Scale,
-        ::kube::Error,
-    > {
-        self.handle.patch_scale(name, pp, patch).await
+    pub fn patch_scale<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
+        &'a self,
+        name: &'a str,
+        pp: &'a ::kube::api::PatchParams,
+        patch: &'a ::kube::api::Patch<P>,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::k8s_openapi::api::autoscaling::v1::Scale,
+            ::kube::Error,
+        >,
+    > + 'a {
+        self.handle.patch_scale(name, pp, patch)
     }
 }
 
@@ -216,11 +242,13 @@ impl WidgetClient<::kube_codegen_runtime::scope::AllNamespaces> {
 impl<S> WidgetClient<S> {
     /// Lists the `Widget` objects that `lp` selects.
     #[inline]
-    pub async fn list(
-        &self,
-        lp: &::kube::api::ListParams,
-    ) -> ::core::result::Result<::kube::api::ObjectList<Widget>, ::kube::Error> {
-        self.handle.list(lp).await
+    pub fn list<'a>(
+        &'a self,
+        lp: &'a ::kube::api::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<::kube::api::ObjectList<Widget>, ::kube::Error>,
+    > + 'a {
+        self.handle.list(lp)
     }
 
     /// Watches `Widget` objects from `resource_version`; prefer an informer for caches.

@@ -53,32 +53,41 @@ impl ReplicaSetClient<::kube_codegen_runtime::scope::Namespaced> {
 
     /// Gets a `ReplicaSet` by name; a missing object is an error.
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<ReplicaSet, ::kube::Error> {
-        self.handle.get(name).await
+    pub fn get<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<ReplicaSet, ::kube::Error>,
+    > + 'a {
+        self.handle.get(name)
     }
 
     /// Gets a `ReplicaSet` by name; a missing object is `None`.
     #[inline]
-    pub async fn get_opt(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<::core::option::Option<ReplicaSet>, ::kube::Error> {
-        self.handle.get_opt(name).await
+    pub fn get_opt<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::core::option::Option<ReplicaSet>,
+            ::kube::Error,
+        >,
+    > + 'a {
+        self.handle.get_opt(name)
     }
 
     /// Gets the scale subresource.
     #[inline]
-    pub async fn get_scale(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::k8s_openapi::api::autoscaling::v1::Scale,
-        ::kube::Error,
-    > {
-        self.handle.get_scale(name).await
+    pub fn get_scale<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::k8s_openapi::api::autoscaling::v1::Scale,
+            ::kube::Error,
+        >,
+    > + 'a {
+        self.handle.get_scale(name)
     }
 }
 
@@ -99,11 +108,16 @@ impl ReplicaSetClient<::kube_codegen_runtime::scope::AllNamespaces> {
 impl<S> ReplicaSetClient<S> {
     /// Lists the `ReplicaSet` objects that `lp` selects.
     #[inline]
-    pub async fn list(
-        &self,
-        lp: &::kube::api::ListParams,
-    ) -> ::core::result::Result<::kube::api::ObjectList<ReplicaSet>, ::kube::Error> {
-        self.handle.list(lp).await
+    pub fn list<'a>(
+        &'a self,
+        lp: &'a ::kube::api::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::kube::api::ObjectList<ReplicaSet>,
+            ::kube::Error,
+        >,
+    > + 'a {
+        self.handle.list(lp)
     }
 
     /// Watches `ReplicaSet` objects from `resource_version`; prefer an informer for caches.

@@ -53,30 +53,36 @@ impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
 
     /// Creates a `Secret` (`POST`).
     #[inline]
-    pub async fn create(
-        &self,
-        obj: &Secret,
-        pp: &::kube::api::PostParams,
-    ) -> ::core::result::Result<Secret, ::kube::Error> {
-        self.handle.create(obj, pp).await
+    pub fn create<'a>(
+        &'a self,
+        obj: &'a Secret,
+        pp: &'a ::kube::api::PostParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Secret, ::kube::Error>,
+    > + 'a {
+        self.handle.create(obj, pp)
     }
 
     /// Gets a `Secret` by name; a missing object is an error.
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<Secret, ::kube::Error> {
-        self.handle.get(name).await
+    pub fn get<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Secret, ::kube::Error>,
+    > + 'a {
+        self.handle.get(name)
     }
 
     /// Gets a `Secret` by name; a missing object is `None`.
     #[inline]
-    pub async fn get_opt(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<::core::option::Option<Secret>, ::kube::Error> {
-        self.handle.get_opt(name).await
+    pub fn get_opt<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<::core::option::Option<Secret>, ::kube::Error>,
+    > + 'a {
+        self.handle.get_opt(name)
     }
 }
 

@@ -53,40 +53,48 @@ impl LimitedClient<::kube_codegen_runtime::scope::Namespaced> {
 
     /// Creates a `Limited` (`POST`).
     #[inline]
-    pub async fn create(
-        &self,
-        obj: &Limited,
-        pp: &::kube::api::PostParams,
-    ) -> ::core::result::Result<Limited, ::kube::Error> {
-        self.handle.create(obj, pp).await
+    pub fn create<'a>(
+        &'a self,
+        obj: &'a Limited,
+        pp: &'a ::kube::api::PostParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Limited, ::kube::Error>,
+    > + 'a {
+        self.handle.create(obj, pp)
     }
 
     /// Gets a `Limited` by name; a missing object is an error.
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<Limited, ::kube::Error> {
-        self.handle.get(name).await
+    pub fn get<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Limited, ::kube::Error>,
+    > + 'a {
+        self.handle.get(name)
     }
 
     /// Gets a `Limited` by name; a missing object is `None`.
     #[inline]
-    pub async fn get_opt(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<::core::option::Option<Limited>, ::kube::Error> {
-        self.handle.get_opt(name).await
+    pub fn get_opt<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<::core::option::Option<Limited>, ::kube::Error>,
+    > + 'a {
+        self.handle.get_opt(name)
     }
 
     /// Server-side applies the status of the `Limited` named `name` (a whole status), and nothing else.
     #[inline]
-    pub async fn apply_status_object(
-        &self,
-        name: &str,
-        status: &<Limited as ::kube::core::object::HasStatus>::Status,
-    ) -> ::core::result::Result<Limited, ::kube::Error> {
-        self.handle.apply_status(name, status).await
+    pub fn apply_status_object<'a>(
+        &'a self,
+        name: &'a str,
+        status: &'a <Limited as ::kube::core::object::HasStatus>::Status,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Limited, ::kube::Error>,
+    > + 'a {
+        self.handle.apply_status(name, status)
     }
 }
 

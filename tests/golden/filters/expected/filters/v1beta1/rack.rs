@@ -47,97 +47,118 @@ impl RackClient<::kube_codegen_runtime::scope::Cluster> {
 
     /// Creates a `Rack` (`POST`).
     #[inline]
-    pub async fn create(
-        &self,
-        obj: &Rack,
-        pp: &::kube::api::PostParams,
-    ) -> ::core::result::Result<Rack, ::kube::Error> {
-        self.handle.create(obj, pp).await
+    pub fn create<'a>(
+        &'a self,
+        obj: &'a Rack,
+        pp: &'a ::kube::api::PostParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Rack, ::kube::Error>,
+    > + 'a {
+        self.handle.create(obj, pp)
     }
 
     /// Replaces a `Rack`, named by its `metadata.name` (`PUT`).
     #[inline]
-    pub async fn update(
-        &self,
-        obj: &Rack,
-        pp: &::kube::api::PostParams,
-    ) -> ::core::result::Result<Rack, ::kube::Error> {
-        self.handle.update(obj, pp).await
+    pub fn update<'a>(
+        &'a self,
+        obj: &'a Rack,
+        pp: &'a ::kube::api::PostParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Rack, ::kube::Error>,
+    > + 'a {
+        self.handle.update(obj, pp)
     }
 
     /// Deletes a `Rack`: the object while finalizers keep it, or the server's status once it is gone.
     #[inline]
-    pub async fn delete(
-        &self,
-        name: &str,
-        dp: &::kube::api::DeleteParams,
-    ) -> ::core::result::Result<
-        ::kube_codegen_runtime::Either<Rack, ::kube::core::Status>,
-        ::kube::Error,
-    > {
-        self.handle.delete(name, dp).await
+    pub fn delete<'a>(
+        &'a self,
+        name: &'a str,
+        dp: &'a ::kube::api::DeleteParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::kube_codegen_runtime::Either<Rack, ::kube::core::Status>,
+            ::kube::Error,
+        >,
+    > + 'a {
+        self.handle.delete(name, dp)
     }
 
     /// Deletes every `Rack` that `lp` selects.
     #[inline]
-    pub async fn delete_collection(
-        &self,
-        dp: &::kube::api::DeleteParams,
-        lp: &::kube::api::ListParams,
-    ) -> ::core::result::Result<
-        ::kube_codegen_runtime::Either<
-            ::kube::api::ObjectList<Rack>,
-            ::kube::core::Status,
+    pub fn delete_collection<'a>(
+        &'a self,
+        dp: &'a ::kube::api::DeleteParams,
+        lp: &'a ::kube::api::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::kube_codegen_runtime::Either<
+                ::kube::api::ObjectList<Rack>,
+                ::kube::core::Status,
+            >,
+            ::kube::Error,
         >,
-        ::kube::Error,
-    > {
-        self.handle.delete_collection(dp, lp).await
+    > + 'a {
+        self.handle.delete_collection(dp, lp)
     }
 
     /// Gets a `Rack` by name; a missing object is an error.
     #[inline]
-    pub async fn get(&self, name: &str) -> ::core::result::Result<Rack, ::kube::Error> {
-        self.handle.get(name).await
+    pub fn get<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Rack, ::kube::Error>,
+    > + 'a {
+        self.handle.get(name)
     }
 
     /// Gets a `Rack` by name; a missing object is `None`.
     #[inline]
-    pub async fn get_opt(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<::core::option::Option<Rack>, ::kube::Error> {
-        self.handle.get_opt(name).await
+    pub fn get_opt<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<::core::option::Option<Rack>, ::kube::Error>,
+    > + 'a {
+        self.handle.get_opt(name)
     }
 
     /// Patches a `Rack` (merge, JSON, strategic merge or apply patch).
     #[inline]
-    pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
-        &self,
-        name: &str,
-        pp: &::kube::api::PatchParams,
-        patch: &::kube::api::Patch<P>,
-    ) -> ::core::result::Result<Rack, ::kube::Error> {
-        self.handle.patch(name, pp, patch).await
+    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
+        &'a self,
+        name: &'a str,
+        pp: &'a ::kube::api::PatchParams,
+        patch: &'a ::kube::api::Patch<P>,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Rack, ::kube::Error>,
+    > + 'a {
+        self.handle.patch(name, pp, patch)
     }
 
     /// Server-side applies a whole `Rack` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
     #[inline]
-    pub async fn apply_object(
-        &self,
-        obj: &Rack,
-    ) -> ::core::result::Result<Rack, ::kube::Error> {
-        self.handle.apply(obj).await
+    pub fn apply_object<'a>(
+        &'a self,
+        obj: &'a Rack,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Rack, ::kube::Error>,
+    > + 'a {
+        self.handle.apply(obj)
     }
 }
 
 impl<S> RackClient<S> {
     /// Lists the `Rack` objects that `lp` selects.
     #[inline]
-    pub async fn list(
-        &self,
-        lp: &::kube::api::ListParams,
-    ) -> ::core::result::Result<::kube::api::ObjectList<Rack>, ::kube::Error> {
-        self.handle.list(lp).await
+    pub fn list<'a>(
+        &'a self,
+        lp: &'a ::kube::api::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<::kube::api::ObjectList<Rack>, ::kube::Error>,
+    > + 'a {
+        self.handle.list(lp)
     }
 
     /// Watches `Rack` objects from `resource_version`; prefer an informer for caches.

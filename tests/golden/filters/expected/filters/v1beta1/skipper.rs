@@ -53,83 +53,99 @@ impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
 
     /// Creates a `Skipper` (`POST`).
     #[inline]
-    pub async fn create(
-        &self,
-        obj: &Skipper,
-        pp: &::kube::api::PostParams,
-    ) -> ::core::result::Result<Skipper, ::kube::Error> {
-        self.handle.create(obj, pp).await
+    pub fn create<'a>(
+        &'a self,
+        obj: &'a Skipper,
+        pp: &'a ::kube::api::PostParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Skipper, ::kube::Error>,
+    > + 'a {
+        self.handle.create(obj, pp)
     }
 
     /// Replaces a `Skipper`, named by its `metadata.name` (`PUT`).
     #[inline]
-    pub async fn update(
-        &self,
-        obj: &Skipper,
-        pp: &::kube::api::PostParams,
-    ) -> ::core::result::Result<Skipper, ::kube::Error> {
-        self.handle.update(obj, pp).await
+    pub fn update<'a>(
+        &'a self,
+        obj: &'a Skipper,
+        pp: &'a ::kube::api::PostParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Skipper, ::kube::Error>,
+    > + 'a {
+        self.handle.update(obj, pp)
     }
 
     /// Deletes a `Skipper`: the object while finalizers keep it, or the server's status once it is gone.
     #[inline]
-    pub async fn delete(
-        &self,
-        name: &str,
-        dp: &::kube::api::DeleteParams,
-    ) -> ::core::result::Result<
-        ::kube_codegen_runtime::Either<Skipper, ::kube::core::Status>,
-        ::kube::Error,
-    > {
-        self.handle.delete(name, dp).await
+    pub fn delete<'a>(
+        &'a self,
+        name: &'a str,
+        dp: &'a ::kube::api::DeleteParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::kube_codegen_runtime::Either<Skipper, ::kube::core::Status>,
+            ::kube::Error,
+        >,
+    > + 'a {
+        self.handle.delete(name, dp)
     }
 
     /// Gets a `Skipper` by name; a missing object is an error.
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<Skipper, ::kube::Error> {
-        self.handle.get(name).await
+    pub fn get<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Skipper, ::kube::Error>,
+    > + 'a {
+        self.handle.get(name)
     }
 
     /// Gets a `Skipper` by name; a missing object is `None`.
     #[inline]
-    pub async fn get_opt(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<::core::option::Option<Skipper>, ::kube::Error> {
-        self.handle.get_opt(name).await
+    pub fn get_opt<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<::core::option::Option<Skipper>, ::kube::Error>,
+    > + 'a {
+        self.handle.get_opt(name)
     }
 
     /// Patches a `Skipper` (merge, JSON, strategic merge or apply patch).
     #[inline]
-    pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
-        &self,
-        name: &str,
-        pp: &::kube::api::PatchParams,
-        patch: &::kube::api::Patch<P>,
-    ) -> ::core::result::Result<Skipper, ::kube::Error> {
-        self.handle.patch(name, pp, patch).await
+    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
+        &'a self,
+        name: &'a str,
+        pp: &'a ::kube::api::PatchParams,
+        patch: &'a ::kube::api::Patch<P>,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Skipper, ::kube::Error>,
+    > + 'a {
+        self.handle.patch(name, pp, patch)
     }
 
     /// Server-side applies a whole `Skipper` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
     #[inline]
-    pub async fn apply_object(
-        &self,
-        obj: &Skipper,
-    ) -> ::core::result::Result<Skipper, ::kube::Error> {
-        self.handle.apply(obj).await
+    pub fn apply_object<'a>(
+        &'a self,
+        obj: &'a Skipper,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Skipper, ::kube::Error>,
+    > + 'a {
+        self.handle.apply(obj)
     }
 
     /// Server-side applies the status of the `Skipper` named `name` (a whole status), and nothing else.
     #[inline]
-    pub async fn apply_status_object(
-        &self,
-        name: &str,
-        status: &<Skipper as ::kube::core::object::HasStatus>::Status,
-    ) -> ::core::result::Result<Skipper, ::kube::Error> {
-        self.handle.apply_status(name, status).await
+    pub fn apply_status_object<'a>(
+        &'a self,
+        name: &'a str,
+        status: &'a <Skipper as ::kube::core::object::HasStatus>::Status,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Skipper, ::kube::Error>,
+    > + 'a {
+        self.handle.apply_status(name, status)
     }
 }
 
@@ -150,11 +166,13 @@ impl SkipperClient<::kube_codegen_runtime::scope::AllNamespaces> {
 impl<S> SkipperClient<S> {
     /// Lists the `Skipper` objects that `lp` selects.
     #[inline]
-    pub async fn list(
-        &self,
-        lp: &::kube::api::ListParams,
-    ) -> ::core::result::Result<::kube::api::ObjectList<Skipper>, ::kube::Error> {
-        self.handle.list(lp).await
+    pub fn list<'a>(
+        &'a self,
+        lp: &'a ::kube::api::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<::kube::api::ObjectList<Skipper>, ::kube::Error>,
+    > + 'a {
+        self.handle.list(lp)
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.

@@ -55,211 +55,236 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
 
     /// Creates a `Gadget` (`POST`).
     #[inline]
-    pub async fn create(
-        &self,
-        obj: &Gadget,
-        pp: &::kube::api::PostParams,
-    ) -> ::core::result::Result<Gadget, ::kube::Error> {
-        self.handle.create(obj, pp).await
+    pub fn create<'a>(
+        &'a self,
+        obj: &'a Gadget,
+        pp: &'a ::kube::api::PostParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Gadget, ::kube::Error>,
+    > + 'a {
+        self.handle.create(obj, pp)
     }
 
     /// Replaces a `Gadget`, named by its `metadata.name` (`PUT`).
     #[inline]
-    pub async fn update(
-        &self,
-        obj: &Gadget,
-        pp: &::kube::api::PostParams,
-    ) -> ::core::result::Result<Gadget, ::kube::Error> {
-        self.handle.update(obj, pp).await
+    pub fn update<'a>(
+        &'a self,
+        obj: &'a Gadget,
+        pp: &'a ::kube::api::PostParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Gadget, ::kube::Error>,
+    > + 'a {
+        self.handle.update(obj, pp)
     }
 
     /// Replaces the status of a `Gadget`, named by its `metadata.name` (`PUT .../status`).
     #[inline]
-    pub async fn update_status(
-        &self,
-        obj: &Gadget,
-        pp: &::kube::api::PostParams,
-    ) -> ::core::result::Result<Gadget, ::kube::Error> {
-        self.handle.update_status(obj, pp).await
+    pub fn update_status<'a>(
+        &'a self,
+        obj: &'a Gadget,
+        pp: &'a ::kube::api::PostParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Gadget, ::kube::Error>,
+    > + 'a {
+        self.handle.update_status(obj, pp)
     }
 
     /// Deletes a `Gadget`: the object while finalizers keep it, or the server's status once it is gone.
     #[inline]
-    pub async fn delete(
-        &self,
-        name: &str,
-        dp: &::kube::api::DeleteParams,
-    ) -> ::core::result::Result<
-        ::kube_codegen_runtime::Either<Gadget, ::kube::core::Status>,
-        ::kube::Error,
-    > {
-        self.handle.delete(name, dp).await
+    pub fn delete<'a>(
+        &'a self,
+        name: &'a str,
+        dp: &'a ::kube::api::DeleteParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::kube_codegen_runtime::Either<Gadget, ::kube::core::Status>,
+            ::kube::Error,
+        >,
+    > + 'a {
+        self.handle.delete(name, dp)
     }
 
     /// Deletes every `Gadget` that `lp` selects.
     #[inline]
-    pub async fn delete_collection(
-        &self,
-        dp: &::kube::api::DeleteParams,
-        lp: &::kube::api::ListParams,
-    ) -> ::core::result::Result<
-        ::kube_codegen_runtime::Either<
-            ::kube::api::ObjectList<Gadget>,
-            ::kube::core::Status,
+    pub fn delete_collection<'a>(
+        &'a self,
+        dp: &'a ::kube::api::DeleteParams,
+        lp: &'a ::kube::api::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::kube_codegen_runtime::Either<
+                ::kube::api::ObjectList<Gadget>,
+                ::kube::core::Status,
+            >,
+            ::kube::Error,
         >,
-        ::kube::Error,
-    > {
-        self.handle.delete_collection(dp, lp).await
+    > + 'a {
+        self.handle.delete_collection(dp, lp)
     }
 
     /// Gets a `Gadget` by name; a missing object is an error.
     #[inline]
-    pub async fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<Gadget, ::kube::Error> {
-        self.handle.get(name).await
+    pub fn get<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Gadget, ::kube::Error>,
+    > + 'a {
+        self.handle.get(name)
     }
 
     /// Gets a `Gadget` by name; a missing object is `None`.
     #[inline]
-    pub async fn get_opt(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<::core::option::Option<Gadget>, ::kube::Error> {
-        self.handle.get_opt(name).await
+    pub fn get_opt<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<::core::option::Option<Gadget>, ::kube::Error>,
+    > + 'a {
+        self.handle.get_opt(name)
     }
 
     /// Patches a `Gadget` (merge, JSON, strategic merge or apply patch).
     #[inline]
-    pub async fn patch<P: ::serde::Serialize + ::core::fmt::Debug>(
-        &self,
-        name: &str,
-        pp: &::kube::api::PatchParams,
-        patch: &::kube::api::Patch<P>,
-    ) -> ::core::result::Result<Gadget, ::kube::Error> {
-        self.handle.patch(name, pp, patch).await
+    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
+        &'a self,
+        name: &'a str,
+        pp: &'a ::kube::api::PatchParams,
+        patch: &'a ::kube::api::Patch<P>,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Gadget, ::kube::Error>,
+    > + 'a {
+        self.handle.patch(name, pp, patch)
     }
 
     /// Server-side applies a whole `Gadget` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
     #[inline]
-    pub async fn apply_object(
-        &self,
-        obj: &Gadget,
-    ) -> ::core::result::Result<Gadget, ::kube::Error> {
-        self.handle.apply(obj).await
+    pub fn apply_object<'a>(
+        &'a self,
+        obj: &'a Gadget,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Gadget, ::kube::Error>,
+    > + 'a {
+        self.handle.apply(obj)
     }
 
     /// Server-side applies the status of the `Gadget` named `name` (a whole status), and nothing else.
     #[inline]
-    pub async fn apply_status_object(
-        &self,
-        name: &str,
-        status: &<Gadget as ::kube::core::object::HasStatus>::Status,
-    ) -> ::core::result::Result<Gadget, ::kube::Error> {
-        self.handle.apply_status(name, status).await
+    pub fn apply_status_object<'a>(
+        &'a self,
+        name: &'a str,
+        status: &'a <Gadget as ::kube::core::object::HasStatus>::Status,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Gadget, ::kube::Error>,
+    > + 'a {
+        self.handle.apply_status(name, status)
     }
 
     /// Extension method (`+genclient:method`): `get` on the `summary` subresource of a `Gadget`.
     #[inline]
-    pub async fn get_summary(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<Summary, ::kube::Error> {
-        self.handle
-            .get_as::<Summary>(name, ::core::option::Option::Some("summary"))
-            .await
+    pub fn get_summary<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Summary, ::kube::Error>,
+    > + 'a {
+        self.handle.get_as::<Summary>(name, ::core::option::Option::Some("summary"))
     }
 
     /// Extension method (`+genclient:method`): `get` on the `status` subresource of a `Gadget`.
     #[inline]
-    pub async fn get_status_info(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Status,
-        ::kube::Error,
-    > {
+    pub fn get_status_info<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<
+            ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Status,
+            ::kube::Error,
+        >,
+    > + 'a {
         self.handle
             .get_as::<
                 ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Status,
             >(name, ::core::option::Option::Some("status"))
-            .await
     }
 
     /// Extension method (`+genclient:method`): `update` on the `summary` subresource of a `Gadget`.
     #[inline]
-    pub async fn update_summary(
-        &self,
-        name: &str,
-        obj: &Summary,
-        pp: &::kube::api::PostParams,
-    ) -> ::core::result::Result<Summary, ::kube::Error> {
+    pub fn update_summary<'a>(
+        &'a self,
+        name: &'a str,
+        obj: &'a Summary,
+        pp: &'a ::kube::api::PostParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Summary, ::kube::Error>,
+    > + 'a {
         self.handle
             .update_as::<
                 Summary,
                 Summary,
             >(name, ::core::option::Option::Some("summary"), obj, pp)
-            .await
     }
 
     /// Extension method (`+genclient:method`): `create` on the `token` subresource of a `Gadget`.
     #[inline]
-    pub async fn create_token(
-        &self,
-        name: &str,
-        obj: &TokenRequest,
-        pp: &::kube::api::PostParams,
-    ) -> ::core::result::Result<TokenRequest, ::kube::Error> {
+    pub fn create_token<'a>(
+        &'a self,
+        name: &'a str,
+        obj: &'a TokenRequest,
+        pp: &'a ::kube::api::PostParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<TokenRequest, ::kube::Error>,
+    > + 'a {
         self.handle
             .create_as::<
                 TokenRequest,
                 TokenRequest,
             >(::core::option::Option::Some((name, "token")), obj, pp)
-            .await
     }
 
     /// Extension method (`+genclient:method`): `create` on `Gadget` objects.
     #[inline]
-    pub async fn create_copy(
-        &self,
-        obj: &Gadget,
-        pp: &::kube::api::PostParams,
-    ) -> ::core::result::Result<Gadget, ::kube::Error> {
-        self.handle
-            .create_as::<Gadget, Gadget>(::core::option::Option::None, obj, pp)
-            .await
+    pub fn create_copy<'a>(
+        &'a self,
+        obj: &'a Gadget,
+        pp: &'a ::kube::api::PostParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Gadget, ::kube::Error>,
+    > + 'a {
+        self.handle.create_as::<Gadget, Gadget>(::core::option::Option::None, obj, pp)
     }
 
     /// Extension method (`+genclient:method`): `patch` on the `summary` subresource of a `Gadget`.
     #[inline]
-    pub async fn patch_summary<P: ::serde::Serialize + ::core::fmt::Debug>(
-        &self,
-        name: &str,
-        pp: &::kube::api::PatchParams,
-        patch: &::kube::api::Patch<P>,
-    ) -> ::core::result::Result<Summary, ::kube::Error> {
+    pub fn patch_summary<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
+        &'a self,
+        name: &'a str,
+        pp: &'a ::kube::api::PatchParams,
+        patch: &'a ::kube::api::Patch<P>,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Summary, ::kube::Error>,
+    > + 'a {
         self.handle
             .patch_as::<
                 P,
                 Summary,
             >(name, ::core::option::Option::Some("summary"), pp, patch)
-            .await
     }
 
     /// Extension method (`+genclient:method`): `apply` on the `summary` subresource of a `Gadget`.
     #[inline]
-    pub async fn apply_summary(
-        &self,
-        name: &str,
-        obj: &Summary,
-    ) -> ::core::result::Result<Summary, ::kube::Error> {
+    pub fn apply_summary<'a>(
+        &'a self,
+        name: &'a str,
+        obj: &'a Summary,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<Summary, ::kube::Error>,
+    > + 'a {
         self.handle
             .apply_as::<
                 Summary,
                 Summary,
             >(name, ::core::option::Option::Some("summary"), obj)
-            .await
     }
 }
 
@@ -280,11 +305,13 @@ impl GadgetClient<::kube_codegen_runtime::scope::AllNamespaces> {
 impl<S> GadgetClient<S> {
     /// Lists the `Gadget` objects that `lp` selects.
     #[inline]
-    pub async fn list(
-        &self,
-        lp: &::kube::api::ListParams,
-    ) -> ::core::result::Result<::kube::api::ObjectList<Gadget>, ::kube::Error> {
-        self.handle.list(lp).await
+    pub fn list<'a>(
+        &'a self,
+        lp: &'a ::kube::api::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<::kube::api::ObjectList<Gadget>, ::kube::Error>,
+    > + 'a {
+        self.handle.list(lp)
     }
 
     /// Watches `Gadget` objects from `resource_version`; prefer an informer for caches.
@@ -304,11 +331,13 @@ impl<S> GadgetClient<S> {
 
     /// Extension method (`+genclient:method`): `list` on `Gadget` objects.
     #[inline]
-    pub async fn list_extended(
-        &self,
-        lp: &::kube::api::ListParams,
-    ) -> ::core::result::Result<::kube::api::ObjectList<Gadget>, ::kube::Error> {
-        self.handle.list_as::<Gadget>(lp).await
+    pub fn list_extended<'a>(
+        &'a self,
+        lp: &'a ::kube::api::ListParams,
+    ) -> impl ::core::future::Future<
+        Output = ::core::result::Result<::kube::api::ObjectList<Gadget>, ::kube::Error>,
+    > + 'a {
+        self.handle.list_as::<Gadget>(lp)
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
