@@ -100,23 +100,15 @@ fn rbac(args: &RbacArgs) -> ExitCode {
         eprintln!("kube-codegen: {} unchanged", args.output.display());
         return ExitCode::SUCCESS;
     }
-    let written = args
-        .output
-        .parent()
-        .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| {
-            // Write beside, then rename: a failed write never leaves half a file.
-            let tmp = args.output.with_extension("yaml.tmp");
-            std::fs::write(&tmp, &yaml)?;
-            std::fs::rename(&tmp, &args.output)
-        });
-    match written {
+    // Staged beside, then moved in; a failure leaves neither half a file nor a directory
+    // this command created.
+    match output::write_one(&args.output, &yaml, output::YAML) {
         Ok(()) => {
             eprintln!("kube-codegen: wrote {}", args.output.display());
             ExitCode::SUCCESS
         }
         Err(err) => {
-            eprintln!("error: cannot write `{}`: {err}", args.output.display());
+            eprintln!("{err}");
             ExitCode::FAILURE
         }
     }

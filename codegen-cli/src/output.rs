@@ -135,6 +135,25 @@ pub fn write(dir: &Path, files: &[OutputFile], style: Style) -> Result<String, S
     }
 }
 
+/// Writes one file all or nothing: staged beside its target, then moved in; on any failure
+/// the file as it was, and no directory this call created, is left behind.
+pub fn write_one(target: &Path, contents: &str, style: Style) -> Result<(), String> {
+    let mut tx = Transaction::default();
+    let result = tx
+        .stage(target, contents, style)
+        .and_then(|()| tx.commit(&[]));
+    match result {
+        Ok(()) => {
+            tx.finish(target.parent().unwrap_or(Path::new("")));
+            Ok(())
+        }
+        Err(err) => {
+            tx.roll_back();
+            Err(format!("{err}; nothing was changed"))
+        }
+    }
+}
+
 /// The steps of one [`write`], so that they can be undone.
 #[derive(Default)]
 struct Transaction {

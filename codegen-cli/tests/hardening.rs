@@ -370,3 +370,73 @@ fn verify_help_does_not_offer_writing() {
         "{help}"
     );
 }
+
+#[test]
+fn a_failed_rbac_write_leaves_the_old_file_and_nothing_else() {
+    let tmp = TempDir::new("rbac-write");
+    write(
+        &tmp.0,
+        "src/controller.rs",
+        "// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list\n",
+    );
+    write(&tmp.0, "out/role.yaml", "old contents\n");
+    // Moving the old file aside cannot work: its backup's place is taken.
+    fs::create_dir_all(tmp.0.join("out/role.kube-codegen-old/x")).unwrap();
+    let out = run(
+        &tmp.0,
+        &[
+            "rbac",
+            "--input",
+            "src",
+            "--output",
+            "out/role.yaml",
+            "--name",
+            "demo",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("nothing was changed"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs::read_to_string(tmp.0.join("out/role.yaml")).unwrap(),
+        "old contents\n"
+    );
+    assert!(!tmp.0.join("out/role.yaml.kube-codegen-tmp").exists());
+
+    // A failure after the parent directories were created (the staged file's name is too
+    // long for the file system) removes those directories again.
+    let long = format!("deep/er/{}.yaml", "r".repeat(250));
+    let out = run(
+        &tmp.0,
+        &[
+            "rbac", "--input", "src", "--output", &long, "--name", "demo",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("nothing was changed"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!tmp.0.join("deep").exists());
+
+    // Into directories that do not exist yet, it works and creates them.
+    let out = run(
+        &tmp.0,
+        &[
+            "rbac",
+            "--input",
+            "src",
+            "--output",
+            "new/dir/role.yaml",
+            "--name",
+            "demo",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let yaml = fs::read_to_string(tmp.0.join("new/dir/role.yaml")).unwrap();
+    assert!(yaml.contains("deployments"), "{yaml}");
+}
