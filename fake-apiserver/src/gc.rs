@@ -15,9 +15,11 @@ impl State {
             return;
         }
         for _ in 0..64 {
+            // Only objects with owners or being deleted take part; any other object is
+            // an owner at most, and the store knows its uid.
             let uids: HashMap<String, (ObjectKey, Value)> = self
                 .store
-                .all()
+                .gc_candidates()
                 .filter_map(|(k, v)| {
                     Some((v.pointer("/metadata/uid")?.as_str()?.to_owned(), (k, v)))
                 })
@@ -69,7 +71,7 @@ impl State {
                 if owners.is_empty() {
                     continue;
                 }
-                let live: Vec<&String> = owners.iter().filter(|o| uids.contains_key(*o)).collect();
+                let live: Vec<&String> = owners.iter().filter(|o| self.store.has_uid(o)).collect();
                 if live.is_empty() {
                     if dep.pointer("/metadata/deletionTimestamp").is_none() {
                         self.start_delete(key.clone(), dep.clone(), false);
@@ -78,7 +80,7 @@ impl State {
                     }
                 } else if live.len() < owners.len() {
                     let mut d = dep.clone();
-                    for gone in owners.iter().filter(|o| !uids.contains_key(*o)) {
+                    for gone in owners.iter().filter(|o| !self.store.has_uid(o)) {
                         remove_owner(&mut d, gone);
                     }
                     self.bump_and_put(key.clone(), d);
@@ -153,10 +155,9 @@ pub(crate) fn owned_by_anything(store: &Store, obj: &Value) -> bool {
         .pointer("/metadata/uid")
         .and_then(Value::as_str)
         .unwrap_or("");
-    store.may_need_gc()
-        && store
-            .values()
-            .any(|d| owner_uids(&d).iter().any(|o| o == uid))
+    store
+        .gc_candidates()
+        .any(|(_, d)| owner_uids(&d).iter().any(|o| o == uid))
 }
 
 pub(crate) fn remove_owner(obj: &mut Value, uid: &str) {

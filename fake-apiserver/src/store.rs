@@ -1,7 +1,7 @@
 //! Storage: objects, one global `resourceVersion` counter, the event history watches replay
 //! from, and the open watches. Objects are JSON, kept in their storage version.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
 use bytes::Bytes;
 use serde_json::{Value, json};
@@ -146,8 +146,8 @@ type Objects = BTreeMap<String, Stored>;
 #[derive(Debug)]
 struct Stored {
     json: Bytes,
-    /// Whether it has owner references or a deletion timestamp.
-    gc: bool,
+    /// Its `metadata.uid`.
+    uid: String,
 }
 
 /// All state behind one lock. Objects are kept as compact JSON (a few hundred bytes where a
@@ -161,9 +161,11 @@ pub struct Store {
     /// By `(group, plural)`.
     objects: BTreeMap<(String, String), Objects>,
     len: usize,
-    /// Objects with owner references or a deletion timestamp: when none exist, garbage
-    /// collection has nothing to do.
-    gc_candidates: usize,
+    /// Objects with owner references or a deletion timestamp: all that garbage collection
+    /// has to read (nothing, when there are none).
+    candidates: BTreeSet<ObjectKey>,
+    /// The uid of every object.
+    uids: HashSet<String>,
     history: VecDeque<Event>,
     /// Events at or below this version are no longer retained: older watches get 410.
     compacted: u64,
@@ -193,7 +195,8 @@ impl Store {
             uid: 0,
             objects: BTreeMap::new(),
             len: 0,
-            gc_candidates: 0,
+            candidates: BTreeSet::new(),
+            uids: HashSet::new(),
             history: VecDeque::new(),
             compacted: 1,
             retain: retain.max(1),
@@ -291,29 +294,43 @@ impl Store {
         })
     }
 
-    /// Every object, without its key.
-    pub fn values(&self) -> impl Iterator<Item = Value> {
-        self.objects
-            .values()
-            .flat_map(BTreeMap::values)
-            .filter_map(|v| serde_json::from_slice(&v.json).ok())
-    }
-
     /// Whether any object has owner references or is being deleted.
     pub fn may_need_gc(&self) -> bool {
-        self.gc_candidates > 0
+        !self.candidates.is_empty()
+    }
+
+    /// The objects with owner references or a deletion timestamp.
+    pub fn gc_candidates(&self) -> impl Iterator<Item = (ObjectKey, Value)> + '_ {
+        self.candidates
+            .iter()
+            .filter_map(|key| Some((key.clone(), self.get(key)?)))
+    }
+
+    /// Whether an object with this uid exists.
+    pub fn has_uid(&self, uid: &str) -> bool {
+        self.uids.contains(uid)
     }
 
     /// Stores `obj` (which already carries its new `resourceVersion`) and notifies watches.
     pub fn put(&mut self, key: ObjectKey, obj: Value) {
         let rv = rv_of(&obj);
-        let gc = gc_candidate(&obj);
+        if gc_candidate(&obj) {
+            self.candidates.insert(key.clone());
+        } else {
+            self.candidates.remove(&key);
+        }
+        let uid = obj
+            .pointer("/metadata/uid")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        self.uids.insert(uid.clone());
         let json = Bytes::from(serde_json::to_vec(&obj).unwrap_or_default());
         let (group, plural, namespace, name) = key;
         let resource = (group, plural);
         let stored = Stored {
             json: json.clone(),
-            gc,
+            uid,
         };
         let old = self
             .objects
@@ -321,16 +338,12 @@ impl Store {
             .or_default()
             .insert(format!("{namespace}/{name}"), stored);
         let kind = match &old {
-            Some(old) => {
-                self.gc_candidates -= usize::from(old.gc);
-                EventType::Modified
-            }
+            Some(_) => EventType::Modified,
             None => {
                 self.len += 1;
                 EventType::Added
             }
         };
-        self.gc_candidates += usize::from(gc);
         self.record(Event {
             rv,
             resource,
@@ -350,7 +363,8 @@ impl Store {
             self.objects.remove(&resource);
         }
         self.len -= 1;
-        self.gc_candidates -= usize::from(old.gc);
+        self.candidates.remove(key);
+        self.uids.remove(&old.uid);
         let previous = serde_json::from_slice(&old.json).ok();
         self.record(Event {
             rv: rv_of(tombstone),
