@@ -118,3 +118,121 @@ async fn the_status_subresource_splits_spec_and_status() {
     })
     .await;
 }
+
+/// Installs (or updates) a CRD served in `v1` (stored) and `v2`, with conversion `None`, and
+/// waits until both versions answer. Shared by every run, never deleted.
+async fn install_gadgets(client: &kube::Client) {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let schema = json!({"openAPIV3Schema": {"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}
+    }}});
+    let crd: CustomResourceDefinition = serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.contract.example.com"},
+        "spec": {
+            "group": "contract.example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
+            "versions": [
+                {"name": "v1", "served": true, "storage": true, "schema": schema},
+                {"name": "v2", "served": true, "storage": false, "schema": schema},
+            ],
+        },
+    }))
+    .unwrap();
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    crds.patch(
+        "gadgets.contract.example.com",
+        &PatchParams::apply("contract-suite").force(),
+        &Patch::Apply(crd),
+    )
+    .await
+    .expect("the Gadget CRD is accepted");
+    for version in ["v1", "v2"] {
+        let api: Api<kube::core::DynamicObject> =
+            Api::all_with(client.clone(), &gadget_resource(version));
+        crate::env::eventually("gadgets are served", || async {
+            api.list(&Default::default()).await.ok().map(|_| ())
+        })
+        .await;
+    }
+}
+
+fn gadget_resource(version: &str) -> kube::core::ApiResource {
+    kube::core::ApiResource {
+        group: "contract.example.com".into(),
+        version: version.into(),
+        api_version: format!("contract.example.com/{version}"),
+        kind: "Gadget".into(),
+        plural: "gadgets".into(),
+    }
+}
+
+#[tokio::test]
+async fn every_served_version_reads_the_stored_object_in_its_own_version() {
+    use futures::{StreamExt, TryStreamExt};
+    case("versions", |env| async move {
+        install_gadgets(&env.client).await;
+        let api = |version: &str| -> Api<kube::core::DynamicObject> {
+            Api::namespaced_with(env.client.clone(), &env.ns, &gadget_resource(version))
+        };
+        let (v1, v2) = (api("v1"), api("v2"));
+        // A watch in v2 from now on.
+        let from = v2
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .metadata
+            .resource_version;
+        let events = v2
+            .watch(
+                &kube::api::WatchParams::default().timeout(10),
+                &from.unwrap_or_default(),
+            )
+            .await
+            .unwrap();
+        let gadget: kube::core::DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "contract.example.com/v1",
+            "kind": "Gadget",
+            "metadata": {"name": "g", "labels": {crate::env::RUN_LABEL: crate::env::run_id()}},
+            "spec": {"size": 3},
+        }))
+        .unwrap();
+        let created = v1.create(&PostParams::default(), &gadget).await.unwrap();
+        assert_eq!(
+            created.types.as_ref().map(|t| t.api_version.as_str()),
+            Some("contract.example.com/v1")
+        );
+        let got = v2.get("g").await.unwrap();
+        assert_eq!(
+            got.types.as_ref().map(|t| t.api_version.as_str()),
+            Some("contract.example.com/v2")
+        );
+        assert_eq!(got.data["spec"]["size"], 3);
+        let listed = v2.list(&env.ours()).await.unwrap();
+        let versions: Vec<_> = listed
+            .items
+            .iter()
+            .map(|o| o.types.as_ref().map(|t| t.api_version.clone()))
+            .collect();
+        assert_eq!(versions, [Some("contract.example.com/v2".to_owned())]);
+        let mut events = events.boxed();
+        let added = loop {
+            match events.try_next().await.unwrap() {
+                Some(kube::api::WatchEvent::Added(o))
+                    if o.metadata.name.as_deref() == Some("g") =>
+                {
+                    break o;
+                }
+                Some(_) => {}
+                None => panic!("the watch ended without ADDED for g"),
+            }
+        };
+        assert_eq!(
+            added.types.as_ref().map(|t| t.api_version.as_str()),
+            Some("contract.example.com/v2")
+        );
+    })
+    .await;
+}
