@@ -5,7 +5,6 @@ use serde_json::Value;
 use crate::registry;
 use crate::rules::{self, field::FieldError};
 use crate::state::{State, now};
-use crate::store::ObjectKey;
 
 impl State {
     /// The CRD admission of a create (`old` is `None`) or an update: v1 defaults, then the
@@ -76,13 +75,7 @@ impl State {
             .to_owned();
         self.types
             .retain(|t| !(t.custom && t.group == group && t.plural == plural));
-        let keys: Vec<ObjectKey> = self
-            .store
-            .all()
-            .filter(|(k, _)| k.0 == group && k.1 == plural)
-            .map(|(k, _)| k)
-            .collect();
-        for key in keys {
+        for key in self.store.keys(&(group, plural)) {
             if let Some(obj) = self.store.get(&key) {
                 self.remove_now(&key, obj);
             }

@@ -172,7 +172,7 @@ impl FakeApiServer {
         state
             .store
             .list(&rt.storage_key(), namespace, None)
-            .filter_map(|(_, json)| serde_json::from_slice::<Value>(json).ok())
+            .filter_map(|(_, stored)| stored.value())
             .map(|mut o| {
                 rt.rewrite(&mut o);
                 o

@@ -234,8 +234,9 @@ impl State {
         let content = |state: &State, pods: bool| -> Vec<(ObjectKey, Value)> {
             state
                 .store
-                .all()
-                .filter(|(k, _)| k.2 == ns && (k.0.is_empty() && k.1 == "pods") == pods)
+                .in_namespace(&ns)
+                .into_iter()
+                .filter(|(k, _)| (k.0.is_empty() && k.1 == "pods") == pods)
                 .collect()
         };
         for pods in [true, false] {

@@ -427,8 +427,9 @@ fn respond(
             let key = State::key(rt, ns, name);
             let value = match state.store.raw(&key) {
                 None => return Err(ApiError::not_found(&rt.group, &rt.plural, name)),
-                Some(json) if sub.is_none() && rt.version == rt.storage_version => {
-                    Out::Json(json.clone())
+                // Stored in the version asked for: its bytes as they are.
+                Some(stored) if sub.is_none() && rt.is_api_version(&stored.api_version) => {
+                    Out::Json(stored.json.clone())
                 }
                 Some(_) => {
                     let obj = state.get(rt, ns, name)?;
@@ -765,13 +766,7 @@ fn list(
         .store
         .list(&rt.storage_key(), ns, start_after.as_deref());
     for (pos, obj) in objects.by_ref() {
-        // Selectors read metadata and fields, never `apiVersion`/`kind`: the stored form
-        // serves.
-        let selected = unselected
-            || serde_json::from_slice::<Value>(obj).is_ok_and(|obj| {
-                labels.matches(obj.pointer("/metadata/labels")) && fields.matches(&obj)
-            });
-        if !selected {
+        if !unselected && !crate::store::selected(&labels, &fields, obj) {
             continue;
         }
         if items.len() == limit {
@@ -793,10 +788,11 @@ fn list(
         }
     }
     let kind = format!("{}List", rt.kind);
-    if accept.contains("as=Table") || rt.version != rt.storage_version {
+    let as_stored = items.iter().all(|e| rt.is_api_version(&e.api_version));
+    if accept.contains("as=Table") || !as_stored {
         let items: Vec<Value> = items
             .into_iter()
-            .filter_map(|json| serde_json::from_slice::<Value>(json).ok())
+            .filter_map(crate::store::Encoded::value)
             .map(|obj| State::served(rt, &obj))
             .collect();
         if accept.contains("as=Table") {
@@ -806,16 +802,17 @@ fn list(
             json!({"apiVersion": rt.api_version(), "kind": kind, "metadata": metadata, "items": items}),
         ));
     }
-    // The stored JSON of each item as it is, between the list's own fields.
+    // Every item is stored in the version asked for: its JSON as it is, between the list's
+    // own fields.
     let head = json!({"apiVersion": rt.api_version(), "kind": kind, "metadata": metadata});
     let mut out = serde_json::to_vec(&head).unwrap_or_default();
     out.pop(); // the closing brace
     out.extend_from_slice(b",\"items\":[");
-    for (i, json) in items.iter().enumerate() {
+    for (i, item) in items.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(json);
+        out.extend_from_slice(&item.json);
     }
     out.extend_from_slice(b"]}");
     Ok(Out::Json(Bytes::from(out)))

@@ -2,6 +2,7 @@
 //! from, and the open watches. Objects are JSON, kept in their storage version.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use serde_json::{Value, json};
@@ -34,6 +35,35 @@ impl EventType {
     }
 }
 
+/// An object as stored: its JSON, and the `apiVersion` it was written in (the storage
+/// version at the time; a CRD whose storage version changes keeps older objects in the old
+/// one until they are written again).
+#[derive(Debug, Clone)]
+pub struct Encoded {
+    /// The object's JSON.
+    pub json: Bytes,
+    /// Its `apiVersion`.
+    pub api_version: Arc<str>,
+}
+
+impl Encoded {
+    fn new(obj: &Value) -> Self {
+        Self {
+            json: Bytes::from(serde_json::to_vec(obj).unwrap_or_default()),
+            api_version: obj
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .into(),
+        }
+    }
+
+    /// The object, read.
+    pub fn value(&self) -> Option<Value> {
+        serde_json::from_slice(&self.json).ok()
+    }
+}
+
 /// A change, kept for watches that resume from a `resourceVersion`.
 #[derive(Debug, Clone)]
 struct Event {
@@ -42,8 +72,8 @@ struct Event {
     kind: EventType,
     /// The namespace of the object (`""` when cluster-scoped).
     namespace: String,
-    object: Bytes,
-    old: Option<Bytes>,
+    object: Encoded,
+    old: Option<Encoded>,
 }
 
 /// What one open watch selects and where its events go.
@@ -70,14 +100,11 @@ impl Watcher {
     }
 
     /// Whether the watch selects the stored object `obj` in `namespace`.
-    pub fn selects(&self, namespace: &str, obj: &Bytes) -> bool {
+    pub fn selects(&self, namespace: &str, obj: &Encoded) -> bool {
         if self.namespace.as_deref().is_some_and(|n| n != namespace) {
             return false;
         }
-        self.selects_all()
-            || serde_json::from_slice::<Value>(obj).is_ok_and(|obj| {
-                self.labels.matches(obj.pointer("/metadata/labels")) && self.fields.matches(&obj)
-            })
+        self.selects_all() || selected(&self.labels, &self.fields, obj)
     }
 
     /// The event this watch sees for a change from `old` to `new`, as real watches do:
@@ -86,8 +113,8 @@ impl Watcher {
         &self,
         kind: EventType,
         namespace: &str,
-        new: &Bytes,
-        old: Option<&Bytes>,
+        new: &Encoded,
+        old: Option<&Encoded>,
     ) -> Option<EventType> {
         let now = self.selects(namespace, new);
         let before = old.is_some_and(|o| self.selects(namespace, o));
@@ -101,18 +128,18 @@ impl Watcher {
     }
 
     /// Sends one event line with a stored object; false when the watch is closed.
-    pub fn send_stored(&self, kind: &str, object: &Bytes) -> bool {
-        if self.served.version != self.served.storage_version {
-            return match serde_json::from_slice::<Value>(object) {
-                Ok(obj) => self.send(kind, &obj),
-                Err(_) => !self.tx.is_closed(),
+    pub fn send_stored(&self, kind: &str, object: &Encoded) -> bool {
+        if !self.served.is_api_version(&object.api_version) {
+            return match object.value() {
+                Some(obj) => self.send(kind, &obj),
+                None => !self.tx.is_closed(),
             };
         }
-        let mut bytes = Vec::with_capacity(object.len() + 32);
+        let mut bytes = Vec::with_capacity(object.json.len() + 32);
         bytes.extend_from_slice(b"{\"type\":\"");
         bytes.extend_from_slice(kind.as_bytes());
         bytes.extend_from_slice(b"\",\"object\":");
-        bytes.extend_from_slice(object);
+        bytes.extend_from_slice(&object.json);
         bytes.extend_from_slice(b"}\n");
         self.tx.send(Bytes::from(bytes)).is_ok()
     }
@@ -128,7 +155,22 @@ impl Watcher {
     }
 }
 
+/// Whether a stored object matches label and field selectors (which read metadata and
+/// fields, never `apiVersion`: the stored form answers for every served version).
+pub fn selected(labels: &LabelSelector, fields: &FieldSelector, obj: &Encoded) -> bool {
+    obj.value()
+        .is_some_and(|obj| labels.matches(obj.pointer("/metadata/labels")) && fields.matches(&obj))
+}
+
 impl ResourceType {
+    /// Whether `api_version` is this served version's (without building the string).
+    pub fn is_api_version(&self, api_version: &str) -> bool {
+        match api_version.split_once('/') {
+            Some((g, v)) => g == self.group && v == self.version,
+            None => self.group.is_empty() && api_version == self.version,
+        }
+    }
+
     /// Sets `apiVersion` and `kind` to this served version (conversion strategy `None`).
     pub fn rewrite(&self, obj: &mut Value) {
         if let Some(map) = obj.as_object_mut() {
@@ -145,7 +187,7 @@ type Objects = BTreeMap<String, Stored>;
 /// One stored object.
 #[derive(Debug)]
 struct Stored {
-    json: Bytes,
+    encoded: Encoded,
     /// Its `metadata.uid`.
     uid: String,
 }
@@ -153,14 +195,13 @@ struct Stored {
 /// All state behind one lock. Objects are kept as compact JSON (a few hundred bytes where a
 /// parsed `Value` takes kilobytes), shared by the store, the watch history and responses,
 /// so a stored object exists once however many events name it, and GETs, lists and watch
-/// events of a served storage version copy its bytes without parsing them.
+/// events in the version an object was stored in copy its bytes without parsing them.
 #[derive(Debug)]
 pub struct Store {
     rv: u64,
     uid: u64,
     /// By `(group, plural)`.
     objects: BTreeMap<(String, String), Objects>,
-    len: usize,
     /// Objects with owner references or a deletion timestamp: all that garbage collection
     /// has to read (nothing, when there are none).
     candidates: BTreeSet<ObjectKey>,
@@ -176,6 +217,17 @@ pub struct Store {
 /// The key of an object inside its resource: `namespace/name`.
 fn position(key: &ObjectKey) -> String {
     format!("{}/{}", key.2, key.3)
+}
+
+/// The object key of position `pos` (`namespace/name`) of `resource`.
+fn key_at(resource: &(String, String), pos: &str) -> ObjectKey {
+    let (ns, name) = pos.split_once('/').unwrap_or(("", pos));
+    (
+        resource.0.clone(),
+        resource.1.clone(),
+        ns.to_owned(),
+        name.to_owned(),
+    )
 }
 
 /// Whether garbage collection may have to look at `obj`.
@@ -194,7 +246,6 @@ impl Store {
             rv: 1,
             uid: 0,
             objects: BTreeMap::new(),
-            len: 0,
             candidates: BTreeSet::new(),
             uids: HashSet::new(),
             history: VecDeque::new(),
@@ -245,7 +296,7 @@ impl Store {
 
     /// One object.
     pub fn get(&self, key: &ObjectKey) -> Option<Value> {
-        self.raw(key).and_then(|b| serde_json::from_slice(b).ok())
+        self.raw(key)?.value()
     }
 
     /// Whether an object exists.
@@ -253,9 +304,9 @@ impl Store {
         self.raw(key).is_some()
     }
 
-    /// One object's stored JSON.
-    pub fn raw(&self, key: &ObjectKey) -> Option<&Bytes> {
-        self.resource(key)?.get(&position(key)).map(|s| &s.json)
+    /// One object as stored.
+    pub fn raw(&self, key: &ObjectKey) -> Option<&Encoded> {
+        self.resource(key)?.get(&position(key)).map(|s| &s.encoded)
     }
 
     /// Objects of a resource (their stored JSON), optionally in one namespace, in storage
@@ -266,7 +317,7 @@ impl Store {
         resource: &(String, String),
         namespace: Option<&str>,
         after: Option<&str>,
-    ) -> impl Iterator<Item = (&'a str, &'a Bytes)> + 'a {
+    ) -> impl Iterator<Item = (&'a str, &'a Encoded)> + 'a {
         use std::ops::Bound::{Excluded, Included, Unbounded};
         let prefix = namespace.map(|ns| format!("{ns}/"));
         let lower = match (after, &prefix) {
@@ -280,18 +331,25 @@ impl Store {
             .into_iter()
             .flat_map(move |objects| objects.range((lower.clone(), Unbounded)))
             .take_while(move |(k, _)| prefix.as_ref().is_none_or(|p| k.starts_with(p.as_str())))
-            .map(|(k, v)| (k.as_str(), &v.json))
+            .map(|(k, v)| (k.as_str(), &v.encoded))
     }
 
-    /// Every object, for garbage collection and namespace deletion.
-    pub fn all(&self) -> impl Iterator<Item = (ObjectKey, Value)> {
-        self.objects.iter().flat_map(|((g, p), objects)| {
-            objects.iter().filter_map(move |(pos, v)| {
-                let (ns, name) = pos.split_once('/').unwrap_or(("", pos));
-                let obj = serde_json::from_slice(&v.json).ok()?;
-                Some(((g.clone(), p.clone(), ns.to_owned(), name.to_owned()), obj))
+    /// The keys of a resource's objects.
+    pub fn keys(&self, resource: &(String, String)) -> Vec<ObjectKey> {
+        self.list(resource, None, None)
+            .map(|(pos, _)| key_at(resource, pos))
+            .collect()
+    }
+
+    /// Every object of namespace `ns`, of every resource.
+    pub fn in_namespace(&self, ns: &str) -> Vec<(ObjectKey, Value)> {
+        self.objects
+            .keys()
+            .flat_map(|resource| {
+                self.list(resource, Some(ns), None)
+                    .filter_map(move |(pos, e)| Some((key_at(resource, pos), e.value()?)))
             })
-        })
+            .collect()
     }
 
     /// Whether any object has owner references or is being deleted.
@@ -325,56 +383,60 @@ impl Store {
             .unwrap_or("")
             .to_owned();
         self.uids.insert(uid.clone());
-        let json = Bytes::from(serde_json::to_vec(&obj).unwrap_or_default());
-        let (group, plural, namespace, name) = key;
+        let new_uid = uid.clone();
+        let encoded = Encoded::new(&obj);
+        let position = position(&key);
+        let (group, plural, namespace, _) = key;
         let resource = (group, plural);
         let stored = Stored {
-            json: json.clone(),
+            encoded: encoded.clone(),
             uid,
         };
         let old = self
             .objects
             .entry(resource.clone())
             .or_default()
-            .insert(format!("{namespace}/{name}"), stored);
-        let kind = match &old {
-            Some(_) => EventType::Modified,
-            None => {
-                self.len += 1;
-                EventType::Added
-            }
+            .insert(position, stored);
+        if let Some(old) = old.as_ref().filter(|o| o.uid != new_uid) {
+            self.uids.remove(&old.uid);
+        }
+        let kind = if old.is_some() {
+            EventType::Modified
+        } else {
+            EventType::Added
         };
         self.record(Event {
             rv,
             resource,
             kind,
             namespace,
-            object: json,
-            old: old.map(|o| o.json),
+            object: encoded,
+            old: old.map(|o| o.encoded),
         });
     }
 
     /// Removes an object; `tombstone` is its final state with the deletion's version.
-    pub fn remove(&mut self, key: &ObjectKey, tombstone: &Value) -> Option<Value> {
+    pub fn remove(&mut self, key: &ObjectKey, tombstone: &Value) {
         let resource = (key.0.clone(), key.1.clone());
-        let objects = self.objects.get_mut(&resource)?;
-        let old = objects.remove(&position(key))?;
+        let Some(objects) = self.objects.get_mut(&resource) else {
+            return;
+        };
+        let Some(old) = objects.remove(&position(key)) else {
+            return;
+        };
         if objects.is_empty() {
             self.objects.remove(&resource);
         }
-        self.len -= 1;
         self.candidates.remove(key);
         self.uids.remove(&old.uid);
-        let previous = serde_json::from_slice(&old.json).ok();
         self.record(Event {
             rv: rv_of(tombstone),
             resource,
             kind: EventType::Deleted,
             namespace: key.2.clone(),
-            object: Bytes::from(serde_json::to_vec(tombstone).unwrap_or_default()),
-            old: Some(old.json),
+            object: Encoded::new(tombstone),
+            old: Some(old.encoded),
         });
-        previous
     }
 
     fn record(&mut self, event: Event) {
@@ -446,7 +508,7 @@ impl Store {
 
     /// Number of stored objects.
     pub fn len(&self) -> usize {
-        self.len
+        self.objects.values().map(BTreeMap::len).sum()
     }
 }
 

@@ -1,5 +1,6 @@
 //! Custom resources: serving, defaulting, pruning, validation and the status subresource.
 
+use futures::StreamExt;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
 
@@ -119,9 +120,9 @@ async fn the_status_subresource_splits_spec_and_status() {
     .await;
 }
 
-/// Installs (or updates) a CRD served in `v1` (stored) and `v2`, with conversion `None`, and
-/// waits until both versions answer. Shared by every run, never deleted.
-async fn install_gadgets(client: &kube::Client) {
+/// Installs (or updates) the Gadget CRD of `group`, served in `v1` and `v2` with conversion
+/// `None` and stored in `storage`, and waits until both versions answer.
+async fn install_gadgets(client: &kube::Client, group: &str, storage: &str) {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     let schema = json!({"openAPIV3Schema": {"type": "object", "properties": {
         "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}
@@ -129,21 +130,21 @@ async fn install_gadgets(client: &kube::Client) {
     let crd: CustomResourceDefinition = serde_json::from_value(json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gadgets.contract.example.com"},
+        "metadata": {"name": format!("gadgets.{group}")},
         "spec": {
-            "group": "contract.example.com",
+            "group": group,
             "scope": "Namespaced",
             "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
             "versions": [
-                {"name": "v1", "served": true, "storage": true, "schema": schema},
-                {"name": "v2", "served": true, "storage": false, "schema": schema},
+                {"name": "v1", "served": true, "storage": storage == "v1", "schema": schema},
+                {"name": "v2", "served": true, "storage": storage == "v2", "schema": schema},
             ],
         },
     }))
     .unwrap();
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     crds.patch(
-        "gadgets.contract.example.com",
+        &format!("gadgets.{group}"),
         &PatchParams::apply("contract-suite").force(),
         &Patch::Apply(crd),
     )
@@ -151,7 +152,7 @@ async fn install_gadgets(client: &kube::Client) {
     .expect("the Gadget CRD is accepted");
     for version in ["v1", "v2"] {
         let api: Api<kube::core::DynamicObject> =
-            Api::all_with(client.clone(), &gadget_resource(version));
+            Api::all_with(client.clone(), &gadget_resource(group, version));
         crate::env::eventually("gadgets are served", || async {
             api.list(&Default::default()).await.ok().map(|_| ())
         })
@@ -159,11 +160,11 @@ async fn install_gadgets(client: &kube::Client) {
     }
 }
 
-fn gadget_resource(version: &str) -> kube::core::ApiResource {
+fn gadget_resource(group: &str, version: &str) -> kube::core::ApiResource {
     kube::core::ApiResource {
-        group: "contract.example.com".into(),
+        group: group.into(),
         version: version.into(),
-        api_version: format!("contract.example.com/{version}"),
+        api_version: format!("{group}/{version}"),
         kind: "Gadget".into(),
         plural: "gadgets".into(),
     }
@@ -171,11 +172,16 @@ fn gadget_resource(version: &str) -> kube::core::ApiResource {
 
 #[tokio::test]
 async fn every_served_version_reads_the_stored_object_in_its_own_version() {
-    use futures::{StreamExt, TryStreamExt};
+    use futures::TryStreamExt;
     case("versions", |env| async move {
-        install_gadgets(&env.client).await;
+        // Shared by every run, never deleted.
+        install_gadgets(&env.client, "contract.example.com", "v1").await;
         let api = |version: &str| -> Api<kube::core::DynamicObject> {
-            Api::namespaced_with(env.client.clone(), &env.ns, &gadget_resource(version))
+            Api::namespaced_with(
+                env.client.clone(),
+                &env.ns,
+                &gadget_resource("contract.example.com", version),
+            )
         };
         let (v1, v2) = (api("v1"), api("v2"));
         // A watch in v2 from now on.
@@ -233,6 +239,66 @@ async fn every_served_version_reads_the_stored_object_in_its_own_version() {
             added.types.as_ref().map(|t| t.api_version.as_str()),
             Some("contract.example.com/v2")
         );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn objects_stored_before_a_storage_version_change_are_served_in_the_version_asked() {
+    case("storage", |env| async move {
+        // A CRD of this run alone: its storage version changes under the test.
+        let group = format!("g{}.contract.example.com", crate::env::run_id());
+        env.delete_later(
+            kube::core::ApiResource::erase::<
+                k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+            >(&()),
+            &format!("gadgets.{group}"),
+        );
+        install_gadgets(&env.client, &group, "v1").await;
+        let api = |version: &str| -> Api<kube::core::DynamicObject> {
+            Api::namespaced_with(env.client.clone(), &env.ns, &gadget_resource(&group, version))
+        };
+        let gadget: kube::core::DynamicObject = serde_json::from_value(json!({
+            "apiVersion": format!("{group}/v1"),
+            "kind": "Gadget",
+            "metadata": {"name": "old"},
+            "spec": {"size": 1},
+        }))
+        .unwrap();
+        api("v1").create(&PostParams::default(), &gadget).await.unwrap();
+        // v2 becomes the storage version; `old` stays stored as it was written, in v1.
+        install_gadgets(&env.client, &group, "v2").await;
+        let v2 = api("v2");
+        let version_of = |o: &kube::core::DynamicObject| {
+            o.types.as_ref().map(|t| t.api_version.clone()).unwrap_or_default()
+        };
+        let expected = format!("{group}/v2");
+        crate::env::eventually("v2 is the storage version", || async {
+            // The real server switches a moment after the CRD update.
+            let got = v2.get("old").await.ok()?;
+            (version_of(&got) == expected).then_some(())
+        })
+        .await;
+        let listed = v2.list(&Default::default()).await.unwrap();
+        assert_eq!(
+            listed.items.iter().map(version_of).collect::<Vec<_>>(),
+            [expected.clone()]
+        );
+        let initial: Vec<_> = v2
+            .watch(&kube::api::WatchParams::default().timeout(1), "0")
+            .await
+            .unwrap()
+            .collect::<Vec<_>>()
+            .await;
+        let added: Vec<String> = initial
+            .into_iter()
+            .filter_map(|e| match e {
+                Ok(kube::api::WatchEvent::Added(o)) => Some(version_of(&o)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(added, [expected.clone()]);
+        assert_eq!(version_of(&api("v1").get("old").await.unwrap()), format!("{group}/v1"));
     })
     .await;
 }
