@@ -66,7 +66,7 @@ PY
 
 echo "kube-codegen generate, $runs runs each (release build)"
 synthetic=$(measure "synthetic ($kinds kinds)" "$tmp/apis" | awk '/^RESULT/ {print $2, $4}')
-sample=$(measure "sample (2 kinds)" "sample-controller/src/apis" | awk '/^RESULT/ {print $2}')
+sample=$(measure "sample" "sample-controller/src/apis" | awk '/^RESULT/ {print $2}')
 python3 -c "
 (s, mem), k, n = map(float, '$synthetic'.split()), float('$sample'), $kinds
 print(f'per kind: {s/n*1000:.3f} ms; {n:.0f} kinds cost {s/k:.1f}x the sample (process start-up included)')

@@ -102,14 +102,14 @@ RS
   done
   if [ "$variant" = cli ]; then
     printf '#![allow(missing_docs)]\npub mod apis;\npub mod generated;\n' >"$dir/src/lib.rs"
-    (cd "$dir" && "$codegen" generate --input src/apis --output src/generated >/dev/null 2>&1)
+    (cd "$dir" && "$codegen" generate --input src/apis --output src/generated >/dev/null)
   else
     printf '#![allow(missing_docs)]\npub mod apis;\n' >"$dir/src/lib.rs"
   fi
 }
 
-# median_of RUNS CMD...: runs CMD (after its preparation in PREP) RUNS times; prints the
-# median wall time in seconds.
+# measure DIR PREP CMD: in DIR, runs PREP then times CMD, RUNS times; prints the median
+# wall time in seconds.
 measure() {
   local dir="$1" prep="$2" cmd="$3"
   python3 - "$dir" "$prep" "$cmd" "$runs" <<'PY'

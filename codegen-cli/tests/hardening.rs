@@ -440,3 +440,35 @@ fn a_failed_rbac_write_leaves_the_old_file_and_nothing_else() {
     let yaml = fs::read_to_string(tmp.0.join("new/dir/role.yaml")).unwrap();
     assert!(yaml.contains("deployments"), "{yaml}");
 }
+
+#[test]
+fn a_package_apply_marker_does_not_promise_a_derive_kind_what_its_derive_cannot_see() {
+    let tmp = TempDir::new("package-ac");
+    write(
+        &tmp.0,
+        "apis/widgets/v1/mod.rs",
+        "//! +groupName=widgets.example.com\n//! +kubebuilder:ac:generate=true\npub mod gadget;\npub mod widget;\n",
+    );
+    // Expanded in place by the derive, which reads only the type's own attributes.
+    write(
+        &tmp.0,
+        "apis/widgets/v1/gadget.rs",
+        "#[derive(CustomResource, GenClient)]\n#[kube(group = \"widgets.example.com\", version = \"v1\", kind = \"Gadget\", namespaced)]\npub struct GadgetSpec {}\n",
+    );
+    // Written by the CLI, which reads the package marker.
+    write(
+        &tmp.0,
+        "apis/widgets/v1/widget.rs",
+        "/// +genclient\n#[kube(group = \"widgets.example.com\", version = \"v1\", kind = \"Widget\", namespaced)]\npub struct WidgetSpec {}\n",
+    );
+    let out = generate(&tmp.0);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let module = fs::read_to_string(tmp.0.join("generated/widgets/v1/mod.rs")).unwrap();
+    assert!(
+        tmp.0
+            .join("generated/widgets/v1/applyconfigurations/widget.rs")
+            .exists()
+    );
+    assert!(!module.contains("GadgetApplyConfiguration"), "{module}");
+    assert!(module.contains("GadgetClient"), "{module}");
+}

@@ -275,7 +275,9 @@ pub fn build_with(
             .as_ref()
             .is_some_and(|(_, p)| p.apply_configurations);
         for (file, tr, _) in &mut dir.resources {
-            tr.resource.apply_configuration |= package;
+            // A derive kind sees only its own attributes: the package marker cannot reach
+            // it, so its apply configurations come from its own marker alone.
+            tr.resource.apply_configuration |= package && !tr.in_place;
             if tr.resource.builtin {
                 let applies = tr.resource.verbs.iter().any(|v| {
                     matches!(

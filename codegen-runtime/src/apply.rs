@@ -233,6 +233,9 @@ pub fn owned(value: &Value, fields: &Value, merge: Merge) -> Option<Value> {
                             kept.push(Value::Object(part));
                         }
                         Some(other) => kept.push(other),
+                        // Owned as an item (`.`) with none of its other fields: the item
+                        // still belongs to the manager, named by its keys.
+                        None if sub.get(".").is_some() => kept.push(Value::Object(keys.clone())),
                         None => {}
                     }
                 } else if members.iter().any(|(member, _)| member == item) {
@@ -291,6 +294,24 @@ mod tests {
                 "tags": ["b"],
                 "labels": {"a": "1"},
             }})
+        );
+    }
+
+    #[test]
+    fn a_keyed_item_owned_only_as_an_item_keeps_its_keys() {
+        let obj =
+            json!({"spec": {"ports": [{"name": "http", "port": 80}, {"name": "x", "port": 1}]}});
+        let fields = json!({"f:spec": {"f:ports": {"k:{\"name\":\"http\"}": {".": {}}}}});
+        let root = Merge::Struct(|field| match field {
+            "spec" => Merge::Struct(|field| match field {
+                "ports" => Merge::List(|| Merge::FIELDS),
+                _ => Merge::Atomic,
+            }),
+            _ => Merge::Atomic,
+        });
+        assert_eq!(
+            owned(&obj, &fields, root).unwrap(),
+            json!({"spec": {"ports": [{"name": "http"}]}})
         );
     }
 

@@ -627,14 +627,13 @@ where
                 }
                 watcher::Event::InitDone => {
                     writer.apply_watcher_event(&event);
-                    let before = before_relist.take().unwrap_or_default();
                     self.rebuild_indices();
-                    if self.has_listeners() {
-                        self.relisted(before)
-                    } else {
-                        // Nobody to tell: the first sync of a large cache costs no more
-                        // than kube's own reflector.
-                        Vec::new()
+                    // Decided once, at `Init`: with no listener then, nobody is told of
+                    // this list (the first sync of a large cache costs no more than kube's
+                    // own reflector), and one that subscribed since got the cache replayed.
+                    match before_relist.take() {
+                        Some(before) => self.relisted(before),
+                        None => Vec::new(),
                     }
                 }
                 watcher::Event::Apply(obj) => {

@@ -36,8 +36,18 @@ fn rss(pid: u32) -> u64 {
         .map_or(0, |pages| pages * 4096)
 }
 
+/// The server process, killed when dropped (also when the benchmark panics).
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Starts the binary on a free loopback port; returns it and its URL.
-fn start() -> (Child, String) {
+fn start() -> (Server, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_fake-apiserver"))
         .args(["--host", "127.0.0.1", "--port", "0"])
         .args(
@@ -64,7 +74,7 @@ fn start() -> (Child, String) {
         url.starts_with("http://127.0.0.1:"),
         "loopback only, got {url}"
     );
-    (child, url)
+    (Server(child), url)
 }
 
 fn configmap(name: &str, value: &str) -> ConfigMap {
@@ -184,8 +194,8 @@ async fn main() {
     let watchers = env("LOAD_WATCHERS", 4) as usize;
     let runs = env("LOAD_RUNS", 3).max(1) as usize;
     let secs = env("LOAD_SECONDS", 10).clamp(1, 120);
-    let (mut child, url) = start();
-    let pid = child.id();
+    let (server, url) = start();
+    let pid = server.0.id();
     let config = kube::Config::new(url.parse().expect("a URL"));
     let client = kube::Client::try_from(config).expect("a client for the server");
     let api: Api<ConfigMap> = Api::namespaced(client, "default");
@@ -212,8 +222,7 @@ async fn main() {
         .list(&ListParams::default().labels("bench=http-load"))
         .await
         .map_or(usize::MAX, |l| l.items.len());
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(server);
     let first = results.first().map_or(0, |r| r.rss_after) as f64;
     let last = results.last().map_or(0, |r| r.rss_after) as f64;
     let growth = (last - first) / first.max(1.0);

@@ -111,9 +111,9 @@ async fn run(n: usize) -> Run {
         if let Some(t) = &token {
             lp = lp.continue_token(t);
         }
-        let page_started = Instant::now();
         let page = api.list(&lp).await.unwrap();
-        pages.push((page_started.elapsed(), token.clone()));
+        // The token each page was asked with (`None` for the first).
+        pages.push(token.clone());
         token = page.metadata.continue_.filter(|t| !t.is_empty());
         if token.is_none() {
             break;
@@ -141,7 +141,7 @@ async fn run(n: usize) -> Run {
         }
     };
     let first_page = page_cost(None).await;
-    let last_page = page_cost(pages.last().and_then(|(_, t)| t.clone())).await;
+    let last_page = page_cost(pages.last().cloned().flatten()).await;
     println!(
         "  {:<30} first {:.2} ms, last {:.2} ms",
         "one page of 500",
@@ -198,7 +198,7 @@ fn main() {
         .unwrap()
         .block_on(run(n));
     println!(
-        "  memory: {:.0} bytes resident per stored object (object, watch history, allocator), JSON {:.0} bytes",
+        "  memory: {:.0} bytes resident per stored object (object, watch history, action log, allocator), JSON {:.0} bytes",
         single.per_object, single.json
     );
     println!("two-worker runtime (client and server tasks hop threads):");

@@ -234,7 +234,7 @@ impl State {
         let content = |state: &State, pods: bool| -> Vec<(ObjectKey, Value)> {
             state
                 .store
-                .in_namespace(&ns)
+                .in_namespace(ns)
                 .into_iter()
                 .filter(|(k, _)| (k.0.is_empty() && k.1 == "pods") == pods)
                 .collect()

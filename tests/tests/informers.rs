@@ -223,7 +223,7 @@ async fn listers_filter_by_namespace_label_and_index() {
 }
 
 #[tokio::test]
-async fn indices_built_on_first_query_follow_later_changes_and_re_lists() {
+async fn indices_follow_later_changes_and_re_lists() {
     let (fake, client) = setup();
     fake.seed(configmap("a", "x", "web")).unwrap();
     let factory = SharedInformerFactory::new(client.clone());

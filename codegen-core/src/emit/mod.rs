@@ -33,7 +33,7 @@ fn finish(items: &mut [syn::Item]) {
 }
 
 /// What a derive expands to: `tokens` after the same last pass as the CLI's files
-/// ([`finish`]) (tokens that do not parse as items, such as compile errors, are left as
+/// (`finish`) (tokens that do not parse as items, such as compile errors, are left as
 /// they are).
 pub fn inline_items(tokens: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
     match syn::parse2::<syn::File>(tokens.clone()) {

@@ -282,7 +282,7 @@ async fn objects_stored_before_a_storage_version_change_are_served_in_the_versio
         let listed = v2.list(&Default::default()).await.unwrap();
         assert_eq!(
             listed.items.iter().map(version_of).collect::<Vec<_>>(),
-            [expected.clone()]
+            std::slice::from_ref(&expected)
         );
         let initial: Vec<_> = v2
             .watch(&kube::api::WatchParams::default().timeout(1), "0")
@@ -297,7 +297,7 @@ async fn objects_stored_before_a_storage_version_change_are_served_in_the_versio
                 _ => None,
             })
             .collect();
-        assert_eq!(added, [expected.clone()]);
+        assert_eq!(added, std::slice::from_ref(&expected));
         assert_eq!(version_of(&api("v1").get("old").await.unwrap()), format!("{group}/v1"));
     })
     .await;

@@ -170,6 +170,8 @@ async fn strategic_merge_follows_each_fields_patch_strategy() {
         let r = env
             .raw("PATCH", &format!("{cms}/f"), "application/strategic-merge-patch+json", &patch.to_string())
             .await;
+        assert_eq!(r.code, 200, "{}", r.body);
+        assert_eq!(r.body["metadata"]["name"], "f");
         assert!(r.body["metadata"].get("finalizers").is_none(), "{}", r.body);
     })
     .await;
