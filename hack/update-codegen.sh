@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Regenerates every API tree listed in hack/codegen-trees.txt, in place: the typed clients,
-# then the CRD YAML (built from the compiled types), then the sample's RBAC.
+# Regenerates every API tree listed in hack/codegen-trees.txt, in place: the imported API
+# types, the typed clients, then the CRD YAML (built from the compiled types), then the
+# sample's RBAC.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 cargo build --quiet -p kube-codegen
 codegen="${CARGO_TARGET_DIR:-$PWD/target}/debug/kube-codegen"
+# Third-party CRDs imported into API types first: the trees below read them.
+"$codegen" import --input examples/imported/crds --output examples/imported/src/apis
+
 grep -v '^#' hack/codegen-trees.txt | while read -r input output crds; do
   [ -n "$input" ] || continue
   "$codegen" generate --input "$input" --output "$output"

@@ -8,6 +8,7 @@ cargo build --quiet -p kube-codegen
 codegen="${CARGO_TARGET_DIR:-$PWD/target}/debug/kube-codegen"
 
 failed=0
+"$codegen" import --verify --input examples/imported/crds --output examples/imported/src/apis || failed=1
 while read -r input output crds; do
   case "$input" in ''|'#'*) continue ;; esac
   "$codegen" verify --input "$input" --output "$output" || failed=1

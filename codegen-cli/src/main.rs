@@ -3,7 +3,9 @@
 //! `generate` writes a reviewable tree (all files or none, stale generated files removed);
 //! `--verify` (or `verify`) compares without writing and fails on drift.
 
+mod cluster;
 mod crds;
+mod import;
 mod output;
 mod paths;
 
@@ -35,6 +37,9 @@ enum Command {
     /// Write (or with --verify, check) the CRD manifests of a crate's API tree: one
     /// `<group>_<plural>.yaml` per kind, built from the compiled types and their markers.
     Crds(crds::CrdsArgs),
+    /// Write (or with --verify, check) annotated Rust API types from CRD manifests or a
+    /// cluster's CRDs: `<group>/<version>/<kind>.rs` that `generate` and `crds` read.
+    Import(import::ImportArgs),
 }
 
 #[derive(Debug, Args)]
@@ -201,6 +206,7 @@ fn run(cli: Cli) -> ExitCode {
         ),
         Command::Rbac(args) => return rbac(&args),
         Command::Crds(args) => return crds::run(&args),
+        Command::Import(args) => return import::run(&args),
     };
     let command = args.reproduce_command();
     let shapes = kube_codegen_cli::shapes::builtin();

@@ -228,6 +228,12 @@ pub(crate) fn resolve<'a>(
     what: &str,
 ) -> Option<&'a Type> {
     let text = path.value.trim_start_matches('.');
+    // A JSONPath index or filter (`.status.conditions[?(@.type=="Ready")].status`): the
+    // fields before it are checked; what it selects is not.
+    let (text, indexed) = match text.find('[') {
+        Some(i) => (&text[..i], true),
+        None => (text, false),
+    };
     let mut segments = text.split('.');
     let root = segments.next()?;
     let mut current = match root {
@@ -267,7 +273,7 @@ pub(crate) fn resolve<'a>(
             return None;
         };
         walked = format!("{walked}.{seg}");
-        ty = Some(*field_ty);
+        ty = (!indexed).then_some(*field_ty);
         match type_name(field_ty).and_then(|n| structs.get(&n)) {
             Some(next) => current = next,
             None => {

@@ -352,7 +352,9 @@ fn typed_value(text: &str, shape: &Shape<'_>) -> Result<Value, String> {
             .parse::<bool>()
             .map(Value::from)
             .map_err(|_| format!("`{text}` is not `true` or `false`")),
-        Shape::String => Ok(Value::from(unquoted)),
+        // A JSON string (`"a \"b\""`) is read as JSON; anything else as written.
+        Shape::String => Ok(serde_json::from_str::<String>(text)
+            .map_or_else(|_| Value::from(unquoted), Value::from)),
         Shape::Enum(e) if e.variants.iter().all(|v| v.fields.is_empty()) => {
             Ok(Value::from(unquoted))
         }
@@ -1115,6 +1117,9 @@ fn field_patch(cx: &mut Ctxt, m: &Marker, s: &Shape<'_>, path: &[String]) -> Opt
                     .unwrap_or(value),
             ),
         ),
+        // `Format=""`: no format, not even the one the Rust type implies (`int64` for
+        // `i64`), as in a schema that says only `type: integer`.
+        "Format" if value == "\"\"" => ("format", Value::Null),
         "Format" => ("format", Value::from(value)),
         "Enum" => {
             let mut values = Vec::new();
@@ -1175,7 +1180,12 @@ fn field_patch(cx: &mut Ctxt, m: &Marker, s: &Shape<'_>, path: &[String]) -> Opt
                 set,
             });
         }
-        "nullable" => ("nullable", Value::from(true)),
+        "nullable" => match value {
+            "" | "true" => ("nullable", Value::from(true)),
+            // Drops the `nullable: true` kube writes for every `Option`.
+            "false" => ("nullable", Value::Null),
+            other => return bad(cx, format!("`{other}` is not `true` or `false`")),
+        },
         k @ ("listType" | "mapType" | "structType") => {
             let allowed: &[&str] = if k == "listType" {
                 &["atomic", "set", "map"]

@@ -170,7 +170,8 @@ fn fields(s: &ItemStruct) -> Vec<Field<'_>> {
 /// The apply configuration of a leaf type: itself when primitive, otherwise through `Apply`.
 fn leaf(ty: &Type) -> TokenStream {
     let ty = check::inner(ty);
-    if is_primitive(ty) {
+    // A list or map inside a map's values or a list's items is held as it is.
+    if is_primitive(ty) || container(ty).is_some() {
         ty.to_token_stream()
     } else {
         let rt = rt();
@@ -206,7 +207,21 @@ fn field_type(f: &Field<'_>) -> TokenStream {
 fn leaf_merge(ty: &Type) -> Option<TokenStream> {
     let ty = check::inner(ty);
     let rt = rt();
-    (!is_primitive(ty)).then(|| quote!(<#ty as #rt::apply::Apply>::MERGE))
+    match container(ty) {
+        // Nested maps merge key by key (a map's default); nested lists are atomic.
+        Some(true) => Some(quote!(#rt::apply::Merge::ENTRIES)),
+        Some(false) => None,
+        None => (!is_primitive(ty)).then(|| quote!(<#ty as #rt::apply::Apply>::MERGE)),
+    }
+}
+
+/// `Some(true)` for a map type, `Some(false)` for a list or set, `None` otherwise.
+fn container(ty: &Type) -> Option<bool> {
+    match last_ident(ty).unwrap_or_default().as_str() {
+        "HashMap" | "BTreeMap" => Some(true),
+        "Vec" | "VecDeque" | "HashSet" | "BTreeSet" => Some(false),
+        _ => None,
+    }
 }
 
 /// How server-side apply merges a field (`None`: whole), as `field_type` holds it.

@@ -253,6 +253,12 @@ fn apply(crd: &mut Value, at: &[String], patch: &Patch) -> Result<(), String> {
                     // default is a default.
                     (k, _, Value::Null) if k != "default" => {
                         schema.remove(&key);
+                        // Not nullable: kube's `null` among an optional enum's values goes too.
+                        if k == "nullable"
+                            && let Some(Value::Array(values)) = schema.get_mut("enum")
+                        {
+                            values.retain(|v| !v.is_null());
+                        }
                     }
                     (_, _, value) => {
                         schema.insert(key, value);

@@ -1,0 +1,67 @@
+//! Reading CRDs from a cluster for `kube-codegen import --crd NAME` (the `cluster` feature).
+
+use std::path::Path;
+
+/// The CRDs named `names`, as JSON text, from the cluster of the kubeconfig (or `KUBECONFIG`,
+/// `~/.kube/config`, or the pod's service account) and `context`.
+#[cfg(feature = "cluster")]
+pub fn fetch(
+    names: &[String],
+    kubeconfig: Option<&Path>,
+    context: Option<&str>,
+) -> Result<Vec<(String, String)>, String> {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use kube::config::{KubeConfigOptions, Kubeconfig};
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("error: cannot start the client runtime: {e}"))?;
+    runtime.block_on(async {
+        let options = KubeConfigOptions {
+            context: context.map(str::to_owned),
+            ..KubeConfigOptions::default()
+        };
+        let config = match kubeconfig {
+            Some(path) => {
+                let file = Kubeconfig::read_from(path)
+                    .map_err(|e| format!("error: cannot read `{}`: {e}", path.display()))?;
+                kube::Config::from_custom_kubeconfig(file, &options)
+                    .await
+                    .map_err(|e| e.to_string())
+            }
+            None if context.is_some() => kube::Config::from_kubeconfig(&options)
+                .await
+                .map_err(|e| e.to_string()),
+            None => kube::Config::infer().await.map_err(|e| e.to_string()),
+        }
+        .map_err(|e| format!("error: cannot load the cluster configuration: {e}"))?;
+        let client = kube::Client::try_from(config)
+            .map_err(|e| format!("error: cannot create a client: {e}"))?;
+        let api = kube::Api::<CustomResourceDefinition>::all(client);
+        let mut out = Vec::new();
+        for name in names {
+            let mut crd = api
+                .get(name)
+                .await
+                .map_err(|e| format!("error: cannot get CustomResourceDefinition `{name}`: {e}"))?;
+            // What the server keeps about the object is not part of its definition.
+            crd.metadata.managed_fields = None;
+            crd.status = None;
+            let text = serde_json::to_string(&crd)
+                .map_err(|e| format!("error: cannot encode `{name}`: {e}"))?;
+            out.push((name.clone(), text));
+        }
+        Ok(out)
+    })
+}
+
+/// Without the `cluster` feature there is no client.
+#[cfg(not(feature = "cluster"))]
+pub fn fetch(
+    _names: &[String],
+    _kubeconfig: Option<&Path>,
+    _context: Option<&str>,
+) -> Result<Vec<(String, String)>, String> {
+    Err("error: this kube-codegen was built without the `cluster` feature; export the CRD with `kubectl get crd NAME -o yaml` and pass it with --input".to_owned())
+}

@@ -1,0 +1,215 @@
+//! The round trip: the CRDs in `crds/` -> `kube-codegen import` -> the imported types'
+//! `crds()` (what `kube-codegen crds` writes) -> the same schemas.
+//!
+//! "The same" is semantic: property order, `required` order, number spelling (`1` and
+//! `1.0`) and whitespace in descriptions aside. What kube's `CustomResource` derive writes
+//! at the root of every CRD (a `title`, no `apiVersion`/`kind`/`metadata` properties) is
+//! left out of the comparison; every other difference must be in [`EXCEPTIONS`], which is
+//! exactly what the import reports as not carried over.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+/// Each difference the round trip is allowed, as `<crd> <version> <path>: <what>`; the
+/// test fails on a difference not listed and on a listed one that no longer happens.
+const EXCEPTIONS: &[&str] = &[
+    // kube's `CustomResource` always requires `spec`; these schemas do not.
+    "clusterissuers.certs.example.io v1 /required: extra ([\"spec\"])",
+    "alertroutes.monitoring.example.com v1alpha1 /required: extra ([\"spec\"])",
+    "routes.net.example.com v1 /required: extra ([\"spec\"])",
+    "probes.testing.k8s.io v1 /required: extra ([\"spec\"])",
+    "tenants.platform.example.org v1 /required: extra ([\"spec\"])",
+    "dashboards.ops.example.com v1beta1 /required: extra ([\"spec\"])",
+    "backupschedules.ops.example.com v1 /required: extra ([\"spec\"])",
+    "widgets.shop.example.com v1alpha1 /required: extra ([\"spec\"])",
+    "widgets.shop.example.com v1beta1 /required: extra ([\"spec\"])",
+    "batchruns.batch.example.com v1 /required: extra ([\"spec\"])",
+    "blobs.batch.example.com v1 /required: extra ([\"spec\"])",
+    // Map values of type `Quantity`: no marker reaches them, and kube's schema of the type
+    // is `x-kubernetes-int-or-string` with its own description.
+    "batchruns.batch.example.com v1 /properties/spec/properties/resources/additionalProperties/anyOf: missing (want [{\"type\":\"integer\"},{\"type\":\"string\"}])",
+    "batchruns.batch.example.com v1 /properties/spec/properties/resources/additionalProperties/pattern: missing (want \"^(\\\\+|-)?(([0-9]+(\\\\.[0-9]*)?)|(\\\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\\\+|-)?(([0-9]+(\\\\.[0-9]*)?)|(\\\\.[0-9]+))))?$\")",
+    "batchruns.batch.example.com v1 /properties/spec/properties/resources/additionalProperties/description: extra ((text))",
+    // A `spec` that is only `x-kubernetes-preserve-unknown-fields` is not a struct.
+    "blobs.batch.example.com v1 /properties/spec/x-kubernetes-preserve-unknown-fields: missing (want true)",
+];
+
+fn inputs() -> Vec<Value> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/crds");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("crds/")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("read");
+        let docs: Vec<Value> = serde_saphyr::from_multiple(&text).expect("YAML");
+        for d in docs {
+            if d.get("kind").and_then(Value::as_str) == Some("List") {
+                out.extend(d["items"].as_array().cloned().unwrap_or_default());
+            } else if !d.is_null() {
+                out.push(d);
+            }
+        }
+    }
+    out
+}
+
+fn words(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Differences between two schemas (or any JSON), with their paths.
+fn diff(path: &str, want: &Value, got: &Value, out: &mut Vec<String>) {
+    match (want, got) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, va) in a {
+                let p = format!("{path}/{k}");
+                match b.get(k) {
+                    None => out.push(format!("{p}: missing (want {va})")),
+                    Some(vb) if k == "description" => {
+                        if words(va.as_str().unwrap_or("")) != words(vb.as_str().unwrap_or("")) {
+                            out.push(format!("{p}: differs"));
+                        }
+                    }
+                    Some(vb) if k == "required" => {
+                        let mut x: Vec<String> = va
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .map(Value::to_string)
+                            .collect();
+                        let mut y: Vec<String> = vb
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .map(Value::to_string)
+                            .collect();
+                        x.sort();
+                        y.sort();
+                        if x != y {
+                            out.push(format!("{p}: want {x:?}, got {y:?}"));
+                        }
+                    }
+                    Some(vb) => diff(&p, va, vb, out),
+                }
+            }
+            for (k, vb) in b {
+                if !a.contains_key(k) {
+                    let shown = if k == "description" {
+                        "(text)".to_owned()
+                    } else {
+                        vb.to_string()
+                    };
+                    out.push(format!("{path}/{k}: extra ({shown})"));
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                diff(&format!("{path}/{i}"), x, y, out);
+            }
+        }
+        (Value::Number(a), Value::Number(b)) if a.as_f64() == b.as_f64() => {}
+        (a, b) if a == b => {}
+        (a, b) => out.push(format!("{path}: want {a}, got {b}")),
+    }
+}
+
+/// What a CRD says that the round trip must keep: names, scope, and per version its
+/// flags, subresources, columns, selectable fields and schema.
+fn essence(crd: &Value) -> Value {
+    let mut c = crd.clone();
+    let spec = &mut c["spec"];
+    if let Some(names) = spec.get_mut("names").and_then(Value::as_object_mut) {
+        names.remove("listKind");
+    }
+    if let Some(versions) = spec.get_mut("versions").and_then(Value::as_array_mut) {
+        versions.sort_by_key(|v| v["name"].as_str().unwrap_or("").to_owned());
+        for v in versions {
+            let Some(root) = v
+                .pointer_mut("/schema/openAPIV3Schema")
+                .and_then(Value::as_object_mut)
+            else {
+                continue;
+            };
+            root.remove("title");
+            if let Some(props) = root.get_mut("properties").and_then(Value::as_object_mut) {
+                for k in ["apiVersion", "kind", "metadata"] {
+                    props.remove(k);
+                }
+            }
+        }
+    }
+    let mut out = serde_json::json!({"spec": c["spec"]});
+    if let Some(a) = crd.pointer("/metadata/annotations/api-approved.kubernetes.io") {
+        out["approval"] = a.clone();
+    }
+    out
+}
+
+#[test]
+fn imported_types_give_back_the_schemas_they_were_imported_from() {
+    let built: BTreeMap<String, Value> = imported_apis::generated::crds()
+        .expect("the imported types build valid CRDs")
+        .into_iter()
+        .map(|crd| {
+            let v = serde_json::to_value(&crd).expect("JSON");
+            (crd.metadata.name.clone().unwrap_or_default(), v)
+        })
+        .collect();
+    let inputs = inputs();
+    assert!(
+        inputs.len() >= 12,
+        "at least a dozen CRDs: {}",
+        inputs.len()
+    );
+    let mut found = Vec::new();
+    for input in &inputs {
+        let name = input["metadata"]["name"].as_str().unwrap_or_default();
+        let Some(output) = built.get(name) else {
+            panic!(
+                "no CRD `{name}` among the imported kinds: {:?}",
+                built.keys()
+            );
+        };
+        let (mut want, mut got) = (essence(input), essence(output));
+        // Each version's schema on its own, so that paths name the version.
+        let schemas = |crd: &mut Value| -> BTreeMap<String, Value> {
+            let mut out = BTreeMap::new();
+            for v in crd["spec"]["versions"].as_array_mut().into_iter().flatten() {
+                let schema = v["schema"]["openAPIV3Schema"].take();
+                out.insert(v["name"].as_str().unwrap_or_default().to_owned(), schema);
+            }
+            out
+        };
+        let (want_schemas, got_schemas) = (schemas(&mut want), schemas(&mut got));
+        let mut diffs = Vec::new();
+        diff("", &want, &got, &mut diffs);
+        for (version, schema) in &want_schemas {
+            let other = got_schemas.get(version).unwrap_or(&Value::Null);
+            diff(&format!(" {version} "), schema, other, &mut diffs);
+        }
+        found.extend(diffs.into_iter().map(|d| format!("{name}{d}")));
+    }
+    let unexpected: Vec<&String> = found
+        .iter()
+        .filter(|d| !EXCEPTIONS.contains(&d.as_str()))
+        .collect();
+    let gone: Vec<&&str> = EXCEPTIONS
+        .iter()
+        .filter(|e| !found.iter().any(|d| d == *e))
+        .collect();
+    assert!(
+        unexpected.is_empty() && gone.is_empty(),
+        "differences not listed:\n{}\nlisted but gone:\n{}",
+        unexpected
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        gone.iter().map(|s| **s).collect::<Vec<_>>().join("\n")
+    );
+}
