@@ -1049,7 +1049,31 @@ fn variant_ident(value: &str) -> String {
     if value.is_empty() {
         return "Empty".to_owned();
     }
-    let camel = upper_camel(value);
+    // Operators (`=`, `!=`, `=~`) spelled out rather than numbered.
+    let spelled: String = if value.chars().any(|c| c.is_ascii_alphanumeric()) {
+        value.to_owned()
+    } else {
+        value
+            .chars()
+            .map(|c| match c {
+                '=' => " eq ",
+                '!' => " not ",
+                '~' => " tilde ",
+                '<' => " lt ",
+                '>' => " gt ",
+                '+' => " plus ",
+                '-' => " minus ",
+                '*' => " star ",
+                '/' => " slash ",
+                '.' => " dot ",
+                '%' => " percent ",
+                '&' => " and ",
+                '|' => " or ",
+                _ => " ",
+            })
+            .collect()
+    };
+    let camel = upper_camel(&spelled);
     if camel == "Self" {
         return "Self_".to_owned();
     }

@@ -82,11 +82,11 @@ pub struct AlertRouteStatus {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 pub enum AlertRouteSpecMatchersMatchType {
     #[serde(rename = "=")]
-    X,
+    Eq,
     #[serde(rename = "!=")]
-    X_,
+    NotEq,
     #[serde(rename = "=~")]
-    X__,
+    EqTilde,
     #[serde(rename = "!~")]
-    X___,
+    NotTilde,
 }

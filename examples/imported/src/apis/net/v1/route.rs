@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 /// +kubebuilder:subresource:status
 /// +kubebuilder:validation:MinProperties=1
 /// +kubebuilder:validation:XValidation:rule="self.hostnames.all(h, h.endsWith('.example.com'))",messageExpression="'hostnames must end in .example.com, got ' + self.hostnames.join(', ')",fieldPath=".hostnames"
-/// +kubebuilder:validation:XValidation:rule="!has(oldSelf.parent) || self.parent == oldSelf.parent",message="parent is immutable, \"once set\"",optionalOldSelf=true
+/// +kubebuilder:validation:XValidation:rule="!oldSelf.hasValue() || !has(oldSelf.value().parent) || (has(self.parent) && self.parent == oldSelf.value().parent)",message="parent is immutable, \"once set\"",optionalOldSelf=true
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "net.example.com",

@@ -378,7 +378,7 @@ impl Route {
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec"],
-                    set: r#"{"minProperties":1,"x-kubernetes-validations":[{"fieldPath":".hostnames","messageExpression":"'hostnames must end in .example.com, got ' + self.hostnames.join(', ')","rule":"self.hostnames.all(h, h.endsWith('.example.com'))"},{"message":"parent is immutable, \"once set\"","optionalOldSelf":true,"rule":"!has(oldSelf.parent) || self.parent == oldSelf.parent"}]}"#,
+                    set: r#"{"minProperties":1,"x-kubernetes-validations":[{"fieldPath":".hostnames","messageExpression":"'hostnames must end in .example.com, got ' + self.hostnames.join(', ')","rule":"self.hostnames.all(h, h.endsWith('.example.com'))"},{"message":"parent is immutable, \"once set\"","optionalOldSelf":true,"rule":"!oldSelf.hasValue() || !has(oldSelf.value().parent) || (has(self.parent) && self.parent == oldSelf.value().parent)"}]}"#,
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec", "hostnames", "[]"],
