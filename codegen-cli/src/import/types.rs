@@ -423,18 +423,17 @@ impl Types {
         }
         match ty_name {
             "object" if has_properties(s) => {
-                if !items.is_empty() {
-                    // Items of a list of lists: their structs carry their own markers.
-                }
+                // The struct carries the object's own markers; only a default stays on the
+                // field (items have no marker for one).
                 let name = self.named_struct(hint, path, s);
-                // The struct carries the object's own markers; only `default` and list-level
-                // keys stay on the field.
                 if let Some(d) = s.get("default") {
-                    markers.push(format!(
-                        "kubebuilder:{}default={}",
-                        items_default(items, exceptions),
-                        json_text(d)
-                    ));
+                    if items.is_empty() {
+                        markers.push(format!("kubebuilder:default={}", json_text(d)));
+                    } else {
+                        exceptions.push(
+                            "a `default` on list items cannot be written as a marker".to_owned(),
+                        );
+                    }
                 }
                 Ty::Named(name)
             }
@@ -601,12 +600,21 @@ impl Types {
                 common(markers, exceptions, false);
                 Ty::String
             }
-            "integer" => {
-                let format = s.get("format").and_then(Value::as_str);
-                match format {
-                    Some(f @ ("int32" | "int64")) => {
+            t @ ("integer" | "number") => {
+                // The narrow and the wide Rust type, by the format each writes.
+                let ((narrow, narrow_ty), (wide, wide_ty)) = if t == "integer" {
+                    (("int32", Ty::I32), ("int64", Ty::I64))
+                } else {
+                    (("float", Ty::F32), ("double", Ty::F64))
+                };
+                match s.get("format").and_then(Value::as_str) {
+                    Some(f) if f == narrow => {
                         implied(markers, exceptions, f);
-                        if f == "int32" { Ty::I32 } else { Ty::I64 }
+                        narrow_ty
+                    }
+                    Some(f) if f == wide => {
+                        implied(markers, exceptions, f);
+                        wide_ty
                     }
                     None => {
                         common(markers, exceptions, false);
@@ -617,35 +625,11 @@ impl Types {
                             "kubebuilder:validation:Format=\"\"",
                             "(no format)",
                         );
-                        Ty::I64
+                        wide_ty
                     }
                     Some(_) => {
                         common(markers, exceptions, false);
-                        Ty::I64
-                    }
-                }
-            }
-            "number" => {
-                let format = s.get("format").and_then(Value::as_str);
-                match format {
-                    Some(f @ ("float" | "double")) => {
-                        implied(markers, exceptions, f);
-                        if f == "float" { Ty::F32 } else { Ty::F64 }
-                    }
-                    None => {
-                        common(markers, exceptions, false);
-                        push_unless_items(
-                            markers,
-                            exceptions,
-                            items,
-                            "kubebuilder:validation:Format=\"\"",
-                            "(no format)",
-                        );
-                        Ty::F64
-                    }
-                    Some(_) => {
-                        common(markers, exceptions, false);
-                        Ty::F64
+                        wide_ty
                     }
                 }
             }
@@ -739,13 +723,6 @@ fn push_unless_items(
             "`{what}` on list items or map values cannot be written as a marker"
         ));
     }
-}
-
-fn items_default(items: &str, exceptions: &mut Vec<String>) -> &'static str {
-    if !items.is_empty() {
-        exceptions.push("a `default` on list items cannot be written as a marker".to_owned());
-    }
-    ""
 }
 
 /// Markers of the keys any schema may have: numbers, lengths, pattern, format, enum,
@@ -1078,4 +1055,67 @@ fn variant_ident(value: &str) -> String {
         return "Self_".to_owned();
     }
     camel
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_names_become_rust_names_that_serde_maps_back_or_renames() {
+        for (json, rust, renamed) in [
+            ("deploymentName", "deployment_name", false),
+            ("isCA", "is_ca", true),
+            ("network-policy", "network_policy", true),
+            ("X-Forwarded-For", "x_forwarded_for", true),
+            ("type", "r#type", false),
+            ("self", "self_", false),
+            ("2fa", "f_2fa", true),
+            ("apiVersion", "api_version", false),
+        ] {
+            assert_eq!(field_ident(json), rust, "{json}");
+            assert_eq!(serde_camel(&field_ident(json)) != json, renamed, "{json}");
+        }
+    }
+
+    #[test]
+    fn enum_values_become_variants() {
+        for (value, variant) in [
+            ("Never", "Never"),
+            ("server auth", "ServerAuth"),
+            ("=", "Eq"),
+            ("!~", "NotTilde"),
+            ("", "Empty"),
+            ("1x", "X1x"),
+        ] {
+            assert_eq!(variant_ident(value), variant, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn marker_arguments_are_quoted_as_the_marker_parser_reads_them() {
+        assert_eq!(
+            quoted("a \"b\"\n\\c\td"),
+            r#""a \"b\"\n\\c\td""#,
+            "quotes, newlines, backslashes and tabs escaped"
+        );
+    }
+
+    #[test]
+    fn identical_object_schemas_share_one_struct_and_others_get_unique_names() {
+        let schema: Value = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "object", "properties": {"x": {"type": "string"}}},
+                "b": {"type": "object", "properties": {"x": {"type": "string"}}},
+                "c": {"type": "object", "properties": {"y": {"type": "string"}}},
+            }
+        });
+        let mut types = Types::default();
+        types.top("FooSpec", "spec", &schema).unwrap();
+        let names: Vec<&str> = types.structs.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["FooSpec", "FooSpecA", "FooSpecC"]);
+        let fields = &types.structs[0].fields;
+        assert_eq!(fields[1].ty, Ty::Named("FooSpecA".into()), "b reuses a's struct");
+    }
 }
