@@ -338,6 +338,12 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
             markers.push("nullable=false".into());
         }
         doc_block(&mut out, "", s.doc.as_deref(), &markers);
+        // Every field optional: `..Default::default()` builds it.
+        let derive = if s.fields.iter().all(|f| f.optional) {
+            derive.replace("Debug, ", "Debug, Default, ")
+        } else {
+            derive.to_owned()
+        };
         if is_spec {
             out.push_str(&derive.replace("#[derive(", "#[derive(CustomResource, "));
             out.push('\n');
@@ -347,7 +353,7 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
             }
             out.push_str(")]\n");
         } else {
-            out.push_str(derive);
+            out.push_str(&derive);
             out.push('\n');
         }
         out.push_str("#[serde(rename_all = \"camelCase\")]\n");

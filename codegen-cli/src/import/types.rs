@@ -1116,6 +1116,10 @@ mod tests {
         let names: Vec<&str> = types.structs.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["FooSpec", "FooSpecA", "FooSpecC"]);
         let fields = &types.structs[0].fields;
-        assert_eq!(fields[1].ty, Ty::Named("FooSpecA".into()), "b reuses a's struct");
+        assert_eq!(
+            fields[1].ty,
+            Ty::Named("FooSpecA".into()),
+            "b reuses a's struct"
+        );
     }
 }

@@ -50,10 +50,11 @@ fn certificate(name: &str) -> Certificate {
                 kind: Some("ClusterIssuer".into()),
                 name: "letsencrypt".into(),
             },
+            // Structs whose fields are all optional derive `Default`.
             private_key: Some(CertificateSpecPrivateKey {
                 algorithm: Some(CertificateSpecPrivateKeyAlgorithm::ECDSA),
-                rotation_policy: None,
                 size: Some(256),
+                ..Default::default()
             }),
             secret_name: format!("{name}-tls"),
             usages: None,

@@ -107,7 +107,7 @@ pub struct BatchRunSpec {
 }
 
 /// +nullable=false
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BatchRunStatus {
     /// +kubebuilder:validation:XPreserveUnknownFields

@@ -93,7 +93,7 @@ pub struct CertificateSpecIssuerRef {
     pub name: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CertificateSpecPrivateKey {
     /// +kubebuilder:default="RSA"
@@ -113,7 +113,7 @@ pub struct CertificateSpecPrivateKey {
 }
 
 /// +nullable=false
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CertificateStatus {
     /// +listType=map

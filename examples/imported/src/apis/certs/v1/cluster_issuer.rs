@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 /// +genclient:nonNamespaced
 /// +kubebuilder:subresource:status
 /// +kubebuilder:validation:XValidation:rule="has(self.acme) != has(self.selfSigned)",message="exactly one of acme and selfSigned",reason="FieldValueForbidden"
-#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "certs.example.io",
     version = "v1",
@@ -58,7 +58,7 @@ pub struct ClusterIssuerSpecAcme {
     pub solvers: Option<Vec<ClusterIssuerSpecAcmeSolvers>>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterIssuerSpecAcmeSolvers {
     /// +kubebuilder:validation:Type=object
@@ -72,7 +72,7 @@ pub struct ClusterIssuerSpecAcmeSolvers {
     pub selector: Option<ClusterIssuerSpecAcmeSolversSelector>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterIssuerSpecAcmeSolversSelector {
     /// +nullable=false
@@ -84,7 +84,7 @@ pub struct ClusterIssuerSpecAcmeSolversSelector {
     pub match_labels: Option<BTreeMap<String, String>>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterIssuerSpecSelfSigned {
     /// +nullable=false
@@ -93,7 +93,7 @@ pub struct ClusterIssuerSpecSelfSigned {
 }
 
 /// +nullable=false
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterIssuerStatus {
     /// +nullable=false

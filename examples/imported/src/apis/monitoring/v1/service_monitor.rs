@@ -43,7 +43,7 @@ pub struct ServiceMonitorSpec {
     pub selector: ServiceMonitorSpecSelector,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ServiceMonitorSpecEndpoints {
     /// +nullable=false
@@ -88,7 +88,7 @@ pub struct ServiceMonitorSpecEndpoints {
     pub tls_config: Option<serde_json::Value>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ServiceMonitorSpecEndpointsRelabelings {
     /// +kubebuilder:default="replace"
@@ -114,7 +114,7 @@ pub struct ServiceMonitorSpecEndpointsRelabelings {
     pub source_labels: Option<Vec<String>>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ServiceMonitorSpecNamespaceSelector {
     /// +nullable=false
@@ -127,7 +127,7 @@ pub struct ServiceMonitorSpecNamespaceSelector {
 }
 
 /// +structType=atomic
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ServiceMonitorSpecSelector {
     /// +nullable=false

@@ -71,7 +71,7 @@ pub struct AlertRouteSpecMatchers {
 }
 
 /// +nullable=false
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AlertRouteStatus {
     /// +nullable=false

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 /// +kubebuilder:validation:MinProperties=1
 /// +kubebuilder:validation:XValidation:rule="self.hostnames.all(h, h.endsWith('.example.com'))",messageExpression="'hostnames must end in .example.com, got ' + self.hostnames.join(', ')",fieldPath=".hostnames"
 /// +kubebuilder:validation:XValidation:rule="!oldSelf.hasValue() || !has(oldSelf.value().parent) || (has(self.parent) && self.parent == oldSelf.value().parent)",message="parent is immutable, \"once set\"",optionalOldSelf=true
-#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "net.example.com",
     version = "v1",
@@ -73,7 +73,7 @@ pub struct RouteSpec {
 
 /// +structType=atomic
 /// +kubebuilder:validation:XValidation:rule="size(self.backends) > 0",message="a rule needs a backend"
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteSpecRules {
     /// +nullable=false
@@ -100,7 +100,7 @@ pub struct RouteSpecRulesBackends {
     pub weight: Option<i32>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteSpecRulesMatches {
     /// +listType=map
@@ -122,7 +122,7 @@ pub struct RouteSpecRulesMatchesHeaders {
     pub value: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteSpecRulesMatchesPath {
     /// +kubebuilder:default="PathPrefix"
@@ -136,7 +136,7 @@ pub struct RouteSpecRulesMatchesPath {
     pub value: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteSpecTimeouts {
     /// +nullable=false
@@ -150,7 +150,7 @@ pub struct RouteSpecTimeouts {
 }
 
 /// +nullable=false
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteStatus {
     /// +nullable=false
@@ -158,7 +158,7 @@ pub struct RouteStatus {
     pub parents: Option<Vec<RouteStatusParents>>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteStatusParents {
     /// +nullable=false

@@ -47,7 +47,7 @@ pub struct BackupScheduleSpec {
     pub storage_location: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BackupScheduleSpecRetention {
     /// +nullable=false
@@ -63,7 +63,7 @@ pub struct BackupScheduleSpecRetention {
 
 /// +kubebuilder:validation:XValidation:rule="!has(self.lastSuccess) || !has(self.lastFailure) || self.lastSuccess != self.lastFailure",message="a run cannot both succeed and fail"
 /// +nullable=false
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BackupScheduleStatus {
     /// +listType=map

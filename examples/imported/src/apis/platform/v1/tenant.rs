@@ -62,7 +62,7 @@ pub struct TenantSpecOwners {
     pub name: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TenantSpecQuotas {
     /// +kubebuilder:validation:XIntOrString
@@ -76,7 +76,7 @@ pub struct TenantSpecQuotas {
 }
 
 /// +nullable=false
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TenantStatus {
     /// +nullable=false

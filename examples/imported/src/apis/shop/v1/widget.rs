@@ -56,7 +56,7 @@ pub struct WidgetSpec {
 }
 
 /// +nullable=false
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WidgetStatus {
     /// +nullable=false

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 /// +genclient
 /// +kubebuilder:unservedversion
 /// +kubebuilder:deprecatedversion
-#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "shop.example.com",
     version = "v1alpha1",

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// +genclient
 /// +kubebuilder:deprecatedversion:warning="shop.example.com/v1beta1 Widget is deprecated; use shop.example.com/v1"
-#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "shop.example.com",
     version = "v1beta1",
