@@ -81,7 +81,7 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
         if spec_schema.is_null() {
             note(&mut root_notes, "spec", "the schema has no `spec`; kube's `CustomResource` always has one, so an empty `spec` is required".into());
         } else {
-            note(&mut root_notes, "spec", "`spec` is not an object with properties; it becomes an empty struct and what it allows is not carried over".into());
+            note(&mut root_notes, "spec", "`spec` is not an object with properties; it becomes an empty struct: what it allows is not carried over, and the typed client neither reads nor writes its contents (use `api()` with `DynamicObject` for them)".into());
         }
     }
     let status_schema = props.get("status").cloned().unwrap_or(Value::Null);

@@ -4,7 +4,7 @@
 //! `Blob` of `batch.example.com/v1`, imported from the CRD `blobs.batch.example.com` (examples/imported/crds/workloads.yaml, document 2).
 //!
 //! Not carried over (each is also noted at its field):
-//! - `spec`: `spec` is not an object with properties; it becomes an empty struct and what it allows is not carried over
+//! - `spec`: `spec` is not an object with properties; it becomes an empty struct: what it allows is not carried over, and the typed client neither reads nor writes its contents (use `api()` with `DynamicObject` for them)
 
 use kube::CustomResource;
 use schemars::JsonSchema;
