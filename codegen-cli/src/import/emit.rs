@@ -425,7 +425,7 @@ fn field(out: &mut String, f: &Field) {
 /// `///` lines: the description, a blank line, then the markers.
 fn doc_block(out: &mut String, indent: &str, doc: Option<&str>, markers: &[String]) {
     if let Some(doc) = doc {
-        for line in doc.lines() {
+        for line in &doc_lines(doc) {
             let line = line.trim_end();
             if line.is_empty() {
                 let _ = writeln!(out, "{indent}///");
@@ -440,6 +440,25 @@ fn doc_block(out: &mut String, indent: &str, doc: Option<&str>, markers: &[Strin
     for m in markers {
         let _ = writeln!(out, "{indent}/// +{m}");
     }
+}
+
+/// A description's lines, with any line that starts with `+` joined to the line before it:
+/// on its own it would be read as a marker and dropped from the description, joined it
+/// says the same (descriptions compare with whitespace aside).
+fn doc_lines(doc: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in doc.lines() {
+        match out.last_mut() {
+            Some(prev) if line.trim_start().starts_with('+') && !prev.trim().is_empty() => {
+                prev.push(' ');
+                prev.push_str(line.trim());
+            }
+            // Nothing to join it to: left out (import reports it).
+            None if line.trim_start().starts_with('+') => {}
+            _ => out.push(line.to_owned()),
+        }
+    }
+    out
 }
 
 /// A Rust string literal.

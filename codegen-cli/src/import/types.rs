@@ -341,6 +341,12 @@ impl Types {
         let mut markers = Vec::new();
         let mut exceptions = Vec::new();
         let ty = self.ty(hint, path, s, &mut markers, &mut exceptions, "");
+        if description(s).is_some_and(|d| d.starts_with('+')) {
+            exceptions.push(
+                "the first line of the description starts with `+`, which reads as a marker; it is left out"
+                    .to_owned(),
+            );
+        }
         Field {
             json: String::new(),
             rust: String::new(),

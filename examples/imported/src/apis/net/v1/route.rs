@@ -64,6 +64,8 @@ pub struct RouteSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeouts: Option<RouteSpecTimeouts>,
 
+    /// Weights per backend name. +1 is the default weight; a line that starts with a plus sign.
+    ///
     /// +mapType=atomic
     /// +kubebuilder:validation:MaxProperties=8
     /// +nullable=false

@@ -263,7 +263,7 @@ pub struct RouteSpecApplyConfiguration {
     pub timeouts: ::core::option::Option<
         <RouteSpecTimeouts as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
-    /// `weights`.
+    /// Weights per backend name. +1 is the default weight; a line that starts with a plus sign.
     #[serde(
         rename = "weights",
         default,
