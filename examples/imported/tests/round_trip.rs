@@ -213,3 +213,101 @@ fn imported_types_give_back_the_schemas_they_were_imported_from() {
         gone.iter().map(|s| **s).collect::<Vec<_>>().join("\n")
     );
 }
+
+/// The same comparison as the API server stores them: each input CRD applied, read back,
+/// then the CRD built from the imported types applied over it and read back. The server's
+/// defaults and normalization are on both sides, so only the listed differences remain.
+/// Runs on the fake, or on the cluster of `KUBE_CONTRACT_KUBECONFIG` (it creates and then
+/// deletes these 12 cluster-scoped CRDs, whose names are fixed by their groups).
+#[tokio::test]
+async fn the_api_server_stores_the_same_schemas_from_the_imported_types() {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use kube::api::{Api, DeleteParams, Patch, PatchParams};
+
+    let client = match std::env::var("KUBE_CONTRACT_KUBECONFIG") {
+        Ok(path) => {
+            let kubeconfig = kube::config::Kubeconfig::read_from(&path).expect("kubeconfig");
+            let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+                .await
+                .expect("config");
+            kube::Client::try_from(config).expect("client")
+        }
+        Err(_) => kube::Client::new(fake_apiserver::FakeApiServer::new(), "default"),
+    };
+    let api: Api<CustomResourceDefinition> = Api::all(client);
+    let apply = PatchParams::apply("imported-round-trip").force();
+    let built: BTreeMap<String, CustomResourceDefinition> = imported_apis::generated::crds()
+        .expect("CRDs")
+        .into_iter()
+        .map(|c| (c.metadata.name.clone().unwrap_or_default(), c))
+        .collect();
+    let inputs = inputs();
+    let mut found = Vec::new();
+    let result = async {
+        for input in &inputs {
+            let name = input["metadata"]["name"].as_str().unwrap_or_default();
+            let stored = |crd: CustomResourceDefinition| serde_json::to_value(crd).expect("JSON");
+            let before = stored(
+                api.patch(name, &apply, &Patch::Apply(input))
+                    .await
+                    .map_err(|e| format!("input `{name}`: {e}"))?,
+            );
+            let after = stored(
+                api.patch(name, &apply, &Patch::Apply(&built[name]))
+                    .await
+                    .map_err(|e| format!("built `{name}`: {e}"))?,
+            );
+            let (mut want, mut got) = (essence(&before), essence(&after));
+            let mut diffs = Vec::new();
+            let mut want_versions = BTreeMap::new();
+            for v in want["spec"]["versions"]
+                .as_array_mut()
+                .into_iter()
+                .flatten()
+            {
+                want_versions.insert(
+                    v["name"].as_str().unwrap_or("").to_owned(),
+                    v["schema"]["openAPIV3Schema"].take(),
+                );
+            }
+            let mut got_versions = BTreeMap::new();
+            for v in got["spec"]["versions"].as_array_mut().into_iter().flatten() {
+                got_versions.insert(
+                    v["name"].as_str().unwrap_or("").to_owned(),
+                    v["schema"]["openAPIV3Schema"].take(),
+                );
+            }
+            diff("", &want, &got, &mut diffs);
+            for (version, schema) in &want_versions {
+                let other = got_versions.get(version).unwrap_or(&Value::Null);
+                diff(&format!(" {version} "), schema, other, &mut diffs);
+            }
+            found.extend(diffs.into_iter().map(|d| format!("{name}{d}")));
+        }
+        Ok::<(), String>(())
+    }
+    .await;
+    for input in &inputs {
+        let name = input["metadata"]["name"].as_str().unwrap_or_default();
+        let _ = api.delete(name, &DeleteParams::default()).await;
+    }
+    result.expect("the API server accepted every CRD");
+    let unexpected: Vec<&String> = found
+        .iter()
+        .filter(|d| !EXCEPTIONS.contains(&d.as_str()))
+        .collect();
+    let gone: Vec<&&str> = EXCEPTIONS
+        .iter()
+        .filter(|e| !found.iter().any(|d| d == *e))
+        .collect();
+    assert!(
+        unexpected.is_empty() && gone.is_empty(),
+        "differences not listed:\n{}\nlisted but gone:\n{}",
+        unexpected
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        gone.iter().map(|s| **s).collect::<Vec<_>>().join("\n")
+    );
+}
