@@ -208,7 +208,13 @@ pub(crate) fn fits(column_type: &str, ty: &Type, structs: &Structs<'_>) -> bool 
             ints.contains(&name.as_str()) || name == "f32" || name == "f64" || name == "Quantity"
         }
         "boolean" => name == "bool",
-        "string" | "date" => {
+        // A list, map or struct shown as a string is printed as its JSON, which CRDs in the
+        // wild rely on (Gateway API's `.spec.hostnames`); a number or boolean is a mistake
+        // for `integer`, `number` or `boolean`.
+        "string" => {
+            !(ints.contains(&name.as_str()) || ["f32", "f64", "bool"].contains(&name.as_str()))
+        }
+        "date" => {
             !(ints.contains(&name.as_str())
                 || ["f32", "f64", "bool", "Vec", "BTreeMap", "HashMap"].contains(&name.as_str())
                 || structs.get(&name).is_some())

@@ -370,6 +370,27 @@ impl Types {
         exceptions: &mut Vec<String>,
         items: &str,
     ) -> Ty {
+        let ty = self.ty_of(hint, path, s, markers, exceptions, items);
+        // A struct's doc comment is its description; list items and map values of other
+        // types have no doc comment of their own.
+        let is_struct = matches!(&ty, Ty::Named(n) if self.structs.iter().any(|st| &st.name == n));
+        if !items.is_empty() && !is_struct && description(s).is_some() {
+            exceptions.push(
+                "the description of its list items or map values is not carried over".to_owned(),
+            );
+        }
+        ty
+    }
+
+    fn ty_of(
+        &mut self,
+        hint: &str,
+        path: &str,
+        s: &Map<String, Value>,
+        markers: &mut Vec<String>,
+        exceptions: &mut Vec<String>,
+        items: &str,
+    ) -> Ty {
         let v = |k: &str| format!("kubebuilder:validation:{items}{k}");
         let ty_name = s.get("type").and_then(Value::as_str).unwrap_or("");
         let flag = |k: &str| s.get(k).and_then(Value::as_bool) == Some(true);

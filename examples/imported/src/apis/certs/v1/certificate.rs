@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
     status = "CertificateStatus",
     printcolumn(name = "Ready", type_ = "string", json_path = ".status.conditions[?(@.type==\"Ready\")].status"),
     printcolumn(name = "Secret", type_ = "string", json_path = ".spec.secretName", description = "The Secret the certificate is stored in."),
+    printcolumn(name = "DNS Names", type_ = "string", json_path = ".spec.dnsNames", priority = 1),
     printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp", priority = 1),
     doc = "A Certificate asks an issuer for a signed X.509 certificate, kept in a Secret.",
 )]
