@@ -410,17 +410,16 @@ impl Types {
         };
         if flag("x-kubernetes-int-or-string") {
             let quantity = s.get("pattern").and_then(Value::as_str) == Some(QUANTITY_PATTERN);
-            if items.is_empty() {
+            // The marker writes the `anyOf` kube's schema of the type lacks; it reaches the
+            // field and one level of list items.
+            if items.is_empty() || items == "items:" {
                 markers.push(v("XIntOrString"));
+            } else if s.contains_key("anyOf") {
+                exceptions.push("the `anyOf` of an int-or-string in map values or nested lists is not written (kube's schema of the type has only `x-kubernetes-int-or-string`)".to_owned());
             }
             common(markers, exceptions, false);
-            if !items.is_empty() && items != "items:" {
-                if s.contains_key("anyOf") {
-                    exceptions.push("the `anyOf` of an int-or-string in map values or nested lists is not written (kube's schema of the type has only `x-kubernetes-int-or-string`)".to_owned());
-                }
-                if !s.contains_key("description") {
-                    exceptions.push("map values or nested list items of this type get the type's own description from kube".to_owned());
-                }
+            if !items.is_empty() && !s.contains_key("description") {
+                exceptions.push("list items or map values of this type get the type's own description from kube".to_owned());
             }
             return if quantity {
                 Ty::Quantity

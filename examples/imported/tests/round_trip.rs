@@ -31,6 +31,8 @@ const EXCEPTIONS: &[&str] = &[
     "batchruns.batch.example.com v1 /properties/spec/properties/resources/additionalProperties/anyOf: missing (want [{\"type\":\"integer\"},{\"type\":\"string\"}])",
     "batchruns.batch.example.com v1 /properties/spec/properties/resources/additionalProperties/pattern: missing (want \"^(\\\\+|-)?(([0-9]+(\\\\.[0-9]*)?)|(\\\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\\\+|-)?(([0-9]+(\\\\.[0-9]*)?)|(\\\\.[0-9]+))))?$\")",
     "batchruns.batch.example.com v1 /properties/spec/properties/resources/additionalProperties/description: extra ((text))",
+    // Items of type `IntOrString` without a description get the type's own.
+    "batchruns.batch.example.com v1 /properties/spec/properties/retryOn/items/description: extra ((text))",
     // A `spec` that is only `x-kubernetes-preserve-unknown-fields` is not a struct.
     "blobs.batch.example.com v1 /properties/spec/x-kubernetes-preserve-unknown-fields: missing (want true)",
 ];

@@ -6,8 +6,9 @@
 //! Not carried over (each is also noted at its field):
 //! - `spec`: `spec` is not required by the schema, but kube's `CustomResource` requires it
 //! - `spec.resources`: `pattern` on the items of nested lists or on map values cannot be written as a marker
-//! - `spec.resources`: map values or nested list items of this type get the type's own description from kube
+//! - `spec.resources`: list items or map values of this type get the type's own description from kube
 //! - `spec.resources`: the `anyOf` of an int-or-string in map values or nested lists is not written (kube's schema of the type has only `x-kubernetes-int-or-string`)
+//! - `spec.retryOn`: list items or map values of this type get the type's own description from kube
 
 use std::collections::BTreeMap;
 
@@ -79,14 +80,22 @@ pub struct BatchRunSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallelism: Option<i32>,
 
-    // Not carried over: `pattern` on the items of nested lists or on map values cannot be written as a marker
     // Not carried over: the `anyOf` of an int-or-string in map values or nested lists is not written (kube's schema of the type has only `x-kubernetes-int-or-string`)
-    // Not carried over: map values or nested list items of this type get the type's own description from kube
+    // Not carried over: `pattern` on the items of nested lists or on map values cannot be written as a marker
+    // Not carried over: list items or map values of this type get the type's own description from kube
     /// Requests per resource name.
     ///
     /// +nullable=false
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<BTreeMap<String, Quantity>>,
+
+    // Not carried over: list items or map values of this type get the type's own description from kube
+    /// Exit codes or reasons to retry on.
+    ///
+    /// +kubebuilder:validation:items:XIntOrString
+    /// +nullable=false
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_on: Option<Vec<IntOrString>>,
 
     /// +kubebuilder:default=false
     /// +nullable=false

@@ -420,6 +420,14 @@ impl BatchRun {
                     set: r#"{"nullable":null}"#,
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {
+                    path: &["spec", "retryOn", "[]"],
+                    set: r#"{"anyOf":[{"type":"integer"},{"type":"string"}],"format":null,"type":null,"x-kubernetes-int-or-string":true}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Schema {
+                    path: &["spec", "retryOn"],
+                    set: r#"{"nullable":null}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec", "suspend"],
                     set: r#"{"default":false,"nullable":null}"#,
                 },

@@ -303,6 +303,13 @@ pub struct BatchRunSpecApplyConfiguration {
             <Quantity as ::kube_codegen_runtime::apply::Apply>::Configuration,
         >,
     >,
+    /// Exit codes or reasons to retry on.
+    #[serde(
+        rename = "retryOn",
+        default,
+        skip_serializing_if = "::core::option::Option::is_none"
+    )]
+    pub retry_on: ::core::option::Option<Vec<IntOrString>>,
     /// `suspend`.
     #[serde(
         rename = "suspend",
@@ -463,6 +470,19 @@ impl BatchRunSpecApplyConfiguration {
         self.resources
             .get_or_insert_with(::core::default::Default::default)
             .extend(entries);
+        self
+    }
+
+    /// Appends items to `retryOn`.
+    #[must_use]
+    #[inline]
+    pub fn with_retry_on(
+        mut self,
+        items: impl ::core::iter::IntoIterator<Item = IntOrString>,
+    ) -> Self {
+        self.retry_on
+            .get_or_insert_with(::core::default::Default::default)
+            .extend(items);
         self
     }
 
