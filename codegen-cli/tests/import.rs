@@ -309,3 +309,59 @@ fn import_reads_a_crd_from_a_cluster() {
     );
     drop(served);
 }
+
+#[test]
+fn groups_whose_first_label_is_not_a_rust_name_or_is_shared_get_a_go_name() {
+    let dir = TempDir::new("groups");
+    let crd = |group: &str, required: &str| {
+        GADGET
+            .replace("gadgets.toys.example.com", &format!("gadgets.{group}"))
+            .replace("group: toys.example.com", &format!("group: {group}"))
+            .replace(
+                "      openAPIV3Schema:\n        type: object\n",
+                &format!(
+                    "      openAPIV3Schema:\n        type: object\n        required: {required}\n"
+                ),
+            )
+    };
+    write(
+        &dir.0,
+        "crds/a.yaml",
+        &crd("my-toys.example.com", "[metadata, spec]"),
+    );
+    write(&dir.0, "crds/b.yaml", &crd("shop.example.com", "[spec]"));
+    write(&dir.0, "crds/c.yaml", &crd("shop.example.org", "[spec]"));
+    let out = run(&dir.0, &["import", "--input", "crds", "--output", "apis"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let version =
+        |module: &str| fs::read_to_string(dir.0.join(format!("apis/{module}/v1/mod.rs"))).unwrap();
+    assert!(
+        version("mytoys").contains("//! +groupGoName=Mytoys\n"),
+        "{}",
+        version("mytoys")
+    );
+    assert!(version("shop_example_com").contains("//! +groupGoName=ShopExampleCom\n"));
+    assert!(version("shop_example_org").contains("//! +groupGoName=ShopExampleOrg\n"));
+    // The root's `required: [metadata, ...]` cannot be said; the summary says so.
+    assert!(
+        stderr(&out).contains("`metadata` is required at the root by the schema"),
+        "{}",
+        stderr(&out)
+    );
+    let generated = run(
+        &dir.0,
+        &["generate", "--input", "apis", "--output", "generated"],
+    );
+    assert!(generated.status.success(), "{}", stderr(&generated));
+    let clientset = fs::read_to_string(dir.0.join("generated/clientset.rs")).unwrap();
+    for accessor in [
+        "fn mytoys_v1(",
+        "fn shop_example_com_v1(",
+        "fn shop_example_org_v1(",
+    ] {
+        assert!(
+            clientset.contains(accessor),
+            "no {accessor} in\n{clientset}"
+        );
+    }
+}

@@ -145,6 +145,17 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
             "`spec` is not required by the schema, but kube's `CustomResource` requires it".into(),
         );
     }
+    for r in &root_required {
+        if !matches!(*r, "spec" | "status") {
+            note(
+                &mut root_notes,
+                "",
+                format!(
+                    "`{r}` is required at the root by the schema; kube's `CustomResource` requires only `spec`"
+                ),
+            );
+        }
+    }
     if root_required.contains("status") {
         note(
             &mut root_notes,
@@ -548,8 +559,17 @@ pub fn mod_files(kinds: &[KindVersion], with_root: bool) -> Vec<(PathBuf, String
         }
         out.push((dir.join("mod.rs"), text));
         for v in &versions {
+            // The clientset accessor comes from the group's first label, unless that is
+            // not a Rust name (`cert-manager`) or another group shares it: then from the
+            // module's name, as Go's `+groupGoName` does.
+            let go_name = types::upper_camel(&modules[g]);
+            let go_name_marker = if kube_codegen_core::naming::group_go_name(g) == go_name {
+                String::new()
+            } else {
+                format!("//! +groupGoName={go_name}\n")
+            };
             let mut text = format!(
-                "//! Version `{v}` of `{g}`.\n//!\n//! +groupName={g}\n//! +kubebuilder:ac:generate=true\n\n"
+                "//! Version `{v}` of `{g}`.\n//!\n//! +groupName={g}\n{go_name_marker}//! +kubebuilder:ac:generate=true\n\n"
             );
             let in_version: Vec<&KindVersion> = kinds
                 .iter()
