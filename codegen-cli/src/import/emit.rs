@@ -29,6 +29,8 @@ pub struct KindVersion {
     pub text: String,
     /// Every exception, with its path, for the summary.
     pub exceptions: Vec<Exception>,
+    /// Whether the kind has a `<Kind>Status` struct.
+    pub has_status: bool,
 }
 
 /// Everything about one CRD version that the Rust types carry.
@@ -176,6 +178,19 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
                 }
             }
         }
+    }
+    if let Some(strategy) = crd
+        .pointer("/spec/conversion/strategy")
+        .and_then(Value::as_str)
+        .filter(|s| *s != "None")
+    {
+        note(
+            &mut root_notes,
+            "",
+            format!(
+                "conversion strategy `{strategy}` is not carried over; the generated CRD uses `None`"
+            ),
+        );
     }
     let mut exceptions = root_notes.clone();
     exceptions.extend(types.exceptions.iter().cloned());
@@ -348,6 +363,9 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
             // kube makes `status` an `Option`, which it writes as nullable.
             markers.push("nullable=false".into());
         }
+        for e in &s.exceptions {
+            let _ = writeln!(out, "// Not carried over: {e}");
+        }
         doc_block(&mut out, "", s.doc.as_deref(), &markers);
         // Every field optional: `..Default::default()` builds it.
         let derive = if s.fields.iter().all(|f| f.optional) {
@@ -396,6 +414,7 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
         kind,
         text: out,
         exceptions,
+        has_status: status.is_some(),
     }
 }
 
@@ -532,22 +551,24 @@ pub fn group_modules(groups: &BTreeSet<String>) -> BTreeMap<String, String> {
 }
 
 /// The `mod.rs` files of the tree: `(path, text below the header)`.
-pub fn mod_files(kinds: &[KindVersion], with_root: bool) -> Vec<(PathBuf, String)> {
-    let groups: BTreeSet<String> = kinds.iter().map(|k| k.group.clone()).collect();
-    let modules = group_modules(&groups);
+pub fn mod_files(
+    kinds: &[KindVersion],
+    modules: &BTreeMap<String, String>,
+    with_root: bool,
+) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
     let module = |name: &str| kube_codegen_core::naming::ident(name).to_string();
     if with_root {
         let mut text = String::from(
             "//! API types imported from CustomResourceDefinitions by `kube-codegen import`.\n\n",
         );
-        for g in &groups {
-            let _ = writeln!(text, "pub mod {};", module(&modules[g]));
+        for group_module in modules.values() {
+            let _ = writeln!(text, "pub mod {};", module(group_module));
         }
         out.push((PathBuf::from("mod.rs"), text));
     }
-    for g in &groups {
-        let dir = PathBuf::from(&modules[g]);
+    for (g, group_module) in modules {
+        let dir = PathBuf::from(group_module);
         let versions: BTreeSet<&str> = kinds
             .iter()
             .filter(|k| &k.group == g)
@@ -562,7 +583,7 @@ pub fn mod_files(kinds: &[KindVersion], with_root: bool) -> Vec<(PathBuf, String
             // The clientset accessor comes from the group's first label, unless that is
             // not a Rust name (`cert-manager`) or another group shares it: then from the
             // module's name, as Go's `+groupGoName` does.
-            let go_name = types::upper_camel(&modules[g]);
+            let go_name = types::upper_camel(group_module);
             let go_name_marker = if kube_codegen_core::naming::group_go_name(g) == go_name {
                 String::new()
             } else {
@@ -581,7 +602,7 @@ pub fn mod_files(kinds: &[KindVersion], with_root: bool) -> Vec<(PathBuf, String
             text.push('\n');
             for k in &in_version {
                 let mut names = vec![k.kind.clone(), format!("{}Spec", k.kind)];
-                if k.text.contains(&format!("pub struct {}Status ", k.kind)) {
+                if k.has_status {
                     names.push(format!("{}Status", k.kind));
                 }
                 let _ = writeln!(
@@ -597,10 +618,8 @@ pub fn mod_files(kinds: &[KindVersion], with_root: bool) -> Vec<(PathBuf, String
     out
 }
 
-/// The path of a kind's file.
-pub fn kind_path(kinds: &[KindVersion], k: &KindVersion) -> PathBuf {
-    let groups: BTreeSet<String> = kinds.iter().map(|k| k.group.clone()).collect();
-    let modules = group_modules(&groups);
+/// The path of a kind's file, below its group's module (see [`group_modules`]).
+pub fn kind_path(modules: &BTreeMap<String, String>, k: &KindVersion) -> PathBuf {
     PathBuf::from(&modules[&k.group])
         .join(&k.version)
         .join(format!("{}.rs", k.module))

@@ -155,17 +155,6 @@ fn import(args: &ImportArgs) -> Result<String, Vec<String>> {
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        if let Some(strategy) = s
-            .crd
-            .pointer("/spec/conversion/strategy")
-            .and_then(Value::as_str)
-            && strategy != "None"
-        {
-            eprintln!(
-                "kube-codegen: note: {}: conversion strategy `{strategy}` is not carried over; the generated CRD uses `None`",
-                s.origin
-            );
-        }
         for v in &versions {
             kinds.push(emit::kind_version(&emit::VersionInput {
                 crd: &s.crd,
@@ -185,16 +174,16 @@ fn import(args: &ImportArgs) -> Result<String, Vec<String>> {
         Ok(text) => text.lines().next() == Some(emit::HEADER_LINE),
         Err(_) => true,
     };
+    let groups: BTreeSet<String> = kinds.iter().map(|k| k.group.clone()).collect();
+    let modules = emit::group_modules(&groups);
     let mut files = Vec::new();
     for k in &kinds {
-        let text = format!("{header}{}", k.text);
-        check_rust(&emit::kind_path(&kinds, k), &text)?;
-        files.push(OutputFile {
-            path: emit::kind_path(&kinds, k),
-            contents: text,
-        });
+        let path = emit::kind_path(&modules, k);
+        let contents = format!("{header}{}", k.text);
+        check_rust(&path, &contents)?;
+        files.push(OutputFile { path, contents });
     }
-    for (path, text) in emit::mod_files(&kinds, root_is_ours) {
+    for (path, text) in emit::mod_files(&kinds, &modules, root_is_ours) {
         files.push(OutputFile {
             path,
             contents: format!("{header}{text}"),
@@ -203,8 +192,7 @@ fn import(args: &ImportArgs) -> Result<String, Vec<String>> {
     let mut notes = Vec::new();
     if !root_is_ours {
         let text = std::fs::read_to_string(&root_mod).unwrap_or_default();
-        let groups: BTreeSet<String> = kinds.iter().map(|k| k.group.clone()).collect();
-        for (_, module) in emit::group_modules(&groups) {
+        for module in modules.values() {
             if !text.contains(&format!("pub mod {module};")) {
                 notes.push(format!(
                     "kube-codegen: note: add `pub mod {module};` to {} (it was not written by import, so it is left as it is)",

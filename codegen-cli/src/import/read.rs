@@ -66,11 +66,11 @@ pub fn parse(shown: &str, text: &str) -> Result<Vec<Source>, Vec<String>> {
             continue;
         }
         let origin = format!("{shown}, document {}", i + 1);
-        if doc.get("kind").and_then(Value::as_str) == Some("List")
-            || doc
-                .get("kind")
-                .and_then(Value::as_str)
-                .is_some_and(|k| k.ends_with("List") && doc.get("items").is_some())
+        // `List`, `CustomResourceDefinitionList`, ...
+        if doc
+            .get("kind")
+            .and_then(Value::as_str)
+            .is_some_and(|k| k.ends_with("List"))
         {
             let Some(items) = doc.get("items").and_then(Value::as_array) else {
                 errors.push(format!("error: {origin}: `items` of a List is not a list"));
@@ -144,9 +144,7 @@ fn check(origin: &str, doc: &Value) -> Result<(), Vec<String>> {
             format!(
                 "error: {origin} (CustomResourceDefinition `{name}`): `{}`: {}; kube-apiserver rejects this CRD",
                 e.field,
-                e.to_string()
-                    .strip_prefix(&format!("{}: ", e.field))
-                    .unwrap_or(&e.to_string())
+                e.body()
             )
         })
         .collect())

@@ -207,22 +207,15 @@ impl Types {
             return None;
         }
         self.taken.insert(name.to_owned());
-        Some(self.structure(name.to_owned(), path, obj, false))
+        Some(self.structure(name.to_owned(), path, obj))
     }
 
-    /// Makes (or reuses) the struct for the object schema `obj`.
-    fn structure(
-        &mut self,
-        name: String,
-        path: &str,
-        obj: &Map<String, Value>,
-        reuse: bool,
-    ) -> String {
-        let key = canonical(obj);
-        if reuse && let Some(existing) = self.by_schema.get(&key) {
-            return existing.clone();
-        }
-        self.by_schema.entry(key).or_insert_with(|| name.clone());
+    /// Makes the struct `name` for the object schema `obj`; later identical schemas reuse it
+    /// (see [`Types::named_struct`]).
+    fn structure(&mut self, name: String, path: &str, obj: &Map<String, Value>) -> String {
+        self.by_schema
+            .entry(canonical(obj))
+            .or_insert_with(|| name.clone());
         // Reserve the slot so that nested types come after their parent.
         let index = self.structs.len();
         self.structs.push(Struct {
@@ -678,7 +671,7 @@ impl Types {
             return existing.clone();
         }
         let name = self.unique(hint);
-        self.structure(name, path, s, true)
+        self.structure(name, path, s)
     }
 
     fn named_enum(&mut self, hint: &str, values: &[String]) -> String {

@@ -152,6 +152,50 @@ fn essence(crd: &Value) -> Value {
     out
 }
 
+/// The differences between two CRDs, each prefixed with the CRD's name; a version's schema
+/// is compared on its own, so that paths name the version.
+fn crd_differences(name: &str, want: &Value, got: &Value) -> Vec<String> {
+    let (mut want, mut got) = (essence(want), essence(got));
+    let schemas = |crd: &mut Value| -> BTreeMap<String, Value> {
+        let mut out = BTreeMap::new();
+        for v in crd["spec"]["versions"].as_array_mut().into_iter().flatten() {
+            let schema = v["schema"]["openAPIV3Schema"].take();
+            out.insert(v["name"].as_str().unwrap_or_default().to_owned(), schema);
+        }
+        out
+    };
+    let (want_schemas, got_schemas) = (schemas(&mut want), schemas(&mut got));
+    let mut diffs = Vec::new();
+    diff("", &want, &got, &mut diffs);
+    for (version, schema) in &want_schemas {
+        let other = got_schemas.get(version).unwrap_or(&Value::Null);
+        diff(&format!(" {version} "), schema, other, &mut diffs);
+    }
+    diffs.into_iter().map(|d| format!("{name}{d}")).collect()
+}
+
+/// Fails unless `found` is exactly [`EXCEPTIONS`].
+fn assert_only_the_listed_differences(found: &[String]) {
+    let unexpected: Vec<&String> = found
+        .iter()
+        .filter(|d| !EXCEPTIONS.contains(&d.as_str()))
+        .collect();
+    let gone: Vec<&&str> = EXCEPTIONS
+        .iter()
+        .filter(|e| !found.iter().any(|d| d == *e))
+        .collect();
+    assert!(
+        unexpected.is_empty() && gone.is_empty(),
+        "differences not listed:\n{}\nlisted but gone:\n{}",
+        unexpected
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        gone.iter().map(|s| **s).collect::<Vec<_>>().join("\n")
+    );
+}
+
 #[test]
 fn imported_types_give_back_the_schemas_they_were_imported_from() {
     let built: BTreeMap<String, Value> = imported_apis::generated::crds()
@@ -177,43 +221,9 @@ fn imported_types_give_back_the_schemas_they_were_imported_from() {
                 built.keys()
             );
         };
-        let (mut want, mut got) = (essence(input), essence(output));
-        // Each version's schema on its own, so that paths name the version.
-        let schemas = |crd: &mut Value| -> BTreeMap<String, Value> {
-            let mut out = BTreeMap::new();
-            for v in crd["spec"]["versions"].as_array_mut().into_iter().flatten() {
-                let schema = v["schema"]["openAPIV3Schema"].take();
-                out.insert(v["name"].as_str().unwrap_or_default().to_owned(), schema);
-            }
-            out
-        };
-        let (want_schemas, got_schemas) = (schemas(&mut want), schemas(&mut got));
-        let mut diffs = Vec::new();
-        diff("", &want, &got, &mut diffs);
-        for (version, schema) in &want_schemas {
-            let other = got_schemas.get(version).unwrap_or(&Value::Null);
-            diff(&format!(" {version} "), schema, other, &mut diffs);
-        }
-        found.extend(diffs.into_iter().map(|d| format!("{name}{d}")));
+        found.extend(crd_differences(name, input, output));
     }
-    let unexpected: Vec<&String> = found
-        .iter()
-        .filter(|d| !EXCEPTIONS.contains(&d.as_str()))
-        .collect();
-    let gone: Vec<&&str> = EXCEPTIONS
-        .iter()
-        .filter(|e| !found.iter().any(|d| d == *e))
-        .collect();
-    assert!(
-        unexpected.is_empty() && gone.is_empty(),
-        "differences not listed:\n{}\nlisted but gone:\n{}",
-        unexpected
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        gone.iter().map(|s| **s).collect::<Vec<_>>().join("\n")
-    );
+    assert_only_the_listed_differences(&found);
 }
 
 /// The same comparison as the API server stores them: each input CRD applied, read back,
@@ -259,32 +269,7 @@ async fn the_api_server_stores_the_same_schemas_from_the_imported_types() {
                     .await
                     .map_err(|e| format!("built `{name}`: {e}"))?,
             );
-            let (mut want, mut got) = (essence(&before), essence(&after));
-            let mut diffs = Vec::new();
-            let mut want_versions = BTreeMap::new();
-            for v in want["spec"]["versions"]
-                .as_array_mut()
-                .into_iter()
-                .flatten()
-            {
-                want_versions.insert(
-                    v["name"].as_str().unwrap_or("").to_owned(),
-                    v["schema"]["openAPIV3Schema"].take(),
-                );
-            }
-            let mut got_versions = BTreeMap::new();
-            for v in got["spec"]["versions"].as_array_mut().into_iter().flatten() {
-                got_versions.insert(
-                    v["name"].as_str().unwrap_or("").to_owned(),
-                    v["schema"]["openAPIV3Schema"].take(),
-                );
-            }
-            diff("", &want, &got, &mut diffs);
-            for (version, schema) in &want_versions {
-                let other = got_versions.get(version).unwrap_or(&Value::Null);
-                diff(&format!(" {version} "), schema, other, &mut diffs);
-            }
-            found.extend(diffs.into_iter().map(|d| format!("{name}{d}")));
+            found.extend(crd_differences(name, &before, &after));
         }
         Ok::<(), String>(())
     }
@@ -294,22 +279,5 @@ async fn the_api_server_stores_the_same_schemas_from_the_imported_types() {
         let _ = api.delete(name, &DeleteParams::default()).await;
     }
     result.expect("the API server accepted every CRD");
-    let unexpected: Vec<&String> = found
-        .iter()
-        .filter(|d| !EXCEPTIONS.contains(&d.as_str()))
-        .collect();
-    let gone: Vec<&&str> = EXCEPTIONS
-        .iter()
-        .filter(|e| !found.iter().any(|d| d == *e))
-        .collect();
-    assert!(
-        unexpected.is_empty() && gone.is_empty(),
-        "differences not listed:\n{}\nlisted but gone:\n{}",
-        unexpected
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        gone.iter().map(|s| **s).collect::<Vec<_>>().join("\n")
-    );
+    assert_only_the_listed_differences(&found);
 }
