@@ -1181,7 +1181,7 @@ fn field_patch(cx: &mut Ctxt, m: &Marker, s: &Shape<'_>, path: &[String]) -> Opt
             });
         }
         "nullable" => match value {
-            "" | "true" => ("nullable", Value::from(true)),
+            "true" => ("nullable", Value::from(true)),
             // Drops the `nullable: true` kube writes for every `Option`.
             "false" => ("nullable", Value::Null),
             other => return bad(cx, format!("`{other}` is not `true` or `false`")),

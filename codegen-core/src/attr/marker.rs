@@ -109,7 +109,7 @@ pub const KNOWN: &[(&str, Place, Option<bool>)] = &[
     ("kubebuilder:ac:generate", Place::Type, Some(true)),
     ("optional", Place::Field, None),
     ("required", Place::Field, None),
-    ("nullable", Place::Both, None),
+    ("nullable", Place::Both, Some(true)),
     ("listType", Place::Field, Some(true)),
     ("listMapKey", Place::Field, Some(true)),
     ("mapType", Place::Both, Some(true)),
@@ -252,11 +252,6 @@ fn parse(cx: &mut Ctxt, text: &str, loc: &dyn Fn(usize, usize) -> Loc) -> Option
         value_loc: loc(0, text.len()),
     };
     match takes {
-        // `+nullable=false` takes back the `nullable: true` kube writes for an `Option`.
-        None if name == "nullable" && rest.starts_with('=') => {
-            marker.value = Some(rest[1..].trim().to_owned());
-            marker.value_loc = loc(start + 1, text.len());
-        }
         None => {
             if !rest.is_empty() {
                 cx.error_at(
@@ -275,6 +270,9 @@ fn parse(cx: &mut Ctxt, text: &str, loc: &dyn Fn(usize, usize) -> Loc) -> Option
                 "kubebuilder:validation:ExclusiveMinimum"
                     | "kubebuilder:validation:ExclusiveMaximum"
                     | "kubebuilder:validation:UniqueItems"
+                    // `+nullable=false` takes back the `nullable: true` kube writes for an
+                    // `Option`; `+nullable` alone is `true`.
+                    | "nullable"
             ) && rest.is_empty() =>
             {
                 marker.value = Some("true".to_owned());
