@@ -14,3 +14,4 @@ pub mod formats;
 pub mod meta;
 pub mod names;
 pub mod schema;
+pub mod version;

@@ -66,18 +66,53 @@ pub fn json_with_warnings(
     warnings: &[String],
 ) -> Response<ResponseBody> {
     let mut response = json(code, value);
-    let mut seen: Vec<&String> = Vec::new();
+    add_warnings(&mut response, warnings);
+    response
+}
+
+/// Appends one `Warning: 299 - "..."` header per warning not already on the response, as
+/// the real server's warning recorder does.
+pub fn add_warnings(response: &mut Response<ResponseBody>, warnings: &[String]) {
     for w in warnings {
-        if seen.contains(&w) {
-            continue;
-        }
-        seen.push(w);
         let escaped = w.replace('\\', "\\\\").replace('"', "\\\"");
-        if let Ok(v) = http::HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
+        let Ok(v) = http::HeaderValue::from_str(&format!("299 - \"{escaped}\"")) else {
+            continue;
+        };
+        if !response
+            .headers()
+            .get_all(header::WARNING)
+            .iter()
+            .any(|h| *h == v)
+        {
             response.headers_mut().append(header::WARNING, v);
         }
     }
-    response
+}
+
+/// Puts `warnings` before the warnings a response already has: those recorded when the
+/// request was routed come first on the real server.
+pub fn prepend_warnings(response: &mut Response<ResponseBody>, warnings: &[String]) {
+    if warnings.is_empty() {
+        return;
+    }
+    let later: Vec<http::HeaderValue> = response
+        .headers_mut()
+        .get_all(header::WARNING)
+        .iter()
+        .cloned()
+        .collect();
+    response.headers_mut().remove(header::WARNING);
+    add_warnings(response, warnings);
+    for v in later {
+        if !response
+            .headers()
+            .get_all(header::WARNING)
+            .iter()
+            .any(|h| *h == v)
+        {
+            response.headers_mut().append(header::WARNING, v);
+        }
+    }
 }
 
 /// An error whose `Accept` could not be met: indented JSON, as the real server writes it.

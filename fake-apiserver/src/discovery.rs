@@ -75,7 +75,9 @@ fn groups(types: &[std::sync::Arc<ResourceType>]) -> Vec<Value> {
             let mut versions: Vec<&str> = ts.iter().map(|t| t.version.as_str()).collect();
             versions.sort_unstable();
             versions.dedup();
-            let preferred = ts.iter().find(|t| t.version == t.storage_version).map_or(versions[0], |t| t.version.as_str());
+            // Most preferred first, and that one is the preferred version.
+            crate::rules::version::sort_preferred_first(&mut versions);
+            let preferred = versions[0];
             let list: Vec<Value> = versions.iter().map(|v| json!({"groupVersion": format!("{g}/{v}"), "version": v})).collect();
             json!({"name": g, "versions": list, "preferredVersion": {"groupVersion": format!("{g}/{preferred}"), "version": preferred}})
         })

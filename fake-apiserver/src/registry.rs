@@ -71,6 +71,8 @@ pub struct ResourceType {
     pub field_labels: FieldLabels,
     /// When `metadata.generation` changes.
     pub generation: Generation,
+    /// `Warning` headers of every request to this version (a deprecated CRD version's).
+    pub warnings: Vec<String>,
 }
 
 impl ResourceType {
@@ -461,6 +463,7 @@ pub fn builtins() -> Vec<ResourceType> {
                 | "CustomResourceDefinition" => Generation::Spec,
                 _ => Generation::Untracked,
             },
+            warnings: Vec::new(),
         })
         .collect()
 }
@@ -558,7 +561,42 @@ pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, String> {
                 }),
             meta: MetaRules::CUSTOM,
             field_labels: FieldLabels::Listed,
+            warnings: deprecation_warning(v, &group, &kind, versions)
+                .into_iter()
+                .collect(),
         });
     }
     Ok(out)
+}
+
+/// The warning every request to a deprecated CRD version gets: its own
+/// `deprecationWarning`, or `<group>/<version> <Kind> is deprecated`, naming the most
+/// preferred served version that is not deprecated and preferred over this one.
+fn deprecation_warning(
+    version: &Value,
+    group: &str,
+    kind: &str,
+    versions: &[Value],
+) -> Option<String> {
+    if version.get("deprecated").and_then(Value::as_bool) != Some(true) {
+        return None;
+    }
+    if let Some(own) = version.get("deprecationWarning").and_then(Value::as_str) {
+        return Some(own.to_owned());
+    }
+    let name = version.get("name").and_then(Value::as_str).unwrap_or("");
+    let mut message = format!("{group}/{name} {kind} is deprecated");
+    let newer = versions
+        .iter()
+        .filter(|v| {
+            v.get("served").and_then(Value::as_bool) == Some(true)
+                && v.get("deprecated").and_then(Value::as_bool) != Some(true)
+        })
+        .filter_map(|v| v.get("name").and_then(Value::as_str))
+        .filter(|v| crate::rules::version::compare(name, v).is_lt())
+        .max_by(|a, b| crate::rules::version::compare(a, b));
+    if let Some(newer) = newer {
+        message.push_str(&format!("; use {group}/{newer} {kind}"));
+    }
+    Some(message)
 }

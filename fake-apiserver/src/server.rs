@@ -211,6 +211,20 @@ pub async fn handle(shared: &Arc<Shared>, req: http::Request<Bytes>) -> Response
     let Some(rt) = shared.lock().find_type(&target) else {
         return body::error(&ApiError::no_route(parts.uri.path()));
     };
+    let mut response = handle_resource(shared, &parts, &query, &target, &rt, body).await;
+    body::prepend_warnings(&mut response, &rt.warnings);
+    response
+}
+
+/// Handles one request for a served resource.
+async fn handle_resource(
+    shared: &Arc<Shared>,
+    parts: &http::request::Parts,
+    query: &Query,
+    target: &Target,
+    rt: &Arc<ResourceType>,
+    body: Bytes,
+) -> Response<ResponseBody> {
     if !rt.namespaced && target.namespace.is_some() {
         return body::error(&ApiError::no_route(parts.uri.path()));
     }
@@ -221,7 +235,7 @@ pub async fn handle(shared: &Arc<Shared>, req: http::Request<Bytes>) -> Response
         Some("finalize") if rt.is("", "namespaces") => {}
         Some(_) => return body::error(&ApiError::no_route(parts.uri.path())),
     }
-    let verb = match verb_of(&parts.method, &target, &rt, &query) {
+    let verb = match verb_of(&parts.method, target, rt, query) {
         Ok(v) => v,
         Err(e) => return body::error(&e),
     };
@@ -244,7 +258,7 @@ pub async fn handle(shared: &Arc<Shared>, req: http::Request<Bytes>) -> Response
             Recorded {
                 // A copy, sized to the body: a slice would keep the whole read buffer alive.
                 bytes: Bytes::copy_from_slice(&body),
-                content_type: header(&parts, http::header::CONTENT_TYPE).to_owned(),
+                content_type: header(parts, http::header::CONTENT_TYPE).to_owned(),
                 decode: logged_body,
             },
         );
@@ -259,7 +273,7 @@ pub async fn handle(shared: &Arc<Shared>, req: http::Request<Bytes>) -> Response
     if let Some(err) = fault {
         return body::error(&err);
     }
-    let accept = header(&parts, http::header::ACCEPT).to_owned();
+    let accept = header(parts, http::header::ACCEPT).to_owned();
     if !acceptable(&accept, matches!(verb, "list" | "watch")) && !accept.contains("as=Table") {
         let mut available = SERIALIZERS.to_vec();
         if matches!(verb, "list" | "watch") {
@@ -271,19 +285,19 @@ pub async fn handle(shared: &Arc<Shared>, req: http::Request<Bytes>) -> Response
         return body::error_indented(&ApiError::not_acceptable(&available));
     }
     if verb == "watch" {
-        return match ListOptions::parse(&query, true) {
-            Ok(options) => crate::watch::start(shared, &rt, &target, &options),
+        return match ListOptions::parse(query, true) {
+            Ok(options) => crate::watch::start(shared, rt, target, &options),
             Err(e) => body::error(&e),
         };
     }
-    let content_type = media_type(header(&parts, http::header::CONTENT_TYPE));
-    let user_agent = header(&parts, http::header::USER_AGENT).to_owned();
+    let content_type = media_type(header(parts, http::header::CONTENT_TYPE));
+    let user_agent = header(parts, http::header::USER_AGENT).to_owned();
     let result = respond(
         shared,
-        &rt,
-        &target,
+        rt,
+        target,
         verb,
-        &query,
+        query,
         &content_type,
         &user_agent,
         &accept,

@@ -37,18 +37,45 @@ where
         let shared = self.shared.clone();
         Box::pin(async move {
             let (parts, body) = req.into_parts();
-            let bytes = match body.collect().await {
-                Ok(collected) => collected.to_bytes(),
-                Err(e) => {
-                    let err = ApiError::bad_request(format!(
-                        "cannot read the request body: {}",
-                        e.into()
-                    ));
-                    return Ok(crate::body::error(&err));
-                }
+            let bytes = match read_body(&parts.method, body).await {
+                Ok(bytes) => bytes,
+                Err(err) => return Ok(crate::body::error(&err)),
             };
             Ok(server::handle(&shared, Request::from_parts(parts, bytes)).await)
         })
+    }
+}
+
+/// kube-apiserver's limit on a request body (`--max-request-body-bytes`, 3 MiB).
+pub const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
+
+/// The body of a request that has one: at most [`MAX_REQUEST_BODY_BYTES`], read no further
+/// than one byte past it (a larger one is a 413, as the real handlers answer it). Reads and
+/// watches are answered without reading their body, as the real server does.
+async fn read_body<B>(method: &http::Method, body: B) -> Result<bytes::Bytes, ApiError>
+where
+    B: http_body::Body,
+    B::Error: Into<BoxError>,
+{
+    if !matches!(
+        *method,
+        http::Method::POST | http::Method::PUT | http::Method::PATCH | http::Method::DELETE
+    ) {
+        return Ok(bytes::Bytes::new());
+    }
+    match http_body_util::Limited::new(body, MAX_REQUEST_BODY_BYTES)
+        .collect()
+        .await
+    {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(ApiError::custom(
+            413,
+            "RequestEntityTooLarge",
+            &format!("Request entity too large: limit is {MAX_REQUEST_BODY_BYTES}"),
+        )),
+        Err(e) => Err(ApiError::bad_request(format!(
+            "cannot read the request body: {e}"
+        ))),
     }
 }
 

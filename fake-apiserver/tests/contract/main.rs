@@ -16,6 +16,7 @@ mod crud;
 mod decoding;
 mod fake_only;
 mod gc;
+mod limits;
 mod lists;
 mod namespaces;
 mod ownership;
