@@ -7,6 +7,8 @@
 
 pub mod base64;
 pub mod builtin;
+#[cfg(feature = "cel")]
+pub mod cel;
 pub mod crd;
 pub mod crd_schema;
 pub mod field;

@@ -82,6 +82,77 @@ pub fn admit(schema: &Value, obj: &mut Value, unknown: &mut Vec<String>) -> Vec<
     errors
 }
 
+/// Ratcheting, as kube-apiserver does it on updates: schema errors at a value that is
+/// unchanged from the old object (found by property, map key, or a list-map's keys) are
+/// dropped, so an object stored before a schema got stricter can still be updated
+/// elsewhere. `errors` are those of [`admit`] for `new`.
+pub fn ratchet(schema: &Value, new: &Value, old: &Value, errors: &mut Vec<FieldError>) {
+    let mut unchanged = Vec::new();
+    unchanged_paths(schema, new, old, "", true, &mut unchanged);
+    errors.retain(|e| {
+        !unchanged.iter().any(|p| {
+            p.is_empty()
+                || e.field == *p
+                || e.field
+                    .strip_prefix(p.as_str())
+                    .is_some_and(|rest| rest.starts_with(['.', '[']))
+        })
+    });
+}
+
+/// The paths of the outermost values of `new` equal to their correlated old values.
+fn unchanged_paths(
+    schema: &Value,
+    new: &Value,
+    old: &Value,
+    path: &str,
+    root: bool,
+    out: &mut Vec<String>,
+) {
+    if new == old {
+        out.push(path.to_owned());
+        return;
+    }
+    match (new, old) {
+        (Value::Object(n), Value::Object(o)) => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+            for (k, v) in n {
+                if root && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                    continue;
+                }
+                let sub = props.and_then(|p| p.get(k)).or(additional);
+                if let (Some(sub), Some(ov)) = (sub, o.get(k)) {
+                    unchanged_paths(sub, v, ov, &child(path, k), false, out);
+                }
+            }
+        }
+        (Value::Array(n), Value::Array(o)) => {
+            let keys: Vec<&str> = match schema.get("x-kubernetes-list-type").and_then(Value::as_str)
+            {
+                Some("map") => schema
+                    .get("x-kubernetes-list-map-keys")
+                    .and_then(Value::as_array)
+                    .map(|k| k.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default(),
+                _ => return,
+            };
+            let Some(items) = schema.get("items") else {
+                return;
+            };
+            for (i, v) in n.iter().enumerate() {
+                if let Some(ov) = o
+                    .iter()
+                    .find(|ov| keys.iter().all(|k| ov.get(k) == v.get(k)))
+                {
+                    unchanged_paths(items, v, ov, &format!("{path}[{i}]"), false, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Drops what `schema` does not know from `value` and returns the paths dropped
 /// (relative to `value`), as the real server prunes a default or a request body.
 pub fn prune(schema: &Value, value: &mut Value) -> Vec<String> {

@@ -35,7 +35,9 @@ pub fn json_bytes(code: StatusCode, bytes: Bytes) -> Response<ResponseBody> {
 /// A `metav1.Status` error response.
 pub fn error(err: &ApiError) -> Response<ResponseBody> {
     let code = StatusCode::from_u16(err.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    json(code, &err.to_status())
+    let mut response = json(code, &err.to_status());
+    add_warnings(&mut response, &err.warnings);
+    response
 }
 
 /// A plain-text response (health endpoints).

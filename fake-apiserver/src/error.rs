@@ -15,6 +15,8 @@ pub struct ApiError {
     pub message: String,
     /// `details`, when the reason has them.
     pub details: Option<Value>,
+    /// `Warning` headers sent with the error (rules that ratcheting forgave).
+    pub warnings: Vec<String>,
 }
 
 impl ApiError {
@@ -24,7 +26,14 @@ impl ApiError {
             reason: reason.to_owned(),
             message: message.into(),
             details: None,
+            warnings: Vec::new(),
         }
+    }
+
+    /// The error with `Warning` headers.
+    pub fn with_warnings(mut self, warnings: Vec<String>) -> Self {
+        self.warnings = warnings;
+        self
     }
 
     fn with_details(mut self, details: Value) -> Self {

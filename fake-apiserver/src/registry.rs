@@ -73,6 +73,8 @@ pub struct ResourceType {
     pub generation: Generation,
     /// `Warning` headers of every request to this version (a deprecated CRD version's).
     pub warnings: Vec<String>,
+    /// A CRD version's CEL rules, parsed once.
+    pub rules: Option<std::sync::Arc<apiserver_rules::cel::Rules>>,
 }
 
 impl ResourceType {
@@ -464,6 +466,7 @@ pub fn builtins() -> Vec<ResourceType> {
                 _ => Generation::Untracked,
             },
             warnings: Vec::new(),
+            rules: None,
         })
         .collect()
 }
@@ -541,6 +544,10 @@ pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, String> {
             short_names: strings("shortNames"),
             categories: strings("categories"),
             schema: v.pointer("/schema/openAPIV3Schema").cloned(),
+            rules: v
+                .pointer("/schema/openAPIV3Schema")
+                .and_then(apiserver_rules::cel::Rules::compile)
+                .map(std::sync::Arc::new),
             selectable_fields: selectable,
             storage_version: storage_version.clone(),
             custom: true,

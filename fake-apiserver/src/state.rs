@@ -232,9 +232,11 @@ impl State {
             map.remove("status");
         }
         self.prepare_builtin_create(rt, &mut obj);
-        let errors = admit_schema(rt, &mut obj, ctx)?;
+        let mut errors = admit_schema(rt, &mut obj, None, ctx)?;
+        admit_rules(rt, &obj, None, &mut errors, ctx);
         if !errors.is_empty() {
-            return Err(ApiError::invalid(&rt.group, &rt.kind, &name, errors));
+            return Err(ApiError::invalid(&rt.group, &rt.kind, &name, errors)
+                .with_warnings(std::mem::take(&mut ctx.warnings)));
         }
         if rt.is("apiextensions.k8s.io", "customresourcedefinitions") {
             self.accept_crd(None, &mut obj);
@@ -473,14 +475,17 @@ impl State {
         };
         // A custom resource of another kind is not checked against the schema.
         if kind_errors.is_empty() {
-            errors.extend(admit_schema(rt, &mut new, ctx)?);
+            let served_old = Self::served(rt, &old);
+            errors.extend(admit_schema(rt, &mut new, Some(&served_old), ctx)?);
+            admit_rules(rt, &new, Some(&served_old), &mut errors, ctx);
         } else {
             errors.extend(kind_errors);
             let kind = new["kind"].as_str().unwrap_or_default().to_owned();
             return Err(ApiError::invalid(&rt.group, &kind, name, errors));
         }
         if !errors.is_empty() {
-            return Err(ApiError::invalid(&rt.group, &rt.kind, name, errors));
+            return Err(ApiError::invalid(&rt.group, &rt.kind, name, errors)
+                .with_warnings(std::mem::take(&mut ctx.warnings)));
         }
         if rt.is("apiextensions.k8s.io", "customresourcedefinitions") && subresource.is_none() {
             let served_old = Self::served(rt, &old);
@@ -822,16 +827,21 @@ impl State {
 
 /// Defaults, prunes and validates a custom resource by its schema. Pruned fields are
 /// `unknown field` warnings, or with `fieldValidation=Strict` a 400, as on the real server.
+/// On an update (`old`), errors at unchanged values are ratcheted away.
 fn admit_schema(
     rt: &ResourceType,
     obj: &mut Value,
+    old: Option<&Value>,
     ctx: &mut Ctx,
 ) -> Result<Vec<FieldError>, ApiError> {
     let Some(schema) = &rt.schema else {
         return Ok(Vec::new());
     };
     let mut unknown = Vec::new();
-    let errors = schema::admit(schema, obj, &mut unknown);
+    let mut errors = schema::admit(schema, obj, &mut unknown);
+    if let Some(old) = old {
+        schema::ratchet(schema, obj, old, &mut errors);
+    }
     let messages = unknown.iter().map(|u| format!("unknown field \"{u}\""));
     match ctx.field_validation {
         FieldValidation::Strict if !unknown.is_empty() => {
@@ -846,6 +856,26 @@ fn admit_schema(
         _ => {}
     }
     Ok(errors)
+}
+
+/// Runs a custom resource's CEL rules once the schema has been checked: not at all when a
+/// schema error blocks them (the real server then adds one error saying so); failures that
+/// ratcheting forgives on an update become warnings.
+fn admit_rules(
+    rt: &ResourceType,
+    new: &Value,
+    old: Option<&Value>,
+    errors: &mut Vec<FieldError>,
+    ctx: &mut Ctx,
+) {
+    let Some(rules) = &rt.rules else {
+        return;
+    };
+    if apiserver_rules::cel::blocks(errors) {
+        errors.push(apiserver_rules::cel::not_checked());
+    } else {
+        rules.validate(new, old, errors, &mut ctx.warnings);
+    }
 }
 
 /// A built-in kind is stored as its Go type would encode it.

@@ -10,6 +10,7 @@
 
 mod env;
 
+mod cel;
 mod crd;
 mod crd_admission;
 mod crud;
