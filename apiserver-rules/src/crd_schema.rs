@@ -71,6 +71,11 @@ pub fn validate(
         ));
     }
     formats(s, warnings);
+    // Rules are compiled only once the schema they are typed by is valid.
+    #[cfg(feature = "cel")]
+    if errs.is_empty() {
+        errs.extend(crate::cel::check::crd_rules(root, p));
+    }
     errs
 }
 

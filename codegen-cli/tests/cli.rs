@@ -426,6 +426,69 @@ pub struct WidgetStatus {
 }
 
 #[test]
+fn cel_rules_the_api_server_would_refuse_are_errors_at_their_marker() {
+    let tmp = TempDir::new("cel");
+    write(
+        &tmp.0,
+        "apis/widgets/v1/mod.rs",
+        "//! +groupName=widgets.example.com\npub mod widget;\n",
+    );
+    write(
+        &tmp.0,
+        "apis/widgets/v1/widget.rs",
+        r#"/// +genclient
+#[derive(CustomResource)]
+#[kube(group = "widgets.example.com", version = "v1", kind = "Widget", namespaced)]
+#[serde(rename_all = "camelCase")]
+pub struct WidgetSpec {
+    /// +kubebuilder:validation:XValidation:rule="self.minReplicas <= self.maxReplica",message="min above max"
+    pub limits: Limits,
+    /// +kubebuilder:validation:XValidation:rule="self.all(t, t.size() < 10) &&"
+    pub tags: Vec<String>,
+    /// +kubebuilder:validation:XValidation:rule="self == 'x'"
+    pub size: i32,
+    /// +kubebuilder:validation:XValidation:rule="self.minReplicas > 0",messageExpression="self.minReplicas"
+    pub fine_but_for_the_message: Limits,
+    /// +kubebuilder:validation:XValidation:rule="self.exists(l, l.minReplicas > 0) && self.all(l, has(l.maxReplicas))"
+    pub good: Vec<Limits>,
+}
+
+#[serde(rename_all = "camelCase")]
+pub struct Limits {
+    pub min_replicas: i32,
+    pub max_replicas: i32,
+}
+"#,
+    );
+    let out = generate(&tmp.0);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    for (line, want) in [
+        (
+            6,
+            "compilation failed: ERROR: <input>:1:25: undefined field 'maxReplica'\n | self.minReplicas <= self.maxReplica\n | ........................^",
+        ),
+        (
+            8,
+            "compilation failed: ERROR: <input>:1:30: Syntax error: mismatched input '<EOF>'",
+        ),
+        (
+            10,
+            "compilation failed: ERROR: <input>:1:6: found no matching overload for '_==_' applied to '(int, string)'",
+        ),
+        (12, "messageExpression must evaluate to a string"),
+    ] {
+        assert!(err.contains(want), "{want}: {err}");
+        assert!(
+            err.contains(&format!(" --> apis/widgets/v1/widget.rs:{line}:")),
+            "line {line}: {err}"
+        );
+    }
+    assert!(!err.contains(":14:"), "a good rule is accepted: {err}");
+    assert!(!tmp.0.join("generated").exists(), "nothing is written");
+}
+
+#[test]
 fn a_kind_in_several_versions_needs_exactly_one_storage_version() {
     let tmp = TempDir::new("storage");
     for v in ["v1", "v2"] {

@@ -13,6 +13,7 @@
 pub mod apply_tree;
 pub mod attr;
 pub mod builtin;
+mod cel_type;
 pub mod check;
 pub mod diag;
 pub mod emit;

@@ -12,6 +12,8 @@ use quote::ToTokens;
 use serde_json::{Map, Value, json};
 use syn::{Attribute, Fields, ItemEnum, ItemStruct, Type};
 
+use apiserver_rules::cel::check::{Expect, Ty, check as cel_check};
+
 use crate::attr::kube::{KubeAttrs, Spanned};
 use crate::attr::marker::{self, Marker, Place};
 use crate::check::{self, Structs};
@@ -90,7 +92,7 @@ pub struct Markers {
 
 /// The JSON shape of a Rust type, as far as the source shows it.
 #[derive(Debug, Clone, Copy)]
-enum Shape<'a> {
+pub(crate) enum Shape<'a> {
     Integer,
     Number,
     String,
@@ -148,7 +150,7 @@ fn is_option(ty: &Type) -> bool {
     matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Option"))
 }
 
-fn shape<'a>(ty: &'a Type, structs: &Structs<'a>) -> Shape<'a> {
+pub(crate) fn shape<'a>(ty: &'a Type, structs: &Structs<'a>) -> Shape<'a> {
     let ty = check::inner(ty);
     let Type::Path(p) = ty else {
         return match ty {
@@ -506,7 +508,7 @@ impl<'a> Walker<'_, '_, 'a> {
                     ),
                 ),
                 Place::Both => {
-                    if let Some(p) = field_patch(cx, &m, &Shape::Struct(s), &[]) {
+                    if let Some(p) = field_patch(cx, &m, &Shape::Struct(s), self.structs, &[]) {
                         own.push(p, &m);
                     }
                 }
@@ -652,7 +654,7 @@ impl<'a> Walker<'_, '_, 'a> {
                     continue;
                 }
                 let path = [name.to_owned(), "[]".to_owned()];
-                if let Some(p) = field_patch(cx, m, &item_shape, &path) {
+                if let Some(p) = field_patch(cx, m, &item_shape, self.structs, &path) {
                     own.push(p, m);
                 }
                 continue;
@@ -697,7 +699,9 @@ impl<'a> Walker<'_, '_, 'a> {
                 }
                 "listMapKey" => {}
                 _ => {
-                    if let Some(p) = field_patch(cx, m, field_shape, &[name.to_owned()]) {
+                    if let Some(p) =
+                        field_patch(cx, m, field_shape, self.structs, &[name.to_owned()])
+                    {
                         own.push(p, m);
                     }
                 }
@@ -1039,7 +1043,13 @@ fn probe_type(ty: &Type) -> Option<&Type> {
 }
 
 /// The schema keys one field (or type-level) marker sets.
-fn field_patch(cx: &mut Ctxt, m: &Marker, s: &Shape<'_>, path: &[String]) -> Option<Patch> {
+fn field_patch(
+    cx: &mut Ctxt,
+    m: &Marker,
+    s: &Shape<'_>,
+    structs: &Structs<'_>,
+    path: &[String],
+) -> Option<Patch> {
     let value = m.value.as_deref().unwrap_or_default();
     let bad = |cx: &mut Ctxt, what: String| {
         cx.error_at(&m.value_loc, format!("`{}`: {what}", m.display()));
@@ -1136,7 +1146,7 @@ fn field_patch(cx: &mut Ctxt, m: &Marker, s: &Shape<'_>, path: &[String]) -> Opt
             Err(e) => return bad(cx, e),
         },
         "XValidation" => {
-            return xvalidation(cx, m).map(|rule| {
+            return xvalidation(cx, m, &crate::cel_type::at_marker(s, structs)).map(|rule| {
                 let mut set = Map::new();
                 set.insert("x-kubernetes-validations".into(), Value::Array(vec![rule]));
                 Patch::Schema {
@@ -1231,7 +1241,7 @@ const REASONS: &[&str] = &[
     "FieldValueDuplicate",
 ];
 
-fn xvalidation(cx: &mut Ctxt, m: &Marker) -> Option<Value> {
+fn xvalidation(cx: &mut Ctxt, m: &Marker, self_ty: &Ty) -> Option<Value> {
     let mut rule = Map::new();
     for arg in &m.args {
         let key = match arg.key.as_str() {
@@ -1289,6 +1299,28 @@ fn xvalidation(cx: &mut Ctxt, m: &Marker) -> Option<Value> {
             "`+kubebuilder:validation:XValidation` needs `rule=\"<CEL>\"`",
         );
         return None;
+    }
+    // Compiled and type-checked here, as the API server does when the CRD is created.
+    let optional = rule.get("optionalOldSelf") == Some(&Value::Bool(true));
+    for (key, expect) in [
+        ("rule", Expect::Rule),
+        ("messageExpression", Expect::Message),
+    ] {
+        let Some(source) = rule.get(key).and_then(Value::as_str) else {
+            continue;
+        };
+        if let Err(why) = cel_check(source, self_ty, optional, expect) {
+            let at = m
+                .args
+                .iter()
+                .find(|a| a.key == key)
+                .map_or(&m.name_loc, |a| &a.loc);
+            cx.error_at(
+                at,
+                format!("`{key}` of `+kubebuilder:validation:XValidation` would be refused by the API server: {why}"),
+            );
+            return None;
+        }
     }
     Some(Value::Object(rule))
 }

@@ -229,6 +229,16 @@ fn each_violated_marker_is_a_422_naming_the_field() {
             "spec.notes",
         ),
         ("required", no_currency, "spec.currency"),
+        (
+            "XValidation",
+            with("replicas", json!(7)),
+            "spec: Invalid value: more than 5 needs express delivery",
+        ),
+        (
+            "nested XValidation with fieldPath",
+            with("items", json!([{"sku": "TEA-1", "quantity": 101}])),
+            "spec.items[0].quantity: Invalid value: at most 100 of one SKU",
+        ),
     ];
     for (i, (marker, spec, field)) in cases.into_iter().enumerate() {
         let err = fake

@@ -12,6 +12,7 @@
 //! Not emulated: the runtime cost budget (rules run to the end) and the `.?` optional field
 //! syntax is parsed but `optional` map and list helpers are those of the `cel` crate.
 
+pub mod check;
 mod eval;
 mod node;
 mod value;

@@ -110,3 +110,28 @@ fn unchanged_invalid_values_ratchet_into_warnings() {
         vec!["spec.tags: Invalid value: tags are lower-case letters"]
     );
 }
+
+#[test]
+fn rules_that_do_not_compile_are_refused_as_at_crd_creation() {
+    // A CRD with nine bad rules, and the message kube-apiserver 1.36.2 refused it with.
+    let crd: Value = serde_json::from_str(include_str!("bad-rules-crd.json")).unwrap();
+    let want: String = serde_json::from_str(include_str!("bad-rules-message.json")).unwrap();
+    let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+    let errors = check::crd_rules(schema, "spec.validation.openAPIV3Schema");
+    let got = format!(
+        "CustomResourceDefinition.apiextensions.k8s.io \"bads.cel.example.com\" is invalid: {}",
+        crate::field::aggregate(&errors)
+    );
+    // The real server visits sibling properties in Go's map order: compare as sets.
+    let split = |m: &str| {
+        let (head, list) = m.split_once(" is invalid: [").unwrap();
+        let mut v: Vec<String> = list
+            .split(", spec.validation")
+            .map(|x| x.trim_start_matches("spec.validation").to_owned())
+            .collect();
+        v.push(head.to_owned());
+        v.sort();
+        v
+    };
+    assert_eq!(split(&got), split(&want));
+}
