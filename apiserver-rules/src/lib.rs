@@ -13,6 +13,7 @@ pub mod crd;
 pub mod crd_schema;
 pub mod field;
 pub mod formats;
+pub mod kinds;
 pub mod meta;
 pub mod names;
 pub mod schema;

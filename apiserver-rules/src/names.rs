@@ -248,6 +248,33 @@ fn mask_trailing_dash(name: &str) -> String {
     }
 }
 
+/// `IsConfigMapKey`: a key of a ConfigMap's or Secret's data.
+pub fn config_key(value: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if value.len() > 253 {
+        out.push(max_len(253, Unit::Characters));
+    }
+    if value.is_empty()
+        || !value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    {
+        out.push(regex_error(
+            "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+            "[-._a-zA-Z0-9]+",
+            &["key.name", "KEY_NAME", "key-name"],
+        ));
+    }
+    if value == "." {
+        out.push("must not be '.'".into());
+    } else if value == ".." {
+        out.push("must not be '..'".into());
+    } else if value.starts_with("..") {
+        out.push("must not start with '..'".into());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -592,6 +592,9 @@ fn decode_builtin(
     if let Some(e) = decoded.type_error {
         return Err(cannot(e));
     }
+    if let Some(e) = crate::rules::kinds::decode_error(&api_version, &kind, obj) {
+        return Err(cannot(e));
+    }
     let messages = decoded
         .unknown
         .iter()

@@ -9,6 +9,7 @@ use crate::patch;
 use crate::registry::{Generation, ResourceType};
 use crate::request::Target;
 use crate::rules::field::FieldError;
+use crate::rules::kinds;
 use crate::rules::meta;
 use crate::rules::schema;
 use crate::server::Ctx;
@@ -211,6 +212,9 @@ impl State {
             }
         }
         let mut errors = meta::validate_create(&obj, rt.meta);
+        if !rt.custom {
+            errors.extend(kinds::validate(&rt.api_version(), &rt.kind, &obj, None));
+        }
         if rt.is("apiextensions.k8s.io", "customresourcedefinitions") {
             errors.extend(self.review_crd(None, &mut obj, &mut ctx.warnings));
         }
@@ -464,6 +468,15 @@ impl State {
         }
         let mut errors = meta::validate_update(&new, rt.meta);
         errors.extend(immutable);
+        if !rt.custom && subresource.is_none() {
+            let served_old = Self::served(rt, &old);
+            errors.extend(kinds::validate(
+                &rt.api_version(),
+                &rt.kind,
+                &new,
+                Some(&served_old),
+            ));
+        }
         if rt.is("apiextensions.k8s.io", "customresourcedefinitions") && subresource.is_none() {
             let served_old = Self::served(rt, &old);
             errors.extend(self.review_crd(Some(&served_old), &mut new, &mut ctx.warnings));

@@ -223,7 +223,8 @@ async fn updates_replicas_and_recreates_a_deleted_deployment() {
 async fn a_deployment_we_do_not_control_is_left_alone_and_reported() {
     let fake = FakeApiServer::new();
     fake.seed(json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "taken", "namespace": "default"},
-        "spec": {"replicas": 7, "selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}}}}}))
+        "spec": {"replicas": 7, "selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}))
     .unwrap();
     let r = Running::start(fake.clone(), None).await;
     fake.seed(foo("test", "taken", 1)).unwrap();
@@ -256,7 +257,8 @@ async fn ownership_is_by_uid_not_name() {
     // A Deployment controlled by an earlier Foo of the same name (another uid).
     fake.seed(json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "old", "namespace": "default",
         "ownerReferences": [{"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo", "name": "test", "uid": "not-this-foo", "controller": true}]},
-        "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}}}}}))
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}))
     .unwrap_or_default();
     let r = Running::start(fake.clone(), None).await;
     fake.seed(foo("test", "old", 1)).unwrap();

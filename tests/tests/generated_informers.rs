@@ -66,7 +66,8 @@ async fn derive_informer_and_listers_read_the_cache() {
 async fn cli_factory_accessors_cover_built_in_kinds() {
     let fake = FakeApiServer::new();
     fake.seed(json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
-        "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {"metadata": {"labels": {"app": "web"}}}}}))
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {"metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}}))
     .unwrap();
     fake.seed(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"}}))
         .unwrap();
@@ -129,7 +130,8 @@ mod wired_like_go {
             let mut d: Deployment = serde_json::from_value(json!({
                 "metadata": {"name": foo.spec.deployment_name},
                 "spec": {"replicas": foo.spec.replicas, "selector": {"matchLabels": {"app": "x"}},
-                         "template": {"metadata": {"labels": {"app": "x"}}}}
+                         "template": {"metadata": {"labels": {"app": "x"}},
+                                      "spec": {"containers": [{"name": "x", "image": "nginx"}]}}}
             }))
             .unwrap();
             d.metadata.owner_references = Some(vec![foo.controller_owner_ref(&()).unwrap()]);

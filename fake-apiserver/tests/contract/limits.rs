@@ -25,10 +25,14 @@ async fn a_body_over_three_mebibytes_is_too_large() {
         let r = env.raw("POST", &path, "application/json", &body).await;
         assert_eq!(r.status(), (413, "RequestEntityTooLarge"), "{}", r.body);
         assert_eq!(r.message(), "Request entity too large: limit is 3145728");
-        // Exactly 3 MiB is read, and then judged by the ConfigMap's own limit.
+        // Exactly 3 MiB is read, and then judged by the ConfigMap's own 1 MiB limit.
         body.pop();
         let r = env.raw("POST", &path, "application/json", &body).await;
-        assert_ne!(r.code, 413, "{}", r.body);
+        assert_eq!(r.status(), (422, "Invalid"), "{}", r.body);
+        assert_eq!(
+            r.message(),
+            "ConfigMap \"big\" is invalid: []: Too long: may not be more than 1048576 bytes"
+        );
     })
     .await;
 }

@@ -17,6 +17,7 @@ mod crud;
 mod decoding;
 mod fake_only;
 mod gc;
+mod kinds;
 mod limits;
 mod lists;
 mod namespaces;

@@ -1,0 +1,244 @@
+//! Deployment (`SetDefaults_Deployment`, `ValidateDeploymentSpec`,
+//! `ValidatePodTemplateSpecForReplicaSet`): replicas, the selector and the template's
+//! labels, the strategy, the pod template, and the numeric limits, on the defaulted object.
+
+use serde_json::{Value, json};
+
+use super::pod;
+use crate::field::FieldError;
+
+/// `SetDefaults_Deployment` and the pod-template defaults.
+pub fn default(obj: &mut Value) {
+    let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for (k, v) in [
+        ("replicas", json!(1)),
+        ("revisionHistoryLimit", json!(10)),
+        ("progressDeadlineSeconds", json!(600)),
+    ] {
+        if spec.get(k).is_none_or(Value::is_null) {
+            spec.insert(k.to_owned(), v);
+        }
+    }
+    let strategy = spec.entry("strategy").or_insert_with(|| json!({}));
+    if let Some(strategy) = strategy.as_object_mut() {
+        if strategy.get("type").is_none_or(|t| t == "") {
+            strategy.insert("type".into(), json!("RollingUpdate"));
+        }
+        if strategy.get("type") == Some(&json!("RollingUpdate")) {
+            let ru = strategy.entry("rollingUpdate").or_insert_with(|| json!({}));
+            if let Some(ru) = ru.as_object_mut() {
+                ru.entry("maxUnavailable").or_insert_with(|| json!("25%"));
+                ru.entry("maxSurge").or_insert_with(|| json!("25%"));
+            }
+        }
+    }
+    if let Some(template) = spec.get_mut("template") {
+        if template.get("spec").is_none() && template.is_object() {
+            template["spec"] = json!({});
+        }
+        if let Some(pod_spec) = template.get_mut("spec") {
+            pod::default_spec(pod_spec);
+        }
+    }
+}
+
+fn non_negative(spec: &Value, key: &str, errors: &mut Vec<FieldError>) {
+    if let Some(n) = spec.get(key).and_then(Value::as_i64)
+        && n < 0
+    {
+        errors.push(FieldError::invalid(
+            format!("spec.{key}"),
+            &json!(n),
+            "must be greater than or equal to 0",
+        ));
+    }
+}
+
+/// `ValidateDeploymentSpec` of a Deployment, defaulted here first as the real server
+/// validates the defaulted object.
+pub(crate) fn validate(obj: &Value, errors: &mut Vec<FieldError>) {
+    let mut obj = obj.clone();
+    default(&mut obj);
+    let empty = json!({});
+    let spec = obj.get("spec").unwrap_or(&empty);
+    non_negative(spec, "replicas", errors);
+    let template = spec.get("template").unwrap_or(&empty);
+    let labels = template
+        .pointer("/metadata/labels")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let selector = spec.get("selector").filter(|s| !s.is_null());
+    let mut check_template = true;
+    let matches = match selector {
+        None => {
+            errors.push(FieldError::required("spec.selector", ""));
+            false
+        }
+        Some(sel) => {
+            let n = |k: &str| {
+                sel.get(k)
+                    .and_then(|x| {
+                        x.as_object()
+                            .map(|m| m.len())
+                            .or(x.as_array().map(Vec::len))
+                    })
+                    .unwrap_or(0)
+            };
+            if n("matchLabels") + n("matchExpressions") == 0 {
+                errors.push(FieldError::invalid(
+                    "spec.selector",
+                    sel,
+                    "empty selector is invalid for deployment",
+                ));
+                true
+            } else {
+                let bad_operator = sel
+                    .get("matchExpressions")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .any(|e| {
+                        !matches!(
+                            e.get("operator").and_then(Value::as_str),
+                            Some("In" | "NotIn" | "Exists" | "DoesNotExist")
+                        )
+                    });
+                if bad_operator {
+                    errors.push(FieldError::invalid(
+                        "spec.selector",
+                        sel,
+                        "invalid label selector",
+                    ));
+                    check_template = false;
+                }
+                pod::selector_matches(sel, &labels)
+            }
+        }
+    };
+    if check_template {
+        if !matches {
+            errors.push(FieldError::invalid(
+                "spec.template.metadata.labels",
+                &labels,
+                "`selector` does not match template `labels`",
+            ));
+        }
+        let pod_spec = template.get("spec").unwrap_or(&empty);
+        pod::validate_spec(pod_spec, "spec.template.spec", errors);
+        let restart = pod_spec
+            .get("restartPolicy")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if restart != "Always" {
+            errors.push(FieldError::not_supported(
+                "spec.template.spec.restartPolicy",
+                &json!(restart),
+                &["Always"],
+            ));
+        }
+    }
+    strategy(spec.get("strategy").unwrap_or(&empty), errors);
+    non_negative(spec, "minReadySeconds", errors);
+    non_negative(spec, "revisionHistoryLimit", errors);
+    if let Some(deadline) = spec.get("progressDeadlineSeconds").and_then(Value::as_i64) {
+        non_negative(spec, "progressDeadlineSeconds", errors);
+        let min_ready = spec
+            .get("minReadySeconds")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        if deadline <= min_ready {
+            errors.push(FieldError::invalid(
+                "spec.progressDeadlineSeconds",
+                &json!(deadline),
+                "must be greater than minReadySeconds",
+            ));
+        }
+    }
+}
+
+fn strategy(strategy: &Value, errors: &mut Vec<FieldError>) {
+    let ty = strategy.get("type").and_then(Value::as_str).unwrap_or("");
+    let ru = strategy.get("rollingUpdate").filter(|r| !r.is_null());
+    match ty {
+        "Recreate" => {
+            if ru.is_some() {
+                errors.push(FieldError::forbidden(
+                    "spec.strategy.rollingUpdate",
+                    "may not be specified when strategy `type` is 'Recreate'",
+                ));
+            }
+        }
+        "RollingUpdate" => {
+            let Some(ru) = ru else { return };
+            let p = "spec.strategy.rollingUpdate";
+            let mut effective = [0i64; 2];
+            for (i, k) in ["maxUnavailable", "maxSurge"].into_iter().enumerate() {
+                let v = ru.get(k).unwrap_or(&Value::Null);
+                match v {
+                    Value::String(s) => {
+                        let pct = s
+                            .strip_suffix('%')
+                            .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+                        match pct {
+                            Some(n) => effective[i] = n.parse().unwrap_or(0),
+                            None => {
+                                errors.push(FieldError::invalid(
+                                    format!("{p}.{k}"),
+                                    v,
+                                    "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
+                                ));
+                                effective[i] = s.parse().unwrap_or(0);
+                            }
+                        }
+                    }
+                    Value::Number(n) => {
+                        let n = n.as_i64().unwrap_or(0);
+                        if n < 0 {
+                            errors.push(FieldError::invalid(
+                                format!("{p}.{k}"),
+                                v,
+                                "must be greater than or equal to 0",
+                            ));
+                        }
+                        effective[i] = n;
+                    }
+                    _ => {}
+                }
+            }
+            let unavailable = ru.get("maxUnavailable").unwrap_or(&Value::Null);
+            if effective == [0, 0] {
+                errors.push(FieldError::invalid(
+                    format!("{p}.maxUnavailable"),
+                    unavailable,
+                    "may not be 0 when `maxSurge` is 0",
+                ));
+            }
+            if unavailable.as_str().is_some_and(|s| s.ends_with('%')) && effective[0] > 100 {
+                errors.push(FieldError::invalid(
+                    format!("{p}.maxUnavailable"),
+                    unavailable,
+                    "must not be greater than 100%",
+                ));
+            }
+        }
+        _ => {
+            let ru_go = match ru {
+                None => "null".to_owned(),
+                Some(r) => format!(
+                    "{{\"MaxUnavailable\":{},\"MaxSurge\":{}}}",
+                    r.get("maxUnavailable").unwrap_or(&Value::Null),
+                    r.get("maxSurge").unwrap_or(&Value::Null)
+                ),
+            };
+            let mut e = FieldError::not_supported(
+                "spec.strategy",
+                &Value::Null,
+                &["Recreate", "RollingUpdate"],
+            );
+            e.value = format!("{{\"Type\":{},\"RollingUpdate\":{ru_go}}}", json!(ty));
+            errors.push(e);
+        }
+    }
+}

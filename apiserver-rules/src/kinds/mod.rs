@@ -1,0 +1,69 @@
+//! Validation of built-in kinds past their metadata, as kube-apiserver 1.36's strategies do
+//! it: one file per kind (family), each a function from the new object (and the old one on
+//! an update) to field errors in the real server's words and order. Objects reach these
+//! functions as their v1 JSON; where the real server validates after defaulting, the
+//! defaults are applied to a copy first (see [`deployment`]).
+//!
+//! Map keys come in sorted order; the real server walks Go maps in random order, so only
+//! the order between blocks is the same.
+
+pub mod configmap;
+pub mod deployment;
+pub mod pod;
+pub mod secret;
+
+use serde_json::Value;
+
+use crate::field::FieldError;
+
+/// The errors of a create (`old` is `None`) or an update of a built-in object, beyond its
+/// metadata; empty for kinds without rules here.
+pub fn validate(
+    api_version: &str,
+    kind: &str,
+    new: &Value,
+    old: Option<&Value>,
+) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    if old.is_none()
+        && let Some(g) = new.pointer("/metadata/generation").and_then(Value::as_i64)
+        && g < 0
+        && kind != "Deployment"
+    {
+        errors.push(FieldError::invalid(
+            "metadata.generation",
+            &Value::from(g),
+            "must be greater than or equal to 0",
+        ));
+    }
+    match (api_version, kind) {
+        ("v1", "ConfigMap") => configmap::validate(new, old, &mut errors),
+        ("v1", "Secret") => secret::validate(new, old, &mut errors),
+        ("apps/v1", "Deployment") => deployment::validate(new, &mut errors),
+        _ => {}
+    }
+    errors
+}
+
+/// A body the real server cannot decode into the kind's Go type, as the text after
+/// `<Kind> in version "v1" cannot be handled as a <Kind>: ` (a 400).
+pub fn decode_error(api_version: &str, kind: &str, obj: &Value) -> Option<String> {
+    match (api_version, kind) {
+        ("v1", "Secret") => secret::decode_error(obj, "data"),
+        ("v1", "ConfigMap") => secret::decode_error(obj, "binaryData"),
+        _ => None,
+    }
+}
+
+/// `path[key]`, as Go's field paths print a map key.
+pub(crate) fn key(path: &str, key: &str) -> String {
+    format!("{path}[{key}]")
+}
+
+/// The entries of an object field, sorted by key.
+pub(crate) fn entries<'a>(obj: &'a Value, field: &str) -> Vec<(&'a String, &'a Value)> {
+    obj.get(field)
+        .and_then(Value::as_object)
+        .map(|m| m.iter().collect())
+        .unwrap_or_default()
+}

@@ -1,0 +1,367 @@
+//! Pod templates: the defaults kube-apiserver gives a template's pod spec, and
+//! `ValidatePodTemplateSpec` / `ValidatePodSpec` for what controllers get wrong most:
+//! containers (name, image, ports, duplicate names, pull and termination-message
+//! policies), volumes (name, one source) and their mounts, restart and DNS policies.
+
+use serde_json::{Value, json};
+
+use crate::field::FieldError;
+use crate::names::{dns1123_label, dns1123_subdomain};
+
+/// `SetDefaults_PodSpec` and the container defaults, as applied to a template's `spec`.
+pub fn default_spec(spec: &mut Value) {
+    let Some(map) = spec.as_object_mut() else {
+        return;
+    };
+    for (k, v) in [
+        ("dnsPolicy", json!("ClusterFirst")),
+        ("restartPolicy", json!("Always")),
+        ("securityContext", json!({})),
+        ("terminationGracePeriodSeconds", json!(30)),
+        ("schedulerName", json!("default-scheduler")),
+    ] {
+        if map.get(k).is_none_or(|x| x.is_null() || x == "") {
+            map.insert(k.to_owned(), v);
+        }
+    }
+    if let Some(volumes) = map.get_mut("volumes").and_then(Value::as_array_mut) {
+        for v in volumes {
+            if let Some(v) = v.as_object_mut()
+                && v.keys().all(|k| k == "name")
+            {
+                v.insert("emptyDir".into(), json!({}));
+            }
+        }
+    }
+    for list in ["initContainers", "containers"] {
+        if let Some(containers) = map.get_mut(list).and_then(Value::as_array_mut) {
+            for c in containers.iter_mut().filter_map(Value::as_object_mut) {
+                if c.get("imagePullPolicy").is_none_or(|p| p == "") {
+                    let image = c.get("image").and_then(Value::as_str).unwrap_or("");
+                    c.insert("imagePullPolicy".into(), json!(pull_policy(image)));
+                }
+                for (k, v) in [
+                    ("terminationMessagePath", "/dev/termination-log"),
+                    ("terminationMessagePolicy", "File"),
+                ] {
+                    if c.get(k).is_none_or(|x| x == "") {
+                        c.insert(k.into(), json!(v));
+                    }
+                }
+                c.entry("resources").or_insert_with(|| json!({}));
+                if let Some(ports) = c.get_mut("ports").and_then(Value::as_array_mut) {
+                    for p in ports.iter_mut().filter_map(Value::as_object_mut) {
+                        if p.get("protocol").is_none_or(|x| x == "") {
+                            p.insert("protocol".into(), json!("TCP"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `Always` for an image without a tag or with `latest`, else `IfNotPresent`.
+fn pull_policy(image: &str) -> &'static str {
+    let name = image.split('@').next().unwrap_or("");
+    let last = name.rsplit('/').next().unwrap_or("");
+    let digest_only = image.contains('@') && !last.contains(':');
+    if image.is_empty() || image.chars().any(|c| c.is_ascii_uppercase()) && !last.contains(':') {
+        return "IfNotPresent";
+    }
+    match last.split_once(':') {
+        Some((_, "latest")) => "Always",
+        Some(_) => "IfNotPresent",
+        None if digest_only => "IfNotPresent",
+        None => "Always",
+    }
+}
+
+fn not_supported(field: String, value: &Value, valid: &[&str]) -> FieldError {
+    FieldError::not_supported(field, value, valid)
+}
+
+fn s<'a>(v: &'a Value, k: &str) -> &'a str {
+    v.get(k).and_then(Value::as_str).unwrap_or("")
+}
+
+/// `ValidatePodSpec` of a (defaulted) template spec at `p` (`spec.template.spec`).
+pub fn validate_spec(spec: &Value, p: &str, errors: &mut Vec<FieldError>) {
+    let volumes = validate_volumes(spec, p, errors);
+    let containers = spec.get("containers").and_then(Value::as_array);
+    match containers {
+        None => errors.push(FieldError::required(format!("{p}.containers"), "")),
+        Some(list) if list.is_empty() => {
+            errors.push(FieldError::required(format!("{p}.containers"), ""))
+        }
+        Some(list) => {
+            let mut names: Vec<&str> = Vec::new();
+            for (i, c) in list.iter().enumerate() {
+                let cp = format!("{p}.containers[{i}]");
+                container(c, &cp, &volumes, errors);
+                let name = s(c, "name");
+                if names.contains(&name) {
+                    errors.push(FieldError::duplicate(format!("{cp}.name"), &json!(name)));
+                }
+                names.push(name);
+            }
+        }
+    }
+    let restart = s(spec, "restartPolicy");
+    if !["Always", "OnFailure", "Never"].contains(&restart) {
+        errors.push(not_supported(
+            format!("{p}.restartPolicy"),
+            &json!(restart),
+            &["Always", "OnFailure", "Never"],
+        ));
+    }
+    let dns = s(spec, "dnsPolicy");
+    if !["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"].contains(&dns) {
+        errors.push(not_supported(
+            format!("{p}.dnsPolicy"),
+            &json!(dns),
+            &["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"],
+        ));
+    }
+    let sa = s(spec, "serviceAccountName");
+    if !sa.is_empty() {
+        for msg in dns1123_subdomain(sa) {
+            errors.push(FieldError::invalid_str(
+                format!("{p}.serviceAccountName"),
+                sa,
+                msg,
+            ));
+        }
+    }
+}
+
+/// The names of the volumes without errors (the ones mounts may name).
+fn validate_volumes<'a>(spec: &'a Value, p: &str, errors: &mut Vec<FieldError>) -> Vec<&'a str> {
+    let mut valid = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for (i, v) in spec
+        .get("volumes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let vp = format!("{p}.volumes[{i}]");
+        let before = errors.len();
+        let required = |errors: &mut Vec<FieldError>, source: &str, key: &str| {
+            if v.get(source).is_some() && s(&v[source], key).is_empty() {
+                errors.push(FieldError::required(format!("{vp}.{source}.{key}"), ""));
+            }
+        };
+        required(errors, "secret", "secretName");
+        required(errors, "configMap", "name");
+        required(errors, "hostPath", "path");
+        required(errors, "persistentVolumeClaim", "claimName");
+        let name = s(v, "name");
+        if name.is_empty() {
+            errors.push(FieldError::required(format!("{vp}.name"), ""));
+        } else {
+            for msg in dns1123_label(name) {
+                errors.push(FieldError::invalid_str(format!("{vp}.name"), name, msg));
+            }
+            if seen.contains(&name) {
+                errors.push(FieldError::duplicate(format!("{vp}.name"), &json!(name)));
+            }
+        }
+        seen.push(name);
+        if errors.len() == before {
+            valid.push(name);
+        }
+    }
+    valid
+}
+
+fn container(c: &Value, cp: &str, volumes: &[&str], errors: &mut Vec<FieldError>) {
+    let name = s(c, "name");
+    if name.is_empty() {
+        errors.push(FieldError::required(format!("{cp}.name"), ""));
+    } else {
+        for msg in dns1123_label(name) {
+            errors.push(FieldError::invalid_str(format!("{cp}.name"), name, msg));
+        }
+    }
+    if s(c, "image").is_empty() {
+        errors.push(FieldError::required(format!("{cp}.image"), ""));
+    }
+    let tmp = s(c, "terminationMessagePolicy");
+    if !["File", "FallbackToLogsOnError"].contains(&tmp) {
+        errors.push(not_supported(
+            format!("{cp}.terminationMessagePolicy"),
+            &json!(tmp),
+            &["File", "FallbackToLogsOnError"],
+        ));
+    }
+    let mut port_names: Vec<&str> = Vec::new();
+    for (j, port) in c
+        .get("ports")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let pp = format!("{cp}.ports[{j}]");
+        let pname = s(port, "name");
+        if !pname.is_empty() {
+            let msgs = port_name(pname);
+            for msg in &msgs {
+                errors.push(FieldError::invalid_str(
+                    format!("{pp}.name"),
+                    pname,
+                    msg.clone(),
+                ));
+            }
+            if msgs.is_empty() {
+                if port_names.contains(&pname) {
+                    errors.push(FieldError::duplicate(format!("{pp}.name"), &json!(pname)));
+                }
+                port_names.push(pname);
+            }
+        }
+        let number = port
+            .get("containerPort")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        if number == 0 {
+            errors.push(FieldError::required(format!("{pp}.containerPort"), ""));
+        } else if !(1..=65535).contains(&number) {
+            errors.push(FieldError::invalid(
+                format!("{pp}.containerPort"),
+                &json!(number),
+                "must be between 1 and 65535, inclusive",
+            ));
+        }
+        let host = port.get("hostPort").and_then(Value::as_i64).unwrap_or(0);
+        if host != 0 && !(1..=65535).contains(&host) {
+            errors.push(FieldError::invalid(
+                format!("{pp}.hostPort"),
+                &json!(host),
+                "must be between 1 and 65535, inclusive",
+            ));
+        }
+        let protocol = s(port, "protocol");
+        if !["TCP", "UDP", "SCTP"].contains(&protocol) {
+            errors.push(not_supported(
+                format!("{pp}.protocol"),
+                &json!(protocol),
+                &["SCTP", "TCP", "UDP"],
+            ));
+        }
+    }
+    for (k, env) in c
+        .get("env")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let ename = s(env, "name");
+        if ename.is_empty() {
+            errors.push(FieldError::required(format!("{cp}.env[{k}].name"), ""));
+        } else if ename
+            .chars()
+            .any(|ch| !(' '..='~').contains(&ch) || ch == '=')
+        {
+            errors.push(FieldError::invalid_str(
+                format!("{cp}.env[{k}].name"),
+                ename,
+                "a valid environment variable name must consist only of printable ASCII characters other than '='",
+            ));
+        }
+    }
+    let mut paths: Vec<&str> = Vec::new();
+    for (m, mount) in c
+        .get("volumeMounts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let mp = format!("{cp}.volumeMounts[{m}]");
+        let mname = s(mount, "name");
+        if mname.is_empty() {
+            errors.push(FieldError::required(format!("{mp}.name"), ""));
+        }
+        if !volumes.contains(&mname) {
+            errors.push(FieldError::not_found(format!("{mp}.name"), &json!(mname)));
+        }
+        let path = s(mount, "mountPath");
+        if path.is_empty() {
+            errors.push(FieldError::required(format!("{mp}.mountPath"), ""));
+        } else if paths.contains(&path) {
+            errors.push(FieldError::invalid_str(
+                format!("{mp}.mountPath"),
+                path,
+                "must be unique",
+            ));
+        }
+        paths.push(path);
+    }
+    let pull = s(c, "imagePullPolicy");
+    if !["Always", "IfNotPresent", "Never"].contains(&pull) {
+        errors.push(not_supported(
+            format!("{cp}.imagePullPolicy"),
+            &json!(pull),
+            &["Always", "IfNotPresent", "Never"],
+        ));
+    }
+}
+
+/// `IsValidPortName`.
+fn port_name(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if name.len() > 15 {
+        out.push("must be no more than 15 characters".to_owned());
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        out.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".into());
+    }
+    if !name.bytes().any(|b| b.is_ascii_lowercase()) {
+        out.push("must contain at least one letter (a-z)".into());
+    }
+    if name.contains("--") {
+        out.push("must not contain consecutive hyphens".into());
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        out.push("must not begin or end with a hyphen".into());
+    }
+    out
+}
+
+/// Whether a label selector (`matchLabels`, `matchExpressions`) matches `labels`.
+pub fn selector_matches(selector: &Value, labels: &Value) -> bool {
+    let label = |k: &str| labels.get(k).and_then(Value::as_str);
+    let by_labels = super::entries(selector, "matchLabels")
+        .into_iter()
+        .all(|(k, v)| label(k) == v.as_str());
+    let by_expressions = selector
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .all(|e| {
+            let values: Vec<&str> = e
+                .get("values")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            let have = label(s(e, "key"));
+            match s(e, "operator") {
+                "In" => have.is_some_and(|h| values.contains(&h)),
+                "NotIn" => have.is_none_or(|h| !values.contains(&h)),
+                "Exists" => have.is_some(),
+                "DoesNotExist" => have.is_none(),
+                _ => false,
+            }
+        });
+    by_labels && by_expressions
+}
