@@ -51,8 +51,13 @@ mod service;
 pub mod ssa;
 mod state;
 mod store;
+#[cfg(feature = "test-env")]
+pub mod test_env;
 mod type_meta;
 mod watch;
+
+#[cfg(feature = "test-env")]
+pub use test_env::{TestEnv, TestEnvError};
 
 use std::sync::Arc;
 use std::time::Duration;

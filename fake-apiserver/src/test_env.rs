@@ -1,0 +1,222 @@
+//! One test, either server: [`TestEnv`] runs a test against an in-process
+//! [`FakeApiServer`] by default, and against a real cluster when `KUBE_TEST_KUBECONFIG`
+//! names a kubeconfig, with no change to the test.
+//!
+//! Each environment has its own namespace (`kt-<random>`), created on both servers, so a
+//! test that works in [`TestEnv::namespace`] runs again and again on a shared cluster;
+//! [`TestEnv::cleanup`] deletes it (CRDs are cluster-scoped and stay, as they would after
+//! `kubectl apply`). The fake's test controls ([`TestEnv::fake`]) exist only in process:
+//! a test that needs them skips or branches on [`TestEnv::on_cluster`].
+
+use std::time::{Duration, Instant};
+
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::core::GroupVersionKind;
+use kube::discovery::{Scope, pinned_kind};
+use serde_json::{Value, json};
+
+use crate::FakeApiServer;
+
+/// The variable naming the kubeconfig of the cluster tests run against instead of the fake.
+pub const KUBECONFIG_VAR: &str = "KUBE_TEST_KUBECONFIG";
+
+/// Why a test environment could not start or act.
+#[derive(Debug)]
+pub struct TestEnvError(String);
+
+impl std::fmt::Display for TestEnvError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for TestEnvError {}
+
+fn err(what: &str, e: impl std::fmt::Display) -> TestEnvError {
+    TestEnvError(format!("{what}: {e}"))
+}
+
+/// A client, a namespace of its own, and (in process) the fake behind them.
+pub struct TestEnv {
+    client: kube::Client,
+    namespace: String,
+    fake: Option<FakeApiServer>,
+}
+
+impl TestEnv {
+    /// The fake in process, or the cluster of `KUBE_TEST_KUBECONFIG` when it is set; either
+    /// way with a fresh namespace.
+    pub async fn start() -> Result<TestEnv, TestEnvError> {
+        match std::env::var_os(KUBECONFIG_VAR).filter(|v| !v.is_empty()) {
+            Some(path) => {
+                let file = kube::config::Kubeconfig::read_from(&path)
+                    .map_err(|e| err(&format!("reading {}", path.to_string_lossy()), e))?;
+                let mut config = kube::Config::from_custom_kubeconfig(file, &Default::default())
+                    .await
+                    .map_err(|e| err("loading the kubeconfig", e))?;
+                let namespace = fresh_namespace();
+                config.default_namespace = namespace.clone();
+                let client =
+                    kube::Client::try_from(config).map_err(|e| err("building a client", e))?;
+                TestEnv::with(client, namespace, None).await
+            }
+            None => TestEnv::in_process(FakeApiServer::new()).await,
+        }
+    }
+
+    /// Always in process, on `server` (seeded or configured by the caller).
+    pub async fn in_process(server: FakeApiServer) -> Result<TestEnv, TestEnvError> {
+        let namespace = fresh_namespace();
+        let client = kube::Client::new(server.clone(), namespace.clone());
+        TestEnv::with(client, namespace, Some(server)).await
+    }
+
+    async fn with(
+        client: kube::Client,
+        namespace: String,
+        fake: Option<FakeApiServer>,
+    ) -> Result<TestEnv, TestEnvError> {
+        let ns: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}
+        }))
+        .map_err(|e| err("namespace", e))?;
+        namespaces(&client)
+            .create(&PostParams::default(), &ns)
+            .await
+            .map_err(|e| err(&format!("creating namespace {namespace}"), e))?;
+        Ok(TestEnv {
+            client,
+            namespace,
+            fake,
+        })
+    }
+
+    /// The client; its default namespace is [`TestEnv::namespace`].
+    pub fn client(&self) -> kube::Client {
+        self.client.clone()
+    }
+
+    /// This environment's namespace.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    /// Whether the test runs against a cluster (`KUBE_TEST_KUBECONFIG`).
+    pub fn on_cluster(&self) -> bool {
+        self.fake.is_none()
+    }
+
+    /// The fake, for its test controls (actions, faults, watches); `None` on a cluster.
+    pub fn fake(&self) -> Option<&FakeApiServer> {
+        self.fake.as_ref()
+    }
+
+    /// Applies `object` through the API with server-side apply (field manager
+    /// `kube-test-env`, forced), so that a CRD another run installed is simply kept; a
+    /// namespaced object without a namespace goes to this environment's. A CRD is waited
+    /// for until it is established. Returns the stored object.
+    pub async fn apply(&self, object: impl serde::Serialize) -> Result<Value, TestEnvError> {
+        let mut obj = serde_json::to_value(object).map_err(|e| err("serializing", e))?;
+        let api_version = obj["apiVersion"].as_str().unwrap_or("").to_owned();
+        let kind = obj["kind"].as_str().unwrap_or("").to_owned();
+        let (group, version) = api_version.split_once('/').unwrap_or(("", &api_version));
+        let gvk = GroupVersionKind::gvk(group, version, &kind);
+        let (resource, caps) = pinned_kind(&self.client, &gvk)
+            .await
+            .map_err(|e| err(&format!("finding {api_version} {kind}"), e))?;
+        let api: Api<DynamicObject> = match caps.scope {
+            Scope::Namespaced => {
+                let ns = obj
+                    .pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or(&self.namespace)
+                    .to_owned();
+                obj["metadata"]["namespace"] = json!(ns);
+                Api::namespaced_with(self.client.clone(), &ns, &resource)
+            }
+            Scope::Cluster => Api::all_with(self.client.clone(), &resource),
+        };
+        let name = obj
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let created = api
+            .patch(
+                &name,
+                &PatchParams::apply("kube-test-env").force(),
+                &Patch::Apply(&obj),
+            )
+            .await
+            .map_err(|e| err(&format!("applying {kind} {name}"), e))?;
+        if kind == "CustomResourceDefinition" && api_version == "apiextensions.k8s.io/v1" {
+            self.wait_established(&api, &created.metadata.name.clone().unwrap_or_default())
+                .await?;
+        }
+        serde_json::to_value(created).map_err(|e| err("created object", e))
+    }
+
+    async fn wait_established(
+        &self,
+        api: &Api<DynamicObject>,
+        name: &str,
+    ) -> Result<(), TestEnvError> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let crd = api.get(name).await.map_err(|e| err("reading the CRD", e))?;
+            let established = crd.data["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "Established" && c["status"] == "True");
+            if established {
+                // Discovery and the new resource's endpoints follow the condition closely.
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(TestEnvError(format!(
+                    "CRD {name} not established within 30s"
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Deletes the namespace and everything in it.
+    pub async fn cleanup(self) -> Result<(), TestEnvError> {
+        match namespaces(&self.client)
+            .delete(&self.namespace, &DeleteParams::default())
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
+            Err(e) => Err(err(&format!("deleting namespace {}", self.namespace), e)),
+        }
+    }
+}
+
+fn namespaces(client: &kube::Client) -> Api<DynamicObject> {
+    let resource = kube::core::ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "Namespace"));
+    Api::all_with(client.clone(), &resource)
+}
+
+/// `kt-` and five random characters.
+fn fresh_namespace() -> String {
+    format!("kt-{}", crate::state::random_suffix(unique()))
+}
+
+/// A different seed for each environment of a process.
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    nanos
+        ^ (u64::from(std::process::id()) << 20)
+        ^ COUNT
+            .fetch_add(1, Ordering::Relaxed)
+            .wrapping_mul(0x9E37_79B9)
+}
