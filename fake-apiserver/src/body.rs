@@ -40,6 +40,20 @@ pub fn error(err: &ApiError) -> Response<ResponseBody> {
     response
 }
 
+/// An OpenAPI document, cacheable for as long as its hash names it.
+pub fn openapi(doc: &Value, hash: &str) -> Response<ResponseBody> {
+    let mut response = json(StatusCode::OK, doc);
+    let headers = response.headers_mut();
+    if let Ok(v) = http::HeaderValue::from_str(&format!("\"{hash}\"")) {
+        headers.insert(header::ETAG, v);
+    }
+    headers.insert(
+        header::CACHE_CONTROL,
+        http::HeaderValue::from_static("public, immutable"),
+    );
+    response
+}
+
 /// A plain-text response (health endpoints).
 pub fn text(code: StatusCode, text: &'static str) -> Response<ResponseBody> {
     Response::builder()

@@ -60,6 +60,11 @@ pub fn respond(shared: &Arc<Shared>, route: &Route, path: &str) -> Response<Resp
                 &json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
             )
         }
+        Route::OpenApiRoot => body::json(StatusCode::OK, &crate::openapi::root(&types)),
+        Route::OpenApi(gv) => match crate::openapi::group_version(&types, gv) {
+            Some((doc, hash)) => body::openapi(&doc, &hash),
+            None => body::error(&ApiError::no_route(path)),
+        },
         Route::Resource(_) | Route::Unknown => body::error(&ApiError::no_route(path)),
     }
 }

@@ -39,6 +39,7 @@ mod error;
 mod gc;
 mod go_json;
 mod namespaces;
+mod openapi;
 mod options;
 mod patch;
 mod registry;

@@ -35,6 +35,10 @@ pub enum Route {
     Resources(String, String),
     /// A resource or object.
     Resource(Target),
+    /// `/openapi/v3`.
+    OpenApiRoot,
+    /// `/openapi/v3/api/v1`, `/openapi/v3/apis/{group}/{version}`.
+    OpenApi(String),
     /// Anything else.
     Unknown,
 }
@@ -51,6 +55,8 @@ pub fn route(path: &str) -> Route {
         ["version"] => Route::Version,
         ["healthz" | "readyz" | "livez", ..] => Route::Health,
         ["api"] => Route::CoreVersions,
+        ["openapi", "v3"] => Route::OpenApiRoot,
+        ["openapi", "v3", gv @ ..] => Route::OpenApi(gv.join("/")),
         ["apis"] => Route::Groups,
         ["apis", g] => Route::Group((*g).to_owned()),
         ["api", v] => Route::Resources(String::new(), (*v).to_owned()),

@@ -116,7 +116,7 @@ async fn with_kubectl(test: &str, script: impl FnOnce(Kubectl) + Send + 'static)
 async fn kubectl_works_against_the_http_server() {
     with_kubectl("apply", |k| {
         let applied = k.ok(
-            &["apply", "--validate=false", "-f", "-"],
+            &["apply", "-f", "-"],
             Some(CRD_AND_CONFIGMAP),
         );
         assert!(
@@ -126,7 +126,21 @@ async fn kubectl_works_against_the_http_server() {
             "{applied}"
         );
         assert!(applied.contains("configmap/demo created"), "{applied}");
-        k.ok(&["apply", "--validate=false", "-f", "-"], Some(FOO));
+        k.ok(&["apply", "-f", "-"], Some(FOO));
+        // Validation on (kubectl's default): the server is asked to refuse unknown fields.
+        let strict = k.run(&["apply", "-f", "-"], Some(&FOO.replace("replicas: 1", "replicas: 1, bogus: 2")));
+        let err = String::from_utf8_lossy(&strict.stderr);
+        assert!(
+            err.contains("Foo in version \"v1alpha1\" cannot be handled as a Foo: strict decoding error: unknown field \"spec.bogus\""),
+            "{err}"
+        );
+        // kubectl explain reads the OpenAPI v3 documents, for built-in and custom kinds.
+        let explained = k.ok(&["explain", "configmap.data"], None);
+        assert!(explained.contains("FIELD: data <map[string]string>"), "{explained}");
+        let explained = k.ok(&["explain", "foo.spec"], None);
+        assert!(explained.contains("deploymentName\t<string>"), "{explained}");
+        let explained = k.ok(&["explain", "deployment.spec.template.spec.containers.ports"], None);
+        assert!(explained.contains("containerPort\t<integer> -required-"), "{explained}");
 
         let table = k.ok(&["get", "foos"], None);
         assert!(table.starts_with("NAME      DEPLOYMENT   AGE"), "{table}");
@@ -168,7 +182,7 @@ async fn kubectl_works_against_the_http_server() {
             None,
         );
         let conflict = k.run(
-            &["apply", "--server-side", "--validate=false", "-f", "-"],
+            &["apply", "--server-side", "-f", "-"],
             Some(FOO),
         );
         let err = String::from_utf8_lossy(&conflict.stderr);
@@ -183,8 +197,7 @@ async fn kubectl_works_against_the_http_server() {
                 "apply",
                 "--server-side",
                 "--force-conflicts",
-                "--validate=false",
-                "-f",
+                                "-f",
                 "-",
             ],
             Some(FOO),

@@ -10,8 +10,8 @@ use fake_apiserver::FakeApiServer;
 /// An in-memory Kubernetes API server on loopback, for kubectl and demos.
 ///
 /// It serves the built-in kinds and the resources of any CRD created in it. Use
-/// `kubectl --kubeconfig FILE ...` with the file written by --kubeconfig-out; pass
-/// `--validate=false` to `kubectl apply`, as no OpenAPI document is served.
+/// `kubectl --kubeconfig FILE ...` with the file written by --kubeconfig-out; `kubectl apply`
+/// validates on the server and `kubectl explain` reads the served OpenAPI v3 documents.
 #[derive(Debug, Parser)]
 #[command(name = "fake-apiserver", version, about, long_about)]
 struct Args {
