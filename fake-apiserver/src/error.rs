@@ -220,6 +220,27 @@ impl ApiError {
         Self::new(code, reason, message)
     }
 
+    /// 422 for a JSON patch whose operation cannot be applied: the real server drops the
+    /// operation's error and says only this.
+    pub fn patch_rejected() -> Self {
+        Self::new(
+            422,
+            "Invalid",
+            "the server rejected our request due to an error in our request",
+        )
+        .with_details(json!({}))
+    }
+
+    /// 422 for a patch whose result cannot be decoded into the kind's Go type: no kind and
+    /// no name, so the message starts with a space (` "" is invalid: patch: ...`).
+    pub fn patch_invalid(value: &str, detail: &str) -> Self {
+        let cause = FieldError::invalid_str("patch", value, detail);
+        let message = format!(" \"\" is invalid: {cause}");
+        Self::new(422, "Invalid", message).with_details(json!({"causes": [
+            {"reason": "FieldValueInvalid", "message": cause.body(), "field": "patch"}
+        ]}))
+    }
+
     /// The `metav1.Status` body.
     pub fn to_status(&self) -> Value {
         let mut status = json!({

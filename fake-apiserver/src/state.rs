@@ -652,18 +652,16 @@ impl State {
                 patch::strategic_merge_patch(&mut target, &parsed, rt.ssa_type());
             }
             "application/json-patch+json" => {
-                patch::json_patch(&mut target, &parsed).map_err(|e| {
-                    ApiError::custom(
-                        422,
-                        "Invalid",
-                        &format!(
-                            "the server rejected our request due to an error in our request: {e}"
-                        ),
-                    )
-                })?;
+                patch::json_patch(&mut target, &parsed).map_err(|_| ApiError::patch_rejected())?;
             }
             _ => return Err(ApiError::unsupported_patch_type()),
         }
+        if name_of(&target).is_none_or(str::is_empty) {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({name} based on URL) was undeterminable: name must be provided"
+            )));
+        }
+        check_patched(rt, kind, &target, &parsed, subresource)?;
         if !had_rv && let Some(meta) = target.get_mut("metadata").and_then(Value::as_object_mut) {
             // A patch without a resourceVersion applies to whatever is stored.
             meta.remove("resourceVersion");
@@ -888,6 +886,73 @@ fn admit_rules(
         errors.push(apiserver_rules::cel::not_checked());
     } else {
         rules.validate(new, old, errors, &mut ctx.warnings);
+    }
+}
+
+/// A patched built-in object must still decode into its Go type: otherwise a 422 naming
+/// the patched object (merge and JSON patches) or the patch as Go prints a map (strategic
+/// merge), with the decoder's or the converter's words.
+fn check_patched(
+    rt: &ResourceType,
+    patch_type: &str,
+    patched: &Value,
+    patch: &Value,
+    subresource: Option<&str>,
+) -> Result<(), ApiError> {
+    if rt.custom || subresource.is_some() {
+        return Ok(());
+    }
+    let api_version = rt.api_version();
+    let Some(ty) = crate::builtin::types().kind(&api_version, &rt.kind) else {
+        return Ok(());
+    };
+    let error = crate::builtin::decode::check(ty, patched)
+        .type_error
+        .or_else(|| kinds::decode_error(&api_version, &rt.kind, patched));
+    let Some(error) = error else {
+        return Ok(());
+    };
+    if patch_type == "application/strategic-merge-patch+json" {
+        return Err(ApiError::patch_invalid(
+            &go_map(patch),
+            &converter_error(&error),
+        ));
+    }
+    Err(ApiError::patch_invalid(&patched.to_string(), &error))
+}
+
+/// A JSON value as Go's `%+v` prints a `map[string]interface{}`: `map[data:map[k:1]]`.
+fn go_map(v: &Value) -> String {
+    match v {
+        Value::Object(m) => {
+            let inner: Vec<String> = m
+                .iter()
+                .map(|(k, v)| format!("{k}:{}", go_map(v)))
+                .collect();
+            format!("map[{}]", inner.join(" "))
+        }
+        Value::Array(a) => {
+            let inner: Vec<String> = a.iter().map(go_map).collect();
+            format!("[{}]", inner.join(" "))
+        }
+        Value::String(s) => s.clone(),
+        Value::Null => "<nil>".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// The unstructured converter's words for what `encoding/json` calls `cannot unmarshal
+/// <kind> into Go struct field ... of type <type>`.
+fn converter_error(json_error: &str) -> String {
+    let kind = json_error
+        .strip_prefix("json: cannot unmarshal ")
+        .and_then(|r| r.split(' ').next());
+    let go_type = json_error.rsplit(" of type ").next().unwrap_or("");
+    match (kind, go_type) {
+        (Some("number"), "string") => "cannot convert int64 to string".to_owned(),
+        (Some("bool"), "string") => "cannot convert bool to string".to_owned(),
+        (Some("string"), t @ ("int32" | "int64")) => format!("unrecognized type: {t}"),
+        _ => json_error.to_owned(),
     }
 }
 

@@ -176,3 +176,49 @@ async fn strategic_merge_follows_each_fields_patch_strategy() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn patches_whose_result_cannot_be_stored_are_refused() {
+    case("patch-results", |env| async move {
+        let path = env.path("v1", "configmaps");
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "target", "labels": {RUN_LABEL: run_id()}}, "data": {"k": "v"}});
+        let r = env.raw("POST", &path, "application/json", &cm.to_string()).await;
+        assert_eq!(r.code, 201, "{}", r.body);
+        let item = format!("{path}/target");
+        // A value of the wrong type: the patched object does not decode (422, no kind).
+        let r = env
+            .raw("PATCH", &item, "application/merge-patch+json", r#"{"data":{"k":1}}"#)
+            .await;
+        assert_eq!(r.status(), (422, "Invalid"), "{}", r.body);
+        assert!(r.message().starts_with(" \"\" is invalid: patch: Invalid value: \"{"), "{}", r.message());
+        assert!(
+            r.message().ends_with("json: cannot unmarshal number into Go struct field ConfigMap.data of type string"),
+            "{}",
+            r.message()
+        );
+        assert_eq!(r.causes(), [("FieldValueInvalid".to_owned(), "patch".to_owned())]);
+        // Strategic merge names the patch, as Go prints a map, and the converter's words.
+        let r = env
+            .raw("PATCH", &item, "application/strategic-merge-patch+json", r#"{"data":{"k":1}}"#)
+            .await;
+        assert_eq!(
+            r.message(),
+            " \"\" is invalid: patch: Invalid value: \"map[data:map[k:1]]\": cannot convert int64 to string"
+        );
+        // A JSON patch that takes the name away.
+        let remove_name = r#"[{"op":"remove","path":"/metadata/name"}]"#;
+        let r = env.raw("PATCH", &item, "application/json-patch+json", remove_name).await;
+        assert_eq!(r.status(), (400, "BadRequest"));
+        assert_eq!(
+            r.message(),
+            "the name of the object (target based on URL) was undeterminable: name must be provided"
+        );
+        // An operation that cannot be applied: the real server keeps its reason to itself.
+        let missing = r#"[{"op":"remove","path":"/nothing"}]"#;
+        let r = env.raw("PATCH", &item, "application/json-patch+json", missing).await;
+        assert_eq!(r.status(), (422, "Invalid"));
+        assert_eq!(r.message(), "the server rejected our request due to an error in our request");
+    })
+    .await;
+}
