@@ -255,6 +255,10 @@ impl ApiError {
         if let Some(details) = &self.details {
             status["details"] = details.clone();
         }
+        if self.reason.is_empty() {
+            // An internal error has no reason (`StatusReasonUnknown` is left out).
+            status.as_object_mut().map(|s| s.remove("reason"));
+        }
         status
     }
 }

@@ -140,7 +140,9 @@ fn remove(doc: &mut Value, path: &str) -> Result<Value, String> {
 /// strategy take the union, other lists are replaced; `$patch: replace`,
 /// `$retainKeys`, `$deleteFromPrimitiveList/<field>` and `$setElementOrder/<field>` are
 /// honoured.
-pub fn strategic_merge_patch(target: &mut Value, patch: &Value, ty: Ty<'_>) {
+/// A list item without its list's merge key, where the live object has the list, is the
+/// real server's 500: `map: map[image:nginx] does not contain declared merge key: name`.
+pub fn strategic_merge_patch(target: &mut Value, patch: &Value, ty: Ty<'_>) -> Result<(), String> {
     match patch {
         Value::Object(p) => {
             match p.get("$patch").and_then(Value::as_str) {
@@ -148,11 +150,11 @@ pub fn strategic_merge_patch(target: &mut Value, patch: &Value, ty: Ty<'_>) {
                     let mut replaced = patch.clone();
                     replaced.as_object_mut().expect("object").remove("$patch");
                     *target = replaced;
-                    return;
+                    return Ok(());
                 }
                 Some("delete") => {
                     *target = Value::Object(Map::new());
-                    return;
+                    return Ok(());
                 }
                 _ => {}
             }
@@ -187,7 +189,7 @@ pub fn strategic_merge_patch(target: &mut Value, patch: &Value, ty: Ty<'_>) {
                     (Some(key), Value::Array(items), Some(Value::Array(existing))) => {
                         let server = existing.clone();
                         match &key {
-                            Some(key) => merge_list(existing, items, key, fty),
+                            Some(key) => merge_list(existing, items, key, fty)?,
                             None => {
                                 for item in items {
                                     if !existing.contains(item) {
@@ -200,7 +202,7 @@ pub fn strategic_merge_patch(target: &mut Value, patch: &Value, ty: Ty<'_>) {
                         let merged = std::mem::take(existing);
                         *existing = ordered(merged, &order, &server, key.as_deref());
                     }
-                    _ => strategic_merge_patch(t.entry(k.clone()).or_insert(Value::Null), v, fty),
+                    _ => strategic_merge_patch(t.entry(k.clone()).or_insert(Value::Null), v, fty)?,
                 }
             }
         }
@@ -214,12 +216,44 @@ pub fn strategic_merge_patch(target: &mut Value, patch: &Value, ty: Ty<'_>) {
         }
         other => *target = other.clone(),
     }
+    Ok(())
 }
 
-fn merge_list(existing: &mut Vec<Value>, items: &[Value], key: &str, ty: Ty<'_>) {
+/// A JSON value as Go's `%+v` prints a `map[string]interface{}`: `map[data:map[k:1]]`.
+pub fn go_map(v: &Value) -> String {
+    match v {
+        Value::Object(m) => {
+            let inner: Vec<String> = m
+                .iter()
+                .map(|(k, v)| format!("{k}:{}", go_map(v)))
+                .collect();
+            format!("map[{}]", inner.join(" "))
+        }
+        Value::Array(a) => {
+            let inner: Vec<String> = a.iter().map(go_map).collect();
+            format!("[{}]", inner.join(" "))
+        }
+        Value::String(s) => s.clone(),
+        Value::Null => "<nil>".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+fn merge_list(
+    existing: &mut Vec<Value>,
+    items: &[Value],
+    key: &str,
+    ty: Ty<'_>,
+) -> Result<(), String> {
     let item_ty = ty.list_item();
     for item in items {
         let Some(id) = item.get(key).cloned() else {
+            if item.is_object() {
+                return Err(format!(
+                    "map: {} does not contain declared merge key: {key}",
+                    go_map(item)
+                ));
+            }
             existing.push(item.clone());
             continue;
         };
@@ -228,11 +262,12 @@ fn merge_list(existing: &mut Vec<Value>, items: &[Value], key: &str, ty: Ty<'_>)
             Some(i) if delete => {
                 existing.remove(i);
             }
-            Some(i) => strategic_merge_patch(&mut existing[i], item, item_ty),
+            Some(i) => strategic_merge_patch(&mut existing[i], item, item_ty)?,
             None if delete => {}
             None => existing.push(item.clone()),
         }
     }
+    Ok(())
 }
 
 /// The order of a merged list, as the real server settles it: the items the patch names

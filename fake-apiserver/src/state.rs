@@ -342,6 +342,7 @@ impl State {
             ("", "pods") => obj["status"] = json!({"phase": "Pending", "qosClass": "BestEffort"}),
             _ => {}
         }
+        default_builtin(rt, obj);
     }
 
     /// GET one object.
@@ -465,6 +466,9 @@ impl State {
                     )],
                 ));
             }
+        }
+        if subresource.is_none() {
+            default_builtin(rt, &mut new);
         }
         let mut errors = meta::validate_update(&new, rt.meta);
         errors.extend(immutable);
@@ -600,6 +604,7 @@ impl State {
         let key = Self::key(rt, namespace, name);
         let existing = self.store.get(&key).map(|o| Self::served(rt, &o));
         if kind == "application/apply-patch+yaml" {
+            check_applied(rt, name, &parsed)?;
             let applied = self.server_side_apply(
                 rt,
                 name,
@@ -649,7 +654,8 @@ impl State {
         match kind {
             "application/merge-patch+json" => patch::merge_patch(&mut target, &parsed),
             "application/strategic-merge-patch+json" => {
-                patch::strategic_merge_patch(&mut target, &parsed, rt.ssa_type());
+                patch::strategic_merge_patch(&mut target, &parsed, rt.ssa_type())
+                    .map_err(|e| ApiError::custom(500, "", &e))?;
             }
             "application/json-patch+json" => {
                 patch::json_patch(&mut target, &parsed).map_err(|_| ApiError::patch_rejected())?;
@@ -889,6 +895,60 @@ fn admit_rules(
     }
 }
 
+/// The defaults the real server's decoder gives a built-in object, stored with it (and, on
+/// a create, owned by its creator): a Secret's `type`, a Deployment's spec and pod template.
+fn default_builtin(rt: &ResourceType, obj: &mut Value) {
+    if rt.is("apps", "deployments") && rt.version == "v1" {
+        crate::rules::kinds::deployment::default(obj);
+    }
+    if rt.is("", "secrets")
+        && let Some(map) = obj.as_object_mut()
+        && map.get("type").is_none_or(|t| t.is_null() || t == "")
+    {
+        map.insert("type".into(), json!("Opaque"));
+    }
+}
+
+/// An apply configuration of a built-in kind must have the types of its fields: otherwise
+/// the real server's typed conversion fails with a 500.
+fn check_applied(rt: &ResourceType, name: &str, config: &Value) -> Result<(), ApiError> {
+    if rt.custom {
+        return Ok(());
+    }
+    let api_version = rt.api_version();
+    let Some(ty) = crate::builtin::types().kind(&api_version, &rt.kind) else {
+        return Ok(());
+    };
+    let ns = config
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let gv = if rt.group.is_empty() {
+        format!("/{}", rt.version)
+    } else {
+        api_version.clone()
+    };
+    let object = format!("{ns}/{name}; {gv}, Kind={}", rt.kind);
+    if let Some(e) = crate::builtin::decode::check(ty, config).typed_error {
+        return Err(ApiError::custom(
+            500,
+            "",
+            &format!("failed to create typed patch object ({object}): {e}"),
+        ));
+    }
+    if let Some(e) = kinds::decode_error(&api_version, &rt.kind, config) {
+        return Err(ApiError::custom(
+            500,
+            "",
+            &format!(
+                "failed to convert new object ({object}) to proper version: unable to convert unstructured object to {gv}, Kind={}: error decoding from json: {e}",
+                rt.kind
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// A patched built-in object must still decode into its Go type: otherwise a 422 naming
 /// the patched object (merge and JSON patches) or the patch as Go prints a map (strategic
 /// merge), with the decoder's or the converter's words.
@@ -914,31 +974,11 @@ fn check_patched(
     };
     if patch_type == "application/strategic-merge-patch+json" {
         return Err(ApiError::patch_invalid(
-            &go_map(patch),
+            &patch::go_map(patch),
             &converter_error(&error),
         ));
     }
     Err(ApiError::patch_invalid(&patched.to_string(), &error))
-}
-
-/// A JSON value as Go's `%+v` prints a `map[string]interface{}`: `map[data:map[k:1]]`.
-fn go_map(v: &Value) -> String {
-    match v {
-        Value::Object(m) => {
-            let inner: Vec<String> = m
-                .iter()
-                .map(|(k, v)| format!("{k}:{}", go_map(v)))
-                .collect();
-            format!("map[{}]", inner.join(" "))
-        }
-        Value::Array(a) => {
-            let inner: Vec<String> = a.iter().map(go_map).collect();
-            format!("[{}]", inner.join(" "))
-        }
-        Value::String(s) => s.clone(),
-        Value::Null => "<nil>".to_owned(),
-        other => other.to_string(),
-    }
 }
 
 /// The unstructured converter's words for what `encoding/json` calls `cannot unmarshal

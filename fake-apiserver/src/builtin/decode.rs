@@ -15,12 +15,15 @@ pub struct Decoded {
     pub type_error: Option<String>,
     /// Paths of fields the type does not have.
     pub unknown: Vec<String>,
+    /// The first wrong type as server-side apply's typed conversion words it:
+    /// `.spec.replicas: expected numeric (int or float), got string`.
+    pub typed_error: Option<String>,
 }
 
 /// Reads `body` as the type `root`.
 pub fn check(root: &Type, body: &Value) -> Decoded {
     let mut out = Decoded::default();
-    struct_value(root, body, "", "", &mut out);
+    struct_value(root, body, "", "", "", &mut out);
     out
 }
 
@@ -68,7 +71,7 @@ fn join(path: &str, key: &str) -> String {
 
 /// `struct_name`/`go_path` are where Go's decoder is (the innermost struct and the field
 /// names from the root); `path` is the strict-decoding path with indexes.
-fn struct_value(ty: &Type, value: &Value, go_path: &str, path: &str, out: &mut Decoded) {
+fn struct_value(ty: &Type, value: &Value, go_path: &str, path: &str, smd: &str, out: &mut Decoded) {
     let Some(map) = value.as_object() else {
         return;
     };
@@ -76,7 +79,15 @@ fn struct_value(ty: &Type, value: &Value, go_path: &str, path: &str, out: &mut D
         match ty.fields.get(key) {
             Some(field) => {
                 let gp = join(go_path, key);
-                field_value(ty.go_name(), field, v, &gp, &join(path, key), out);
+                field_value(
+                    ty.go_name(),
+                    field,
+                    v,
+                    &gp,
+                    &join(path, key),
+                    &join(smd, key),
+                    out,
+                );
             }
             None => out.unknown.push(join(path, key)),
         }
@@ -103,12 +114,14 @@ fn type_error(out: &mut Decoded, value: &Value, owner: &str, go_path: &str, kind
     ));
 }
 
+#[allow(clippy::too_many_arguments)] // the decoder's three paths, carried down together
 fn field_value(
     owner: &str,
     field: &Field,
     value: &Value,
     go_path: &str,
     path: &str,
+    smd: &str,
     out: &mut Decoded,
 ) {
     if value.is_null() {
@@ -128,6 +141,9 @@ fn field_value(
         _ => false,
     };
     if !ok {
+        if out.typed_error.is_none() {
+            out.typed_error = typed_error(&field.kind, value, smd);
+        }
         match &field.kind {
             // Custom unmarshalers say less: no struct field.
             Kind::Time | Kind::MicroTime if out.type_error.is_none() => {
@@ -150,21 +166,60 @@ fn field_value(
     match (&field.kind, value) {
         (Kind::Ref(name), _) => {
             if let Some(ty) = types().get(name) {
-                struct_value(ty, value, go_path, path, out);
+                struct_value(ty, value, go_path, path, smd, out);
             }
         }
         (Kind::List(item), Value::Array(items)) => {
             for (i, v) in items.iter().enumerate() {
-                element(owner, item, v, go_path, &format!("{path}[{i}]"), out);
+                let at = match (&field.list_type, v) {
+                    (Some(t), Value::Object(o)) if t == "map" && !field.keys.is_empty() => {
+                        let keys: Vec<String> = field
+                            .keys
+                            .iter()
+                            .map(|k| format!("{k}={}", o.get(k).unwrap_or(&Value::Null)))
+                            .collect();
+                        format!("{smd}[{}]", keys.join(","))
+                    }
+                    _ => format!("{smd}[{i}]"),
+                };
+                element(owner, item, v, go_path, &format!("{path}[{i}]"), &at, out);
             }
         }
         (Kind::Map(inner), Value::Object(map)) => {
             for (k, v) in map {
-                element(owner, inner, v, go_path, &join(path, k), out);
+                element(owner, inner, v, go_path, &join(path, k), &join(smd, k), out);
             }
         }
         _ => {}
     }
+}
+
+/// structured-merge-diff's words for a value of the wrong type, at `.path`.
+fn typed_error(kind: &Kind, value: &Value, path: &str) -> Option<String> {
+    let go_value = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let (expected, got) = match kind {
+        Kind::String | Kind::Bytes | Kind::Time | Kind::MicroTime => (
+            "string",
+            format!("&value.valueUnstructured{{Value:{}}}", go_value(value)),
+        ),
+        Kind::Int32 | Kind::Int64 | Kind::Float64 => (
+            "numeric (int or float)",
+            match value {
+                Value::String(_) => "string".to_owned(),
+                Value::Bool(_) => "bool".to_owned(),
+                Value::Array(_) => "[]interface {}".to_owned(),
+                _ => "map[string]interface {}".to_owned(),
+            },
+        ),
+        Kind::Bool => ("boolean", format!("&{{{}}}", go_value(value))),
+        Kind::List(_) => ("list", format!("&{{{}}}", go_value(value))),
+        Kind::Map(_) | Kind::Ref(_) => ("map", format!("&{{{}}}", go_value(value))),
+        Kind::Quantity | Kind::IntStr | Kind::Any => return None,
+    };
+    Some(format!(".{path}: expected {expected}, got {got}"))
 }
 
 /// A list item or map value: a type error names the field that holds it.
@@ -174,9 +229,10 @@ fn element(
     value: &Value,
     go_path: &str,
     path: &str,
+    smd: &str,
     out: &mut Decoded,
 ) {
-    field_value(owner, field, value, go_path, path, out);
+    field_value(owner, field, value, go_path, path, smd, out);
 }
 
 /// What a round trip through the Go type does to a stored object: `null`s and empty lists

@@ -143,6 +143,23 @@ impl Env {
         });
     }
 
+    /// The same namespace on a fresh in-process fake, to send the same requests to both.
+    pub async fn fake_twin(&self) -> Env {
+        let client = Client::new(FakeApiServer::new(), "default");
+        let namespaces: Api<Namespace> = Api::all(client.clone());
+        let mut object = Namespace::default();
+        object.metadata.name = Some(self.ns.clone());
+        namespaces
+            .create(&PostParams::default(), &object)
+            .await
+            .expect("the fake creates the namespace");
+        Env {
+            client,
+            ns: self.ns.clone(),
+            leftovers: Arc::default(),
+        }
+    }
+
     /// A name unique to this run, for cluster-scoped objects: `<base>-<run>`.
     pub fn unique(&self, base: &str) -> String {
         format!("{base}-{}", run_id())

@@ -15,6 +15,7 @@ mod crd;
 mod crd_admission;
 mod crud;
 mod decoding;
+mod differential;
 mod fake_only;
 mod gc;
 mod kinds;
