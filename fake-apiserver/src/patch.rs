@@ -365,10 +365,19 @@ mod tests {
                 {"name": "b", "image": "b:2"}, {"name": "c", "image": "c:1"}, {"name": "a", "$patch": "delete"}
             ]}}),
             Ty::of("v1", "Pod", None, false),
-        );
+        )
+        .unwrap();
         assert_eq!(
             pod,
             json!({"spec": {"containers": [{"name": "b", "image": "b:2"}, {"name": "c", "image": "c:1"}]}})
         );
+        // An item without the merge key, where the live object has the list.
+        let err = strategic_merge_patch(
+            &mut pod,
+            &json!({"spec": {"containers": [{"image": "x"}]}}),
+            Ty::of("v1", "Pod", None, false),
+        )
+        .unwrap_err();
+        assert_eq!(err, "map: map[image:x] does not contain declared merge key: name");
     }
 }
