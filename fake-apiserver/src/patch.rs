@@ -378,6 +378,9 @@ mod tests {
             Ty::of("v1", "Pod", None, false),
         )
         .unwrap_err();
-        assert_eq!(err, "map: map[image:x] does not contain declared merge key: name");
+        assert_eq!(
+            err,
+            "map: map[image:x] does not contain declared merge key: name"
+        );
     }
 }

@@ -213,13 +213,17 @@ impl State {
         }
         let mut errors = meta::validate_create(&obj, rt.meta);
         if !rt.custom {
-            errors.extend(kinds::validate(&rt.api_version(), &rt.kind, &obj, None));
+            let mut placed = obj.clone();
+            if let Some(ns) = &namespace {
+                set_meta(&mut placed, "namespace", json!(ns));
+            }
+            errors.extend(kinds::validate(&rt.api_version(), &rt.kind, &placed, None));
         }
         if rt.is("apiextensions.k8s.io", "customresourcedefinitions") {
             errors.extend(self.review_crd(None, &mut obj, &mut ctx.warnings));
         }
         if !errors.is_empty() {
-            return Err(ApiError::invalid(&rt.group, &rt.kind, &name, errors));
+            return Err(ApiError::invalid(error_group(rt), &rt.kind, &name, errors));
         }
         if let Some(ns) = &namespace {
             set_meta(&mut obj, "namespace", json!(ns));
@@ -239,7 +243,7 @@ impl State {
         let mut errors = admit_schema(rt, &mut obj, None, ctx)?;
         admit_rules(rt, &obj, None, &mut errors, ctx);
         if !errors.is_empty() {
-            return Err(ApiError::invalid(&rt.group, &rt.kind, &name, errors)
+            return Err(ApiError::invalid(error_group(rt), &rt.kind, &name, errors)
                 .with_warnings(std::mem::take(&mut ctx.warnings)));
         }
         if rt.is("apiextensions.k8s.io", "customresourcedefinitions") {
@@ -501,7 +505,7 @@ impl State {
             return Err(ApiError::invalid(&rt.group, &kind, name, errors));
         }
         if !errors.is_empty() {
-            return Err(ApiError::invalid(&rt.group, &rt.kind, name, errors)
+            return Err(ApiError::invalid(error_group(rt), &rt.kind, name, errors)
                 .with_warnings(std::mem::take(&mut ctx.warnings)));
         }
         if rt.is("apiextensions.k8s.io", "customresourcedefinitions") && subresource.is_none() {
@@ -892,6 +896,16 @@ fn admit_rules(
         errors.push(apiserver_rules::cel::not_checked());
     } else {
         rules.validate(new, old, errors, &mut ctx.warnings);
+    }
+}
+
+/// The group a 422 names: `events.k8s.io` Events are validated as core Events, so their
+/// errors say `Event "x" is invalid`.
+fn error_group(rt: &ResourceType) -> &str {
+    if rt.is("events.k8s.io", "events") {
+        ""
+    } else {
+        &rt.group
     }
 }
 

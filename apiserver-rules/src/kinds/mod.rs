@@ -9,8 +9,12 @@
 
 pub mod configmap;
 pub mod deployment;
+mod misc;
 pub mod pod;
+mod rbac;
 pub mod secret;
+mod service;
+mod workloads;
 
 use serde_json::Value;
 
@@ -40,6 +44,22 @@ pub fn validate(
         ("v1", "ConfigMap") => configmap::validate(new, old, &mut errors),
         ("v1", "Secret") => secret::validate(new, old, &mut errors),
         ("apps/v1", "Deployment") => deployment::validate(new, &mut errors),
+        ("apps/v1", "ReplicaSet") => workloads::replica_set(new, &mut errors),
+        ("apps/v1", "StatefulSet") => workloads::stateful_set(new, &mut errors),
+        ("apps/v1", "DaemonSet") => workloads::daemon_set(new, &mut errors),
+        ("batch/v1", "Job") => workloads::job(new, &mut errors),
+        ("v1", "Pod") if old.is_none() => workloads::pod(new, &mut errors),
+        ("v1", "Service") => service::validate(new, &mut errors),
+        ("rbac.authorization.k8s.io/v1", "Role") => rbac::role(new, true, &mut errors),
+        ("rbac.authorization.k8s.io/v1", "ClusterRole") => rbac::role(new, false, &mut errors),
+        ("rbac.authorization.k8s.io/v1", "RoleBinding") => {
+            rbac::binding(new, old, true, &mut errors)
+        }
+        ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => {
+            rbac::binding(new, old, false, &mut errors)
+        }
+        ("coordination.k8s.io/v1", "Lease") => misc::lease(new, &mut errors),
+        ("events.k8s.io/v1", "Event") if old.is_none() => misc::event(new, &mut errors),
         _ => {}
     }
     errors

@@ -61,6 +61,107 @@ pub fn default_spec(spec: &mut Value) {
     }
 }
 
+/// `SetDefaults_Pod`, beyond the pod-spec defaults: a container's requests default to its
+/// limits.
+pub fn default_pod(spec: &mut Value) {
+    for list in ["initContainers", "containers"] {
+        if let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) {
+            for c in containers {
+                let Some(limits) = c
+                    .pointer("/resources/limits")
+                    .and_then(Value::as_object)
+                    .cloned()
+                else {
+                    continue;
+                };
+                let resources = &mut c["resources"];
+                if !resources.get("requests").is_some_and(Value::is_object) {
+                    resources["requests"] = json!({});
+                }
+                for (k, v) in limits {
+                    if resources["requests"].get(&k).is_none() {
+                        resources["requests"][&k] = v;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A quantity's value (`500m`, `1Gi`, `1e3`), for comparisons.
+pub fn quantity(s: &str) -> Option<f64> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '+' | '-')))
+        .unwrap_or(s.len());
+    let (number, suffix) = s.split_at(split);
+    let n: f64 = number.parse().ok()?;
+    let factor = match suffix {
+        "" => 1.0,
+        "n" => 1e-9,
+        "u" => 1e-6,
+        "m" => 1e-3,
+        "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        "P" => 1e15,
+        "E" => 1e18,
+        "Ki" => 1024.0,
+        "Mi" => 1024f64.powi(2),
+        "Gi" => 1024f64.powi(3),
+        "Ti" => 1024f64.powi(4),
+        "Pi" => 1024f64.powi(5),
+        "Ei" => 1024f64.powi(6),
+        e if e.starts_with(['e', 'E']) => 10f64.powi(e[1..].parse().ok()?),
+        _ => return None,
+    };
+    Some(n * factor)
+}
+
+fn show_quantity(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Requests and limits: not negative, and a request no larger than its limit.
+fn resources(c: &Value, cp: &str, errors: &mut Vec<FieldError>) {
+    let get = |k: &str| super::entries(c.get("resources").unwrap_or(&Value::Null), k);
+    for k in ["limits", "requests"] {
+        for (name, v) in get(k) {
+            if quantity(&show_quantity(v)).is_some_and(|q| q < 0.0) {
+                errors.push(FieldError::invalid_str(
+                    format!("{cp}.resources.{k}[{name}]"),
+                    &show_quantity(v),
+                    "must be greater than or equal to 0",
+                ));
+            }
+        }
+    }
+    let limits = get("limits");
+    for (name, v) in get("requests") {
+        let Some((_, limit)) = limits.iter().find(|(l, _)| *l == name) else {
+            continue;
+        };
+        let (r, l) = (quantity(&show_quantity(v)), quantity(&show_quantity(limit)));
+        if let (Some(r), Some(l)) = (r, l)
+            && r > l
+            && l >= 0.0
+        {
+            errors.push(FieldError::invalid_str(
+                format!("{cp}.resources.requests"),
+                &show_quantity(v),
+                format!(
+                    "must be less than or equal to {name} limit of {}",
+                    show_quantity(limit)
+                ),
+            ));
+        }
+    }
+}
+
 /// `Always` for an image without a tag or with `latest`, else `IfNotPresent`.
 fn pull_policy(image: &str) -> &'static str {
     let name = image.split('@').next().unwrap_or("");
@@ -309,6 +410,7 @@ fn container(c: &Value, cp: &str, volumes: &[&str], errors: &mut Vec<FieldError>
             &["Always", "IfNotPresent", "Never"],
         ));
     }
+    resources(c, cp, errors);
 }
 
 /// `IsValidPortName`.

@@ -146,3 +146,82 @@ async fn deployments_are_validated_after_defaulting() {
     })
     .await;
 }
+
+/// `(apiVersion, plural, kind, fields besides metadata, expected message after the name)`.
+type Case = (
+    &'static str,
+    &'static str,
+    &'static str,
+    Value,
+    &'static str,
+);
+
+#[tokio::test]
+async fn workloads_services_rbac_and_leases_are_validated() {
+    case("kinds-more", |env| async move {
+        let template = |labels: Value| {
+            json!({"metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
+        };
+        let cases: Vec<Case> = vec![
+            ("apps/v1", "replicasets", "ReplicaSet.apps", json!({"spec": {"template": template(json!({"a": "b"}))}}),
+                "[spec.selector: Required value, spec.template.metadata.labels: Invalid value: {\"a\":\"b\"}: `selector` does not match template `labels`]"),
+            ("apps/v1", "replicasets", "ReplicaSet.apps", json!({"spec": {"replicas": -2, "selector": {"matchLabels": {"a": "x"}}, "template": template(json!({"a": "b"}))}}),
+                "[spec.replicas: Invalid value: -2: must be greater than or equal to 0, spec.template.metadata.labels: Invalid value: {\"a\":\"b\"}: `selector` does not match template `labels`]"),
+            ("apps/v1", "statefulsets", "StatefulSet.apps", json!({"spec": {"selector": {"matchLabels": {"a": "b"}}, "template": template(json!({"a": "b"})), "podManagementPolicy": "Bogus", "updateStrategy": {"type": "Bogus"}}}),
+                "[spec.podManagementPolicy: Invalid value: \"Bogus\": must be 'OrderedReady' or 'Parallel', spec.updateStrategy: Invalid value: {\"Type\":\"Bogus\",\"RollingUpdate\":null}: must be 'RollingUpdate' or 'OnDelete']"),
+            ("apps/v1", "daemonsets", "DaemonSet.apps", json!({"spec": {"template": template(json!({"a": "b"}))}}),
+                "spec.template.metadata.labels: Invalid value: {\"a\":\"b\"}: `selector` does not match template `labels`"),
+            ("apps/v1", "daemonsets", "DaemonSet.apps", json!({"spec": {"selector": {}, "template": template(json!({"a": "b"}))}}),
+                "spec.selector: Invalid value: {}: empty selector is invalid for daemonset"),
+            ("apps/v1", "daemonsets", "DaemonSet.apps", json!({"spec": {"selector": {"matchLabels": {"a": "b"}}, "template": template(json!({"a": "b"})), "updateStrategy": {"type": "Bogus"}}}),
+                "spec.updateStrategy: Unsupported value: {\"Type\":\"Bogus\",\"RollingUpdate\":null}: supported values: \"RollingUpdate\", \"OnDelete\""),
+            ("batch/v1", "jobs", "Job.batch", json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}),
+                "spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\""),
+            ("batch/v1", "jobs", "Job.batch", json!({"spec": {"parallelism": -1, "completions": -1, "backoffLimit": -1, "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}),
+                "[spec.parallelism: Invalid value: -1: must be greater than or equal to 0, spec.completions: Invalid value: -1: must be greater than or equal to 0, spec.backoffLimit: Invalid value: -1: must be greater than or equal to 0]"),
+            ("v1", "pods", "Pod", json!({"spec": {}}), "spec.containers: Required value"),
+            ("v1", "pods", "Pod", json!({"spec": {"restartPolicy": "Sometimes", "containers": [{"name": "c", "image": "nginx"}]}}),
+                "spec.restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\""),
+            ("v1", "pods", "Pod", json!({"spec": {"containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"memory": "2Gi"}, "limits": {"memory": "1Gi"}}}]}}),
+                "spec.containers[0].resources.requests: Invalid value: \"2Gi\": must be less than or equal to memory limit of 1Gi"),
+            ("v1", "pods", "Pod", json!({"spec": {"containers": [{"name": "c", "image": "nginx", "resources": {"limits": {"memory": "-1"}}}]}}),
+                "[spec.containers[0].resources.limits[memory]: Invalid value: \"-1\": must be greater than or equal to 0, spec.containers[0].resources.requests[memory]: Invalid value: \"-1\": must be greater than or equal to 0]"),
+            ("v1", "services", "Service", json!({"spec": {}}), "spec.ports: Required value"),
+            ("v1", "services", "Service", json!({"spec": {"ports": [{"port": 0}]}}),
+                "[spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive, spec.ports[0].targetPort: Invalid value: 0: must be between 1 and 65535, inclusive]"),
+            ("v1", "services", "Service", json!({"spec": {"type": "Bogus", "ports": [{"port": 80}, {"port": 81}]}}),
+                "[spec.ports[0].name: Required value, spec.ports[1].name: Required value, spec.type: Unsupported value: \"Bogus\": supported values: \"ClusterIP\", \"ExternalName\", \"LoadBalancer\", \"NodePort\"]"),
+            ("v1", "services", "Service", json!({"spec": {"ports": [{"name": "a", "port": 80}, {"name": "a", "port": 81}]}}),
+                "spec.ports[1].name: Duplicate value: \"a\""),
+            ("v1", "services", "Service", json!({"spec": {"type": "ExternalName"}}), "spec.externalName: Required value"),
+            ("rbac.authorization.k8s.io/v1", "roles", "Role.rbac.authorization.k8s.io", json!({"rules": [{"apiGroups": [""], "resources": ["pods"]}]}),
+                "rules[0].verbs: Required value: verbs must contain at least one value"),
+            ("rbac.authorization.k8s.io/v1", "roles", "Role.rbac.authorization.k8s.io", json!({"rules": [{"verbs": ["get"], "resources": ["pods"]}]}),
+                "rules[0].apiGroups: Required value: resource rules must supply at least one api group"),
+            ("rbac.authorization.k8s.io/v1", "roles", "Role.rbac.authorization.k8s.io", json!({"rules": [{"verbs": ["get"], "nonResourceURLs": ["/x"]}]}),
+                "rules[0].nonResourceURLs: Invalid value: [\"/x\"]: namespaced rules cannot apply to non-resource URLs"),
+            ("rbac.authorization.k8s.io/v1", "rolebindings", "RoleBinding.rbac.authorization.k8s.io",
+                json!({"roleRef": {"kind": "Bogus", "name": "x", "apiGroup": "rbac.authorization.k8s.io"}, "subjects": [{"kind": "Who", "name": ""}]}),
+                "[roleRef.kind: Unsupported value: \"Bogus\": supported values: \"Role\", \"ClusterRole\", subjects[0].name: Required value, subjects[0].kind: Unsupported value: \"Who\": supported values: \"ServiceAccount\", \"User\", \"Group\"]"),
+            ("coordination.k8s.io/v1", "leases", "Lease.coordination.k8s.io", json!({"spec": {"leaseDurationSeconds": -1, "leaseTransitions": -1}}),
+                "[spec.leaseDurationSeconds: Invalid value: -1: must be greater than 0, spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0]"),
+            // Validated as a core Event: no group in the message, and `regarding` must be in
+            // the event's namespace (an empty one only in `default`).
+            ("events.k8s.io/v1", "events", "Event", json!({"reason": "X"}),
+                "[involvedObject.namespace: Invalid value: \"\": does not match event.namespace, eventTime: Required value, type: Invalid value: \"\": has invalid value: ]"),
+        ];
+        for (i, (gv, plural, qualified, fields, want)) in cases.into_iter().enumerate() {
+            let kind = qualified.split('.').next().unwrap();
+            let kind = if plural == "events" { "Event" } else { kind };
+            let mut body = json!({"apiVersion": gv, "kind": kind,
+                "metadata": {"name": format!("x{i}"), "labels": labels()}});
+            for (k, v) in fields.as_object().unwrap() {
+                body[k] = v.clone();
+            }
+            let r = post(&env, gv, plural, body).await;
+            assert_eq!(r.status(), (422, "Invalid"), "{i} {plural}: {}", r.body);
+            assert_eq!(r.message(), format!("{qualified} \"x{i}\" is invalid: {want}"), "{i} {plural}");
+        }
+    })
+    .await;
+}
