@@ -489,6 +489,45 @@ pub struct Limits {
 }
 
 #[test]
+fn skipped_fields_are_not_in_the_json_so_not_keys_or_columns() {
+    let tmp = TempDir::new("skip");
+    write(
+        &tmp.0,
+        "apis/widgets/v1/mod.rs",
+        "//! +groupName=widgets.example.com\npub mod widget;\n",
+    );
+    write(
+        &tmp.0,
+        "apis/widgets/v1/widget.rs",
+        r#"/// +genclient
+#[derive(CustomResource)]
+#[kube(group = "widgets.example.com", version = "v1", kind = "Widget", namespaced,
+       printcolumn(name = "Cache", type_ = "string", json_path = ".spec.cache"))]
+#[serde(rename_all = "camelCase")]
+pub struct WidgetSpec {
+    #[serde(skip)]
+    pub cache: String,
+    /// +listType=map
+    /// +listMapKey=id
+    pub items: Vec<Item>,
+}
+
+#[serde(rename_all = "camelCase")]
+pub struct Item {
+    pub name: String,
+    #[serde(skip)]
+    pub id: String,
+}
+"#,
+    );
+    let out = generate(&tmp.0);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("`.spec` has no field `cache`"), "{err}");
+    assert!(err.contains("`id`"), "{err}");
+}
+
+#[test]
 fn a_kind_in_several_versions_needs_exactly_one_storage_version() {
     let tmp = TempDir::new("storage");
     for v in ["v1", "v2"] {

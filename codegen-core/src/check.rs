@@ -153,8 +153,9 @@ pub(crate) fn renamed(field: &str, rule: Option<&str>) -> String {
     }
 }
 
-/// The JSON names of a struct's fields and their Rust types; `None` when a flattened field
-/// makes the set open (then nothing is reported).
+/// The JSON names of a struct's fields and their Rust types (`#[serde(skip)]` fields are
+/// not in the JSON); `None` when a flattened field makes the set open (then nothing is
+/// reported).
 pub(crate) fn json_fields(s: &ItemStruct) -> Option<Vec<(String, &Type)>> {
     let rule = serde_value(&s.attrs, "rename_all");
     let Fields::Named(named) = &s.fields else {
@@ -164,6 +165,9 @@ pub(crate) fn json_fields(s: &ItemStruct) -> Option<Vec<(String, &Type)>> {
     for f in &named.named {
         if flattened(&f.attrs) {
             return None;
+        }
+        if serde_flag(&f.attrs, "skip") {
+            continue;
         }
         let ident = f.ident.as_ref()?.to_string();
         let ident = ident.trim_start_matches("r#").to_owned();
