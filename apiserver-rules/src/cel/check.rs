@@ -515,21 +515,88 @@ impl Checker<'_> {
 /// that do not compile or type-check, `oldSelf` where no old value can be correlated, and
 /// `optionalOldSelf` on rules without `oldSelf`.
 pub fn crd_rules(root: &Value, p: &str) -> Vec<crate::field::FieldError> {
+    use crate::field::FieldError;
     let mut errors = Vec::new();
-    walk(root, p, true, None, &mut errors);
+    let mut total = Total::default();
+    walk(root, p, true, None, Some(1), &mut total, &mut errors);
+    if total.sum > super::cost::SCHEMA_LIMIT {
+        for (path, _) in &total.most_expensive {
+            errors.push(FieldError::forbidden(
+                path.clone(),
+                "contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema",
+            ));
+        }
+        errors.push(FieldError::forbidden(
+            p,
+            super::cost::over_budget(
+                "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
+                total.sum,
+                super::cost::SCHEMA_LIMIT,
+            ),
+        ));
+    }
     errors
 }
 
+/// The estimated cost of a whole schema, and its four most expensive expressions.
+#[derive(Default)]
+struct Total {
+    sum: u64,
+    most_expensive: Vec<(String, u64)>,
+}
+
+impl Total {
+    fn observe(&mut self, path: String, cost: u64) {
+        self.sum = self.sum.saturating_add(cost);
+        if cost < 1_000_000 {
+            return;
+        }
+        self.most_expensive.push((path, cost));
+        self.most_expensive.sort_by_key(|e| std::cmp::Reverse(e.1));
+        self.most_expensive.truncate(4);
+    }
+}
+
+/// How many of a node's children its own value may hold (`None`: unbounded).
+fn max_children(s: &Value) -> Option<u64> {
+    let n = |k: &str| s.get(k).and_then(Value::as_i64).map(|n| n.max(0) as u64);
+    match s.get("type").and_then(Value::as_str) {
+        Some("array") => n("maxItems"),
+        Some("object") if s.get("additionalProperties").is_some_and(Value::is_object) => {
+            n("maxProperties")
+        }
+        _ => Some(1),
+    }
+}
+
 /// Children first, then the node's own rules, as the real server's schema walk reports
-/// them (it visits properties in Go's map order; here they come sorted).
+/// them (it visits properties in Go's map order; here they come sorted). `card` is how
+/// many times a rule here may run (`None`: below an unbounded list or map).
 fn walk(
     s: &Value,
     p: &str,
     resource: bool,
     uncorrelatable: Option<&str>,
+    card: Option<u64>,
+    total: &mut Total,
     errors: &mut Vec<crate::field::FieldError>,
 ) {
     use crate::field::{ErrorType, FieldError};
+    let child_card = match (card, max_children(s)) {
+        (Some(c), Some(m)) => Some(c.saturating_mul(m)),
+        _ => None,
+    };
+    if let Some(values) = s.get("additionalProperties").filter(|a| a.is_object()) {
+        walk(
+            values,
+            &format!("{p}.additionalProperties"),
+            false,
+            uncorrelatable,
+            child_card,
+            total,
+            errors,
+        );
+    }
     if let Some(props) = s.get("properties").and_then(Value::as_object) {
         for (k, v) in props {
             if resource && k == "metadata" {
@@ -540,6 +607,8 @@ fn walk(
                 &format!("{p}.properties[{k}]"),
                 false,
                 uncorrelatable,
+                child_card,
+                total,
                 errors,
             );
         }
@@ -548,14 +617,13 @@ fn walk(
         let map_list = s.get("x-kubernetes-list-type").and_then(Value::as_str) == Some("map");
         let here = (!map_list && uncorrelatable.is_none()).then(|| p.to_owned());
         let next = uncorrelatable.or(here.as_deref());
-        walk(items, &format!("{p}.items"), false, next, errors);
-    }
-    if let Some(values) = s.get("additionalProperties").filter(|a| a.is_object()) {
         walk(
-            values,
-            &format!("{p}.additionalProperties"),
+            items,
+            &format!("{p}.items"),
             false,
-            uncorrelatable,
+            next,
+            child_card,
+            total,
             errors,
         );
     }
@@ -563,7 +631,6 @@ fn walk(
         return;
     };
     let self_ty = Ty::of_schema(s, resource).unwrap_or(Ty::Dyn);
-    let mut compile = Vec::new();
     for (i, r) in rules.iter().enumerate() {
         let at = format!("{p}.x-kubernetes-validations[{i}]");
         let get = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
@@ -576,32 +643,60 @@ fn walk(
             value: shown.clone(),
             detail,
         };
-        if let Err(detail) = check(rule, &self_ty, optional == Some(true), Expect::Rule) {
-            compile.push(invalid(format!("{at}.rule"), detail));
+        let compiled = check(rule, &self_ty, optional == Some(true), Expect::Rule);
+        let cost = match (&compiled, super::parse(rule)) {
+            (Ok(()), Ok(expr)) => {
+                let times = card.unwrap_or_else(|| super::cost::unbounded_cardinality(s));
+                super::cost::estimate(&expr, s).saturating_mul(times)
+            }
+            _ => 0,
+        };
+        if cost > super::cost::RULE_LIMIT {
+            errors.push(FieldError::forbidden(
+                format!("{at}.rule"),
+                super::cost::over_budget("estimated rule cost", cost, super::cost::RULE_LIMIT),
+            ));
+        }
+        total.observe(format!("{at}.rule"), cost);
+        if let Err(detail) = compiled {
+            errors.push(invalid(format!("{at}.rule"), detail));
             continue;
         }
         let message = get("messageExpression");
-        if !message.trim().is_empty()
-            && let Err(detail) = check(message, &self_ty, optional == Some(true), Expect::Message)
-        {
-            compile.push(invalid(format!("{at}.messageExpression"), detail));
+        if !message.trim().is_empty() {
+            match check(message, &self_ty, optional == Some(true), Expect::Message) {
+                Err(detail) => errors.push(invalid(format!("{at}.messageExpression"), detail)),
+                Ok(()) => {
+                    let cost = super::parse(message).map_or(0, |e| super::cost::estimate(&e, s));
+                    if cost > super::cost::RULE_LIMIT {
+                        errors.push(FieldError::forbidden(
+                            format!("{at}.messageExpression"),
+                            super::cost::over_budget(
+                                "estimated messageExpression cost",
+                                cost,
+                                super::cost::RULE_LIMIT,
+                            ),
+                        ));
+                    }
+                    total.observe(format!("{at}.messageExpression"), cost);
+                }
+            }
         }
         let uses_old = super::parse(rule).is_ok_and(|e| super::node::mentions(&e, "oldSelf"));
         if let (Some(path), true) = (uncorrelatable, uses_old) {
-            compile.push(FieldError::invalid_str(
+            errors.push(FieldError::invalid_str(
                 format!("{at}.rule"),
                 rule,
                 format!("oldSelf cannot be used on the uncorrelatable portion of the schema within {path}"),
             ));
         } else if let (Some(o), false) = (optional, uses_old) {
-            compile.push(FieldError::invalid(
+            errors.push(FieldError::invalid(
                 format!("{at}.optionalOldSelf"),
                 &Value::Bool(o),
                 "may not be set if oldSelf is not used in rule",
             ));
         }
     }
-    errors.extend(compile);
 }
 
 /// A rule as the real server shows it in these errors: Go's internal struct, marshalled

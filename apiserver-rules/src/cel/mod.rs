@@ -13,6 +13,7 @@
 //! syntax is parsed but `optional` map and list helpers are those of the `cel` crate.
 
 pub mod check;
+pub mod cost;
 mod eval;
 mod node;
 mod value;

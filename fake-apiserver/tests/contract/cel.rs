@@ -266,3 +266,40 @@ async fn unchanged_invalid_values_ratchet_into_warnings() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn rules_too_expensive_for_their_bounds_are_refused_at_crd_creation() {
+    case("cel-cost", |env| async move {
+        let group = format!("cost-{}.contract.example.com", run_id());
+        let crd = |max_items: Option<u64>| {
+            let mut tags = json!({"type": "array", "items": {"type": "string", "maxLength": 20},
+                "x-kubernetes-validations": [{"rule": "self.all(t, t.matches('^[a-z]+$'))"}]});
+            if let Some(n) = max_items {
+                tags["maxItems"] = json!(n);
+            }
+            json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                "metadata": {"name": format!("costs.{group}")},
+                "spec": {"group": group, "scope": "Namespaced", "names": {"plural": "costs", "kind": "Cost"},
+                    "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema":
+                        {"type": "object", "properties": {"spec": {"type": "object", "properties": {"tags": tags}}}}}}]}})
+            .to_string()
+        };
+        let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?dryRun=All";
+        // An unbounded list: the rule may run a million times.
+        let r = env.raw("POST", crds, "application/json", &crd(None)).await;
+        assert_eq!(r.status(), (422, "Invalid"), "{}", r.body);
+        assert_eq!(
+            r.message(),
+            format!(
+                "CustomResourceDefinition.apiextensions.k8s.io \"costs.{group}\" is invalid: \
+                 spec.validation.openAPIV3Schema.properties[spec].properties[tags].x-kubernetes-validations[0].rule: \
+                 Forbidden: estimated rule cost exceeds budget by factor of 2.3x (try simplifying the rule, or adding \
+                 maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"
+            )
+        );
+        // maxItems bounds it.
+        let r = env.raw("POST", crds, "application/json", &crd(Some(100))).await;
+        assert_eq!(r.code, 201, "{}", r.body);
+    })
+    .await;
+}
