@@ -57,9 +57,6 @@ fn of_struct(s: &ItemStruct, structs: &Structs<'_>, depth: u8) -> Ty {
     let rule = check::serde_value(&s.attrs, "rename_all");
     let mut fields = BTreeMap::new();
     for f in &named.named {
-        if check::serde_flag(&f.attrs, "skip") {
-            continue;
-        }
         if check::flattened(&f.attrs) {
             match of_type(&f.ty, structs, depth) {
                 Ty::Object(inner) => {
@@ -69,11 +66,9 @@ fn of_struct(s: &ItemStruct, structs: &Structs<'_>, depth: u8) -> Ty {
             }
             continue;
         }
-        let Some(ident) = &f.ident else { continue };
-        let ident = ident.to_string();
-        let ident = ident.trim_start_matches("r#");
-        let name = check::serde_value(&f.attrs, "rename")
-            .unwrap_or_else(|| check::renamed(ident, rule.as_deref()));
+        let Some(name) = check::json_name(f, rule.as_deref()) else {
+            continue;
+        };
         if let Some(escaped) = escape(&name) {
             fields.insert(escaped, of_type(&f.ty, structs, depth));
         }

@@ -6,7 +6,6 @@
 //! status struct (and nested structs) in the same file, the same version directory, or
 //! anywhere in the tree when the name is unique there.
 
-use heck::{ToKebabCase, ToLowerCamelCase, ToShoutySnakeCase, ToSnakeCase, ToUpperCamelCase};
 use quote::ToTokens;
 use syn::{Fields, Item, ItemStruct, Type};
 
@@ -140,16 +139,82 @@ pub(crate) fn serde_flag(attrs: &[syn::Attribute], flag: &str) -> bool {
         })
 }
 
-pub(crate) fn renamed(field: &str, rule: Option<&str>) -> String {
+/// The JSON name of a named field, as serde writes it: its `rename`, or its identifier
+/// (without `r#`) under the container's `rename_all`; `None` for a field serde skips. The
+/// one place the generator computes a field's JSON name.
+pub(crate) fn json_name(f: &syn::Field, rename_all: Option<&str>) -> Option<String> {
+    if serde_flag(&f.attrs, "skip") {
+        return None;
+    }
+    let ident = f.ident.as_ref()?.to_string();
+    let ident = ident.trim_start_matches("r#");
+    Some(serde_value(&f.attrs, "rename").unwrap_or_else(|| renamed(ident, rename_all)))
+}
+
+/// A field's name under a container's `rename_all`, by serde's own rules (serde_derive's
+/// `RenameRule::apply_to_field`: camelCase capitalizes after each `_`, lowercase leaves a
+/// field as it is).
+pub fn renamed(field: &str, rule: Option<&str>) -> String {
+    let pascal = || {
+        let mut out = String::new();
+        let mut capitalize = true;
+        for c in field.chars() {
+            if c == '_' {
+                capitalize = true;
+            } else if capitalize {
+                out.push(c.to_ascii_uppercase());
+                capitalize = false;
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    };
     match rule {
-        Some("camelCase") => field.to_lower_camel_case(),
-        Some("PascalCase") => field.to_upper_camel_case(),
-        Some("snake_case") => field.to_snake_case(),
-        Some("kebab-case") => field.to_kebab_case(),
-        Some("SCREAMING_SNAKE_CASE") => field.to_shouty_snake_case(),
-        Some("lowercase") => field.to_lowercase(),
-        Some("UPPERCASE") => field.to_uppercase(),
+        Some("PascalCase") => pascal(),
+        Some("camelCase") => {
+            let p = pascal();
+            let mut chars = p.chars();
+            match chars.next() {
+                Some(first) => first.to_ascii_lowercase().to_string() + chars.as_str(),
+                None => p,
+            }
+        }
+        Some("UPPERCASE" | "SCREAMING_SNAKE_CASE") => field.to_ascii_uppercase(),
+        Some("kebab-case") => field.replace('_', "-"),
+        Some("SCREAMING-KEBAB-CASE") => field.to_ascii_uppercase().replace('_', "-"),
         _ => field.to_owned(),
+    }
+}
+
+/// A unit variant's name under an enum's `rename_all`, by serde's own rules
+/// (`RenameRule::apply_to_variant`).
+pub fn renamed_variant(variant: &str, rule: Option<&str>) -> String {
+    let snake = || {
+        let mut out = String::new();
+        for (i, c) in variant.char_indices() {
+            if i > 0 && c.is_uppercase() {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        }
+        out
+    };
+    match rule {
+        Some("lowercase") => variant.to_ascii_lowercase(),
+        Some("UPPERCASE") => variant.to_ascii_uppercase(),
+        Some("camelCase") => {
+            let mut chars = variant.chars();
+            match chars.next() {
+                Some(first) => first.to_ascii_lowercase().to_string() + chars.as_str(),
+                None => String::new(),
+            }
+        }
+        Some("snake_case") => snake(),
+        Some("SCREAMING_SNAKE_CASE") => snake().to_ascii_uppercase(),
+        Some("kebab-case") => snake().replace('_', "-"),
+        Some("SCREAMING-KEBAB-CASE") => snake().to_ascii_uppercase().replace('_', "-"),
+        _ => variant.to_owned(),
     }
 }
 
@@ -166,14 +231,10 @@ pub(crate) fn json_fields(s: &ItemStruct) -> Option<Vec<(String, &Type)>> {
         if flattened(&f.attrs) {
             return None;
         }
-        if serde_flag(&f.attrs, "skip") {
-            continue;
+        f.ident.as_ref()?;
+        if let Some(name) = json_name(f, rule.as_deref()) {
+            out.push((name, &f.ty));
         }
-        let ident = f.ident.as_ref()?.to_string();
-        let ident = ident.trim_start_matches("r#").to_owned();
-        let name =
-            serde_value(&f.attrs, "rename").unwrap_or_else(|| renamed(&ident, rule.as_deref()));
-        out.push((name, &f.ty));
     }
     Some(out)
 }
@@ -362,4 +423,25 @@ fn suggested_type(ty: &Type, structs: &Structs<'_>) -> String {
 pub fn run(cx: &mut Ctxt, spec: &ItemStruct, structs: &Structs<'_>) {
     let kube = KubeAttrs::from_attrs(&mut Ctxt::new(), &spec.attrs);
     check_paths(cx, &kube, spec, structs);
+}
+
+#[cfg(test)]
+mod rename_tests {
+    use super::{renamed, renamed_variant};
+
+    /// What serde_json printed for the same fields and variants under serde_derive 1.
+    #[test]
+    fn names_follow_serdes_rules_not_hecks() {
+        let camel = Some("camelCase");
+        assert_eq!(renamed("api_URL", camel), "apiURL");
+        assert_eq!(renamed("x509_cert", camel), "x509Cert");
+        assert_eq!(renamed("ip_v4", camel), "ipV4");
+        assert_eq!(renamed("http2_enabled", camel), "http2Enabled");
+        assert_eq!(renamed("Some_Field", Some("lowercase")), "Some_Field");
+        assert_eq!(renamed_variant("HTTPSProxy", camel), "hTTPSProxy");
+        assert_eq!(
+            renamed_variant("HTTPSProxy", Some("snake_case")),
+            "h_t_t_p_s_proxy"
+        );
+    }
 }

@@ -542,11 +542,9 @@ impl<'a> Walker<'_, '_, 'a> {
                 }
                 continue;
             }
-            let Some(ident) = &f.ident else { continue };
-            let ident = ident.to_string();
-            let ident = ident.trim_start_matches("r#");
-            let name = check::serde_value(&f.attrs, "rename")
-                .unwrap_or_else(|| check::renamed(ident, rule.as_deref()));
+            let Some(name) = check::json_name(f, rule.as_deref()) else {
+                continue;
+            };
             let field_shape = shape(&f.ty, self.structs);
             self.check_enum(cx, &field_shape);
             self.field(
@@ -843,17 +841,10 @@ fn key_not_required(s: &ItemStruct, key: &str) -> Option<&'static str> {
     let Fields::Named(named) = &s.fields else {
         return None;
     };
-    let f = named.named.iter().find(|f| {
-        let ident = f
-            .ident
-            .as_ref()
-            .map(ToString::to_string)
-            .unwrap_or_default();
-        let ident = ident.trim_start_matches("r#");
-        check::serde_value(&f.attrs, "rename")
-            .unwrap_or_else(|| check::renamed(ident, rule.as_deref()))
-            == key
-    })?;
+    let f = named
+        .named
+        .iter()
+        .find(|f| check::json_name(f, rule.as_deref()).as_deref() == Some(key))?;
     let markers = marker::read(&mut Ctxt::new(), &f.attrs);
     let has = |names: &[&str]| markers.iter().any(|m| names.contains(&m.name));
     let defaulted =
@@ -906,8 +897,9 @@ fn check_default(cx: &mut Ctxt, own: &Own<'_>, name: &str, shape: &Shape<'_>, ma
             .variants
             .iter()
             .map(|v| {
-                check::serde_value(&v.attrs, "rename")
-                    .unwrap_or_else(|| check::renamed(&v.ident.to_string(), rule.as_deref()))
+                check::serde_value(&v.attrs, "rename").unwrap_or_else(|| {
+                    check::renamed_variant(&v.ident.to_string(), rule.as_deref())
+                })
             })
             .collect();
         if !names.contains(text) {

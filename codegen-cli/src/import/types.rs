@@ -1018,26 +1018,9 @@ pub fn field_ident(json: &str) -> String {
     kube_codegen_core::naming::ident(&out).to_string()
 }
 
-/// The serde name of a Rust field under `rename_all = "camelCase"` (serde's rule).
+/// The serde name of a Rust field under `rename_all = "camelCase"`: the generator's one rule.
 pub fn serde_camel(rust: &str) -> String {
-    let rust = rust.trim_start_matches("r#");
-    let mut pascal = String::new();
-    let mut capitalize = true;
-    for c in rust.chars() {
-        if c == '_' {
-            capitalize = true;
-        } else if capitalize {
-            pascal.extend(c.to_uppercase());
-            capitalize = false;
-        } else {
-            pascal.push(c);
-        }
-    }
-    let mut chars = pascal.chars();
-    match chars.next() {
-        Some(first) => first.to_lowercase().chain(chars).collect(),
-        None => String::new(),
-    }
+    kube_codegen_core::check::renamed(rust.trim_start_matches("r#"), Some("camelCase"))
 }
 
 /// The Rust variant of a string enum value.

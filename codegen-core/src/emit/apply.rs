@@ -139,12 +139,9 @@ fn fields(s: &ItemStruct) -> Vec<Field<'_>> {
     named
         .named
         .iter()
-        .filter(|f| !check::serde_flag(&f.attrs, "skip"))
         .filter_map(|f| {
             let ident = f.ident.clone()?;
-            let plain = ident.to_string().trim_start_matches("r#").to_owned();
-            let json = check::serde_value(&f.attrs, "rename")
-                .unwrap_or_else(|| check::renamed(&plain, rule.as_deref()));
+            let json = check::json_name(f, rule.as_deref())?;
             let markers = marker::read(&mut Ctxt::new(), &f.attrs);
             let value = |name: &str| {
                 markers
