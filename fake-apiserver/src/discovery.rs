@@ -10,7 +10,7 @@ use crate::body::{self, ResponseBody};
 use crate::error::ApiError;
 use crate::registry::ResourceType;
 use crate::request::Route;
-use crate::server::Shared;
+use crate::shared::Shared;
 
 /// Answers a non-resource route.
 pub fn respond(shared: &Arc<Shared>, route: &Route, path: &str) -> Response<ResponseBody> {

@@ -49,6 +49,7 @@ pub use apiserver_rules as rules;
 mod selector;
 mod server;
 mod service;
+mod shared;
 pub mod ssa;
 mod state;
 mod store;
@@ -56,6 +57,7 @@ mod store;
 pub mod test_env;
 mod type_meta;
 mod watch;
+mod writer;
 
 #[cfg(feature = "test-env")]
 pub use test_env::{TestEnv, TestEnvError};
@@ -68,10 +70,11 @@ use serde_json::Value;
 pub use control::{Action, Matcher};
 pub use error::ApiError;
 pub use rules::field::FieldError;
-pub use server::Config;
 pub use service::{Served, kubeconfig};
+pub use shared::Config;
 
-use server::{Ctx, Shared};
+use shared::Shared;
+use writer::Ctx;
 
 /// An in-memory Kubernetes API server; clones share one server.
 #[derive(Clone, Debug)]

@@ -12,9 +12,9 @@ use serde_json::{Value, json};
 
 use crate::options::DeleteOptions;
 use crate::registry::ResourceType;
-use crate::server::Ctx;
 use crate::state::{State, finalizers, name_of, now, set_meta};
 use crate::store::ObjectKey;
+use crate::writer::Ctx;
 
 /// The label the registry keeps equal to a namespace's name.
 const NAME_LABEL: &str = "kubernetes.io/metadata.name";

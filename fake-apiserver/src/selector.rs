@@ -3,6 +3,9 @@
 
 use serde_json::Value;
 
+use crate::error::ApiError;
+use crate::options::ListOptions;
+use crate::registry::ResourceType;
 use crate::rules::field::{FieldError, aggregate};
 use crate::rules::names;
 
@@ -523,6 +526,22 @@ impl FieldSelector {
             (actual == *value) == *equal
         })
     }
+}
+
+/// Selectors of a list or watch request.
+pub(crate) fn selectors(
+    rt: &ResourceType,
+    options: &ListOptions,
+) -> Result<(LabelSelector, FieldSelector), ApiError> {
+    let labels = LabelSelector::parse(&options.labels).map_err(ApiError::bad_request)?;
+    let fields = FieldSelector::parse(
+        &options.fields,
+        &rt.selectable_fields,
+        rt.field_labels,
+        &rt.kind,
+    )
+    .map_err(ApiError::bad_request)?;
+    Ok((labels, fields))
 }
 
 #[cfg(test)]

@@ -1,137 +1,25 @@
 //! Request handling: routing and content negotiation as the real server's router does it,
 //! then every verb with its semantics, over one locked state.
 
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{Method, Response, StatusCode};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 use crate::body::{self, ResponseBody};
 use crate::builtin::protobuf::DecodeError;
-use crate::control::{Action, ActionLog, Faults, Recorded};
+use crate::control::{Action, Recorded};
 use crate::error::ApiError;
 use crate::options::{DeleteOptions, FieldValidation, ListOptions, Query, WriteOptions};
 use crate::patch;
-use crate::registry::{self, ResourceType};
+use crate::registry::ResourceType;
 use crate::request::{self, Route, Target};
-use crate::selector::{FieldSelector, LabelSelector};
+use crate::selector::selectors;
+use crate::shared::Shared;
 use crate::state::{State, name_of, set_meta};
-use crate::store::{Store, Watcher};
 use crate::type_meta::Expected;
-
-/// Settings of one server.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// Delete dependents whose owners are gone (on by default).
-    pub garbage_collection: bool,
-    /// How often open watches that asked for bookmarks get one.
-    pub bookmark_interval: Duration,
-    /// How many events are kept for watches that resume from a version.
-    pub history: usize,
-    /// Put a `kube-root-ca.crt` ConfigMap and a `default` ServiceAccount in every namespace,
-    /// as kube-controller-manager does (on by default; off for an empty world).
-    pub namespace_defaults: bool,
-    /// How many requests [`FakeApiServer::actions`](crate::FakeApiServer::actions) keeps,
-    /// newest last; older ones are dropped (and counted), 0 records none.
-    pub action_log: usize,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self {
-            garbage_collection: true,
-            bookmark_interval: Duration::from_secs(30),
-            history: 10_000,
-            namespace_defaults: true,
-            action_log: 10_000,
-        }
-    }
-}
-
-/// Everything one server shares between its clones.
-#[derive(Debug)]
-pub struct Shared {
-    /// Objects and types.
-    pub state: Mutex<State>,
-    /// Recorded actions.
-    pub actions: Mutex<ActionLog>,
-    /// Programmed faults.
-    pub faults: Mutex<Faults>,
-    /// Settings.
-    pub config: Config,
-}
-
-impl Shared {
-    /// A server with the built-in kinds and the namespaces every cluster has.
-    pub fn new(config: Config) -> Arc<Self> {
-        let shared = Arc::new(Self {
-            state: Mutex::new(State {
-                store: Store::new(config.history),
-                types: registry::builtins().into_iter().map(Arc::new).collect(),
-                gc: config.garbage_collection,
-                namespace_defaults: config.namespace_defaults,
-                syncing_namespace: false,
-            }),
-            actions: Mutex::new(ActionLog::new(config.action_log)),
-            faults: Mutex::new(Faults::default()),
-            config,
-        });
-        {
-            let mut state = shared.lock();
-            for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-                let obj =
-                    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
-                let rt = ns_type(&state.types);
-                let _ = state.create(&rt, None, obj, &mut Ctx::system());
-            }
-        }
-        shared
-    }
-
-    /// The state, even if a panicking test poisoned the lock.
-    pub fn lock(&self) -> MutexGuard<'_, State> {
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
-
-fn ns_type(types: &[Arc<ResourceType>]) -> Arc<ResourceType> {
-    types
-        .iter()
-        .find(|t| t.group.is_empty() && t.plural == "namespaces")
-        .cloned()
-        .expect("namespaces is built in")
-}
-
-/// Who writes and how: the field manager, dry-run, unknown-field handling, and the
-/// warnings the request earned.
-#[derive(Debug, Clone)]
-pub struct Ctx {
-    pub(crate) manager: String,
-    pub(crate) dry_run: bool,
-    pub(crate) field_validation: FieldValidation,
-    pub(crate) warnings: Vec<String>,
-}
-
-impl Ctx {
-    pub(crate) fn system() -> Self {
-        Self::named("fake-apiserver")
-    }
-
-    /// Writes as field manager `manager`.
-    pub fn named(manager: &str) -> Self {
-        Self {
-            manager: manager.to_owned(),
-            dry_run: false,
-            field_validation: FieldValidation::Ignore,
-            warnings: Vec::new(),
-        }
-    }
-}
+use crate::writer::Ctx;
 
 /// The verb a method and path mean, or why the path does not take the method.
 fn verb_of(
@@ -714,22 +602,6 @@ fn default_manager(user_agent: &str) -> String {
     }
 }
 
-/// Selectors of a list or watch request.
-pub fn selectors(
-    rt: &ResourceType,
-    options: &ListOptions,
-) -> Result<(LabelSelector, FieldSelector), ApiError> {
-    let labels = LabelSelector::parse(&options.labels).map_err(ApiError::bad_request)?;
-    let fields = FieldSelector::parse(
-        &options.fields,
-        &rt.selectable_fields,
-        rt.field_labels,
-        &rt.kind,
-    )
-    .map_err(ApiError::bad_request)?;
-    Ok((labels, fields))
-}
-
 /// The resource version a list reads at: a number at most the current version.
 fn list_version(options: &ListOptions, current: u64) -> Result<u64, ApiError> {
     let rv = options.resource_version.as_str();
@@ -931,25 +803,4 @@ fn set_scale(
         meta.remove("resourceVersion");
     }
     state.update(rt, ns, name, obj, Some("scale"), ctx, None)
-}
-
-/// Registers an open watch: its channel and selectors. Returns the receiver.
-pub fn open_watch(
-    rt: &ResourceType,
-    namespace: Option<&str>,
-    labels: LabelSelector,
-    fields: FieldSelector,
-) -> (Watcher, mpsc::UnboundedReceiver<Bytes>) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    (
-        Watcher {
-            resource: rt.storage_key(),
-            served: rt.clone(),
-            namespace: namespace.map(str::to_owned),
-            labels,
-            fields,
-            tx,
-        },
-        rx,
-    )
 }

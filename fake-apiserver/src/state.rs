@@ -12,9 +12,9 @@ use crate::rules::field::FieldError;
 use crate::rules::kinds;
 use crate::rules::meta;
 use crate::rules::schema;
-use crate::server::Ctx;
 use crate::ssa;
 use crate::store::{ObjectKey, Store, rv_of};
+use crate::writer::Ctx;
 
 /// The served types and the stored objects.
 #[derive(Debug)]

@@ -15,8 +15,9 @@ use crate::error::ApiError;
 use crate::options::ListOptions;
 use crate::registry::ResourceType;
 use crate::request::Target;
-use crate::selector::FieldSelector;
-use crate::server::{self, Shared};
+use crate::selector::{FieldSelector, LabelSelector};
+use crate::shared::Shared;
+use crate::store::Watcher;
 
 struct Live {
     rx: mpsc::UnboundedReceiver<Bytes>,
@@ -40,7 +41,7 @@ pub fn start(
     target: &Target,
     options: &ListOptions,
 ) -> Response<ResponseBody> {
-    let (labels, mut fields) = match server::selectors(rt, options) {
+    let (labels, mut fields) = match crate::selector::selectors(rt, options) {
         Ok(s) => s,
         Err(e) => return body::error(&e),
     };
@@ -65,7 +66,7 @@ pub fn start(
         },
     };
     let mut state = shared.lock();
-    let (watcher, rx) = server::open_watch(rt, target.namespace.as_deref(), labels, fields);
+    let (watcher, rx) = open_watch(rt, target.namespace.as_deref(), labels, fields);
     let allow_bookmarks = options.bookmarks;
     let initial = options.send_initial_events == Some(true);
     if initial || since.is_none() {
@@ -135,4 +136,25 @@ async fn tick(interval: &mut Option<Interval>) {
         }
         None => std::future::pending().await,
     }
+}
+
+/// Registers an open watch: its channel and selectors. Returns the receiver.
+pub(crate) fn open_watch(
+    rt: &ResourceType,
+    namespace: Option<&str>,
+    labels: LabelSelector,
+    fields: FieldSelector,
+) -> (Watcher, mpsc::UnboundedReceiver<Bytes>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (
+        Watcher {
+            resource: rt.storage_key(),
+            served: rt.clone(),
+            namespace: namespace.map(str::to_owned),
+            labels,
+            fields,
+            tx,
+        },
+        rx,
+    )
 }
