@@ -290,7 +290,8 @@ pub fn verify(
     Err(out)
 }
 
-/// The first differing line, as `-` expected / `+` found.
+/// The first differing line, the way `git diff` shows the change generating would make:
+/// `-` what is on disk, `+` what would be written.
 fn first_difference(expected: &str, current: &str) -> String {
     let mut exp = expected.lines();
     let mut cur = current.lines();
@@ -299,11 +300,11 @@ fn first_difference(expected: &str, current: &str) -> String {
         match (exp.next(), cur.next()) {
             (Some(a), Some(b)) if a == b => line += 1,
             (None, None) => return String::new(),
-            (a, b) => {
+            (generated, on_disk) => {
                 return format!(
-                    "           line {line}:\n           - {}\n           + {}\n",
-                    a.unwrap_or("<end of file>"),
-                    b.unwrap_or("<end of file>")
+                    "           line {line} (- on disk, + generated):\n           - {}\n           + {}\n",
+                    on_disk.unwrap_or("<end of file>"),
+                    generated.unwrap_or("<end of file>")
                 );
             }
         }

@@ -66,11 +66,15 @@ pub fn root(output: &Path) -> PathBuf {
 pub fn shown(path: &Path, root: &Path) -> String {
     let abs = absolute(path);
     let rel = abs.strip_prefix(root).map(Path::to_path_buf).unwrap_or(abs);
-    let text = rel
+    // Outside the root the path stays absolute: `/` once, then its names.
+    let absolute = rel.has_root();
+    let names = rel
         .components()
+        .filter(|c| !matches!(c, std::path::Component::RootDir))
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join("/");
+    let text = if absolute { format!("/{names}") } else { names };
     if text.is_empty() {
         ".".to_owned()
     } else {
@@ -81,6 +85,12 @@ pub fn shown(path: &Path, root: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_outside_the_root_are_absolute_with_one_slash() {
+        let root = absolute(Path::new("."));
+        assert_eq!(shown(Path::new("/tmp/crds"), &root), "/tmp/crds");
+    }
 
     #[test]
     fn spellings_of_one_path_show_the_same() {

@@ -151,12 +151,14 @@ fn verify_reports_drift_and_writes_nothing() {
         err.contains("drifted: generated/widgets/v1/widget.rs"),
         "{err}"
     );
+    // As `git diff` would show regenerating: `-` on disk, `+` what generate writes.
+    assert!(err.contains("(- on disk, + generated):"), "{err}");
     assert!(
-        err.contains("-     /// Creates a `Widget` (`POST`)."),
+        err.contains("-     /// Makes a `Widget` (`POST`)."),
         "{err}"
     );
     assert!(
-        err.contains("+     /// Makes a `Widget` (`POST`)."),
+        err.contains("+     /// Creates a `Widget` (`POST`)."),
         "{err}"
     );
     assert!(err.contains("missing: generated/clientset.rs"), "{err}");

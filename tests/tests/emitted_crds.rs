@@ -59,3 +59,37 @@ fn every_checked_in_crd_file_is_accepted() {
     }
     assert_eq!(checked, 4, "two in the markers case, Foo and Icecream");
 }
+
+mod unsigned {
+    use kube::CustomResource;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    /// Unsigned and small integers, which schemars writes with formats the server warns on.
+    #[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+    #[kube(group = "example.com", version = "v1", kind = "Counter", namespaced)]
+    pub struct CounterSpec {
+        pub count: u32,
+        pub big: u64,
+        pub small: u8,
+        pub signed: i16,
+    }
+}
+
+#[test]
+fn unsigned_integers_get_formats_the_api_server_knows() {
+    let crd = kube_codegen_runtime::crd::build::<unsigned::Counter>(&[]).unwrap();
+    let crd = serde_json::to_value(&crd).unwrap();
+    let props = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
+    assert_eq!(props["count"]["format"], "int32");
+    assert_eq!(
+        props["count"]["minimum"].as_f64(),
+        Some(0.0),
+        "schemars' bound stays"
+    );
+    assert_eq!(props["big"]["format"], "int64");
+    assert_eq!(props["small"]["format"], "int32");
+    assert_eq!(props["signed"]["format"], "int32");
+    let review = review_create(&crd);
+    assert!(review.warnings.is_empty(), "{:?}", review.warnings);
+}

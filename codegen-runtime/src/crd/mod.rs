@@ -195,6 +195,7 @@ pub fn build_with<K: CustomResourceExt>(
         for v in versions {
             if let Some(schema) = v.pointer_mut("/schema/openAPIV3Schema") {
                 strip_markers(schema);
+                integer_formats(schema);
             }
         }
     }
@@ -349,6 +350,34 @@ fn deep_merge(target: &mut Value, value: Value) {
 
 /// Drops `+marker` lines (and the blank lines they leave) from every description, as
 /// controller-gen does: they are instructions to the generator, not documentation.
+/// The integer formats schemars writes for Rust's other integer types (`uint32`, `int8`,
+/// ...) are ones kube-apiserver does not know: it warns `unrecognized format "uint32"` on
+/// every CRD and ignores them. They become `int32` and `int64`, as controller-gen writes
+/// them for Go's `uint32` and `uint64` (schemars' `minimum: 0` stays).
+fn integer_formats(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            if map.get("type").and_then(Value::as_str) == Some("integer")
+                && let Some(Value::String(format)) = map.get_mut("format")
+            {
+                let to = match format.as_str() {
+                    "int8" | "int16" | "uint8" | "uint16" | "uint32" => Some("int32"),
+                    "uint64" | "uint" | "int" => Some("int64"),
+                    _ => None,
+                };
+                if let Some(to) = to {
+                    *format = to.to_owned();
+                }
+            }
+            for v in map.values_mut() {
+                integer_formats(v);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integer_formats),
+        _ => {}
+    }
+}
+
 fn strip_markers(schema: &mut Value) {
     match schema {
         Value::Object(map) => {
