@@ -789,7 +789,8 @@ const REASONS: [&str; 4] = [
     "FieldValueRequired",
 ];
 
-/// The syntax of `x-kubernetes-validations` (CEL itself is not evaluated).
+/// The form of `x-kubernetes-validations` entries (message, reason, field path); the rules
+/// themselves are compiled, type-checked and costed by `cel::check` (feature `cel`).
 fn cel_rules(s: &Obj, n: &str, errs: &mut Vec<FieldError>) {
     let Some(rules) = s.get("x-kubernetes-validations").and_then(Value::as_array) else {
         return;
