@@ -19,7 +19,7 @@ pub mod informer;
 pub mod lister;
 pub mod scope;
 
-pub use client::{FieldManager, Handle};
+pub use client::{FieldManager, Handle, Sealed};
 pub use crd::CrdMarkers;
 pub use either::Either;
 pub use factory::{FactoryBuilder, ScopeApi, SharedInformerFactory};

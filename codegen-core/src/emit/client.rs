@@ -70,7 +70,7 @@ pub fn client_items(r: &Resource) -> TokenStream {
                 impl #client<#rt::scope::Namespaced> {
                     #[doc = #new_doc]
                     pub fn new(client: ::kube::Client, namespace: &str, field_manager: #rt::FieldManager) -> Self {
-                        Self { handle: #rt::Handle::namespaced(client, namespace, field_manager), scope: ::core::marker::PhantomData }
+                        Self { handle: #rt::Sealed::new(#rt::Handle::namespaced(client, namespace, field_manager)), scope: ::core::marker::PhantomData }
                     }
                     #(#scoped_methods)*
                     #scale_methods
@@ -81,7 +81,7 @@ pub fn client_items(r: &Resource) -> TokenStream {
                 impl #client<#rt::scope::AllNamespaces> {
                     #[doc = #all_doc]
                     pub fn all(client: ::kube::Client, field_manager: #rt::FieldManager) -> Self {
-                        Self { handle: #rt::Handle::all(client, field_manager), scope: ::core::marker::PhantomData }
+                        Self { handle: #rt::Sealed::new(#rt::Handle::all(client, field_manager)), scope: ::core::marker::PhantomData }
                     }
                 }
             }
@@ -93,7 +93,7 @@ pub fn client_items(r: &Resource) -> TokenStream {
                 impl #client<#rt::scope::Cluster> {
                     #[doc = #new_doc]
                     pub fn new(client: ::kube::Client, field_manager: #rt::FieldManager) -> Self {
-                        Self { handle: #rt::Handle::all(client, field_manager), scope: ::core::marker::PhantomData }
+                        Self { handle: #rt::Sealed::new(#rt::Handle::all(client, field_manager)), scope: ::core::marker::PhantomData }
                     }
                     #(#scoped_methods)*
                     #scale_methods
@@ -108,7 +108,7 @@ pub fn client_items(r: &Resource) -> TokenStream {
         #[doc = ""]
         #(#[doc = #scope_doc])*
         #vis struct #client<S = #default_scope> {
-            handle: #rt::Handle<#ty>,
+            handle: #rt::Sealed<#ty>,
             scope: ::core::marker::PhantomData<S>,
         }
 
@@ -134,12 +134,12 @@ pub fn client_items(r: &Resource) -> TokenStream {
 
             /// The underlying `kube::Api`, for anything this client does not cover.
             pub fn api(&self) -> &::kube::Api<#ty> {
-                self.handle.api()
+                self.handle.__handle().api()
             }
 
             /// The field manager used by server-side apply.
             pub fn field_manager(&self) -> &#rt::FieldManager {
-                self.handle.field_manager()
+                self.handle.__handle().field_manager()
             }
         }
     }
@@ -157,7 +157,7 @@ fn verb_method(r: &Resource, verb: Verb) -> TokenStream {
             quote! {
                 #[doc = #doc]
                 pub async fn create(&self, obj: &#ty, pp: &#api::PostParams) -> #result<#ty, #err> {
-                    self.handle.create(obj, pp).await
+                    self.handle.__handle().create(obj, pp).await
                 }
             }
         }
@@ -166,7 +166,7 @@ fn verb_method(r: &Resource, verb: Verb) -> TokenStream {
             quote! {
                 #[doc = #doc]
                 pub async fn update(&self, obj: &#ty, pp: &#api::PostParams) -> #result<#ty, #err> {
-                    self.handle.update(obj, pp).await
+                    self.handle.__handle().update(obj, pp).await
                 }
             }
         }
@@ -177,7 +177,7 @@ fn verb_method(r: &Resource, verb: Verb) -> TokenStream {
             quote! {
                 #[doc = #doc]
                 pub async fn update_status(&self, obj: &#ty, pp: &#api::PostParams) -> #result<#ty, #err> {
-                    self.handle.update_status(obj, pp).await
+                    self.handle.__handle().update_status(obj, pp).await
                 }
             }
         }
@@ -192,7 +192,7 @@ fn verb_method(r: &Resource, verb: Verb) -> TokenStream {
                     name: &str,
                     dp: &#api::DeleteParams,
                 ) -> #result<::kube_codegen_runtime::Either<#ty, ::kube::core::Status>, #err> {
-                    self.handle.delete(name, dp).await
+                    self.handle.__handle().delete(name, dp).await
                 }
             }
         }
@@ -205,7 +205,7 @@ fn verb_method(r: &Resource, verb: Verb) -> TokenStream {
                     dp: &#api::DeleteParams,
                     lp: &#api::ListParams,
                 ) -> #result<::kube_codegen_runtime::Either<#api::ObjectList<#ty>, ::kube::core::Status>, #err> {
-                    self.handle.delete_collection(dp, lp).await
+                    self.handle.__handle().delete_collection(dp, lp).await
                 }
             }
         }
@@ -215,12 +215,12 @@ fn verb_method(r: &Resource, verb: Verb) -> TokenStream {
             quote! {
                 #[doc = #doc]
                 pub async fn get(&self, name: &str) -> #result<#ty, #err> {
-                    self.handle.get(name).await
+                    self.handle.__handle().get(name).await
                 }
 
                 #[doc = #doc_opt]
                 pub async fn get_opt(&self, name: &str) -> #result<::core::option::Option<#ty>, #err> {
-                    self.handle.get_opt(name).await
+                    self.handle.__handle().get_opt(name).await
                 }
             }
         }
@@ -229,7 +229,7 @@ fn verb_method(r: &Resource, verb: Verb) -> TokenStream {
             quote! {
                 #[doc = #doc]
                 pub async fn list(&self, lp: &#api::ListParams) -> #result<#api::ObjectList<#ty>, #err> {
-                    self.handle.list(lp).await
+                    self.handle.__handle().list(lp).await
                 }
             }
         }
@@ -247,7 +247,7 @@ fn verb_method(r: &Resource, verb: Verb) -> TokenStream {
                     impl ::kube_codegen_runtime::Stream<Item = #result<#api::WatchEvent<#ty>, #err>> + use<S>,
                     #err,
                 > {
-                    self.handle.watch(wp, resource_version).await
+                    self.handle.__handle().watch(wp, resource_version).await
                 }
             }
         }
@@ -261,7 +261,7 @@ fn verb_method(r: &Resource, verb: Verb) -> TokenStream {
                     pp: &#api::PatchParams,
                     patch: &#api::Patch<P>,
                 ) -> #result<#ty, #err> {
-                    self.handle.patch(name, pp, patch).await
+                    self.handle.__handle().patch(name, pp, patch).await
                 }
             }
         }
@@ -272,7 +272,7 @@ fn verb_method(r: &Resource, verb: Verb) -> TokenStream {
             let object = quote! {
                 #[doc = #doc]
                 pub async fn apply_object(&self, obj: &#ty) -> #result<#ty, #err> {
-                    self.handle.apply(obj).await
+                    self.handle.__handle().apply(obj).await
                 }
             };
             if !r.apply_configuration {
@@ -285,7 +285,7 @@ fn verb_method(r: &Resource, verb: Verb) -> TokenStream {
             quote! {
                 #[doc = #doc]
                 pub async fn apply(&self, config: &#ac) -> #result<#ty, #err> {
-                    self.handle.apply_configuration(config).await
+                    self.handle.__handle().apply_configuration(config).await
                 }
 
                 #object
@@ -306,7 +306,7 @@ fn verb_method(r: &Resource, verb: Verb) -> TokenStream {
                     name: &str,
                     status: &#status_type,
                 ) -> #result<#ty, #err> {
-                    self.handle.apply_status(name, status).await
+                    self.handle.__handle().apply_status(name, status).await
                 }
             };
             if !r.apply_configuration {
@@ -319,7 +319,7 @@ fn verb_method(r: &Resource, verb: Verb) -> TokenStream {
             quote! {
                 #[doc = #doc]
                 pub async fn apply_status(&self, config: &#ac) -> #result<#ty, #err> {
-                    self.handle.apply_status_configuration(config).await
+                    self.handle.__handle().apply_status_configuration(config).await
                 }
 
                 #object
@@ -341,7 +341,7 @@ fn scale_methods(r: &Resource) -> TokenStream {
         out.extend(quote! {
             /// Gets the scale subresource.
             pub async fn get_scale(&self, name: &str) -> #result<#scale, #err> {
-                self.handle.get_scale(name).await
+                self.handle.__handle().get_scale(name).await
             }
         });
     }
@@ -349,7 +349,7 @@ fn scale_methods(r: &Resource) -> TokenStream {
         out.extend(quote! {
             /// Replaces the scale subresource.
             pub async fn update_scale(&self, name: &str, scale: &#scale, pp: &#api::PostParams) -> #result<#scale, #err> {
-                self.handle.update_scale(name, scale, pp).await
+                self.handle.__handle().update_scale(name, scale, pp).await
             }
         });
     }
@@ -362,7 +362,7 @@ fn scale_methods(r: &Resource) -> TokenStream {
                 pp: &#api::PatchParams,
                 patch: &#api::Patch<P>,
             ) -> #result<#scale, #err> {
-                self.handle.patch_scale(name, pp, patch).await
+                self.handle.__handle().patch_scale(name, pp, patch).await
             }
         });
     }
@@ -396,33 +396,33 @@ fn extension_method(r: &Resource, m: &Method) -> TokenStream {
         MethodVerb::Get => quote! {
             #[doc = #doc]
             pub async fn #name(&self, name: &str) -> #result<#output, #err> {
-                self.handle.get_as::<#output>(name, #sub).await
+                self.handle.__handle().get_as::<#output>(name, #sub).await
             }
         },
         MethodVerb::List => quote! {
             #[doc = #doc]
             pub async fn #name(&self, lp: &#api::ListParams) -> #result<#api::ObjectList<#output>, #err> {
-                self.handle.list_as::<#output>(lp).await
+                self.handle.__handle().list_as::<#output>(lp).await
             }
         },
         MethodVerb::Create => match &m.subresource {
             Some(s) => quote! {
                 #[doc = #doc]
                 pub async fn #name(&self, name: &str, obj: &#input, pp: &#api::PostParams) -> #result<#output, #err> {
-                    self.handle.create_as::<#input, #output>(::core::option::Option::Some((name, #s)), obj, pp).await
+                    self.handle.__handle().create_as::<#input, #output>(::core::option::Option::Some((name, #s)), obj, pp).await
                 }
             },
             None => quote! {
                 #[doc = #doc]
                 pub async fn #name(&self, obj: &#input, pp: &#api::PostParams) -> #result<#output, #err> {
-                    self.handle.create_as::<#input, #output>(::core::option::Option::None, obj, pp).await
+                    self.handle.__handle().create_as::<#input, #output>(::core::option::Option::None, obj, pp).await
                 }
             },
         },
         MethodVerb::Update => quote! {
             #[doc = #doc]
             pub async fn #name(&self, name: &str, obj: &#input, pp: &#api::PostParams) -> #result<#output, #err> {
-                self.handle.update_as::<#input, #output>(name, #sub, obj, pp).await
+                self.handle.__handle().update_as::<#input, #output>(name, #sub, obj, pp).await
             }
         },
         MethodVerb::Patch => quote! {
@@ -433,13 +433,13 @@ fn extension_method(r: &Resource, m: &Method) -> TokenStream {
                 pp: &#api::PatchParams,
                 patch: &#api::Patch<P>,
             ) -> #result<#output, #err> {
-                self.handle.patch_as::<P, #output>(name, #sub, pp, patch).await
+                self.handle.__handle().patch_as::<P, #output>(name, #sub, pp, patch).await
             }
         },
         MethodVerb::Apply => quote! {
             #[doc = #doc]
             pub async fn #name(&self, name: &str, obj: &#input) -> #result<#output, #err> {
-                self.handle.apply_as::<#input, #output>(name, #sub, obj).await
+                self.handle.__handle().apply_as::<#input, #output>(name, #sub, obj).await
             }
         },
     }

@@ -11,7 +11,7 @@ use super::applyconfigurations::CertificateApplyConfiguration;
 /// `CertificateClient<Namespaced>` works in one namespace and has every verb below;
 /// `CertificateClient<AllNamespaces>` spans all namespaces and can only list and watch.
 pub struct CertificateClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Handle<Certificate>,
+    handle: ::kube_codegen_runtime::Sealed<Certificate>,
     scope: ::core::marker::PhantomData<S>,
 }
 
@@ -43,10 +43,12 @@ impl CertificateClient<::kube_codegen_runtime::scope::Namespaced> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self {
-            handle: ::kube_codegen_runtime::Handle::namespaced(
-                client,
-                namespace,
-                field_manager,
+            handle: ::kube_codegen_runtime::Sealed::new(
+                ::kube_codegen_runtime::Handle::namespaced(
+                    client,
+                    namespace,
+                    field_manager,
+                ),
             ),
             scope: ::core::marker::PhantomData,
         }
@@ -61,7 +63,7 @@ impl CertificateClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Certificate, ::kube::Error>,
     > + 'a {
-        self.handle.create(obj, pp)
+        self.handle.__handle().create(obj, pp)
     }
 
     /// Replaces a `Certificate`, named by its `metadata.name` (`PUT`).
@@ -73,7 +75,7 @@ impl CertificateClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Certificate, ::kube::Error>,
     > + 'a {
-        self.handle.update(obj, pp)
+        self.handle.__handle().update(obj, pp)
     }
 
     /// Replaces the status of a `Certificate`, named by its `metadata.name` (`PUT .../status`).
@@ -85,7 +87,7 @@ impl CertificateClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Certificate, ::kube::Error>,
     > + 'a {
-        self.handle.update_status(obj, pp)
+        self.handle.__handle().update_status(obj, pp)
     }
 
     /// Deletes a `Certificate`: the object while finalizers keep it, or the server's status once it is gone.
@@ -100,7 +102,7 @@ impl CertificateClient<::kube_codegen_runtime::scope::Namespaced> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.delete(name, dp)
+        self.handle.__handle().delete(name, dp)
     }
 
     /// Deletes every `Certificate` that `lp` selects.
@@ -118,7 +120,7 @@ impl CertificateClient<::kube_codegen_runtime::scope::Namespaced> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.delete_collection(dp, lp)
+        self.handle.__handle().delete_collection(dp, lp)
     }
 
     /// Gets a `Certificate` by name; a missing object is an error.
@@ -129,7 +131,7 @@ impl CertificateClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Certificate, ::kube::Error>,
     > + 'a {
-        self.handle.get(name)
+        self.handle.__handle().get(name)
     }
 
     /// Gets a `Certificate` by name; a missing object is `None`.
@@ -143,7 +145,7 @@ impl CertificateClient<::kube_codegen_runtime::scope::Namespaced> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.get_opt(name)
+        self.handle.__handle().get_opt(name)
     }
 
     /// Patches a `Certificate` (merge, JSON, strategic merge or apply patch).
@@ -156,7 +158,7 @@ impl CertificateClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Certificate, ::kube::Error>,
     > + 'a {
-        self.handle.patch(name, pp, patch)
+        self.handle.__handle().patch(name, pp, patch)
     }
 
     /// Server-side applies an apply configuration of a `Certificate` with this client's field manager, which then owns exactly the fields it sets.
@@ -167,7 +169,7 @@ impl CertificateClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Certificate, ::kube::Error>,
     > + 'a {
-        self.handle.apply_configuration(config)
+        self.handle.__handle().apply_configuration(config)
     }
 
     /// Server-side applies a whole `Certificate` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
@@ -178,7 +180,7 @@ impl CertificateClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Certificate, ::kube::Error>,
     > + 'a {
-        self.handle.apply(obj)
+        self.handle.__handle().apply(obj)
     }
 
     /// Server-side applies an apply configuration to the status of a `Certificate`: this client's field manager then owns exactly the status fields it sets.
@@ -189,7 +191,7 @@ impl CertificateClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Certificate, ::kube::Error>,
     > + 'a {
-        self.handle.apply_status_configuration(config)
+        self.handle.__handle().apply_status_configuration(config)
     }
 
     /// Server-side applies the status of the `Certificate` named `name` (a whole status), and nothing else.
@@ -201,7 +203,7 @@ impl CertificateClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Certificate, ::kube::Error>,
     > + 'a {
-        self.handle.apply_status(name, status)
+        self.handle.__handle().apply_status(name, status)
     }
 }
 
@@ -213,7 +215,9 @@ impl CertificateClient<::kube_codegen_runtime::scope::AllNamespaces> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self {
-            handle: ::kube_codegen_runtime::Handle::all(client, field_manager),
+            handle: ::kube_codegen_runtime::Sealed::new(
+                ::kube_codegen_runtime::Handle::all(client, field_manager),
+            ),
             scope: ::core::marker::PhantomData,
         }
     }
@@ -231,7 +235,7 @@ impl<S> CertificateClient<S> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.list(lp)
+        self.handle.__handle().list(lp)
     }
 
     /// Watches `Certificate` objects from `resource_version`; prefer an informer for caches.
@@ -249,19 +253,19 @@ impl<S> CertificateClient<S> {
         > + use<S>,
         ::kube::Error,
     > {
-        self.handle.watch(wp, resource_version).await
+        self.handle.__handle().watch(wp, resource_version).await
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
     #[inline]
     pub fn api(&self) -> &::kube::Api<Certificate> {
-        self.handle.api()
+        self.handle.__handle().api()
     }
 
     /// The field manager used by server-side apply.
     #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.field_manager()
+        self.handle.__handle().field_manager()
     }
 }
 

@@ -11,7 +11,7 @@ use super::applyconfigurations::ServiceMonitorApplyConfiguration;
 /// `ServiceMonitorClient<Namespaced>` works in one namespace and has every verb below;
 /// `ServiceMonitorClient<AllNamespaces>` spans all namespaces and can only list and watch.
 pub struct ServiceMonitorClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Handle<ServiceMonitor>,
+    handle: ::kube_codegen_runtime::Sealed<ServiceMonitor>,
     scope: ::core::marker::PhantomData<S>,
 }
 
@@ -43,10 +43,12 @@ impl ServiceMonitorClient<::kube_codegen_runtime::scope::Namespaced> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self {
-            handle: ::kube_codegen_runtime::Handle::namespaced(
-                client,
-                namespace,
-                field_manager,
+            handle: ::kube_codegen_runtime::Sealed::new(
+                ::kube_codegen_runtime::Handle::namespaced(
+                    client,
+                    namespace,
+                    field_manager,
+                ),
             ),
             scope: ::core::marker::PhantomData,
         }
@@ -61,7 +63,7 @@ impl ServiceMonitorClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<ServiceMonitor, ::kube::Error>,
     > + 'a {
-        self.handle.create(obj, pp)
+        self.handle.__handle().create(obj, pp)
     }
 
     /// Replaces a `ServiceMonitor`, named by its `metadata.name` (`PUT`).
@@ -73,7 +75,7 @@ impl ServiceMonitorClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<ServiceMonitor, ::kube::Error>,
     > + 'a {
-        self.handle.update(obj, pp)
+        self.handle.__handle().update(obj, pp)
     }
 
     /// Deletes a `ServiceMonitor`: the object while finalizers keep it, or the server's status once it is gone.
@@ -88,7 +90,7 @@ impl ServiceMonitorClient<::kube_codegen_runtime::scope::Namespaced> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.delete(name, dp)
+        self.handle.__handle().delete(name, dp)
     }
 
     /// Deletes every `ServiceMonitor` that `lp` selects.
@@ -106,7 +108,7 @@ impl ServiceMonitorClient<::kube_codegen_runtime::scope::Namespaced> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.delete_collection(dp, lp)
+        self.handle.__handle().delete_collection(dp, lp)
     }
 
     /// Gets a `ServiceMonitor` by name; a missing object is an error.
@@ -117,7 +119,7 @@ impl ServiceMonitorClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<ServiceMonitor, ::kube::Error>,
     > + 'a {
-        self.handle.get(name)
+        self.handle.__handle().get(name)
     }
 
     /// Gets a `ServiceMonitor` by name; a missing object is `None`.
@@ -131,7 +133,7 @@ impl ServiceMonitorClient<::kube_codegen_runtime::scope::Namespaced> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.get_opt(name)
+        self.handle.__handle().get_opt(name)
     }
 
     /// Patches a `ServiceMonitor` (merge, JSON, strategic merge or apply patch).
@@ -144,7 +146,7 @@ impl ServiceMonitorClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<ServiceMonitor, ::kube::Error>,
     > + 'a {
-        self.handle.patch(name, pp, patch)
+        self.handle.__handle().patch(name, pp, patch)
     }
 
     /// Server-side applies an apply configuration of a `ServiceMonitor` with this client's field manager, which then owns exactly the fields it sets.
@@ -155,7 +157,7 @@ impl ServiceMonitorClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<ServiceMonitor, ::kube::Error>,
     > + 'a {
-        self.handle.apply_configuration(config)
+        self.handle.__handle().apply_configuration(config)
     }
 
     /// Server-side applies a whole `ServiceMonitor` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
@@ -166,7 +168,7 @@ impl ServiceMonitorClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<ServiceMonitor, ::kube::Error>,
     > + 'a {
-        self.handle.apply(obj)
+        self.handle.__handle().apply(obj)
     }
 }
 
@@ -178,7 +180,9 @@ impl ServiceMonitorClient<::kube_codegen_runtime::scope::AllNamespaces> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self {
-            handle: ::kube_codegen_runtime::Handle::all(client, field_manager),
+            handle: ::kube_codegen_runtime::Sealed::new(
+                ::kube_codegen_runtime::Handle::all(client, field_manager),
+            ),
             scope: ::core::marker::PhantomData,
         }
     }
@@ -196,7 +200,7 @@ impl<S> ServiceMonitorClient<S> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.list(lp)
+        self.handle.__handle().list(lp)
     }
 
     /// Watches `ServiceMonitor` objects from `resource_version`; prefer an informer for caches.
@@ -214,19 +218,19 @@ impl<S> ServiceMonitorClient<S> {
         > + use<S>,
         ::kube::Error,
     > {
-        self.handle.watch(wp, resource_version).await
+        self.handle.__handle().watch(wp, resource_version).await
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
     #[inline]
     pub fn api(&self) -> &::kube::Api<ServiceMonitor> {
-        self.handle.api()
+        self.handle.__handle().api()
     }
 
     /// The field manager used by server-side apply.
     #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.field_manager()
+        self.handle.__handle().field_manager()
     }
 }
 

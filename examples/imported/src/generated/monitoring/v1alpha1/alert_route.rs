@@ -10,7 +10,7 @@ use super::applyconfigurations::AlertRouteApplyConfiguration;
 ///
 /// `AlertRoute` is cluster-scoped: `AlertRouteClient` takes no namespace.
 pub struct AlertRouteClient<S = ::kube_codegen_runtime::scope::Cluster> {
-    handle: ::kube_codegen_runtime::Handle<AlertRoute>,
+    handle: ::kube_codegen_runtime::Sealed<AlertRoute>,
     scope: ::core::marker::PhantomData<S>,
 }
 
@@ -41,7 +41,9 @@ impl AlertRouteClient<::kube_codegen_runtime::scope::Cluster> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self {
-            handle: ::kube_codegen_runtime::Handle::all(client, field_manager),
+            handle: ::kube_codegen_runtime::Sealed::new(
+                ::kube_codegen_runtime::Handle::all(client, field_manager),
+            ),
             scope: ::core::marker::PhantomData,
         }
     }
@@ -55,7 +57,7 @@ impl AlertRouteClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<AlertRoute, ::kube::Error>,
     > + 'a {
-        self.handle.create(obj, pp)
+        self.handle.__handle().create(obj, pp)
     }
 
     /// Replaces a `AlertRoute`, named by its `metadata.name` (`PUT`).
@@ -67,7 +69,7 @@ impl AlertRouteClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<AlertRoute, ::kube::Error>,
     > + 'a {
-        self.handle.update(obj, pp)
+        self.handle.__handle().update(obj, pp)
     }
 
     /// Replaces the status of a `AlertRoute`, named by its `metadata.name` (`PUT .../status`).
@@ -79,7 +81,7 @@ impl AlertRouteClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<AlertRoute, ::kube::Error>,
     > + 'a {
-        self.handle.update_status(obj, pp)
+        self.handle.__handle().update_status(obj, pp)
     }
 
     /// Deletes a `AlertRoute`: the object while finalizers keep it, or the server's status once it is gone.
@@ -94,7 +96,7 @@ impl AlertRouteClient<::kube_codegen_runtime::scope::Cluster> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.delete(name, dp)
+        self.handle.__handle().delete(name, dp)
     }
 
     /// Deletes every `AlertRoute` that `lp` selects.
@@ -112,7 +114,7 @@ impl AlertRouteClient<::kube_codegen_runtime::scope::Cluster> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.delete_collection(dp, lp)
+        self.handle.__handle().delete_collection(dp, lp)
     }
 
     /// Gets a `AlertRoute` by name; a missing object is an error.
@@ -123,7 +125,7 @@ impl AlertRouteClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<AlertRoute, ::kube::Error>,
     > + 'a {
-        self.handle.get(name)
+        self.handle.__handle().get(name)
     }
 
     /// Gets a `AlertRoute` by name; a missing object is `None`.
@@ -137,7 +139,7 @@ impl AlertRouteClient<::kube_codegen_runtime::scope::Cluster> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.get_opt(name)
+        self.handle.__handle().get_opt(name)
     }
 
     /// Patches a `AlertRoute` (merge, JSON, strategic merge or apply patch).
@@ -150,7 +152,7 @@ impl AlertRouteClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<AlertRoute, ::kube::Error>,
     > + 'a {
-        self.handle.patch(name, pp, patch)
+        self.handle.__handle().patch(name, pp, patch)
     }
 
     /// Server-side applies an apply configuration of a `AlertRoute` with this client's field manager, which then owns exactly the fields it sets.
@@ -161,7 +163,7 @@ impl AlertRouteClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<AlertRoute, ::kube::Error>,
     > + 'a {
-        self.handle.apply_configuration(config)
+        self.handle.__handle().apply_configuration(config)
     }
 
     /// Server-side applies a whole `AlertRoute` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
@@ -172,7 +174,7 @@ impl AlertRouteClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<AlertRoute, ::kube::Error>,
     > + 'a {
-        self.handle.apply(obj)
+        self.handle.__handle().apply(obj)
     }
 
     /// Server-side applies an apply configuration to the status of a `AlertRoute`: this client's field manager then owns exactly the status fields it sets.
@@ -183,7 +185,7 @@ impl AlertRouteClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<AlertRoute, ::kube::Error>,
     > + 'a {
-        self.handle.apply_status_configuration(config)
+        self.handle.__handle().apply_status_configuration(config)
     }
 
     /// Server-side applies the status of the `AlertRoute` named `name` (a whole status), and nothing else.
@@ -195,7 +197,7 @@ impl AlertRouteClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<AlertRoute, ::kube::Error>,
     > + 'a {
-        self.handle.apply_status(name, status)
+        self.handle.__handle().apply_status(name, status)
     }
 }
 
@@ -211,7 +213,7 @@ impl<S> AlertRouteClient<S> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.list(lp)
+        self.handle.__handle().list(lp)
     }
 
     /// Watches `AlertRoute` objects from `resource_version`; prefer an informer for caches.
@@ -229,19 +231,19 @@ impl<S> AlertRouteClient<S> {
         > + use<S>,
         ::kube::Error,
     > {
-        self.handle.watch(wp, resource_version).await
+        self.handle.__handle().watch(wp, resource_version).await
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
     #[inline]
     pub fn api(&self) -> &::kube::Api<AlertRoute> {
-        self.handle.api()
+        self.handle.__handle().api()
     }
 
     /// The field manager used by server-side apply.
     #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.field_manager()
+        self.handle.__handle().field_manager()
     }
 }
 

@@ -10,7 +10,7 @@ use super::applyconfigurations::TenantApplyConfiguration;
 ///
 /// `Tenant` is cluster-scoped: `TenantClient` takes no namespace.
 pub struct TenantClient<S = ::kube_codegen_runtime::scope::Cluster> {
-    handle: ::kube_codegen_runtime::Handle<Tenant>,
+    handle: ::kube_codegen_runtime::Sealed<Tenant>,
     scope: ::core::marker::PhantomData<S>,
 }
 
@@ -41,7 +41,9 @@ impl TenantClient<::kube_codegen_runtime::scope::Cluster> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self {
-            handle: ::kube_codegen_runtime::Handle::all(client, field_manager),
+            handle: ::kube_codegen_runtime::Sealed::new(
+                ::kube_codegen_runtime::Handle::all(client, field_manager),
+            ),
             scope: ::core::marker::PhantomData,
         }
     }
@@ -55,7 +57,7 @@ impl TenantClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Tenant, ::kube::Error>,
     > + 'a {
-        self.handle.create(obj, pp)
+        self.handle.__handle().create(obj, pp)
     }
 
     /// Replaces a `Tenant`, named by its `metadata.name` (`PUT`).
@@ -67,7 +69,7 @@ impl TenantClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Tenant, ::kube::Error>,
     > + 'a {
-        self.handle.update(obj, pp)
+        self.handle.__handle().update(obj, pp)
     }
 
     /// Replaces the status of a `Tenant`, named by its `metadata.name` (`PUT .../status`).
@@ -79,7 +81,7 @@ impl TenantClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Tenant, ::kube::Error>,
     > + 'a {
-        self.handle.update_status(obj, pp)
+        self.handle.__handle().update_status(obj, pp)
     }
 
     /// Deletes a `Tenant`: the object while finalizers keep it, or the server's status once it is gone.
@@ -94,7 +96,7 @@ impl TenantClient<::kube_codegen_runtime::scope::Cluster> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.delete(name, dp)
+        self.handle.__handle().delete(name, dp)
     }
 
     /// Deletes every `Tenant` that `lp` selects.
@@ -112,7 +114,7 @@ impl TenantClient<::kube_codegen_runtime::scope::Cluster> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.delete_collection(dp, lp)
+        self.handle.__handle().delete_collection(dp, lp)
     }
 
     /// Gets a `Tenant` by name; a missing object is an error.
@@ -123,7 +125,7 @@ impl TenantClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Tenant, ::kube::Error>,
     > + 'a {
-        self.handle.get(name)
+        self.handle.__handle().get(name)
     }
 
     /// Gets a `Tenant` by name; a missing object is `None`.
@@ -134,7 +136,7 @@ impl TenantClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<::core::option::Option<Tenant>, ::kube::Error>,
     > + 'a {
-        self.handle.get_opt(name)
+        self.handle.__handle().get_opt(name)
     }
 
     /// Patches a `Tenant` (merge, JSON, strategic merge or apply patch).
@@ -147,7 +149,7 @@ impl TenantClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Tenant, ::kube::Error>,
     > + 'a {
-        self.handle.patch(name, pp, patch)
+        self.handle.__handle().patch(name, pp, patch)
     }
 
     /// Server-side applies an apply configuration of a `Tenant` with this client's field manager, which then owns exactly the fields it sets.
@@ -158,7 +160,7 @@ impl TenantClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Tenant, ::kube::Error>,
     > + 'a {
-        self.handle.apply_configuration(config)
+        self.handle.__handle().apply_configuration(config)
     }
 
     /// Server-side applies a whole `Tenant` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
@@ -169,7 +171,7 @@ impl TenantClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Tenant, ::kube::Error>,
     > + 'a {
-        self.handle.apply(obj)
+        self.handle.__handle().apply(obj)
     }
 
     /// Server-side applies an apply configuration to the status of a `Tenant`: this client's field manager then owns exactly the status fields it sets.
@@ -180,7 +182,7 @@ impl TenantClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Tenant, ::kube::Error>,
     > + 'a {
-        self.handle.apply_status_configuration(config)
+        self.handle.__handle().apply_status_configuration(config)
     }
 
     /// Server-side applies the status of the `Tenant` named `name` (a whole status), and nothing else.
@@ -192,7 +194,7 @@ impl TenantClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Tenant, ::kube::Error>,
     > + 'a {
-        self.handle.apply_status(name, status)
+        self.handle.__handle().apply_status(name, status)
     }
 }
 
@@ -205,7 +207,7 @@ impl<S> TenantClient<S> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<::kube::api::ObjectList<Tenant>, ::kube::Error>,
     > + 'a {
-        self.handle.list(lp)
+        self.handle.__handle().list(lp)
     }
 
     /// Watches `Tenant` objects from `resource_version`; prefer an informer for caches.
@@ -220,19 +222,19 @@ impl<S> TenantClient<S> {
         > + use<S>,
         ::kube::Error,
     > {
-        self.handle.watch(wp, resource_version).await
+        self.handle.__handle().watch(wp, resource_version).await
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
     #[inline]
     pub fn api(&self) -> &::kube::Api<Tenant> {
-        self.handle.api()
+        self.handle.__handle().api()
     }
 
     /// The field manager used by server-side apply.
     #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.field_manager()
+        self.handle.__handle().field_manager()
     }
 }
 

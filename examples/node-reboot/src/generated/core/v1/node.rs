@@ -9,7 +9,7 @@ use crate::apis::core::v1::Node;
 ///
 /// `Node` is cluster-scoped: `NodeClient` takes no namespace.
 pub struct NodeClient<S = ::kube_codegen_runtime::scope::Cluster> {
-    handle: ::kube_codegen_runtime::Handle<Node>,
+    handle: ::kube_codegen_runtime::Sealed<Node>,
     scope: ::core::marker::PhantomData<S>,
 }
 
@@ -40,7 +40,9 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self {
-            handle: ::kube_codegen_runtime::Handle::all(client, field_manager),
+            handle: ::kube_codegen_runtime::Sealed::new(
+                ::kube_codegen_runtime::Handle::all(client, field_manager),
+            ),
             scope: ::core::marker::PhantomData,
         }
     }
@@ -53,7 +55,7 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Node, ::kube::Error>,
     > + 'a {
-        self.handle.get(name)
+        self.handle.__handle().get(name)
     }
 
     /// Gets a `Node` by name; a missing object is `None`.
@@ -64,7 +66,7 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<::core::option::Option<Node>, ::kube::Error>,
     > + 'a {
-        self.handle.get_opt(name)
+        self.handle.__handle().get_opt(name)
     }
 
     /// Patches a `Node` (merge, JSON, strategic merge or apply patch).
@@ -77,7 +79,7 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Node, ::kube::Error>,
     > + 'a {
-        self.handle.patch(name, pp, patch)
+        self.handle.__handle().patch(name, pp, patch)
     }
 }
 
@@ -90,7 +92,7 @@ impl<S> NodeClient<S> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<::kube::api::ObjectList<Node>, ::kube::Error>,
     > + 'a {
-        self.handle.list(lp)
+        self.handle.__handle().list(lp)
     }
 
     /// Watches `Node` objects from `resource_version`; prefer an informer for caches.
@@ -105,19 +107,19 @@ impl<S> NodeClient<S> {
         > + use<S>,
         ::kube::Error,
     > {
-        self.handle.watch(wp, resource_version).await
+        self.handle.__handle().watch(wp, resource_version).await
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
     #[inline]
     pub fn api(&self) -> &::kube::Api<Node> {
-        self.handle.api()
+        self.handle.__handle().api()
     }
 
     /// The field manager used by server-side apply.
     #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.field_manager()
+        self.handle.__handle().field_manager()
     }
 }
 

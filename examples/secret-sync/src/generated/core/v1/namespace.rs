@@ -9,7 +9,7 @@ use crate::apis::core::v1::Namespace;
 ///
 /// `Namespace` is cluster-scoped: `NamespaceClient` takes no namespace.
 pub struct NamespaceClient<S = ::kube_codegen_runtime::scope::Cluster> {
-    handle: ::kube_codegen_runtime::Handle<Namespace>,
+    handle: ::kube_codegen_runtime::Sealed<Namespace>,
     scope: ::core::marker::PhantomData<S>,
 }
 
@@ -40,7 +40,9 @@ impl NamespaceClient<::kube_codegen_runtime::scope::Cluster> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self {
-            handle: ::kube_codegen_runtime::Handle::all(client, field_manager),
+            handle: ::kube_codegen_runtime::Sealed::new(
+                ::kube_codegen_runtime::Handle::all(client, field_manager),
+            ),
             scope: ::core::marker::PhantomData,
         }
     }
@@ -53,7 +55,7 @@ impl NamespaceClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Namespace, ::kube::Error>,
     > + 'a {
-        self.handle.get(name)
+        self.handle.__handle().get(name)
     }
 
     /// Gets a `Namespace` by name; a missing object is `None`.
@@ -64,7 +66,7 @@ impl NamespaceClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<::core::option::Option<Namespace>, ::kube::Error>,
     > + 'a {
-        self.handle.get_opt(name)
+        self.handle.__handle().get_opt(name)
     }
 }
 
@@ -80,7 +82,7 @@ impl<S> NamespaceClient<S> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.list(lp)
+        self.handle.__handle().list(lp)
     }
 
     /// Watches `Namespace` objects from `resource_version`; prefer an informer for caches.
@@ -98,19 +100,19 @@ impl<S> NamespaceClient<S> {
         > + use<S>,
         ::kube::Error,
     > {
-        self.handle.watch(wp, resource_version).await
+        self.handle.__handle().watch(wp, resource_version).await
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
     #[inline]
     pub fn api(&self) -> &::kube::Api<Namespace> {
-        self.handle.api()
+        self.handle.__handle().api()
     }
 
     /// The field manager used by server-side apply.
     #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.field_manager()
+        self.handle.__handle().field_manager()
     }
 }
 

@@ -10,7 +10,7 @@ use crate::all_verbs_apis::widgets::v1::widget::Widget;
 /// `WidgetClient<Namespaced>` works in one namespace and has every verb below;
 /// `WidgetClient<AllNamespaces>` spans all namespaces and can only list and watch.
 pub struct WidgetClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Handle<Widget>,
+    handle: ::kube_codegen_runtime::Sealed<Widget>,
     scope: ::core::marker::PhantomData<S>,
 }
 
@@ -42,10 +42,12 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self {
-            handle: ::kube_codegen_runtime::Handle::namespaced(
-                client,
-                namespace,
-                field_manager,
+            handle: ::kube_codegen_runtime::Sealed::new(
+                ::kube_codegen_runtime::Handle::namespaced(
+                    client,
+                    namespace,
+                    field_manager,
+                ),
             ),
             scope: ::core::marker::PhantomData,
         }
@@ -60,7 +62,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Widget, ::kube::Error>,
     > + 'a {
-        self.handle.create(obj, pp)
+        self.handle.__handle().create(obj, pp)
     }
 
     /// Replaces a `Widget`, named by its `metadata.name` (`PUT`).
@@ -72,7 +74,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Widget, ::kube::Error>,
     > + 'a {
-        self.handle.update(obj, pp)
+        self.handle.__handle().update(obj, pp)
     }
 
     /// Replaces the status of a `Widget`, named by its `metadata.name` (`PUT .../status`).
@@ -84,7 +86,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Widget, ::kube::Error>,
     > + 'a {
-        self.handle.update_status(obj, pp)
+        self.handle.__handle().update_status(obj, pp)
     }
 
     /// Deletes a `Widget`: the object while finalizers keep it, or the server's status once it is gone.
@@ -99,7 +101,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.delete(name, dp)
+        self.handle.__handle().delete(name, dp)
     }
 
     /// Deletes every `Widget` that `lp` selects.
@@ -117,7 +119,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.delete_collection(dp, lp)
+        self.handle.__handle().delete_collection(dp, lp)
     }
 
     /// Gets a `Widget` by name; a missing object is an error.
@@ -128,7 +130,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Widget, ::kube::Error>,
     > + 'a {
-        self.handle.get(name)
+        self.handle.__handle().get(name)
     }
 
     /// Gets a `Widget` by name; a missing object is `None`.
@@ -139,7 +141,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<::core::option::Option<Widget>, ::kube::Error>,
     > + 'a {
-        self.handle.get_opt(name)
+        self.handle.__handle().get_opt(name)
     }
 
     /// Patches a `Widget` (merge, JSON, strategic merge or apply patch).
@@ -152,7 +154,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Widget, ::kube::Error>,
     > + 'a {
-        self.handle.patch(name, pp, patch)
+        self.handle.__handle().patch(name, pp, patch)
     }
 
     /// Server-side applies a whole `Widget` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
@@ -163,7 +165,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Widget, ::kube::Error>,
     > + 'a {
-        self.handle.apply(obj)
+        self.handle.__handle().apply(obj)
     }
 
     /// Server-side applies the status of the `Widget` named `name` (a whole status), and nothing else.
@@ -175,7 +177,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Widget, ::kube::Error>,
     > + 'a {
-        self.handle.apply_status(name, status)
+        self.handle.__handle().apply_status(name, status)
     }
 
     /// Gets the scale subresource.
@@ -189,7 +191,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.get_scale(name)
+        self.handle.__handle().get_scale(name)
     }
 
     /// Replaces the scale subresource.
@@ -205,7 +207,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.update_scale(name, scale, pp)
+        self.handle.__handle().update_scale(name, scale, pp)
     }
 
     /// Patches the scale subresource.
@@ -221,7 +223,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.patch_scale(name, pp, patch)
+        self.handle.__handle().patch_scale(name, pp, patch)
     }
 }
 
@@ -233,7 +235,9 @@ impl WidgetClient<::kube_codegen_runtime::scope::AllNamespaces> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self {
-            handle: ::kube_codegen_runtime::Handle::all(client, field_manager),
+            handle: ::kube_codegen_runtime::Sealed::new(
+                ::kube_codegen_runtime::Handle::all(client, field_manager),
+            ),
             scope: ::core::marker::PhantomData,
         }
     }
@@ -248,7 +252,7 @@ impl<S> WidgetClient<S> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<::kube::api::ObjectList<Widget>, ::kube::Error>,
     > + 'a {
-        self.handle.list(lp)
+        self.handle.__handle().list(lp)
     }
 
     /// Watches `Widget` objects from `resource_version`; prefer an informer for caches.
@@ -263,19 +267,19 @@ impl<S> WidgetClient<S> {
         > + use<S>,
         ::kube::Error,
     > {
-        self.handle.watch(wp, resource_version).await
+        self.handle.__handle().watch(wp, resource_version).await
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
     #[inline]
     pub fn api(&self) -> &::kube::Api<Widget> {
-        self.handle.api()
+        self.handle.__handle().api()
     }
 
     /// The field manager used by server-side apply.
     #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.field_manager()
+        self.handle.__handle().field_manager()
     }
 }
 

@@ -10,7 +10,7 @@ use crate::builtins_apis::apps::v1::ReplicaSet;
 /// `ReplicaSetClient<Namespaced>` works in one namespace and has every verb below;
 /// `ReplicaSetClient<AllNamespaces>` spans all namespaces and can only list and watch.
 pub struct ReplicaSetClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Handle<ReplicaSet>,
+    handle: ::kube_codegen_runtime::Sealed<ReplicaSet>,
     scope: ::core::marker::PhantomData<S>,
 }
 
@@ -42,10 +42,12 @@ impl ReplicaSetClient<::kube_codegen_runtime::scope::Namespaced> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self {
-            handle: ::kube_codegen_runtime::Handle::namespaced(
-                client,
-                namespace,
-                field_manager,
+            handle: ::kube_codegen_runtime::Sealed::new(
+                ::kube_codegen_runtime::Handle::namespaced(
+                    client,
+                    namespace,
+                    field_manager,
+                ),
             ),
             scope: ::core::marker::PhantomData,
         }
@@ -59,7 +61,7 @@ impl ReplicaSetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<ReplicaSet, ::kube::Error>,
     > + 'a {
-        self.handle.get(name)
+        self.handle.__handle().get(name)
     }
 
     /// Gets a `ReplicaSet` by name; a missing object is `None`.
@@ -73,7 +75,7 @@ impl ReplicaSetClient<::kube_codegen_runtime::scope::Namespaced> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.get_opt(name)
+        self.handle.__handle().get_opt(name)
     }
 
     /// Gets the scale subresource.
@@ -87,7 +89,7 @@ impl ReplicaSetClient<::kube_codegen_runtime::scope::Namespaced> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.get_scale(name)
+        self.handle.__handle().get_scale(name)
     }
 }
 
@@ -99,7 +101,9 @@ impl ReplicaSetClient<::kube_codegen_runtime::scope::AllNamespaces> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self {
-            handle: ::kube_codegen_runtime::Handle::all(client, field_manager),
+            handle: ::kube_codegen_runtime::Sealed::new(
+                ::kube_codegen_runtime::Handle::all(client, field_manager),
+            ),
             scope: ::core::marker::PhantomData,
         }
     }
@@ -117,7 +121,7 @@ impl<S> ReplicaSetClient<S> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.list(lp)
+        self.handle.__handle().list(lp)
     }
 
     /// Watches `ReplicaSet` objects from `resource_version`; prefer an informer for caches.
@@ -135,19 +139,19 @@ impl<S> ReplicaSetClient<S> {
         > + use<S>,
         ::kube::Error,
     > {
-        self.handle.watch(wp, resource_version).await
+        self.handle.__handle().watch(wp, resource_version).await
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
     #[inline]
     pub fn api(&self) -> &::kube::Api<ReplicaSet> {
-        self.handle.api()
+        self.handle.__handle().api()
     }
 
     /// The field manager used by server-side apply.
     #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.field_manager()
+        self.handle.__handle().field_manager()
     }
 }
 

@@ -10,7 +10,7 @@ use crate::filters_apis::filters::v1beta1::types::Limited;
 /// `LimitedClient<Namespaced>` works in one namespace and has every verb below;
 /// `LimitedClient<AllNamespaces>` spans all namespaces and can only list and watch.
 pub struct LimitedClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Handle<Limited>,
+    handle: ::kube_codegen_runtime::Sealed<Limited>,
     scope: ::core::marker::PhantomData<S>,
 }
 
@@ -42,10 +42,12 @@ impl LimitedClient<::kube_codegen_runtime::scope::Namespaced> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self {
-            handle: ::kube_codegen_runtime::Handle::namespaced(
-                client,
-                namespace,
-                field_manager,
+            handle: ::kube_codegen_runtime::Sealed::new(
+                ::kube_codegen_runtime::Handle::namespaced(
+                    client,
+                    namespace,
+                    field_manager,
+                ),
             ),
             scope: ::core::marker::PhantomData,
         }
@@ -60,7 +62,7 @@ impl LimitedClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Limited, ::kube::Error>,
     > + 'a {
-        self.handle.create(obj, pp)
+        self.handle.__handle().create(obj, pp)
     }
 
     /// Gets a `Limited` by name; a missing object is an error.
@@ -71,7 +73,7 @@ impl LimitedClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Limited, ::kube::Error>,
     > + 'a {
-        self.handle.get(name)
+        self.handle.__handle().get(name)
     }
 
     /// Gets a `Limited` by name; a missing object is `None`.
@@ -82,7 +84,7 @@ impl LimitedClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<::core::option::Option<Limited>, ::kube::Error>,
     > + 'a {
-        self.handle.get_opt(name)
+        self.handle.__handle().get_opt(name)
     }
 
     /// Server-side applies the status of the `Limited` named `name` (a whole status), and nothing else.
@@ -94,7 +96,7 @@ impl LimitedClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Limited, ::kube::Error>,
     > + 'a {
-        self.handle.apply_status(name, status)
+        self.handle.__handle().apply_status(name, status)
     }
 }
 
@@ -106,7 +108,9 @@ impl LimitedClient<::kube_codegen_runtime::scope::AllNamespaces> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self {
-            handle: ::kube_codegen_runtime::Handle::all(client, field_manager),
+            handle: ::kube_codegen_runtime::Sealed::new(
+                ::kube_codegen_runtime::Handle::all(client, field_manager),
+            ),
             scope: ::core::marker::PhantomData,
         }
     }
@@ -116,13 +120,13 @@ impl<S> LimitedClient<S> {
     /// The underlying `kube::Api`, for anything this client does not cover.
     #[inline]
     pub fn api(&self) -> &::kube::Api<Limited> {
-        self.handle.api()
+        self.handle.__handle().api()
     }
 
     /// The field manager used by server-side apply.
     #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.field_manager()
+        self.handle.__handle().field_manager()
     }
 }
 

@@ -9,7 +9,7 @@ use crate::filters_apis::filters::v1beta1::types::Rack;
 ///
 /// `Rack` is cluster-scoped: `RackClient` takes no namespace.
 pub struct RackClient<S = ::kube_codegen_runtime::scope::Cluster> {
-    handle: ::kube_codegen_runtime::Handle<Rack>,
+    handle: ::kube_codegen_runtime::Sealed<Rack>,
     scope: ::core::marker::PhantomData<S>,
 }
 
@@ -40,7 +40,9 @@ impl RackClient<::kube_codegen_runtime::scope::Cluster> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self {
-            handle: ::kube_codegen_runtime::Handle::all(client, field_manager),
+            handle: ::kube_codegen_runtime::Sealed::new(
+                ::kube_codegen_runtime::Handle::all(client, field_manager),
+            ),
             scope: ::core::marker::PhantomData,
         }
     }
@@ -54,7 +56,7 @@ impl RackClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Rack, ::kube::Error>,
     > + 'a {
-        self.handle.create(obj, pp)
+        self.handle.__handle().create(obj, pp)
     }
 
     /// Replaces a `Rack`, named by its `metadata.name` (`PUT`).
@@ -66,7 +68,7 @@ impl RackClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Rack, ::kube::Error>,
     > + 'a {
-        self.handle.update(obj, pp)
+        self.handle.__handle().update(obj, pp)
     }
 
     /// Deletes a `Rack`: the object while finalizers keep it, or the server's status once it is gone.
@@ -81,7 +83,7 @@ impl RackClient<::kube_codegen_runtime::scope::Cluster> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.delete(name, dp)
+        self.handle.__handle().delete(name, dp)
     }
 
     /// Deletes every `Rack` that `lp` selects.
@@ -99,7 +101,7 @@ impl RackClient<::kube_codegen_runtime::scope::Cluster> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.delete_collection(dp, lp)
+        self.handle.__handle().delete_collection(dp, lp)
     }
 
     /// Gets a `Rack` by name; a missing object is an error.
@@ -110,7 +112,7 @@ impl RackClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Rack, ::kube::Error>,
     > + 'a {
-        self.handle.get(name)
+        self.handle.__handle().get(name)
     }
 
     /// Gets a `Rack` by name; a missing object is `None`.
@@ -121,7 +123,7 @@ impl RackClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<::core::option::Option<Rack>, ::kube::Error>,
     > + 'a {
-        self.handle.get_opt(name)
+        self.handle.__handle().get_opt(name)
     }
 
     /// Patches a `Rack` (merge, JSON, strategic merge or apply patch).
@@ -134,7 +136,7 @@ impl RackClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Rack, ::kube::Error>,
     > + 'a {
-        self.handle.patch(name, pp, patch)
+        self.handle.__handle().patch(name, pp, patch)
     }
 
     /// Server-side applies a whole `Rack` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
@@ -145,7 +147,7 @@ impl RackClient<::kube_codegen_runtime::scope::Cluster> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Rack, ::kube::Error>,
     > + 'a {
-        self.handle.apply(obj)
+        self.handle.__handle().apply(obj)
     }
 }
 
@@ -158,7 +160,7 @@ impl<S> RackClient<S> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<::kube::api::ObjectList<Rack>, ::kube::Error>,
     > + 'a {
-        self.handle.list(lp)
+        self.handle.__handle().list(lp)
     }
 
     /// Watches `Rack` objects from `resource_version`; prefer an informer for caches.
@@ -173,19 +175,19 @@ impl<S> RackClient<S> {
         > + use<S>,
         ::kube::Error,
     > {
-        self.handle.watch(wp, resource_version).await
+        self.handle.__handle().watch(wp, resource_version).await
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
     #[inline]
     pub fn api(&self) -> &::kube::Api<Rack> {
-        self.handle.api()
+        self.handle.__handle().api()
     }
 
     /// The field manager used by server-side apply.
     #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.field_manager()
+        self.handle.__handle().field_manager()
     }
 }
 

@@ -10,7 +10,7 @@ use crate::filters_apis::filters::v1beta1::types::Skipper;
 /// `SkipperClient<Namespaced>` works in one namespace and has every verb below;
 /// `SkipperClient<AllNamespaces>` spans all namespaces and can only list and watch.
 pub struct SkipperClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Handle<Skipper>,
+    handle: ::kube_codegen_runtime::Sealed<Skipper>,
     scope: ::core::marker::PhantomData<S>,
 }
 
@@ -42,10 +42,12 @@ impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self {
-            handle: ::kube_codegen_runtime::Handle::namespaced(
-                client,
-                namespace,
-                field_manager,
+            handle: ::kube_codegen_runtime::Sealed::new(
+                ::kube_codegen_runtime::Handle::namespaced(
+                    client,
+                    namespace,
+                    field_manager,
+                ),
             ),
             scope: ::core::marker::PhantomData,
         }
@@ -60,7 +62,7 @@ impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Skipper, ::kube::Error>,
     > + 'a {
-        self.handle.create(obj, pp)
+        self.handle.__handle().create(obj, pp)
     }
 
     /// Replaces a `Skipper`, named by its `metadata.name` (`PUT`).
@@ -72,7 +74,7 @@ impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Skipper, ::kube::Error>,
     > + 'a {
-        self.handle.update(obj, pp)
+        self.handle.__handle().update(obj, pp)
     }
 
     /// Deletes a `Skipper`: the object while finalizers keep it, or the server's status once it is gone.
@@ -87,7 +89,7 @@ impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.delete(name, dp)
+        self.handle.__handle().delete(name, dp)
     }
 
     /// Gets a `Skipper` by name; a missing object is an error.
@@ -98,7 +100,7 @@ impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Skipper, ::kube::Error>,
     > + 'a {
-        self.handle.get(name)
+        self.handle.__handle().get(name)
     }
 
     /// Gets a `Skipper` by name; a missing object is `None`.
@@ -109,7 +111,7 @@ impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<::core::option::Option<Skipper>, ::kube::Error>,
     > + 'a {
-        self.handle.get_opt(name)
+        self.handle.__handle().get_opt(name)
     }
 
     /// Patches a `Skipper` (merge, JSON, strategic merge or apply patch).
@@ -122,7 +124,7 @@ impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Skipper, ::kube::Error>,
     > + 'a {
-        self.handle.patch(name, pp, patch)
+        self.handle.__handle().patch(name, pp, patch)
     }
 
     /// Server-side applies a whole `Skipper` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
@@ -133,7 +135,7 @@ impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Skipper, ::kube::Error>,
     > + 'a {
-        self.handle.apply(obj)
+        self.handle.__handle().apply(obj)
     }
 
     /// Server-side applies the status of the `Skipper` named `name` (a whole status), and nothing else.
@@ -145,7 +147,7 @@ impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Skipper, ::kube::Error>,
     > + 'a {
-        self.handle.apply_status(name, status)
+        self.handle.__handle().apply_status(name, status)
     }
 }
 
@@ -157,7 +159,9 @@ impl SkipperClient<::kube_codegen_runtime::scope::AllNamespaces> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self {
-            handle: ::kube_codegen_runtime::Handle::all(client, field_manager),
+            handle: ::kube_codegen_runtime::Sealed::new(
+                ::kube_codegen_runtime::Handle::all(client, field_manager),
+            ),
             scope: ::core::marker::PhantomData,
         }
     }
@@ -172,19 +176,19 @@ impl<S> SkipperClient<S> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<::kube::api::ObjectList<Skipper>, ::kube::Error>,
     > + 'a {
-        self.handle.list(lp)
+        self.handle.__handle().list(lp)
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
     #[inline]
     pub fn api(&self) -> &::kube::Api<Skipper> {
-        self.handle.api()
+        self.handle.__handle().api()
     }
 
     /// The field manager used by server-side apply.
     #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.field_manager()
+        self.handle.__handle().field_manager()
     }
 }
 

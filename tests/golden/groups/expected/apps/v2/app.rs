@@ -10,7 +10,7 @@ use crate::groups_apis::apps::v2::app::App;
 /// `AppClient<Namespaced>` works in one namespace and has every verb below;
 /// `AppClient<AllNamespaces>` spans all namespaces and can only list and watch.
 pub struct AppClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Handle<App>,
+    handle: ::kube_codegen_runtime::Sealed<App>,
     scope: ::core::marker::PhantomData<S>,
 }
 
@@ -42,10 +42,12 @@ impl AppClient<::kube_codegen_runtime::scope::Namespaced> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self {
-            handle: ::kube_codegen_runtime::Handle::namespaced(
-                client,
-                namespace,
-                field_manager,
+            handle: ::kube_codegen_runtime::Sealed::new(
+                ::kube_codegen_runtime::Handle::namespaced(
+                    client,
+                    namespace,
+                    field_manager,
+                ),
             ),
             scope: ::core::marker::PhantomData,
         }
@@ -60,7 +62,7 @@ impl AppClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<App, ::kube::Error>,
     > + 'a {
-        self.handle.create(obj, pp)
+        self.handle.__handle().create(obj, pp)
     }
 
     /// Replaces a `App`, named by its `metadata.name` (`PUT`).
@@ -72,7 +74,7 @@ impl AppClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<App, ::kube::Error>,
     > + 'a {
-        self.handle.update(obj, pp)
+        self.handle.__handle().update(obj, pp)
     }
 
     /// Deletes a `App`: the object while finalizers keep it, or the server's status once it is gone.
@@ -87,7 +89,7 @@ impl AppClient<::kube_codegen_runtime::scope::Namespaced> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.delete(name, dp)
+        self.handle.__handle().delete(name, dp)
     }
 
     /// Deletes every `App` that `lp` selects.
@@ -105,7 +107,7 @@ impl AppClient<::kube_codegen_runtime::scope::Namespaced> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.delete_collection(dp, lp)
+        self.handle.__handle().delete_collection(dp, lp)
     }
 
     /// Gets a `App` by name; a missing object is an error.
@@ -116,7 +118,7 @@ impl AppClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<App, ::kube::Error>,
     > + 'a {
-        self.handle.get(name)
+        self.handle.__handle().get(name)
     }
 
     /// Gets a `App` by name; a missing object is `None`.
@@ -127,7 +129,7 @@ impl AppClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<::core::option::Option<App>, ::kube::Error>,
     > + 'a {
-        self.handle.get_opt(name)
+        self.handle.__handle().get_opt(name)
     }
 
     /// Patches a `App` (merge, JSON, strategic merge or apply patch).
@@ -140,7 +142,7 @@ impl AppClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<App, ::kube::Error>,
     > + 'a {
-        self.handle.patch(name, pp, patch)
+        self.handle.__handle().patch(name, pp, patch)
     }
 
     /// Server-side applies a whole `App` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
@@ -151,7 +153,7 @@ impl AppClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<App, ::kube::Error>,
     > + 'a {
-        self.handle.apply(obj)
+        self.handle.__handle().apply(obj)
     }
 }
 
@@ -163,7 +165,9 @@ impl AppClient<::kube_codegen_runtime::scope::AllNamespaces> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self {
-            handle: ::kube_codegen_runtime::Handle::all(client, field_manager),
+            handle: ::kube_codegen_runtime::Sealed::new(
+                ::kube_codegen_runtime::Handle::all(client, field_manager),
+            ),
             scope: ::core::marker::PhantomData,
         }
     }
@@ -178,7 +182,7 @@ impl<S> AppClient<S> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<::kube::api::ObjectList<App>, ::kube::Error>,
     > + 'a {
-        self.handle.list(lp)
+        self.handle.__handle().list(lp)
     }
 
     /// Watches `App` objects from `resource_version`; prefer an informer for caches.
@@ -193,19 +197,19 @@ impl<S> AppClient<S> {
         > + use<S>,
         ::kube::Error,
     > {
-        self.handle.watch(wp, resource_version).await
+        self.handle.__handle().watch(wp, resource_version).await
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
     #[inline]
     pub fn api(&self) -> &::kube::Api<App> {
-        self.handle.api()
+        self.handle.__handle().api()
     }
 
     /// The field manager used by server-side apply.
     #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.field_manager()
+        self.handle.__handle().field_manager()
     }
 }
 

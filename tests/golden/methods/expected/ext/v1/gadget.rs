@@ -12,7 +12,7 @@ use crate::methods_apis::ext::v1::gadget::TokenRequest;
 /// `GadgetClient<Namespaced>` works in one namespace and has every verb below;
 /// `GadgetClient<AllNamespaces>` spans all namespaces and can only list and watch.
 pub struct GadgetClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Handle<Gadget>,
+    handle: ::kube_codegen_runtime::Sealed<Gadget>,
     scope: ::core::marker::PhantomData<S>,
 }
 
@@ -44,10 +44,12 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self {
-            handle: ::kube_codegen_runtime::Handle::namespaced(
-                client,
-                namespace,
-                field_manager,
+            handle: ::kube_codegen_runtime::Sealed::new(
+                ::kube_codegen_runtime::Handle::namespaced(
+                    client,
+                    namespace,
+                    field_manager,
+                ),
             ),
             scope: ::core::marker::PhantomData,
         }
@@ -62,7 +64,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Gadget, ::kube::Error>,
     > + 'a {
-        self.handle.create(obj, pp)
+        self.handle.__handle().create(obj, pp)
     }
 
     /// Replaces a `Gadget`, named by its `metadata.name` (`PUT`).
@@ -74,7 +76,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Gadget, ::kube::Error>,
     > + 'a {
-        self.handle.update(obj, pp)
+        self.handle.__handle().update(obj, pp)
     }
 
     /// Replaces the status of a `Gadget`, named by its `metadata.name` (`PUT .../status`).
@@ -86,7 +88,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Gadget, ::kube::Error>,
     > + 'a {
-        self.handle.update_status(obj, pp)
+        self.handle.__handle().update_status(obj, pp)
     }
 
     /// Deletes a `Gadget`: the object while finalizers keep it, or the server's status once it is gone.
@@ -101,7 +103,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.delete(name, dp)
+        self.handle.__handle().delete(name, dp)
     }
 
     /// Deletes every `Gadget` that `lp` selects.
@@ -119,7 +121,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle.delete_collection(dp, lp)
+        self.handle.__handle().delete_collection(dp, lp)
     }
 
     /// Gets a `Gadget` by name; a missing object is an error.
@@ -130,7 +132,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Gadget, ::kube::Error>,
     > + 'a {
-        self.handle.get(name)
+        self.handle.__handle().get(name)
     }
 
     /// Gets a `Gadget` by name; a missing object is `None`.
@@ -141,7 +143,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<::core::option::Option<Gadget>, ::kube::Error>,
     > + 'a {
-        self.handle.get_opt(name)
+        self.handle.__handle().get_opt(name)
     }
 
     /// Patches a `Gadget` (merge, JSON, strategic merge or apply patch).
@@ -154,7 +156,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Gadget, ::kube::Error>,
     > + 'a {
-        self.handle.patch(name, pp, patch)
+        self.handle.__handle().patch(name, pp, patch)
     }
 
     /// Server-side applies a whole `Gadget` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
@@ -165,7 +167,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Gadget, ::kube::Error>,
     > + 'a {
-        self.handle.apply(obj)
+        self.handle.__handle().apply(obj)
     }
 
     /// Server-side applies the status of the `Gadget` named `name` (a whole status), and nothing else.
@@ -177,7 +179,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Gadget, ::kube::Error>,
     > + 'a {
-        self.handle.apply_status(name, status)
+        self.handle.__handle().apply_status(name, status)
     }
 
     /// Extension method (`+genclient:method`): `get` on the `summary` subresource of a `Gadget`.
@@ -188,7 +190,9 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Summary, ::kube::Error>,
     > + 'a {
-        self.handle.get_as::<Summary>(name, ::core::option::Option::Some("summary"))
+        self.handle
+            .__handle()
+            .get_as::<Summary>(name, ::core::option::Option::Some("summary"))
     }
 
     /// Extension method (`+genclient:method`): `get` on the `status` subresource of a `Gadget`.
@@ -203,6 +207,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
         >,
     > + 'a {
         self.handle
+            .__handle()
             .get_as::<
                 ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Status,
             >(name, ::core::option::Option::Some("status"))
@@ -219,6 +224,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
         Output = ::core::result::Result<Summary, ::kube::Error>,
     > + 'a {
         self.handle
+            .__handle()
             .update_as::<
                 Summary,
                 Summary,
@@ -236,6 +242,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
         Output = ::core::result::Result<TokenRequest, ::kube::Error>,
     > + 'a {
         self.handle
+            .__handle()
             .create_as::<
                 TokenRequest,
                 TokenRequest,
@@ -251,7 +258,9 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Gadget, ::kube::Error>,
     > + 'a {
-        self.handle.create_as::<Gadget, Gadget>(::core::option::Option::None, obj, pp)
+        self.handle
+            .__handle()
+            .create_as::<Gadget, Gadget>(::core::option::Option::None, obj, pp)
     }
 
     /// Extension method (`+genclient:method`): `patch` on the `summary` subresource of a `Gadget`.
@@ -265,6 +274,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
         Output = ::core::result::Result<Summary, ::kube::Error>,
     > + 'a {
         self.handle
+            .__handle()
             .patch_as::<
                 P,
                 Summary,
@@ -281,6 +291,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
         Output = ::core::result::Result<Summary, ::kube::Error>,
     > + 'a {
         self.handle
+            .__handle()
             .apply_as::<
                 Summary,
                 Summary,
@@ -296,7 +307,9 @@ impl GadgetClient<::kube_codegen_runtime::scope::AllNamespaces> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self {
-            handle: ::kube_codegen_runtime::Handle::all(client, field_manager),
+            handle: ::kube_codegen_runtime::Sealed::new(
+                ::kube_codegen_runtime::Handle::all(client, field_manager),
+            ),
             scope: ::core::marker::PhantomData,
         }
     }
@@ -311,7 +324,7 @@ impl<S> GadgetClient<S> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<::kube::api::ObjectList<Gadget>, ::kube::Error>,
     > + 'a {
-        self.handle.list(lp)
+        self.handle.__handle().list(lp)
     }
 
     /// Watches `Gadget` objects from `resource_version`; prefer an informer for caches.
@@ -326,7 +339,7 @@ impl<S> GadgetClient<S> {
         > + use<S>,
         ::kube::Error,
     > {
-        self.handle.watch(wp, resource_version).await
+        self.handle.__handle().watch(wp, resource_version).await
     }
 
     /// Extension method (`+genclient:method`): `list` on `Gadget` objects.
@@ -337,19 +350,19 @@ impl<S> GadgetClient<S> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<::kube::api::ObjectList<Gadget>, ::kube::Error>,
     > + 'a {
-        self.handle.list_as::<Gadget>(lp)
+        self.handle.__handle().list_as::<Gadget>(lp)
     }
 
     /// The underlying `kube::Api`, for anything this client does not cover.
     #[inline]
     pub fn api(&self) -> &::kube::Api<Gadget> {
-        self.handle.api()
+        self.handle.__handle().api()
     }
 
     /// The field manager used by server-side apply.
     #[inline]
     pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.field_manager()
+        self.handle.__handle().field_manager()
     }
 }
 
