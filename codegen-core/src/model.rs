@@ -314,6 +314,14 @@ pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -
                 group.value
             ),
         );
+    } else if !group.value.contains('.') {
+        cx.error(
+            group.span,
+            format!(
+                "group `{0}` has no dot: kube-apiserver refuses the CRD (`spec.group: Invalid value: \"{0}\": should be a domain with at least one dot`); use a domain you control, e.g. `{0}.example.com`",
+                group.value
+            ),
+        );
     }
     if !naming::is_kube_version(&version.value) {
         cx.error(

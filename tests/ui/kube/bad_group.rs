@@ -9,4 +9,14 @@ struct FooSpec {
     replicas: i32,
 }
 
+mod dotless {
+    use super::*;
+
+    #[derive(CustomResource, GenClient, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+    #[kube(group = "example", version = "v1", kind = "Bar")]
+    struct BarSpec {
+        replicas: i32,
+    }
+}
+
 fn main() {}
