@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use super::pod;
+use super::workloads::{non_negative, template_always};
 use crate::field::FieldError;
 
 /// `SetDefaults_Deployment` and the pod-template defaults.
@@ -44,18 +45,6 @@ pub fn default(obj: &mut Value) {
     }
 }
 
-fn non_negative(spec: &Value, key: &str, errors: &mut Vec<FieldError>) {
-    if let Some(n) = spec.get(key).and_then(Value::as_i64)
-        && n < 0
-    {
-        errors.push(FieldError::invalid(
-            format!("spec.{key}"),
-            &json!(n),
-            "must be greater than or equal to 0",
-        ));
-    }
-}
-
 /// `ValidateDeploymentSpec` of a Deployment, defaulted here first as the real server
 /// validates the defaulted object.
 pub(crate) fn validate(obj: &Value, errors: &mut Vec<FieldError>) {
@@ -63,7 +52,7 @@ pub(crate) fn validate(obj: &Value, errors: &mut Vec<FieldError>) {
     default(&mut obj);
     let empty = json!({});
     let spec = obj.get("spec").unwrap_or(&empty);
-    non_negative(spec, "replicas", errors);
+    non_negative(spec, "spec", "replicas", errors);
     let template = spec.get("template").unwrap_or(&empty);
     let labels = template
         .pointer("/metadata/labels")
@@ -125,25 +114,13 @@ pub(crate) fn validate(obj: &Value, errors: &mut Vec<FieldError>) {
                 "`selector` does not match template `labels`",
             ));
         }
-        let pod_spec = template.get("spec").unwrap_or(&empty);
-        pod::validate_spec(pod_spec, "spec.template.spec", errors);
-        let restart = pod_spec
-            .get("restartPolicy")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        if restart != "Always" {
-            errors.push(FieldError::not_supported(
-                "spec.template.spec.restartPolicy",
-                &json!(restart),
-                &["Always"],
-            ));
-        }
+        template_always(spec, errors);
     }
     strategy(spec.get("strategy").unwrap_or(&empty), errors);
-    non_negative(spec, "minReadySeconds", errors);
-    non_negative(spec, "revisionHistoryLimit", errors);
+    non_negative(spec, "spec", "minReadySeconds", errors);
+    non_negative(spec, "spec", "revisionHistoryLimit", errors);
     if let Some(deadline) = spec.get("progressDeadlineSeconds").and_then(Value::as_i64) {
-        non_negative(spec, "progressDeadlineSeconds", errors);
+        non_negative(spec, "spec", "progressDeadlineSeconds", errors);
         let min_ready = spec
             .get("minReadySeconds")
             .and_then(Value::as_i64)

@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 use super::pod;
 use crate::field::FieldError;
 
-fn non_negative(spec: &Value, p: &str, key: &str, errors: &mut Vec<FieldError>) {
+/// `<p>.<key>: Invalid value: -1: must be greater than or equal to 0`.
+pub(crate) fn non_negative(spec: &Value, p: &str, key: &str, errors: &mut Vec<FieldError>) {
     if let Some(n) = spec.get(key).and_then(Value::as_i64)
         && n < 0
     {
@@ -84,7 +85,8 @@ fn selector_and_template(spec: &Value, kind: &str, required: bool, errors: &mut 
     }
 }
 
-fn template_always(spec: &Value, errors: &mut Vec<FieldError>) {
+/// The pod template of a controller whose pods always restart: its spec, and `Always`.
+pub(crate) fn template_always(spec: &Value, errors: &mut Vec<FieldError>) {
     let empty = json!({});
     let pod_spec = spec.pointer("/template/spec").unwrap_or(&empty);
     pod::validate_spec(pod_spec, "spec.template.spec", errors);
