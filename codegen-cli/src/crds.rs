@@ -384,8 +384,9 @@ fn locate(args: &CrdsArgs) -> Result<Crate, String> {
             format!("{{ version = \"={}\"{extra} }}", text(pkg, "version"))
         }
     };
+    // With `cel`, the runner reviews rules as the API server will: compile, types and cost.
     let runtime = dep("kube-codegen-runtime")
-        .map(|p| dependency_line(&p, ""))
+        .map(|p| dependency_line(&p, ", features = [\"cel\"]"))
         .ok_or_else(|| format!("error: `{name}` does not depend on kube-codegen-runtime, which the CRDs are built with; add it to its [dependencies]"))?;
     let declared = package["dependencies"]
         .as_array()

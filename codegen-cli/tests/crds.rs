@@ -215,6 +215,29 @@ fn a_crd_the_api_server_would_refuse_is_shown_at_the_marker_and_nothing_is_writt
 }
 
 #[test]
+fn a_rule_too_expensive_for_its_bounds_is_refused_with_the_api_servers_estimate() {
+    // A rule over every item of a list without maxItems, whose strings have no maxLength.
+    let costly = WAREHOUSE.replace(
+        "    pub city: String,",
+        "    pub city: String,\n    /// +kubebuilder:validation:XValidation:rule=\"self.all(t, t.matches('^[a-z]+$'))\"\n    #[serde(default)]\n    pub tags: Vec<String>,",
+    );
+    let krate = fresh_crate("crds-costly", &costly);
+    let out = crds(&krate, &[]);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("spec.validation.openAPIV3Schema.properties[spec].properties[tags].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x"),
+        "{err}"
+    );
+    // At the rule's marker.
+    assert!(
+        err.contains("  --> src/apis/stock/v1/warehouse.rs:17:9\n"),
+        "{err}"
+    );
+    assert!(!krate.0.join("config/crd").exists());
+}
+
+#[test]
 fn a_crate_that_does_not_build_is_a_clear_error() {
     let krate = fresh_crate(
         "crds-broken",
