@@ -474,10 +474,11 @@ impl State {
         if subresource.is_none() {
             default_builtin(rt, &mut new);
         }
+        // The stored object as this version serves it, which every check below compares with.
+        let served_old = Self::served(rt, &old);
         let mut errors = meta::validate_update(&new, rt.meta);
         errors.extend(immutable);
         if !rt.custom && subresource.is_none() {
-            let served_old = Self::served(rt, &old);
             errors.extend(kinds::validate(
                 &rt.api_version(),
                 &rt.kind,
@@ -486,7 +487,6 @@ impl State {
             ));
         }
         if rt.is("apiextensions.k8s.io", "customresourcedefinitions") && subresource.is_none() {
-            let served_old = Self::served(rt, &old);
             errors.extend(self.review_crd(Some(&served_old), &mut new, &mut ctx.warnings));
         }
         let kind_errors = if rt.custom {
@@ -496,7 +496,6 @@ impl State {
         };
         // A custom resource of another kind is not checked against the schema.
         if kind_errors.is_empty() {
-            let served_old = Self::served(rt, &old);
             errors.extend(admit_schema(rt, &mut new, Some(&served_old), ctx)?);
             admit_rules(rt, &new, Some(&served_old), &mut errors, ctx);
         } else {
@@ -509,11 +508,10 @@ impl State {
                 .with_warnings(std::mem::take(&mut ctx.warnings)));
         }
         if rt.is("apiextensions.k8s.io", "customresourcedefinitions") && subresource.is_none() {
-            let served_old = Self::served(rt, &old);
             self.accept_crd(Some(&served_old), &mut new);
         }
         rt.rewrite(&mut new);
-        if let Some(generation) = next_generation(rt, &Self::served(rt, &old), &new) {
+        if let Some(generation) = next_generation(rt, &served_old, &new) {
             set_meta(&mut new, "generation", json!(generation));
         }
         match apply_manager {
@@ -524,7 +522,6 @@ impl State {
             }
             Some(managed) => set_meta(&mut new, "managedFields", managed.clone()),
             None => {
-                let served_old = Self::served(rt, &old);
                 let ty = rt.ssa_type();
                 let zero = ssa::schema::zero(ty, &rt.api_version(), &rt.kind);
                 let sub = subresource.unwrap_or("");
@@ -542,16 +539,12 @@ impl State {
         round_trip(rt, &mut new);
         // A write that changes nothing is not a write: no new version, no event.
         let unchanged = without(&new, &["metadata", "apiVersion", "kind"])
-            == without(&Self::served(rt, &old), &["metadata", "apiVersion", "kind"])
+            == without(&served_old, &["metadata", "apiVersion", "kind"])
             && user_meta(&new) == user_meta(&old)
             && new.pointer("/metadata/managedFields") == old.pointer("/metadata/managedFields");
         if unchanged || ctx.dry_run {
             set_meta(&mut new, "resourceVersion", json!(rv_of(&old).to_string()));
-            return Ok(if unchanged {
-                Self::served(rt, &old)
-            } else {
-                new
-            });
+            return Ok(if unchanged { served_old } else { new });
         }
         // Removing the last finalizer of an object being deleted deletes it.
         let held_by_spec = rt.is("", "namespaces")

@@ -143,9 +143,15 @@ pub enum Expect {
 }
 
 /// Checks `source` with `self` (and `oldSelf`, optional when `optional_old`) of type
-/// `self_ty`. `Err` holds the message after the field: `compilation failed: ...` or
-/// `cel expression must evaluate to a bool`, as the real server words them.
-pub fn check(source: &str, self_ty: &Ty, optional_old: bool, expect: Expect) -> Result<(), String> {
+/// `self_ty`, returning the parsed expression. `Err` holds the message after the field:
+/// `compilation failed: ...` or `cel expression must evaluate to a bool`, as the real server
+/// words them.
+pub fn check(
+    source: &str,
+    self_ty: &Ty,
+    optional_old: bool,
+    expect: Expect,
+) -> Result<IdedExpr, String> {
     let prefix = match expect {
         Expect::Rule => "compilation failed: ",
         Expect::Message => "messageExpression compilation failed: ",
@@ -178,7 +184,7 @@ pub fn check(source: &str, self_ty: &Ty, optional_old: bool, expect: Expect) -> 
         Expect::Message if !matches!(ty, Ty::String | Ty::Dyn) => {
             Err("messageExpression must evaluate to a string".into())
         }
-        _ => Ok(()),
+        _ => Ok(expr),
     }
 }
 
@@ -299,7 +305,8 @@ impl Checker<'_> {
             .map(|(_, t)| t)
     }
 
-    /// Where `needle` first occurs outside string literals, at or after `from`.
+    /// Where `needle` first occurs outside string literals (0 when it does not): the
+    /// position an issue is reported at, as the AST keeps no offsets.
     fn find(&self, needle: &str, word: bool) -> usize {
         let bytes = self.source.as_bytes();
         let mut quote: Option<u8> = None;
@@ -644,12 +651,12 @@ fn walk(
             detail,
         };
         let compiled = check(rule, &self_ty, optional == Some(true), Expect::Rule);
-        let cost = match (&compiled, super::parse(rule)) {
-            (Ok(()), Ok(expr)) => {
+        let cost = match &compiled {
+            Ok(expr) => {
                 let times = card.unwrap_or_else(|| super::cost::unbounded_cardinality(s));
-                super::cost::estimate(&expr, s).saturating_mul(times)
+                super::cost::estimate(expr, s).saturating_mul(times)
             }
-            _ => 0,
+            Err(_) => 0,
         };
         if cost > super::cost::RULE_LIMIT {
             errors.push(FieldError::forbidden(
@@ -658,16 +665,19 @@ fn walk(
             ));
         }
         total.observe(format!("{at}.rule"), cost);
-        if let Err(detail) = compiled {
-            errors.push(invalid(format!("{at}.rule"), detail));
-            continue;
-        }
+        let expr = match compiled {
+            Ok(expr) => expr,
+            Err(detail) => {
+                errors.push(invalid(format!("{at}.rule"), detail));
+                continue;
+            }
+        };
         let message = get("messageExpression");
         if !message.trim().is_empty() {
             match check(message, &self_ty, optional == Some(true), Expect::Message) {
                 Err(detail) => errors.push(invalid(format!("{at}.messageExpression"), detail)),
-                Ok(()) => {
-                    let cost = super::parse(message).map_or(0, |e| super::cost::estimate(&e, s));
+                Ok(parsed) => {
+                    let cost = super::cost::estimate(&parsed, s);
                     if cost > super::cost::RULE_LIMIT {
                         errors.push(FieldError::forbidden(
                             format!("{at}.messageExpression"),
@@ -682,7 +692,7 @@ fn walk(
                 }
             }
         }
-        let uses_old = super::parse(rule).is_ok_and(|e| super::node::mentions(&e, "oldSelf"));
+        let uses_old = super::node::mentions(&expr, "oldSelf");
         if let (Some(path), true) = (uncorrelatable, uses_old) {
             errors.push(FieldError::invalid_str(
                 format!("{at}.rule"),

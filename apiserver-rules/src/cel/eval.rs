@@ -167,7 +167,7 @@ impl Walk<'_> {
             if rule.uses_old_self && old.is_none() && !rule.optional_old_self {
                 continue;
             }
-            let result = super::with_context(|base| {
+            let (result, message) = super::with_context(|base| {
                 let mut ctx = base.new_inner_scope();
                 ctx.add_variable_from_value("self", self_value.clone());
                 if rule.optional_old_self {
@@ -180,13 +180,13 @@ impl Walk<'_> {
                     ctx.add_variable_from_value("oldSelf", v.clone());
                 }
                 let result = Cel::resolve(expr, &ctx);
+                // A message is worked out only for a rule that ran and failed.
                 let message = match (&result, &rule.message_expr) {
-                    (Ok(Cel::Bool(true)), _) | (_, None) => None,
-                    (_, Some(m)) => message_of(Cel::resolve(m, &ctx)),
+                    (Ok(Cel::Bool(true)) | Err(_), _) | (_, None) => None,
+                    (Ok(_), Some(m)) => message_of(Cel::resolve(m, &ctx)),
                 };
                 (result, message)
             });
-            let (result, message) = result;
             match result {
                 Ok(Cel::Bool(true)) => {}
                 Err(e) => {

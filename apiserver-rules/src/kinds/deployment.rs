@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::pod;
-use super::workloads::{non_negative, template_always};
+use super::workloads::{non_negative, selector_and_template};
 use crate::field::FieldError;
 
 /// `SetDefaults_Deployment` and the pod-template defaults.
@@ -53,69 +53,7 @@ pub(crate) fn validate(obj: &Value, errors: &mut Vec<FieldError>) {
     let empty = json!({});
     let spec = obj.get("spec").unwrap_or(&empty);
     non_negative(spec, "spec", "replicas", errors);
-    let template = spec.get("template").unwrap_or(&empty);
-    let labels = template
-        .pointer("/metadata/labels")
-        .cloned()
-        .unwrap_or(Value::Null);
-    let selector = spec.get("selector").filter(|s| !s.is_null());
-    let mut check_template = true;
-    let matches = match selector {
-        None => {
-            errors.push(FieldError::required("spec.selector", ""));
-            false
-        }
-        Some(sel) => {
-            let n = |k: &str| {
-                sel.get(k)
-                    .and_then(|x| {
-                        x.as_object()
-                            .map(|m| m.len())
-                            .or(x.as_array().map(Vec::len))
-                    })
-                    .unwrap_or(0)
-            };
-            if n("matchLabels") + n("matchExpressions") == 0 {
-                errors.push(FieldError::invalid(
-                    "spec.selector",
-                    sel,
-                    "empty selector is invalid for deployment",
-                ));
-                true
-            } else {
-                let bad_operator = sel
-                    .get("matchExpressions")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .any(|e| {
-                        !matches!(
-                            e.get("operator").and_then(Value::as_str),
-                            Some("In" | "NotIn" | "Exists" | "DoesNotExist")
-                        )
-                    });
-                if bad_operator {
-                    errors.push(FieldError::invalid(
-                        "spec.selector",
-                        sel,
-                        "invalid label selector",
-                    ));
-                    check_template = false;
-                }
-                pod::selector_matches(sel, &labels)
-            }
-        }
-    };
-    if check_template {
-        if !matches {
-            errors.push(FieldError::invalid(
-                "spec.template.metadata.labels",
-                &labels,
-                "`selector` does not match template `labels`",
-            ));
-        }
-        template_always(spec, errors);
-    }
+    selector_and_template(spec, "deployment", true, errors);
     strategy(spec.get("strategy").unwrap_or(&empty), errors);
     non_negative(spec, "spec", "minReadySeconds", errors);
     non_negative(spec, "spec", "revisionHistoryLimit", errors);

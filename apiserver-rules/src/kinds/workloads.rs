@@ -41,8 +41,16 @@ fn defaulted(obj: &Value, restart: bool) -> Value {
     obj
 }
 
-/// Selector and template of a controller of pods: `kind` names the empty-selector error.
-fn selector_and_template(spec: &Value, kind: &str, required: bool, errors: &mut Vec<FieldError>) {
+/// Selector and pod template of a controller of pods (`kind` names the empty-selector
+/// error): the selector is required (unless `required` is false), not empty, valid, and
+/// matches the template's labels; then the template, whose pods always restart. An invalid
+/// selector keeps the template from being checked, as on the real server.
+pub(crate) fn selector_and_template(
+    spec: &Value,
+    kind: &str,
+    required: bool,
+    errors: &mut Vec<FieldError>,
+) {
     let empty = json!({});
     let template = spec.get("template").unwrap_or(&empty);
     let labels = template
@@ -64,6 +72,17 @@ fn selector_and_template(spec: &Value, kind: &str, required: bool, errors: &mut 
                     })
                     .unwrap_or(0)
             };
+            let bad_operator = sel
+                .get("matchExpressions")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .any(|e| {
+                    !matches!(
+                        e.get("operator").and_then(Value::as_str),
+                        Some("In" | "NotIn" | "Exists" | "DoesNotExist")
+                    )
+                });
             if n("matchLabels") + n("matchExpressions") == 0 {
                 errors.push(FieldError::invalid(
                     "spec.selector",
@@ -71,6 +90,13 @@ fn selector_and_template(spec: &Value, kind: &str, required: bool, errors: &mut 
                     format!("empty selector is invalid for {kind}"),
                 ));
                 true
+            } else if bad_operator {
+                errors.push(FieldError::invalid(
+                    "spec.selector",
+                    sel,
+                    "invalid label selector",
+                ));
+                return;
             } else {
                 pod::selector_matches(sel, &labels)
             }
@@ -83,10 +109,11 @@ fn selector_and_template(spec: &Value, kind: &str, required: bool, errors: &mut 
             "`selector` does not match template `labels`",
         ));
     }
+    template_always(spec, errors);
 }
 
 /// The pod template of a controller whose pods always restart: its spec, and `Always`.
-pub(crate) fn template_always(spec: &Value, errors: &mut Vec<FieldError>) {
+fn template_always(spec: &Value, errors: &mut Vec<FieldError>) {
     let empty = json!({});
     let pod_spec = spec.pointer("/template/spec").unwrap_or(&empty);
     pod::validate_spec(pod_spec, "spec.template.spec", errors);
@@ -109,7 +136,6 @@ pub(crate) fn replica_set(obj: &Value, errors: &mut Vec<FieldError>) {
     non_negative(&spec, "spec", "replicas", errors);
     non_negative(&spec, "spec", "minReadySeconds", errors);
     selector_and_template(&spec, "deployment", true, errors);
-    template_always(&spec, errors);
 }
 
 pub(crate) fn stateful_set(obj: &Value, errors: &mut Vec<FieldError>) {
@@ -144,14 +170,12 @@ pub(crate) fn stateful_set(obj: &Value, errors: &mut Vec<FieldError>) {
     non_negative(&spec, "spec", "replicas", errors);
     non_negative(&spec, "spec", "minReadySeconds", errors);
     selector_and_template(&spec, "statefulset", true, errors);
-    template_always(&spec, errors);
 }
 
 pub(crate) fn daemon_set(obj: &Value, errors: &mut Vec<FieldError>) {
     let obj = defaulted(obj, true);
     let spec = obj.get("spec").cloned().unwrap_or(json!({}));
     selector_and_template(&spec, "daemonset", false, errors);
-    template_always(&spec, errors);
     if let Some(strategy) = spec.get("updateStrategy") {
         let ty = strategy
             .get("type")
