@@ -61,7 +61,7 @@ pub fn derive_gen_client(input: TokenStream) -> TokenStream {
                 items.extend(emit::apply::kind_items(&resource, &spec));
                 items.extend(emit::apply::struct_items(&spec));
             }
-            emit::inline_items(items)
+            items
         }
         (Err(diagnostics), _) => diag::to_compile_errors(&diagnostics),
         (Ok(()), None) => TokenStream::new(),
@@ -84,7 +84,7 @@ pub fn derive_crd_markers(input: TokenStream) -> TokenStream {
     let mut cx = Ctxt::new();
     let markers = schema::struct_markers(&mut cx, &s);
     match cx.finish(()) {
-        Ok(()) => emit::inline_items(emit::crd::crd_markers_impl(&s, &markers)),
+        Ok(()) => emit::crd::crd_markers_impl(&s, &markers),
         Err(diagnostics) => diag::to_compile_errors(&diagnostics),
     }
 }
@@ -93,12 +93,8 @@ pub fn derive_crd_markers(input: TokenStream) -> TokenStream {
 /// spec (for specs marked `+kubebuilder:ac:generate=true`).
 pub fn derive_apply_configuration(input: TokenStream) -> TokenStream {
     match syn::parse2::<syn::Item>(input) {
-        Ok(syn::Item::Struct(s)) if s.generics.params.is_empty() => {
-            emit::inline_items(emit::apply::struct_items(&s))
-        }
-        Ok(syn::Item::Enum(e)) if e.generics.params.is_empty() => {
-            emit::inline_items(emit::apply::enum_items(&e))
-        }
+        Ok(syn::Item::Struct(s)) if s.generics.params.is_empty() => emit::apply::struct_items(&s),
+        Ok(syn::Item::Enum(e)) if e.generics.params.is_empty() => emit::apply::enum_items(&e),
         Ok(other) => syn::Error::new_spanned(
             other,
             "`ApplyConfiguration` derives on structs and enums without generic parameters",

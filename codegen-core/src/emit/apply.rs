@@ -306,6 +306,7 @@ pub fn merge_of(ac: &syn::Ident, arms: Option<TokenStream>) -> (TokenStream, Tok
             quote!(#rt::Merge::Struct(#ac::merge_field)),
             quote! {
                 /// How server-side apply merges each field, by JSON name.
+                #[inline]
                 fn merge_field(field: &str) -> #rt::Merge {
                     match field {
                         #arms
@@ -337,6 +338,7 @@ fn builder(f: &Field<'_>, held: &TokenStream) -> TokenStream {
         return quote! {
             #[doc = #doc]
             #[must_use]
+            #[inline]
             pub fn #method(mut self, value: #held) -> Self {
                 self.#ident = value;
                 self
@@ -353,6 +355,7 @@ fn builder(f: &Field<'_>, held: &TokenStream) -> TokenStream {
         return quote! {
             #[doc = #doc]
             #[must_use]
+            #[inline]
             pub fn #method(mut self, items: impl ::core::iter::IntoIterator<Item = #item>) -> Self {
                 self.#ident.get_or_insert_with(::core::default::Default::default).extend(items);
                 self
@@ -370,6 +373,7 @@ fn builder(f: &Field<'_>, held: &TokenStream) -> TokenStream {
         return quote! {
             #[doc = #doc]
             #[must_use]
+            #[inline]
             pub fn #method(mut self, entries: impl ::core::iter::IntoIterator<Item = (#key, #value)>) -> Self {
                 self.#ident.get_or_insert_with(::core::default::Default::default).extend(entries);
                 self
@@ -380,6 +384,7 @@ fn builder(f: &Field<'_>, held: &TokenStream) -> TokenStream {
     quote! {
         #[doc = #doc]
         #[must_use]
+        #[inline]
         pub fn #method(mut self, value: impl ::core::convert::Into<#held>) -> Self {
             self.#ident = ::core::option::Option::Some(value.into());
             self
@@ -502,6 +507,7 @@ pub fn kind_common(
         quote! {
             /// Sets `status`.
             #[must_use]
+            #[inline]
             pub fn with_status(mut self, status: #s) -> Self {
                 self.status = ::core::option::Option::Some(status);
                 self
@@ -541,6 +547,7 @@ pub fn kind_common(
 
             /// Sets `spec`.
             #[must_use]
+            #[inline]
             pub fn with_spec(mut self, spec: #spec_ac) -> Self {
                 self.spec = ::core::option::Option::Some(spec);
                 self
@@ -584,6 +591,7 @@ pub fn kind_helpers(
     let extract_status_fn = has_status.then(|| {
         quote! {
             /// The status fields of `obj` that `manager` owns, applied through the status subresource.
+            #[inline]
             #vis fn #extract_status(obj: &#object, manager: &str) -> ::core::result::Result<#ac, #rt::apply::ExtractError> {
                 #rt::apply::extract(obj, manager, ::core::option::Option::Some("status"), #ac::MERGE)
             }
@@ -595,6 +603,7 @@ pub fn kind_helpers(
     quote! {
         impl #ac {
             #[doc = #new_doc]
+            #[inline]
             pub fn new(#params) -> Self {
                 Self {
                     api_version: ::core::option::Option::Some(#api_version.into()),
@@ -610,6 +619,7 @@ pub fn kind_helpers(
 
             /// Adds labels (replacing those with the same key).
             #[must_use]
+            #[inline]
             pub fn with_labels<K: ::core::convert::Into<::std::string::String>, V: ::core::convert::Into<::std::string::String>>(
                 mut self,
                 labels: impl ::core::iter::IntoIterator<Item = (K, V)>,
@@ -624,6 +634,7 @@ pub fn kind_helpers(
 
             /// Adds annotations (replacing those with the same key).
             #[must_use]
+            #[inline]
             pub fn with_annotations<K: ::core::convert::Into<::std::string::String>, V: ::core::convert::Into<::std::string::String>>(
                 mut self,
                 annotations: impl ::core::iter::IntoIterator<Item = (K, V)>,
@@ -638,6 +649,7 @@ pub fn kind_helpers(
 
             /// Appends owner references.
             #[must_use]
+            #[inline]
             pub fn with_owner_references(
                 mut self,
                 owners: impl ::core::iter::IntoIterator<Item = #meta::OwnerReference>,
@@ -652,6 +664,7 @@ pub fn kind_helpers(
 
             /// Appends finalizers.
             #[must_use]
+            #[inline]
             pub fn with_finalizers<F: ::core::convert::Into<::std::string::String>>(
                 mut self,
                 finalizers: impl ::core::iter::IntoIterator<Item = F>,
@@ -666,12 +679,14 @@ pub fn kind_helpers(
         }
 
         impl #rt::apply::ObjectConfiguration for #ac {
+            #[inline]
             fn metadata(&self) -> ::core::option::Option<&#meta::ObjectMeta> {
                 self.metadata.as_ref()
             }
         }
 
         /// The fields of `obj` that `manager` owns (server-side apply), as an apply configuration.
+        #[inline]
         #vis fn #extract(obj: &#object, manager: &str) -> ::core::result::Result<#ac, #rt::apply::ExtractError> {
             #rt::apply::extract(obj, manager, ::core::option::Option::None, #ac::MERGE)
         }

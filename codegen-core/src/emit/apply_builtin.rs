@@ -396,6 +396,7 @@ fn builder(
             quote! {
                 #[doc = #doc]
                 #[must_use]
+                #[inline]
                 pub fn #method(mut self, items: impl ::core::iter::IntoIterator<Item = #i>) -> Self {
                     self.#ident.get_or_insert_with(::core::default::Default::default).extend(items);
                     self
@@ -412,6 +413,7 @@ fn builder(
             quote! {
                 #[doc = #doc]
                 #[must_use]
+                #[inline]
                 pub fn #method<K: ::core::convert::Into<::std::string::String>>(mut self, entries: impl ::core::iter::IntoIterator<Item = (K, #v)>) -> Self {
                     self.#ident
                         .get_or_insert_with(::core::default::Default::default)
@@ -426,6 +428,7 @@ fn builder(
             quote! {
                 #[doc = #doc]
                 #[must_use]
+                #[inline]
                 pub fn #method(mut self, value: impl ::core::convert::Into<#t>) -> Self {
                     self.#ident = ::core::option::Option::Some(value.into());
                     self

@@ -47,11 +47,13 @@ pub fn group_client_items(gv: &GroupVersion) -> TokenStream {
                 );
                 quote! {
                     #[doc = #doc]
+                    #[inline]
                     pub fn #accessor(&self, namespace: &str) -> #client<#rt::scope::Namespaced> {
                         #client::new(self.client.clone(), namespace, self.field_manager.clone())
                     }
 
                     #[doc = #all_doc]
+                    #[inline]
                     pub fn #all(&self) -> #client<#rt::scope::AllNamespaces> {
                         #client::all(self.client.clone(), self.field_manager.clone())
                     }
@@ -61,6 +63,7 @@ pub fn group_client_items(gv: &GroupVersion) -> TokenStream {
                 let doc = format!(" `{}` objects (cluster-scoped).", r.kind);
                 quote! {
                     #[doc = #doc]
+                    #[inline]
                     pub fn #accessor(&self) -> #client<#rt::scope::Cluster> {
                         #client::new(self.client.clone(), self.field_manager.clone())
                     }
@@ -77,6 +80,7 @@ pub fn group_client_items(gv: &GroupVersion) -> TokenStream {
         }
 
         impl ::core::fmt::Debug for #name {
+            #[inline]
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 f.debug_struct(::core::stringify!(#name)).field("field_manager", &self.field_manager).finish()
             }
@@ -84,6 +88,7 @@ pub fn group_client_items(gv: &GroupVersion) -> TokenStream {
 
         impl #name {
             /// Clients that share `client` and write with `field_manager`.
+            #[inline]
             pub fn new(client: ::kube::Client, field_manager: #rt::FieldManager) -> Self {
                 Self { client, field_manager }
             }
@@ -104,6 +109,7 @@ pub fn clientset_items(tree: &ApiTree) -> TokenStream {
         let doc = format!(" Clients of `{}/{}`.", gv.group, gv.version);
         quote! {
             #[doc = #doc]
+            #[inline]
             pub fn #accessor(&self) -> super::#module::#version::#client {
                 super::#module::#version::#client::new(self.client.clone(), self.field_manager.clone())
             }
@@ -119,6 +125,7 @@ pub fn clientset_items(tree: &ApiTree) -> TokenStream {
         }
 
         impl ::core::fmt::Debug for Clientset {
+            #[inline]
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 f.debug_struct("Clientset").field("field_manager", &self.field_manager).finish()
             }
@@ -126,16 +133,19 @@ pub fn clientset_items(tree: &ApiTree) -> TokenStream {
 
         impl Clientset {
             /// A clientset over `client`; server-side applies are made as `field_manager`.
+            #[inline]
             pub fn new(client: ::kube::Client, field_manager: #rt::FieldManager) -> Self {
                 Self { client, field_manager }
             }
 
             /// The shared `kube::Client`.
+            #[inline]
             pub fn client(&self) -> &::kube::Client {
                 &self.client
             }
 
             /// The field manager of server-side applies.
+            #[inline]
             pub fn field_manager(&self) -> &#rt::FieldManager {
                 &self.field_manager
             }

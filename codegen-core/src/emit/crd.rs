@@ -73,6 +73,7 @@ pub fn crd_markers_impl(s: &syn::ItemStruct, markers: &Markers) -> TokenStream {
     let probes = probe_calls(&markers.probes, &quote!(at), &quote!(out));
     quote! {
         impl #impl_generics ::kube_codegen_runtime::crd::CrdMarkers for #ident #ty_generics #where_clause {
+            #[inline]
             fn crd_markers(at: &[&str], out: &mut ::kube_codegen_runtime::crd::Patches) {
                 out.add(at, #list);
                 #probes
@@ -112,6 +113,7 @@ pub fn crd_items(r: &crate::model::Resource, markers: &Markers) -> TokenStream {
             /// `+kubebuilder:` markers of the spec (and, from the CLI, of the status and
             /// nested structs) applied. Errors instead of panicking when kube cannot build
             /// the schema.
+            #[inline]
             pub fn crd_with_markers() -> ::core::result::Result<#crd, ::kube_codegen_runtime::crd::CrdError> {
                 #call
             }

@@ -129,6 +129,7 @@ pub fn tree_files(tree: &ApiTree, command: &str) -> Result<Vec<OutputFile>, syn:
                 let doc = format!(" The shared informer of `{}` objects.", r.kind);
                 informer_accessors.push(quote! {
                     #[doc = #doc]
+                    #[inline]
                     pub fn #accessor(&self) -> #informer {
                         #informer::new(self.factory)
                     }
@@ -233,6 +234,7 @@ pub fn tree_files(tree: &ApiTree, command: &str) -> Result<Vec<OutputFile>, syn:
 
                 impl<'a> Informers<'a> {
                     /// The informers of this group and version in `factory`.
+                    #[inline]
                     pub fn new(factory: &'a ::kube_codegen_runtime::SharedInformerFactory) -> Self {
                         Self { factory }
                     }
@@ -306,6 +308,7 @@ fn crds_file(tree: &ApiTree) -> Result<TokenStream, syn::Error> {
 
         /// Every CRD of the tree, one per kind (several versions merged around the one marked
         /// `+kubebuilder:storageversion`), to install or check at start-up.
+        #[inline]
         pub fn crds() -> ::core::result::Result<::std::vec::Vec<#crd>, ::kube_codegen_runtime::crd::CrdError> {
             ::core::result::Result::Ok(::std::vec::Vec::from([#(#entries),*]))
         }
@@ -331,6 +334,7 @@ fn informers_file(groups: &[Ident]) -> TokenStream {
 
         impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
             #(
+                #[inline]
                 fn #groups(&self) -> super::#groups::Informers<'_> {
                     super::#groups::Informers::new(self)
                 }
@@ -358,12 +362,14 @@ fn group_file(group: &str, versions: &[Ident]) -> TokenStream {
 
         impl<'a> Informers<'a> {
             /// The informers of this group in `factory`.
+            #[inline]
             pub fn new(factory: &'a ::kube_codegen_runtime::SharedInformerFactory) -> Self {
                 Self { factory }
             }
 
             #(
                 #[doc = #version_docs]
+                #[inline]
                 pub fn #versions(&self) -> #versions::Informers<'a> {
                     #versions::Informers::new(self.factory)
                 }

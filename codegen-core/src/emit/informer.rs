@@ -44,6 +44,7 @@ pub fn informer_items(r: &Resource) -> TokenStream {
             quote! {
                 impl #lister {
                     #[doc = #doc]
+                    #[inline]
                     pub fn #accessor(&self, namespace: &str) -> #ns_lister {
                         #ns_lister { lister: self.lister.namespace(namespace) }
                     }
@@ -56,6 +57,7 @@ pub fn informer_items(r: &Resource) -> TokenStream {
 
                 #[automatically_derived]
                 impl ::core::fmt::Debug for #ns_lister {
+                    #[inline]
                     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                         ::core::fmt::Debug::fmt(&self.lister, f)
                     }
@@ -63,11 +65,13 @@ pub fn informer_items(r: &Resource) -> TokenStream {
 
                 impl #ns_lister {
                     #[doc = #get_doc]
+                    #[inline]
                     pub fn get(&self, name: &str) -> ::core::result::Result<#arc<#ty>, #rt::NotFound> {
                         self.lister.get(name)
                     }
 
                     #[doc = #ns_list_doc]
+                    #[inline]
                     pub fn list(&self, selector: &::kube::core::Selector) -> #vec<#arc<#ty>> {
                         self.lister.list(selector)
                     }
@@ -79,6 +83,7 @@ pub fn informer_items(r: &Resource) -> TokenStream {
             quote! {
                 impl #lister {
                     #[doc = #get_doc]
+                    #[inline]
                     pub fn get(&self, name: &str) -> ::core::result::Result<#arc<#ty>, #rt::NotFound> {
                         self.lister.get(name)
                     }
@@ -95,16 +100,19 @@ pub fn informer_items(r: &Resource) -> TokenStream {
 
         impl #informer {
             /// The informer of this kind in `factory`: the same one on every call.
+            #[inline]
             pub fn new(factory: &#rt::SharedInformerFactory) -> Self {
                 Self { informer: factory.informer::<#ty>() }
             }
 
             /// The shared informer: event handlers, streams for `Controller`, sync state.
+            #[inline]
             pub fn informer(&self) -> &#rt::SharedInformer<#ty> {
                 &self.informer
             }
 
             /// A lister over this informer's cache.
+            #[inline]
             pub fn lister(&self) -> #lister {
                 #lister { lister: self.informer.lister() }
             }
@@ -118,11 +126,13 @@ pub fn informer_items(r: &Resource) -> TokenStream {
 
         impl #lister {
             #[doc = #list_doc]
+            #[inline]
             pub fn list(&self, selector: &::kube::core::Selector) -> #vec<#arc<#ty>> {
                 self.lister.list(selector)
             }
 
             /// The cached objects an informer index puts under `value`.
+            #[inline]
             pub fn by_index(&self, index: &str, value: &str) -> #vec<#arc<#ty>> {
                 self.lister.by_index(index, value)
             }
