@@ -64,6 +64,29 @@ print(f"RESULT {med:.6f} {files} {peak_kib/1024:.1f}")
 PY
 }
 
+if [ -n "${GO_CODEGEN:-}" ]; then
+  echo "Go's generators vs kube-codegen generate on $kinds kinds, $runs runs each, alternating"
+  python3 - "$codegen" "$tmp/apis" "$tmp/out" "$runs" "$kinds" "$GO_CODEGEN" <<'PY'
+import shlex, shutil, statistics, subprocess, sys, time
+codegen, input_dir, out, runs, kinds, go = sys.argv[1:7]
+go_cmd = shlex.split(go) + [kinds]
+subprocess.run(go_cmd, check=True, stdout=subprocess.DEVNULL)  # builds the generators once
+ours, theirs = [], []
+for _ in range(int(runs)):
+    shutil.rmtree(out, ignore_errors=True)
+    start = time.perf_counter()
+    subprocess.run([codegen, "generate", "--input", input_dir, "--output", out], check=True,
+                   stderr=subprocess.DEVNULL)
+    ours.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    subprocess.run(go_cmd, check=True, stdout=subprocess.DEVNULL)
+    theirs.append(time.perf_counter() - start)
+o, g = statistics.median(ours), statistics.median(theirs)
+print(f"kube-codegen median {o*1000:8.1f} ms; Go's three generators median {g*1000:8.1f} ms: {g/o:.1f}x")
+print(f"target 50x Go's generators: {'met' if g / o >= 50 else 'MISSED'} ({g/o:.1f}x)")
+PY
+fi
+
 echo "kube-codegen generate, $runs runs each (release build)"
 synthetic=$(measure "synthetic ($kinds kinds)" "$tmp/apis" | awk '/^RESULT/ {print $2, $4}')
 sample=$(measure "sample" "sample-controller/src/apis" | awk '/^RESULT/ {print $2}')
