@@ -209,13 +209,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Import(args) => return import::run(&args),
     };
     let command = args.reproduce_command();
-    let shapes = kube_codegen_cli::shapes::builtin();
-    let files = match kube_codegen_core::generate_with(
-        &args.input,
-        &args.api_module,
-        &command,
-        Some(&shapes),
-    ) {
+    let files = match kube_codegen_core::generate(&args.input, &args.api_module, &command) {
         Ok(files) => files,
         Err(err) => {
             eprintln!("{err}");

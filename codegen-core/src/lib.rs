@@ -10,6 +10,7 @@
 //! Mistakes are collected in a [`diag::Ctxt`] with their spans and never panic. Both front
 //! ends, the `GenClient` derive and the `kube-codegen` CLI, are thin adapters over this crate.
 
+pub mod apply_model;
 pub mod apply_tree;
 pub mod attr;
 pub mod builtin;
@@ -146,18 +147,8 @@ pub fn generate(
     api_module: &str,
     command: &str,
 ) -> Result<Vec<emit::files::OutputFile>, GenerateError> {
-    generate_with(input, api_module, command, None)
-}
-
-/// [`generate`], with the shapes of built-in kinds for their apply configurations.
-pub fn generate_with(
-    input: &std::path::Path,
-    api_module: &str,
-    command: &str,
-    shapes: Option<&emit::apply_builtin::BuiltinShapes>,
-) -> Result<Vec<emit::files::OutputFile>, GenerateError> {
     let files = tree::load(input).map_err(GenerateError::Io)?;
-    generate_with_shapes(&files, api_module, command, shapes)
+    generate_from_sources(&files, api_module, command)
 }
 
 /// [`generate`] over sources already in memory.
@@ -166,18 +157,7 @@ pub fn generate_from_sources(
     api_module: &str,
     command: &str,
 ) -> Result<Vec<emit::files::OutputFile>, GenerateError> {
-    generate_with_shapes(files, api_module, command, None)
-}
-
-/// [`generate_from_sources`], with the shapes of built-in kinds, which then get apply
-/// configurations (the CLI passes those `apiserver-rules` has).
-pub fn generate_with_shapes(
-    files: &[tree::SourceFile],
-    api_module: &str,
-    command: &str,
-    shapes: Option<&emit::apply_builtin::BuiltinShapes>,
-) -> Result<Vec<emit::files::OutputFile>, GenerateError> {
-    let tree = build_tree(files, api_module, shapes)?;
+    let tree = build_tree(files, api_module)?;
     emit::files::tree_files(&tree, command).map_err(GenerateError::Internal)
 }
 
@@ -185,9 +165,8 @@ pub fn generate_with_shapes(
 fn build_tree(
     files: &[tree::SourceFile],
     api_module: &str,
-    shapes: Option<&emit::apply_builtin::BuiltinShapes>,
 ) -> Result<tree::ApiTree, GenerateError> {
-    tree::build_with(files, api_module, shapes).map_err(|errors| {
+    tree::build(files, api_module).map_err(|errors| {
         GenerateError::Diagnostics(
             errors
                 .iter()
@@ -210,7 +189,7 @@ pub fn crd_runner(
     files: &[tree::SourceFile],
     api_module: &str,
 ) -> Result<(tree::ApiTree, String), GenerateError> {
-    let tree = build_tree(files, api_module, None)?;
+    let tree = build_tree(files, api_module)?;
     let main = emit::crd::runner_main(&tree)
         .and_then(emit::format_items)
         .map_err(GenerateError::Internal)?;

@@ -153,6 +153,51 @@ pub fn is_dns_subdomain(group: &str) -> bool {
         })
 }
 
+/// The Rust name k8s-openapi gives the field `json` of a built-in type, so that apply
+/// configurations read like the types: `podCIDRs` -> `pod_cidrs`, `insecureSkipTLSVerify` ->
+/// `insecure_skip_tls_verify`, `type` -> `type_`, `$ref` -> `ref_path`.
+///
+/// An underscore goes before a capital that follows a small letter or a digit, and before
+/// the last capital of a run when a small letter follows it (`TLSVerify`), except a plural
+/// `s` ending a word (`CIDRs`); keywords get a trailing underscore.
+pub fn field_ident(json: &str) -> syn::Ident {
+    let name = match json {
+        "$ref" => "ref_path".to_owned(),
+        "$schema" => "schema".to_owned(),
+        _ => {
+            let chars: Vec<char> = json.chars().collect();
+            let mut out = String::new();
+            for (i, &c) in chars.iter().enumerate() {
+                let prev = i.checked_sub(1).map(|j| chars[j]);
+                let next = chars.get(i + 1).copied();
+                let after = chars.get(i + 2).copied();
+                if c.is_ascii_uppercase() {
+                    let after_small =
+                        prev.is_some_and(|p| p.is_ascii_lowercase() || p.is_ascii_digit());
+                    let plural = next == Some('s') && after.is_none_or(|a| a.is_ascii_uppercase());
+                    let run_ends = prev.is_some_and(|p| p.is_ascii_uppercase())
+                        && next.is_some_and(|n| !n.is_ascii_uppercase())
+                        && !plural;
+                    if after_small || run_ends {
+                        out.push('_');
+                    }
+                    out.push(c.to_ascii_lowercase());
+                } else if c == '-' || c == '.' || c == '$' {
+                    out.push('_');
+                } else {
+                    out.push(c);
+                }
+            }
+            out
+        }
+    };
+    let ident = ident(&name);
+    match ident.to_string().strip_prefix("r#") {
+        Some(keyword) => quote::format_ident!("{}_", keyword),
+        None => ident,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,5 +260,28 @@ mod ident_tests {
         assert_eq!(ident("type").to_string(), "r#type");
         assert_eq!(ident("my-group").to_string(), "my_group");
         assert_eq!(ident("1x").to_string(), "x1x");
+    }
+
+    #[test]
+    fn built_in_fields_are_named_as_k8s_openapi_names_them() {
+        for (json, rust) in [
+            ("podCIDRs", "pod_cidrs"),
+            ("hostIPs", "host_ips"),
+            ("insecureSkipTLSVerify", "insecure_skip_tls_verify"),
+            (
+                "currentCPUUtilizationPercentage",
+                "current_cpu_utilization_percentage",
+            ),
+            ("openAPIV3Schema", "open_api_v3_schema"),
+            ("stubPKCS10Request", "stub_pkc_s10_request"),
+            ("nonResourceURLs", "non_resource_urls"),
+            ("seLinuxOptions", "se_linux_options"),
+            ("type", "type_"),
+            ("continue", "continue_"),
+            ("$ref", "ref_path"),
+            ("x-kubernetes-list-type", "x_kubernetes_list_type"),
+        ] {
+            assert_eq!(field_ident(json).to_string(), rust, "{json}");
+        }
     }
 }

@@ -93,9 +93,6 @@ pub struct ApiTree {
     /// `#[derive(CustomResource)]` without `+genclient` still has a CRD), sorted by
     /// group, kind, version.
     pub crds: Vec<CrdVersion>,
-    /// The shapes of built-in kinds, when the generator has them: built-in kinds then get
-    /// apply configurations.
-    pub builtin_shapes: Option<crate::emit::apply_builtin::BuiltinShapes>,
 }
 
 /// A file or directory of the input that could not be read.
@@ -189,15 +186,6 @@ fn walk(
 
 /// Parses and validates the tree; `api_module` is the Rust path of the input directory.
 pub fn build(files: &[SourceFile], api_module: &str) -> Result<ApiTree, Vec<FileDiagnostics>> {
-    build_with(files, api_module, None)
-}
-
-/// [`build`], with the shapes of built-in kinds for their apply configurations.
-pub fn build_with(
-    files: &[SourceFile],
-    api_module: &str,
-    shapes: Option<&crate::emit::apply_builtin::BuiltinShapes>,
-) -> Result<ApiTree, Vec<FileDiagnostics>> {
     let mut cxs: Vec<Ctxt> = files.iter().map(|_| Ctxt::new()).collect();
     let asts: Vec<Option<syn::File>> = files
         .iter()
@@ -267,7 +255,7 @@ pub fn build_with(
         }
     }
     // Apply configurations: kinds marked, or in a version marked, `+kubebuilder:ac:generate`;
-    // built-in kinds whose client applies, when their shapes are known.
+    // built-in kinds whose client applies, when the API's table has their shape.
     let mut ac_kinds = Vec::new();
     for dir in versions.values_mut() {
         let package = dir
@@ -286,7 +274,7 @@ pub fn build_with(
                     )
                 });
                 tr.resource.apply_configuration =
-                    applies && shapes.is_some_and(|s| s.kind(&tr.resource).is_some());
+                    applies && crate::apply_model::builtin::kind_type(&tr.resource).is_some();
             }
             if tr.resource.apply_configuration && !tr.in_place && !tr.resource.builtin {
                 ac_kinds.push((tr.resource.clone(), *file));
@@ -317,8 +305,7 @@ pub fn build_with(
             diagnostics: cx.into_diagnostics(),
         })
         .collect();
-    let mut tree = assemble(versions, &mut errors);
-    tree.builtin_shapes = shapes.cloned();
+    let tree = assemble(versions, &mut errors);
     if errors.is_empty() {
         Ok(tree)
     } else {
@@ -1026,7 +1013,6 @@ fn assemble(
     ApiTree {
         versions: out,
         crds,
-        builtin_shapes: None,
     }
 }
 

@@ -29,13 +29,10 @@ fn generate(case: &str) -> Vec<OutputFile> {
     let command = format!(
         "kube-codegen generate --input tests/golden/{case}/input --output tests/golden/{case}/expected --api-module crate::{case}_apis"
     );
-    // With the CLI's shapes of built-in kinds, as `kube-codegen generate` has them.
-    let shapes = kube_codegen_cli::shapes::builtin();
-    kube_codegen_core::generate_with(
+    kube_codegen_core::generate(
         &case_dir(case).join("input"),
         &format!("crate::{case}_apis"),
         &command,
-        Some(&shapes),
     )
     .unwrap_or_else(|e| panic!("golden case `{case}` does not generate:\n{e}"))
 }

@@ -1,28 +1,13 @@
-//! Apply configurations of custom resources: `FooApplyConfiguration` for a kind, and a
-//! `XApplyConfiguration` for its spec and for every struct of the API below it.
-//!
-//! Every field is optional and skipped when unset, so that a field manager applies exactly
-//! what it sets. A field's type follows its list, map and struct type, as server-side apply
-//! merges it: a `+listType=map` list holds the items' apply configurations, other lists
-//! (atomic, set) hold whole items; a map holds its values' apply configurations unless
-//! `+mapType=atomic`; a struct-typed field holds the struct's apply configuration unless
-//! `+structType=atomic`. A struct reaches the apply configuration of another type through
-//! `kube_codegen_runtime::apply::Apply`, so the derive and the CLI write the same code.
+//! Apply configurations as Rust, from the one model of [`crate::apply_model`]: a struct's
+//! (custom or built-in), a kind's (type meta, metadata, spec, status, constructor and
+//! metadata builders), `extract_<kind>`, and the module of built-in kinds' ones.
 
 use proc_macro2::TokenStream;
-use quote::{ToTokens, format_ident, quote};
-use syn::{Fields, ItemEnum, ItemStruct, Type};
+use quote::{format_ident, quote};
+use syn::{ItemEnum, ItemStruct};
 
-use crate::attr::marker;
-use crate::check;
-use crate::diag::Ctxt;
+use crate::apply_model::{AcField, AcStruct, Builder, Reached, builtin, custom};
 use crate::model::{Resource, Scope};
-use crate::naming;
-
-const PRIMITIVES: &[&str] = &[
-    "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "f32",
-    "f64", "bool", "char", "String", "str", "Value",
-];
 
 fn rt() -> TokenStream {
     quote!(::kube_codegen_runtime)
@@ -40,234 +25,50 @@ fn derives() -> TokenStream {
     }
 }
 
-fn last_ident(ty: &Type) -> Option<String> {
-    match ty {
-        Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
-        _ => None,
-    }
-}
-
-fn generic_args(ty: &Type) -> Vec<&Type> {
-    let Type::Path(p) = ty else { return Vec::new() };
-    let Some(last) = p.path.segments.last() else {
-        return Vec::new();
-    };
-    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
-        return Vec::new();
-    };
-    args.args
-        .iter()
-        .filter_map(|a| match a {
-            syn::GenericArgument::Type(t) => Some(t),
-            _ => None,
-        })
-        .collect()
-}
-
-/// A type whose apply configuration is itself: numbers, strings, JSON.
-fn is_primitive(ty: &Type) -> bool {
-    last_ident(ty).is_some_and(|n| PRIMITIVES.contains(&n.as_str()))
-}
-
-/// `ty` with its last segment's type arguments replaced.
-fn with_args(ty: &Type, args: &[TokenStream]) -> TokenStream {
-    let Type::Path(p) = ty else {
-        return ty.to_token_stream();
-    };
-    let mut path = p.path.clone();
-    if let Some(last) = path.segments.last_mut() {
-        last.arguments = syn::PathArguments::None;
-    }
-    quote!(#path<#(#args),*>)
-}
-
-/// How one field of a struct is written in its apply configuration.
-struct Field<'a> {
-    ident: syn::Ident,
-    json: String,
-    ty: &'a Type,
-    list_map: bool,
-    /// `+listType`, when given.
-    list_type: Option<String>,
-    map_atomic: bool,
-    struct_atomic: bool,
-    flatten: bool,
-    /// The source field's doc lines without its markers.
-    docs: Vec<String>,
-}
-
-/// The doc lines of `attrs` that are prose, not markers (`+optional`, `+listType=map`).
-fn prose(attrs: &[syn::Attribute]) -> Vec<String> {
-    let lines: Vec<String> = attrs
-        .iter()
-        .filter(|a| a.path().is_ident("doc"))
-        .filter_map(|a| match &a.meta {
-            syn::Meta::NameValue(nv) => match &nv.value {
-                syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(s),
-                    ..
-                }) => Some(s.value()),
-                _ => None,
-            },
-            _ => None,
-        })
-        .flat_map(|d| d.lines().map(str::to_owned).collect::<Vec<_>>())
-        .filter(|l| !l.trim_start().starts_with('+'))
-        .collect();
-    // No blank lines left at the end where markers were.
-    let end = lines
-        .iter()
-        .rposition(|l| !l.trim().is_empty())
-        .map_or(0, |i| i + 1);
-    lines[..end].to_vec()
-}
-
-/// A field's doc attributes: its prose, or a line naming its JSON field.
-fn field_docs(docs: &[String], json: &str) -> TokenStream {
-    if docs.is_empty() {
+/// A field's declaration: its docs (or a line naming its JSON field), then an optional
+/// value skipped when unset, or a flattened struct.
+fn declaration(f: &AcField) -> TokenStream {
+    let name = &f.ident;
+    let json = &f.json;
+    let held = &f.held;
+    let docs = if f.docs.is_empty() {
         let line = format!(" `{json}`.");
-        return quote!(#[doc = #line]);
-    }
-    quote!(#(#[doc = #docs])*)
-}
-
-fn fields(s: &ItemStruct) -> Vec<Field<'_>> {
-    let rule = check::serde_value(&s.attrs, "rename_all");
-    let Fields::Named(named) = &s.fields else {
-        return Vec::new();
-    };
-    named
-        .named
-        .iter()
-        .filter_map(|f| {
-            let ident = f.ident.clone()?;
-            let json = check::json_name(f, rule.as_deref())?;
-            let markers = marker::read(&mut Ctxt::new(), &f.attrs);
-            let value = |name: &str| {
-                markers
-                    .iter()
-                    .find(|m| m.name == name)
-                    .and_then(|m| m.value.clone())
-            };
-            Some(Field {
-                ident,
-                json,
-                ty: &f.ty,
-                list_map: value("listType").as_deref() == Some("map"),
-                list_type: value("listType"),
-                map_atomic: value("mapType").as_deref() == Some("atomic"),
-                struct_atomic: value("structType").as_deref() == Some("atomic"),
-                flatten: check::flattened(&f.attrs),
-                docs: prose(&f.attrs),
-            })
-        })
-        .collect()
-}
-
-/// The apply configuration of a leaf type: itself when primitive, otherwise through `Apply`.
-fn leaf(ty: &Type) -> TokenStream {
-    let ty = check::inner(ty);
-    // A list or map inside a map's values or a list's items is held as it is.
-    if is_primitive(ty) || container(ty).is_some() {
-        ty.to_token_stream()
+        quote!(#[doc = #line])
     } else {
-        let rt = rt();
-        quote!(<#ty as #rt::apply::Apply>::Configuration)
+        let docs = &f.docs;
+        quote!(#(#[doc = #docs])*)
+    };
+    if f.flatten {
+        quote! {
+            #docs
+            #[serde(flatten)]
+            pub #name: #held,
+        }
+    } else {
+        quote! {
+            #docs
+            #[serde(rename = #json, default, skip_serializing_if = "::core::option::Option::is_none")]
+            pub #name: ::core::option::Option<#held>,
+        }
     }
 }
 
-/// What the field holds in the apply configuration (without the outer `Option`).
-fn field_type(f: &Field<'_>) -> TokenStream {
-    let ty = check::inner(f.ty);
-    let name = last_ident(ty).unwrap_or_default();
-    let args = generic_args(ty);
-    match name.as_str() {
-        "Vec" | "VecDeque" if f.list_map => {
-            let item = leaf(args.first().copied().unwrap_or(ty));
-            with_args(ty, &[item])
-        }
-        "Vec" | "VecDeque" | "HashSet" | "BTreeSet" => ty.to_token_stream(),
-        "HashMap" | "BTreeMap" if !f.map_atomic && args.len() == 2 => {
-            let key = args[0].to_token_stream();
-            let value = leaf(args[1]);
-            with_args(ty, &[key, value])
-        }
-        "HashMap" | "BTreeMap" => ty.to_token_stream(),
-        _ if f.struct_atomic || is_primitive(ty) || !matches!(ty, Type::Path(_)) => {
-            ty.to_token_stream()
-        }
-        _ => leaf(ty),
-    }
-}
-
-/// The merge of a leaf type: the type's own (`None`: a primitive, replaced whole).
-fn leaf_merge(ty: &Type) -> Option<TokenStream> {
-    let ty = check::inner(ty);
-    let rt = rt();
-    match container(ty) {
-        // Nested maps merge key by key (a map's default); nested lists are atomic.
-        Some(true) => Some(quote!(#rt::apply::Merge::ENTRIES)),
-        Some(false) => None,
-        None => (!is_primitive(ty)).then(|| quote!(<#ty as #rt::apply::Apply>::MERGE)),
-    }
-}
-
-/// `Some(true)` for a map type, `Some(false)` for a list or set, `None` otherwise.
-fn container(ty: &Type) -> Option<bool> {
-    match last_ident(ty).unwrap_or_default().as_str() {
-        "HashMap" | "BTreeMap" => Some(true),
-        "Vec" | "VecDeque" | "HashSet" | "BTreeSet" => Some(false),
-        _ => None,
-    }
-}
-
-/// How server-side apply merges a field (`None`: whole), as `field_type` holds it.
-fn field_merge(f: &Field<'_>) -> Option<TokenStream> {
-    let rt = rt();
-    let ty = check::inner(f.ty);
-    let name = last_ident(ty).unwrap_or_default();
-    let args = generic_args(ty);
-    let list_set = f.list_type.as_deref() == Some("set");
-    match name.as_str() {
-        "Vec" | "VecDeque" if f.list_map => {
-            Some(match leaf_merge(args.first().copied().unwrap_or(ty)) {
-                Some(item) => quote!(#rt::apply::Merge::List(|| #item)),
-                None => quote!(#rt::apply::Merge::ITEMS),
-            })
-        }
-        "Vec" | "VecDeque" | "HashSet" | "BTreeSet" if list_set => {
-            Some(quote!(#rt::apply::Merge::ITEMS))
-        }
-        "Vec" | "VecDeque" | "HashSet" | "BTreeSet" => None,
-        "HashMap" | "BTreeMap" if !f.map_atomic && args.len() == 2 => {
-            Some(match leaf_merge(args[1]) {
-                Some(value) => quote!(#rt::apply::Merge::Map(|| #value)),
-                None => quote!(#rt::apply::Merge::ENTRIES),
-            })
-        }
-        "HashMap" | "BTreeMap" => None,
-        _ if f.struct_atomic || is_primitive(ty) || !matches!(ty, Type::Path(_)) => None,
-        _ => leaf_merge(ty),
-    }
-}
-
-/// How a struct whose fields are `fields` merges: the arms of a `match` on the JSON name
-/// (the fields of a flattened struct through its own merge); `None` when every field is
-/// replaced whole.
-fn struct_merge(fields: &[Field<'_>]) -> Option<TokenStream> {
+/// How a struct merges: the arms of `merge_field`'s `match` on the JSON name (the fields of
+/// a flattened struct through its own merge); `None` when every field is replaced whole.
+fn merge_arms(fields: &[AcField]) -> Option<TokenStream> {
     let rt = rt();
     let arms: Vec<TokenStream> = fields
         .iter()
         .filter(|f| !f.flatten)
         .filter_map(|f| {
             let json = &f.json;
-            field_merge(f).map(|m| quote!(#json => #m,))
+            f.merge.as_ref().map(|m| quote!(#json => #m,))
         })
         .collect();
-    let flattened: Vec<TokenStream> = fields
+    let flattened: Vec<&TokenStream> = fields
         .iter()
         .filter(|f| f.flatten)
-        .filter_map(|f| leaf_merge(f.ty))
+        .filter_map(|f| f.merge.as_ref())
         .collect();
     if arms.is_empty() && flattened.is_empty() {
         return None;
@@ -317,8 +118,8 @@ pub fn merge_of(ac: &syn::Ident, arms: Option<TokenStream>) -> (TokenStream, Tok
     }
 }
 
-/// The builder of one field: lists append, maps merge, everything else is set.
-fn builder(f: &Field<'_>, held: &TokenStream) -> TokenStream {
+/// The builder of one field, as its model says: set, append items, or merge entries.
+fn builder(f: &AcField, how: &Builder) -> TokenStream {
     let ident = &f.ident;
     // `type_` (a keyword dodged) builds with `with_type`.
     let plain = ident
@@ -328,102 +129,98 @@ fn builder(f: &Field<'_>, held: &TokenStream) -> TokenStream {
         .to_owned();
     let method = format_ident!("with_{}", plain);
     let json = &f.json;
-    let ty = check::inner(f.ty);
-    let name = last_ident(ty).unwrap_or_default();
-    let args = generic_args(ty);
-    let is_list = matches!(name.as_str(), "Vec" | "VecDeque" | "HashSet" | "BTreeSet");
-    let is_map = matches!(name.as_str(), "HashMap" | "BTreeMap") && args.len() == 2;
-    if f.flatten {
-        let doc = format!(" Sets the fields flattened into this one from `{ident}`.");
-        return quote! {
-            #[doc = #doc]
-            #[must_use]
-            #[inline]
-            pub fn #method(mut self, value: #held) -> Self {
-                self.#ident = value;
-                self
+    let held = &f.held;
+    match how {
+        Builder::Flatten => {
+            let doc = format!(" Sets the fields flattened into this one from `{ident}`.");
+            quote! {
+                #[doc = #doc]
+                #[must_use]
+                #[inline]
+                pub fn #method(mut self, value: #held) -> Self {
+                    self.#ident = value;
+                    self
+                }
             }
-        };
-    }
-    if is_list {
-        let item = match (f.list_map, args.first()) {
-            (true, Some(t)) => leaf(t),
-            (_, Some(t)) => t.to_token_stream(),
-            _ => quote!(()),
-        };
-        let doc = format!(" Appends items to `{json}`.");
-        return quote! {
-            #[doc = #doc]
-            #[must_use]
-            #[inline]
-            pub fn #method(mut self, items: impl ::core::iter::IntoIterator<Item = #item>) -> Self {
-                self.#ident.get_or_insert_with(::core::default::Default::default).extend(items);
-                self
+        }
+        Builder::Append { item } => {
+            let doc = format!(" Appends items to `{json}`.");
+            quote! {
+                #[doc = #doc]
+                #[must_use]
+                #[inline]
+                pub fn #method(mut self, items: impl ::core::iter::IntoIterator<Item = #item>) -> Self {
+                    self.#ident.get_or_insert_with(::core::default::Default::default).extend(items);
+                    self
+                }
             }
-        };
-    }
-    if is_map {
-        let key = args[0].to_token_stream();
-        let value = if f.map_atomic {
-            args[1].to_token_stream()
-        } else {
-            leaf(args[1])
-        };
-        let doc = format!(" Adds entries to `{json}` (replacing those with the same key).");
-        return quote! {
-            #[doc = #doc]
-            #[must_use]
-            #[inline]
-            pub fn #method(mut self, entries: impl ::core::iter::IntoIterator<Item = (#key, #value)>) -> Self {
-                self.#ident.get_or_insert_with(::core::default::Default::default).extend(entries);
-                self
+        }
+        Builder::Entries { key, value } => {
+            let doc = format!(" Adds entries to `{json}` (replacing those with the same key).");
+            let (generics, key, entries) = match key {
+                Some(key) => (TokenStream::new(), key.clone(), quote!(entries)),
+                None => (
+                    quote!(<K: ::core::convert::Into<::std::string::String>>),
+                    quote!(K),
+                    quote!(entries.into_iter().map(|(k, v)| (k.into(), v))),
+                ),
+            };
+            quote! {
+                #[doc = #doc]
+                #[must_use]
+                #[inline]
+                pub fn #method #generics(mut self, entries: impl ::core::iter::IntoIterator<Item = (#key, #value)>) -> Self {
+                    self.#ident.get_or_insert_with(::core::default::Default::default).extend(#entries);
+                    self
+                }
             }
-        };
-    }
-    let doc = format!(" Sets `{json}`.");
-    quote! {
-        #[doc = #doc]
-        #[must_use]
-        #[inline]
-        pub fn #method(mut self, value: impl ::core::convert::Into<#held>) -> Self {
-            self.#ident = ::core::option::Option::Some(value.into());
-            self
+        }
+        Builder::Set => {
+            let doc = format!(" Sets `{json}`.");
+            quote! {
+                #[doc = #doc]
+                #[must_use]
+                #[inline]
+                pub fn #method(mut self, value: impl ::core::convert::Into<#held>) -> Self {
+                    self.#ident = ::core::option::Option::Some(value.into());
+                    self
+                }
+            }
         }
     }
 }
 
-/// `XApplyConfiguration` for a struct of an API, its builders, and `impl Apply for X`.
-pub fn struct_items(s: &ItemStruct) -> TokenStream {
-    let ident = &s.ident;
-    let ac = format_ident!("{}ApplyConfiguration", ident);
-    let vis = &s.vis;
+/// A struct's apply configuration, its builders, and how others reach it.
+pub fn ac_struct(s: &AcStruct) -> TokenStream {
     let rt = rt();
+    let ac = &s.ident;
+    let vis = &s.vis;
+    let doc = &s.doc;
     let derive = derives();
-    let fields = fields(s);
-    let decls = fields.iter().map(|f| {
-        let name = &f.ident;
-        let json = &f.json;
-        let held = field_type(f);
-        let docs = field_docs(&f.docs, json);
-        if f.flatten {
+    let decls = s.fields.iter().map(declaration);
+    let builders = s
+        .fields
+        .iter()
+        .filter_map(|f| f.builder.as_ref().map(|b| builder(f, b)));
+    let (merge, merge_field) = merge_of(ac, merge_arms(&s.fields));
+    let (merge_const, apply_impl) = match &s.reached {
+        Reached::Merge => (
             quote! {
-                #docs
-                #[serde(flatten)]
-                pub #name: #held,
-            }
-        } else {
+                /// How server-side apply merges it, for `extract`.
+                pub const MERGE: #rt::apply::Merge = #merge;
+            },
+            TokenStream::new(),
+        ),
+        Reached::Apply(source) => (
+            TokenStream::new(),
             quote! {
-                #docs
-                #[serde(rename = #json, default, skip_serializing_if = "::core::option::Option::is_none")]
-                pub #name: ::core::option::Option<#held>,
-            }
-        }
-    });
-    let builders = fields.iter().map(|f| builder(f, &field_type(f)));
-    let (merge, merge_field) = merge_of(&ac, struct_merge(&fields));
-    let doc = format!(
-        " The fields of a `{ident}` a field manager applies: every field optional, left out when unset."
-    );
+                impl #rt::apply::Apply for #source {
+                    type Configuration = #ac;
+                    const MERGE: #rt::apply::Merge = #merge;
+                }
+            },
+        ),
+    };
     quote! {
         #[doc = #doc]
         #derive
@@ -432,15 +229,36 @@ pub fn struct_items(s: &ItemStruct) -> TokenStream {
         }
 
         impl #ac {
+            #merge_const
+
             #merge_field
 
             #(#builders)*
         }
 
-        impl #rt::apply::Apply for #ident {
-            type Configuration = #ac;
-            const MERGE: #rt::apply::Merge = #merge;
+        #apply_impl
+    }
+}
+
+/// `XApplyConfiguration` for a struct of an API, its builders, and `impl Apply for X`.
+pub fn struct_items(s: &ItemStruct) -> TokenStream {
+    ac_struct(&custom::lower(s))
+}
+
+/// The module `builtin_applyconfigurations`: apply configurations of the built-in kinds
+/// `kinds` and of every type they reach.
+pub fn builtin_module(kinds: &[&Resource]) -> TokenStream {
+    let mut items = TokenStream::new();
+    for (s, kind) in builtin::lower(kinds) {
+        items.extend(ac_struct(&s));
+        if let Some(k) = kind {
+            items.extend(kind_helpers(k.resource, &s.ident, &k.object, k.has_status));
         }
+    }
+    quote! {
+        //! Apply configurations of the built-in kinds of this tree and of the types they
+        //! reach, generated from the Kubernetes API's shapes of them.
+        #items
     }
 }
 
@@ -692,78 +510,5 @@ pub fn kind_helpers(
         }
 
         #extract_status_fn
-    }
-}
-
-/// The Rust name k8s-openapi gives the field `json` of a built-in type, so that apply
-/// configurations read like the types: `podCIDRs` -> `pod_cidrs`, `insecureSkipTLSVerify` ->
-/// `insecure_skip_tls_verify`, `type` -> `type_`, `$ref` -> `ref_path`.
-///
-/// An underscore goes before a capital that follows a small letter or a digit, and before
-/// the last capital of a run when a small letter follows it (`TLSVerify`), except a plural
-/// `s` ending a word (`CIDRs`); keywords get a trailing underscore.
-pub fn field_ident(json: &str) -> syn::Ident {
-    let name = match json {
-        "$ref" => "ref_path".to_owned(),
-        "$schema" => "schema".to_owned(),
-        _ => {
-            let chars: Vec<char> = json.chars().collect();
-            let mut out = String::new();
-            for (i, &c) in chars.iter().enumerate() {
-                let prev = i.checked_sub(1).map(|j| chars[j]);
-                let next = chars.get(i + 1).copied();
-                let after = chars.get(i + 2).copied();
-                if c.is_ascii_uppercase() {
-                    let after_small =
-                        prev.is_some_and(|p| p.is_ascii_lowercase() || p.is_ascii_digit());
-                    let plural = next == Some('s') && after.is_none_or(|a| a.is_ascii_uppercase());
-                    let run_ends = prev.is_some_and(|p| p.is_ascii_uppercase())
-                        && next.is_some_and(|n| !n.is_ascii_uppercase())
-                        && !plural;
-                    if after_small || run_ends {
-                        out.push('_');
-                    }
-                    out.push(c.to_ascii_lowercase());
-                } else if c == '-' || c == '.' || c == '$' {
-                    out.push('_');
-                } else {
-                    out.push(c);
-                }
-            }
-            out
-        }
-    };
-    let ident = naming::ident(&name);
-    match ident.to_string().strip_prefix("r#") {
-        Some(keyword) => format_ident!("{}_", keyword),
-        None => ident,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::field_ident;
-
-    #[test]
-    fn built_in_fields_are_named_as_k8s_openapi_names_them() {
-        for (json, rust) in [
-            ("podCIDRs", "pod_cidrs"),
-            ("hostIPs", "host_ips"),
-            ("insecureSkipTLSVerify", "insecure_skip_tls_verify"),
-            (
-                "currentCPUUtilizationPercentage",
-                "current_cpu_utilization_percentage",
-            ),
-            ("openAPIV3Schema", "open_api_v3_schema"),
-            ("stubPKCS10Request", "stub_pkc_s10_request"),
-            ("nonResourceURLs", "non_resource_urls"),
-            ("seLinuxOptions", "se_linux_options"),
-            ("type", "type_"),
-            ("continue", "continue_"),
-            ("$ref", "ref_path"),
-            ("x-kubernetes-list-type", "x_kubernetes_list_type"),
-        ] {
-            assert_eq!(field_ident(json).to_string(), rust, "{json}");
-        }
     }
 }

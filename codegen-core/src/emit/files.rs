@@ -52,12 +52,11 @@ pub fn tree_files(tree: &ApiTree, command: &str) -> Result<Vec<OutputFile>, syn:
     groups.sort();
     groups.dedup();
     let group_idents: Vec<Ident> = groups.iter().map(|g| ident(g)).collect();
-    let has_builtin_ac = tree.builtin_shapes.is_some()
-        && tree
-            .versions
-            .iter()
-            .flat_map(|gv| &gv.resources)
-            .any(|tr| tr.resource.builtin && tr.resource.apply_configuration);
+    let has_builtin_ac = tree
+        .versions
+        .iter()
+        .flat_map(|gv| &gv.resources)
+        .any(|tr| tr.resource.builtin && tr.resource.apply_configuration);
     let builtin_mod = has_builtin_ac.then(|| {
         quote!(
             pub mod builtin_applyconfigurations;
@@ -94,14 +93,10 @@ pub fn tree_files(tree: &ApiTree, command: &str) -> Result<Vec<OutputFile>, syn:
         .map(|tr| &tr.resource)
         .filter(|r| r.builtin && r.apply_configuration)
         .collect();
-    if let Some(shapes) = tree
-        .builtin_shapes
-        .as_ref()
-        .filter(|_| !builtin_ac.is_empty())
-    {
+    if !builtin_ac.is_empty() {
         add(
             PathBuf::from("builtin_applyconfigurations.rs"),
-            super::apply_builtin::module(shapes, &builtin_ac),
+            super::apply::builtin_module(&builtin_ac),
         )?;
     }
     for group in &groups {
@@ -173,11 +168,8 @@ pub fn tree_files(tree: &ApiTree, command: &str) -> Result<Vec<OutputFile>, syn:
                     quote::format_ident!("{}ApplyConfiguration", r.ident),
                     quote::format_ident!("extract_{}", snake),
                 ];
-                let has_status = tree
-                    .builtin_shapes
-                    .as_ref()
-                    .and_then(|s| s.kind(r).and_then(|d| s.types.get(d)))
-                    .is_some_and(|t| t.fields.iter().any(|(j, _)| j == "status"));
+                let has_status = crate::apply_model::builtin::kind_type(r)
+                    .is_some_and(|t| t.fields.contains_key("status"));
                 if has_status {
                     names.push(quote::format_ident!("extract_{}_status", snake));
                 }

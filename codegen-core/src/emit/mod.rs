@@ -1,7 +1,6 @@
 //! Emitters: one module per generated artifact, all reading the validated model.
 
 pub mod apply;
-pub mod apply_builtin;
 pub mod client;
 pub mod clientset;
 pub mod crd;
