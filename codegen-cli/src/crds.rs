@@ -15,7 +15,8 @@ use std::process::{Command, ExitCode, Stdio};
 use clap::Args;
 use kube_codegen_core::diag::Diagnostic;
 use kube_codegen_core::emit::files::OutputFile;
-use kube_codegen_core::tree::{ApiTree, SourceFile, TreeResource};
+use kube_codegen_core::source::SourceFile;
+use kube_codegen_core::tree::{ApiTree, TreeResource};
 use serde_json::Value;
 
 use crate::output;
@@ -98,7 +99,7 @@ pub fn run(args: &CrdsArgs) -> ExitCode {
 }
 
 fn crds(args: &CrdsArgs) -> Result<String, String> {
-    let files = kube_codegen_core::tree::load(&args.input).map_err(|e| format!("error: {e}"))?;
+    let files = kube_codegen_core::source::load(&args.input).map_err(|e| format!("error: {e}"))?;
     let Some(rest) = args.api_module.strip_prefix("crate::") else {
         return Err(format!(
             "error: `--api-module {}` must start with `crate::`",

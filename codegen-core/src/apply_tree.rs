@@ -1,5 +1,5 @@
 //! Which types of an API tree get apply configurations from the CLI, and the module of the
-//! generated tree that holds them.
+//! generated tree that holds them: a plan per source file, which `emit::apply` writes.
 //!
 //! Kinds marked `+kubebuilder:ac:generate=true` (or in a version whose `mod.rs` says so)
 //! get `FooApplyConfiguration`; their spec and status and every struct and enum reachable
@@ -14,19 +14,34 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::{Item, ItemEnum, ItemStruct, Type, UseTree};
 
-use crate::check::Structs;
+use crate::ast::Structs;
 use crate::diag::Ctxt;
-use crate::tree::SourceFile;
+use crate::source::SourceFile;
 
 /// The apply configurations generated for one source file.
 #[derive(Debug, Clone)]
 pub struct ApplyModule {
     /// The file's stem: the module name.
     pub stem: String,
-    /// The module's items (imports, apply configurations).
-    pub tokens: TokenStream,
-    /// The kinds it holds `FooApplyConfiguration` of.
-    pub kinds: Vec<String>,
+    /// The source file, relative to the input directory.
+    pub source: std::path::PathBuf,
+    /// The source file's module, whose items the generated module imports.
+    pub module: syn::Path,
+    /// The source file's `use` items, made absolute, so field types read as in the source.
+    pub imports: Vec<TokenStream>,
+    /// The kinds it holds `FooApplyConfiguration` of (with their spec structs), by name.
+    pub kinds: Vec<(crate::model::Resource, syn::Ident)>,
+    /// The structs and enums of the file that get theirs, in the order written.
+    pub types: Vec<ApplyType>,
+}
+
+/// A type of a source file with an apply configuration.
+#[derive(Debug, Clone)]
+pub enum ApplyType {
+    /// A struct: its apply configuration.
+    Struct(crate::apply_model::AcStruct),
+    /// An enum, applied whole.
+    Enum(syn::Ident),
 }
 
 enum Wanted<'a> {
@@ -151,31 +166,25 @@ pub fn modules<'a>(
             continue;
         };
         let mut kinds = Vec::new();
-        let mut tokens = TokenStream::new();
-        let mut kind_items = Vec::new();
-        let mut type_items: Vec<(usize, TokenStream)> = Vec::new();
-        for w in &items {
+        let mut types: Vec<(usize, ApplyType)> = Vec::new();
+        for w in items {
             match w {
-                Wanted::Kind(r, spec) => {
-                    kinds.push(r.ident.to_string());
-                    kind_items.push((r.ident.to_string(), crate::emit::apply::kind_items(r, spec)));
-                }
+                Wanted::Kind(r, spec) => kinds.push((*r, spec.ident.clone())),
                 Wanted::Struct(s) => {
                     private(&mut cxs[file], &s.vis, &s.ident);
-                    type_items.push((position(ast, &s.ident), crate::emit::apply::struct_items(s)));
+                    let ac = crate::apply_model::custom::lower(s);
+                    types.push((position(ast, &s.ident), ApplyType::Struct(ac)));
                 }
                 Wanted::Enum(e) => {
                     private(&mut cxs[file], &e.vis, &e.ident);
-                    type_items.push((position(ast, &e.ident), crate::emit::apply::enum_items(e)));
+                    types.push((position(ast, &e.ident), ApplyType::Enum(e.ident.clone())));
                 }
             }
         }
-        kind_items.sort_by(|a, b| a.0.cmp(&b.0));
-        type_items.sort_by_key(|(pos, _)| *pos);
-        let imports = imports(ast, &module);
-        let glob: syn::Path = match syn::parse_str(&module) {
-            Ok(p) => p,
-            Err(_) => continue,
+        kinds.sort_by(|a, b| a.0.ident.cmp(&b.0.ident));
+        types.sort_by_key(|(pos, _)| *pos);
+        let Ok(glob) = syn::parse_str::<syn::Path>(&module) else {
+            continue;
         };
         let stem = files[file]
             .relative
@@ -183,24 +192,15 @@ pub fn modules<'a>(
             .unwrap_or_default()
             .to_string_lossy()
             .into_owned();
-        let doc = format!(
-            " Apply configurations of the types in `{}`.",
-            files[file].relative.display()
-        );
-        tokens.extend(quote! {
-            #![doc = #doc]
-            #![allow(unused_imports)]
-            #(#imports)*
-            use #glob::*;
-        });
-        tokens.extend(kind_items.into_iter().map(|(_, t)| t));
-        tokens.extend(type_items.into_iter().map(|(_, t)| t));
         out.insert(
             file,
             ApplyModule {
                 stem,
-                tokens,
+                source: files[file].relative.clone(),
+                module: glob,
+                imports: imports(ast, &module),
                 kinds,
+                types: types.into_iter().map(|(_, t)| t).collect(),
             },
         );
     }

@@ -9,10 +9,9 @@ use std::sync::Arc;
 
 use apiserver_rules::cel::check::Ty;
 use apiserver_rules::cel::escape;
-use syn::{Fields, ItemStruct, Type};
+use syn::{ItemStruct, Type};
 
-use crate::check::{self, Structs};
-use crate::schema::{Shape, shape};
+use crate::ast::{self, Shape, Structs, shape};
 
 /// How deep struct fields are followed (recursive types end in `dyn`).
 const DEPTH: u8 = 8;
@@ -37,7 +36,7 @@ pub(crate) fn of_shape(s: &Shape<'_>, structs: &Structs<'_>, depth: u8) -> Ty {
 
 fn of_type(ty: &Type, structs: &Structs<'_>, depth: u8) -> Ty {
     // `Time`, `MicroTime`, `Duration` are strings with a format CEL types otherwise.
-    if let Type::Path(p) = check::inner(ty)
+    if let Type::Path(p) = ast::inner(ty)
         && let Some(last) = p.path.segments.last()
     {
         match last.ident.to_string().as_str() {
@@ -51,14 +50,14 @@ fn of_type(ty: &Type, structs: &Structs<'_>, depth: u8) -> Ty {
 
 /// A struct's fields under their JSON names; `dyn` when a flattened field hides some.
 fn of_struct(s: &ItemStruct, structs: &Structs<'_>, depth: u8) -> Ty {
-    let Fields::Named(named) = &s.fields else {
+    let container = ast::Container::read(s);
+    if !container.named {
         return Ty::Dyn;
-    };
-    let rule = check::serde_value(&s.attrs, "rename_all");
+    }
     let mut fields = BTreeMap::new();
-    for f in &named.named {
-        if check::flattened(&f.attrs) {
-            match of_type(&f.ty, structs, depth) {
+    for f in &container.fields {
+        if f.flatten {
+            match of_type(f.ty, structs, depth) {
                 Ty::Object(inner) => {
                     fields.extend(inner.iter().map(|(k, v)| (k.clone(), v.clone())))
                 }
@@ -66,11 +65,11 @@ fn of_struct(s: &ItemStruct, structs: &Structs<'_>, depth: u8) -> Ty {
             }
             continue;
         }
-        let Some(name) = check::json_name(f, rule.as_deref()) else {
+        let Some(name) = &f.json else {
             continue;
         };
-        if let Some(escaped) = escape(&name) {
-            fields.insert(escaped, of_type(&f.ty, structs, depth));
+        if let Some(escaped) = escape(name) {
+            fields.insert(escaped, of_type(f.ty, structs, depth));
         }
     }
     Ty::Object(Arc::new(fields))

@@ -12,6 +12,7 @@
 
 pub mod apply_model;
 pub mod apply_tree;
+pub mod ast;
 pub mod attr;
 pub mod builtin;
 mod cel_type;
@@ -23,6 +24,7 @@ pub mod naming;
 pub mod rbac;
 pub mod render;
 pub mod schema;
+pub mod source;
 pub mod tree;
 
 use proc_macro2::TokenStream;
@@ -42,7 +44,7 @@ pub fn derive_gen_client(input: TokenStream) -> TokenStream {
     if let Some(resource) = &resource
         && let Ok(spec) = syn::parse2::<syn::ItemStruct>(quote::ToTokens::to_token_stream(&input))
     {
-        let structs = check::Structs::new([], Some(&spec));
+        let structs = ast::Structs::new([], Some(&spec));
         check::run(&mut cx, &spec, &structs);
         markers = schema::resource_patches(
             &mut cx,
@@ -59,7 +61,7 @@ pub fn derive_gen_client(input: TokenStream) -> TokenStream {
             let mut items = emit::resource_items(&resource);
             items.extend(emit::crd::crd_items(&resource, &markers));
             if let Some(spec) = spec.filter(|_| resource.apply_configuration) {
-                items.extend(emit::apply::kind_items(&resource, &spec));
+                items.extend(emit::apply::kind_items(&resource, &spec.ident));
                 items.extend(emit::apply::struct_items(&spec));
             }
             items
@@ -109,7 +111,7 @@ pub fn derive_apply_configuration(input: TokenStream) -> TokenStream {
 #[derive(Debug)]
 pub enum GenerateError {
     /// The input could not be read.
-    Io(tree::LoadError),
+    Io(source::LoadError),
     /// The annotations have mistakes; each is rendered with `file:line:col` and a caret.
     Diagnostics(Vec<String>),
     /// The emitter produced tokens that are not valid Rust (a bug in kube-codegen).
@@ -147,13 +149,13 @@ pub fn generate(
     api_module: &str,
     command: &str,
 ) -> Result<Vec<emit::files::OutputFile>, GenerateError> {
-    let files = tree::load(input).map_err(GenerateError::Io)?;
+    let files = source::load(input).map_err(GenerateError::Io)?;
     generate_from_sources(&files, api_module, command)
 }
 
 /// [`generate`] over sources already in memory.
 pub fn generate_from_sources(
-    files: &[tree::SourceFile],
+    files: &[source::SourceFile],
     api_module: &str,
     command: &str,
 ) -> Result<Vec<emit::files::OutputFile>, GenerateError> {
@@ -163,7 +165,7 @@ pub fn generate_from_sources(
 
 /// The validated tree, or every mistake rendered with `file:line:col`.
 fn build_tree(
-    files: &[tree::SourceFile],
+    files: &[source::SourceFile],
     api_module: &str,
 ) -> Result<tree::ApiTree, GenerateError> {
     tree::build(files, api_module).map_err(|errors| {
@@ -186,7 +188,7 @@ fn build_tree(
 /// For `kube-codegen crds`: the tree of `files` read as the module `api_module` of the
 /// user's crate (`my_crate::apis`), and the `main.rs` of a runner that prints its CRDs.
 pub fn crd_runner(
-    files: &[tree::SourceFile],
+    files: &[source::SourceFile],
     api_module: &str,
 ) -> Result<(tree::ApiTree, String), GenerateError> {
     let tree = build_tree(files, api_module)?;

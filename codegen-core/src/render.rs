@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use crate::diag::Diagnostic;
-use crate::tree::SourceFile;
+use crate::source::SourceFile;
 
 /// Where a diagnostic points: 1-based line, 1-based column, caret width (in chars).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,13 +10,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use quote::ToTokens;
 use serde_json::{Map, Value, json};
-use syn::{Attribute, Fields, ItemEnum, ItemStruct, Type};
+use syn::{Attribute, ItemEnum, ItemStruct, Type};
 
 use apiserver_rules::cel::check::{Expect, Ty, check as cel_check};
 
+use crate::ast::{self, Shape, Structs, generic_args, is_option, shape};
 use crate::attr::kube::{KubeAttrs, Spanned};
 use crate::attr::marker::{self, Marker, Place};
-use crate::check::{self, Structs};
+use crate::check;
 use crate::diag::{Ctxt, Loc, did_you_mean};
 use crate::model::{Resource, Scope};
 
@@ -88,110 +89,6 @@ pub struct Markers {
     pub origins: Vec<Origin>,
     /// `+kubebuilder:skipversion`: this version is left out of the kind's CRD.
     pub skip_version: bool,
-}
-
-/// The JSON shape of a Rust type, as far as the source shows it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Shape<'a> {
-    Integer,
-    Number,
-    String,
-    Bool,
-    Array(&'a Type),
-    Map(&'a Type),
-    Struct(&'a ItemStruct),
-    Enum(&'a ItemEnum),
-    /// `serde_json::Value` and friends: anything.
-    Any,
-    /// A type defined elsewhere: nothing can be checked.
-    Unknown,
-}
-
-impl Shape<'_> {
-    fn describe(&self) -> &'static str {
-        match self {
-            Shape::Integer => "an integer",
-            Shape::Number => "a number",
-            Shape::String => "a string",
-            Shape::Bool => "a boolean",
-            Shape::Array(_) => "a list",
-            Shape::Map(_) => "a map",
-            Shape::Struct(_) => "a struct",
-            Shape::Enum(_) => "an enum",
-            Shape::Any => "any JSON",
-            Shape::Unknown => "a type defined elsewhere",
-        }
-    }
-}
-
-const INTEGERS: &[&str] = &[
-    "i8", "i16", "i32", "i64", "i128", "u8", "u16", "u32", "u64", "u128", "isize", "usize",
-];
-
-fn generic_args(ty: &Type) -> Vec<&Type> {
-    if let Type::Path(p) = ty
-        && let Some(last) = p.path.segments.last()
-        && let syn::PathArguments::AngleBracketed(args) = &last.arguments
-    {
-        return args
-            .args
-            .iter()
-            .filter_map(|a| match a {
-                syn::GenericArgument::Type(t) => Some(t),
-                _ => None,
-            })
-            .collect();
-    }
-    Vec::new()
-}
-
-/// Whether the type is `Option<_>`.
-fn is_option(ty: &Type) -> bool {
-    matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Option"))
-}
-
-pub(crate) fn shape<'a>(ty: &'a Type, structs: &Structs<'a>) -> Shape<'a> {
-    let ty = check::inner(ty);
-    let Type::Path(p) = ty else {
-        return match ty {
-            Type::Array(a) => Shape::Array(&a.elem),
-            Type::Slice(s) => Shape::Array(&s.elem),
-            Type::Reference(r) => shape(&r.elem, structs),
-            _ => Shape::Unknown,
-        };
-    };
-    let Some(last) = p.path.segments.last() else {
-        return Shape::Unknown;
-    };
-    let name = last.ident.to_string();
-    let args = generic_args(ty);
-    match name.as_str() {
-        n if INTEGERS.contains(&n) => Shape::Integer,
-        "f32" | "f64" => Shape::Number,
-        "String" | "str" | "char" | "Cow" | "Time" | "MicroTime" | "DateTime" | "Duration" => {
-            Shape::String
-        }
-        "bool" => Shape::Bool,
-        "Vec" | "VecDeque" | "HashSet" | "BTreeSet" => {
-            args.first().map_or(Shape::Unknown, |t| Shape::Array(t))
-        }
-        "HashMap" | "BTreeMap" => args.get(1).map_or(Shape::Unknown, |t| Shape::Map(t)),
-        "Value"
-            if p.path.segments.len() == 1
-                || p.path.segments.iter().any(|s| s.ident == "serde_json") =>
-        {
-            Shape::Any
-        }
-        _ => {
-            if let Some(s) = structs.get(&name) {
-                Shape::Struct(s)
-            } else if let Some(e) = structs.get_enum(&name) {
-                Shape::Enum(e)
-            } else {
-                Shape::Unknown
-            }
-        }
-    }
 }
 
 /// What a marker may sit on.
@@ -331,7 +228,7 @@ fn clashes(name: &str) -> &'static [&'static str] {
 }
 
 fn serde_default(attrs: &[Attribute]) -> bool {
-    check::serde_flag(attrs, "default")
+    ast::serde_flag(attrs, "default")
 }
 
 /// A marker value as JSON of the field's shape, or an error message.
@@ -514,14 +411,11 @@ impl<'a> Walker<'_, '_, 'a> {
                 }
             }
         }
-        let rule = check::serde_value(&s.attrs, "rename_all");
-        let container_default = serde_default(&s.attrs);
-        let Fields::Named(named) = &s.fields else {
-            return own;
-        };
-        for f in &named.named {
+        let container = ast::Container::read(s);
+        for field in &container.fields {
+            let f = field.syn;
             let markers = marker::read(cx, &f.attrs);
-            if check::flattened(&f.attrs) {
+            if field.flatten {
                 if let Some(m) = markers.first() {
                     cx.error_at(&m.name_loc, format!("`{}` on a `#[serde(flatten)]` field has no schema of its own; put it on the fields of the flattened struct", m.display()));
                 }
@@ -530,7 +424,7 @@ impl<'a> Walker<'_, '_, 'a> {
                 }
                 continue;
             }
-            if check::serde_flag(&f.attrs, "skip") {
+            let Some(name) = field.json.clone() else {
                 if let Some(m) = markers.first() {
                     cx.error_at(
                         &m.name_loc,
@@ -540,9 +434,6 @@ impl<'a> Walker<'_, '_, 'a> {
                         ),
                     );
                 }
-                continue;
-            }
-            let Some(name) = check::json_name(f, rule.as_deref()) else {
                 continue;
             };
             let field_shape = shape(&f.ty, self.structs);
@@ -554,7 +445,7 @@ impl<'a> Walker<'_, '_, 'a> {
                 &name,
                 &field_shape,
                 &markers,
-                container_default,
+                container.default,
             );
             // The structs below this field.
             let mut rel = vec![name.clone()];
@@ -782,7 +673,7 @@ impl<'a> Walker<'_, '_, 'a> {
             _ => Shape::Unknown,
         };
         if let Shape::Struct(s) = item
-            && let Some(fields) = check::json_fields(s)
+            && let Some(fields) = ast::json_fields(s)
         {
             for k in &keys {
                 let key = k.value.as_deref().unwrap_or_default();
@@ -837,18 +728,11 @@ impl<'a> Walker<'_, '_, 'a> {
 /// Why the field of `s` named `key` (its JSON name) is neither required nor defaulted in
 /// the schema, or `None` when it is one of them (or is not there).
 fn key_not_required(s: &ItemStruct, key: &str) -> Option<&'static str> {
-    let rule = check::serde_value(&s.attrs, "rename_all");
-    let Fields::Named(named) = &s.fields else {
-        return None;
-    };
-    let f = named
-        .named
-        .iter()
-        .find(|f| check::json_name(f, rule.as_deref()).as_deref() == Some(key))?;
+    let container = ast::Container::read(s);
+    let f = container.field(key)?.syn;
     let markers = marker::read(&mut Ctxt::new(), &f.attrs);
     let has = |names: &[&str]| markers.iter().any(|m| names.contains(&m.name));
-    let defaulted =
-        has(&["kubebuilder:default"]) || serde_default(&f.attrs) || serde_default(&s.attrs);
+    let defaulted = has(&["kubebuilder:default"]) || serde_default(&f.attrs) || container.default;
     if defaulted || has(&["required", "kubebuilder:validation:Required"]) {
         return None;
     }
@@ -892,14 +776,13 @@ fn check_default(cx: &mut Ctxt, own: &Own<'_>, name: &str, shape: &Shape<'_>, ma
     if let (Shape::Enum(e), Value::String(text)) = (shape, default)
         && e.variants.iter().all(|v| v.fields.is_empty())
     {
-        let rule = check::serde_value(&e.attrs, "rename_all");
+        let rule = ast::serde_value(&e.attrs, "rename_all");
         let names: Vec<String> = e
             .variants
             .iter()
             .map(|v| {
-                check::serde_value(&v.attrs, "rename").unwrap_or_else(|| {
-                    check::renamed_variant(&v.ident.to_string(), rule.as_deref())
-                })
+                ast::serde_value(&v.attrs, "rename")
+                    .unwrap_or_else(|| ast::renamed_variant(&v.ident.to_string(), rule.as_deref()))
             })
             .collect();
         if !names.contains(text) {
@@ -974,10 +857,10 @@ fn check_default(cx: &mut Ctxt, own: &Own<'_>, name: &str, shape: &Shape<'_>, ma
 /// Reports an enum that kube's `crd()` would panic on: internally or adjacently tagged, or
 /// externally tagged with both unit and data variants.
 pub fn check_enum(cx: &mut Ctxt, e: &ItemEnum) {
-    if check::serde_flag(&e.attrs, "untagged") || e.variants.len() < 2 {
+    if ast::serde_flag(&e.attrs, "untagged") || e.variants.len() < 2 {
         return;
     }
-    if let Some(tag) = check::serde_value(&e.attrs, "tag") {
+    if let Some(tag) = ast::serde_value(&e.attrs, "tag") {
         cx.error(
             e.ident.span(),
             format!("`{}` is tagged with `#[serde(tag = \"{tag}\")]`: a CRD's structural schema cannot express that (each variant gives `{tag}` a different schema, and kube's `crd()` panics); use an externally tagged enum (serde's default) with data in every variant, or a struct with optional fields", e.ident),
@@ -1018,7 +901,7 @@ fn rebase(p: &Patch, at: &[String]) -> Patch {
 /// The innermost type of a field (below `Option`, `Vec`, maps, `Box`) when it names a type
 /// that may derive `CrdMarkers`: a path without references or trait objects.
 fn probe_type(ty: &Type) -> Option<&Type> {
-    let mut ty = check::inner(ty);
+    let mut ty = ast::inner(ty);
     for _ in 0..8 {
         let Type::Path(p) = ty else {
             return None;
@@ -1026,8 +909,8 @@ fn probe_type(ty: &Type) -> Option<&Type> {
         let last = p.path.segments.last()?;
         let args = generic_args(ty);
         ty = match last.ident.to_string().as_str() {
-            "Vec" | "VecDeque" | "HashSet" | "BTreeSet" => check::inner(args.first()?),
-            "HashMap" | "BTreeMap" => check::inner(args.get(1)?),
+            "Vec" | "VecDeque" | "HashSet" | "BTreeSet" => ast::inner(args.first()?),
+            "HashMap" | "BTreeMap" => ast::inner(args.get(1)?),
             _ => return p.qself.is_none().then_some(ty),
         };
     }
@@ -1825,7 +1708,7 @@ fn resource_marker(
                     format!(
                         "printer column type `{t}` does not fit `{}` (`{}`)",
                         arg.value,
-                        check::inner(ty)
+                        ast::inner(ty)
                             .to_token_stream()
                             .to_string()
                             .replace(' ', "")

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use kube_codegen_core::rbac;
-use kube_codegen_core::tree::SourceFile;
+use kube_codegen_core::source::SourceFile;
 
 /// Fragments that reach the parsers' corners.
 const DICTIONARY: &[&str] = &[

@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use kube_codegen_core::emit::files::OutputFile;
-use kube_codegen_core::tree;
+use kube_codegen_core::source;
 
 const CASES: &[&str] = &[
     "all_verbs",
@@ -39,7 +39,7 @@ fn generate(case: &str) -> Vec<OutputFile> {
 
 fn read_tree(dir: &Path) -> BTreeMap<PathBuf, String> {
     let mut out = BTreeMap::new();
-    for file in tree::load(dir).unwrap_or_default() {
+    for file in source::load(dir).unwrap_or_default() {
         out.insert(file.relative, file.text);
     }
     out
@@ -116,7 +116,7 @@ fn derive_expands_the_same_client_the_cli_writes() {
     let mut compared = 0;
     for case in CASES {
         let files = generate(case);
-        for source in tree::load(&case_dir(case).join("input")).unwrap() {
+        for source in source::load(&case_dir(case).join("input")).unwrap() {
             let ast = syn::parse_file(&source.text).unwrap();
             for item in ast.items {
                 let syn::Item::Struct(s) = item else { continue };
@@ -212,7 +212,7 @@ fn derive_expands_the_same_apply_configurations_the_cli_writes() {
     let mut compared = 0;
     for case in CASES {
         let files = generate(case);
-        for source in tree::load(&case_dir(case).join("input")).unwrap() {
+        for source in source::load(&case_dir(case).join("input")).unwrap() {
             let stem = source
                 .relative
                 .file_stem()

@@ -1020,7 +1020,7 @@ pub fn field_ident(json: &str) -> String {
 
 /// The serde name of a Rust field under `rename_all = "camelCase"`: the generator's one rule.
 pub fn serde_camel(rust: &str) -> String {
-    kube_codegen_core::check::renamed(rust.trim_start_matches("r#"), Some("camelCase"))
+    kube_codegen_core::ast::renamed(rust.trim_start_matches("r#"), Some("camelCase"))
 }
 
 /// The Rust variant of a string enum value.

@@ -10,11 +10,11 @@
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote};
-use syn::{Fields, ItemStruct, Type};
+use syn::{ItemStruct, Type};
 
 use super::{AcField, AcStruct, Builder, Reached};
+use crate::ast;
 use crate::attr::marker;
-use crate::check;
 use crate::diag::Ctxt;
 
 const PRIMITIVES: &[&str] = &[
@@ -109,17 +109,12 @@ fn prose(attrs: &[syn::Attribute]) -> Vec<String> {
 }
 
 fn fields(s: &ItemStruct) -> Vec<Field<'_>> {
-    let rule = check::serde_value(&s.attrs, "rename_all");
-    let Fields::Named(named) = &s.fields else {
-        return Vec::new();
-    };
-    named
-        .named
-        .iter()
+    ast::Container::read(s)
+        .fields
+        .into_iter()
         .filter_map(|f| {
-            let ident = f.ident.clone()?;
-            let json = check::json_name(f, rule.as_deref())?;
-            let markers = marker::read(&mut Ctxt::new(), &f.attrs);
+            let json = f.json?;
+            let markers = marker::read(&mut Ctxt::new(), &f.syn.attrs);
             let value = |name: &str| {
                 markers
                     .iter()
@@ -127,15 +122,15 @@ fn fields(s: &ItemStruct) -> Vec<Field<'_>> {
                     .and_then(|m| m.value.clone())
             };
             Some(Field {
-                ident,
+                ident: f.ident.clone(),
                 json,
-                ty: &f.ty,
+                ty: f.ty,
                 list_map: value("listType").as_deref() == Some("map"),
                 list_type: value("listType"),
                 map_atomic: value("mapType").as_deref() == Some("atomic"),
                 struct_atomic: value("structType").as_deref() == Some("atomic"),
-                flatten: check::flattened(&f.attrs),
-                docs: prose(&f.attrs),
+                flatten: f.flatten,
+                docs: prose(&f.syn.attrs),
             })
         })
         .collect()
@@ -143,7 +138,7 @@ fn fields(s: &ItemStruct) -> Vec<Field<'_>> {
 
 /// The apply configuration of a leaf type: itself when primitive, otherwise through `Apply`.
 fn leaf(ty: &Type) -> TokenStream {
-    let ty = check::inner(ty);
+    let ty = ast::inner(ty);
     // A list or map inside a map's values or a list's items is held as it is.
     if is_primitive(ty) || container(ty).is_some() {
         ty.to_token_stream()
@@ -155,7 +150,7 @@ fn leaf(ty: &Type) -> TokenStream {
 
 /// What the field holds in the apply configuration (without the outer `Option`).
 fn held(f: &Field<'_>) -> TokenStream {
-    let ty = check::inner(f.ty);
+    let ty = ast::inner(f.ty);
     let name = last_ident(ty).unwrap_or_default();
     let args = generic_args(ty);
     match name.as_str() {
@@ -179,7 +174,7 @@ fn held(f: &Field<'_>) -> TokenStream {
 
 /// How the builder of a field adds to it: lists append, maps merge, the rest is set.
 fn builder(f: &Field<'_>) -> Builder {
-    let ty = check::inner(f.ty);
+    let ty = ast::inner(f.ty);
     let name = last_ident(ty).unwrap_or_default();
     let args = generic_args(ty);
     if f.flatten {
@@ -209,7 +204,7 @@ fn builder(f: &Field<'_>) -> Builder {
 
 /// The merge of a leaf type: the type's own (`None`: a primitive, replaced whole).
 fn leaf_merge(ty: &Type) -> Option<TokenStream> {
-    let ty = check::inner(ty);
+    let ty = ast::inner(ty);
     let rt = rt();
     match container(ty) {
         // Nested maps merge key by key (a map's default); nested lists are atomic.
@@ -232,7 +227,7 @@ fn container(ty: &Type) -> Option<bool> {
 /// flattened field, how its struct merges the fields it brings.
 fn merge(f: &Field<'_>) -> Option<TokenStream> {
     let rt = rt();
-    let ty = check::inner(f.ty);
+    let ty = ast::inner(f.ty);
     if f.flatten {
         return leaf_merge(f.ty);
     }

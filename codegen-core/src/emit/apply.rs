@@ -6,6 +6,8 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::{ItemEnum, ItemStruct};
 
+use crate::apply_tree::{ApplyModule, ApplyType};
+
 use crate::apply_model::{AcField, AcStruct, Builder, Reached, builtin, custom};
 use crate::model::{Resource, Scope};
 
@@ -262,9 +264,36 @@ pub fn builtin_module(kinds: &[&Resource]) -> TokenStream {
     }
 }
 
+/// The module of one source file's apply configurations: its imports, then the kinds'
+/// apply configurations by name, then its types' in the order written.
+pub fn module_items(m: &ApplyModule) -> TokenStream {
+    let doc = format!(
+        " Apply configurations of the types in `{}`.",
+        m.source.display()
+    );
+    let imports = &m.imports;
+    let glob = &m.module;
+    let kinds = m.kinds.iter().map(|(r, spec)| kind_items(r, spec));
+    let types = m.types.iter().map(|t| match t {
+        ApplyType::Struct(s) => ac_struct(s),
+        ApplyType::Enum(e) => enum_ident_items(e),
+    });
+    quote! {
+        #![doc = #doc]
+        #![allow(unused_imports)]
+        #(#imports)*
+        use #glob::*;
+        #(#kinds)*
+        #(#types)*
+    }
+}
+
 /// An enum is applied whole: its apply configuration is itself.
 pub fn enum_items(e: &ItemEnum) -> TokenStream {
-    let ident = &e.ident;
+    enum_ident_items(&e.ident)
+}
+
+fn enum_ident_items(ident: &syn::Ident) -> TokenStream {
     let rt = rt();
     quote! {
         impl #rt::apply::Apply for #ident {
@@ -275,9 +304,8 @@ pub fn enum_items(e: &ItemEnum) -> TokenStream {
 
 /// `FooApplyConfiguration` for a kind: type meta, metadata, the spec's and the status's
 /// apply configurations, a constructor, builders, and `extract_foo` / `extract_foo_status`.
-pub fn kind_items(r: &Resource, spec: &ItemStruct) -> TokenStream {
+pub fn kind_items(r: &Resource, spec_ident: &syn::Ident) -> TokenStream {
     let ty = &r.ident;
-    let spec_ident = &spec.ident;
     let ac = format_ident!("{}ApplyConfiguration", ty);
     let spec_ac = format_ident!("{}ApplyConfiguration", spec_ident);
     let rt = rt();

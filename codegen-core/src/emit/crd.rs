@@ -4,6 +4,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::schema::{Markers, Patch, Probe};
+use crate::tree::ApiTree;
 
 /// JSON text as a raw string literal, so the generated file reads like the JSON it holds.
 fn raw(text: &str) -> TokenStream {
@@ -121,18 +122,83 @@ pub fn crd_items(r: &crate::model::Resource, markers: &Markers) -> TokenStream {
     }
 }
 
+/// Per (group, kind): the CRD call, version and storage flag of each version.
+type KindVersions = std::collections::BTreeMap<(String, String), Vec<(TokenStream, String, bool)>>;
+
+/// A CRD's `(group, kind)` and the expression that builds it.
+pub type CrdEntry = ((String, String), TokenStream);
+
+/// One expression per CRD of the tree, sorted by (group, kind), each of which evaluates to
+/// the CRD or returns its `CrdError` with `?`. With `direct`, every version is built from
+/// the tree's patches (`kube-codegen crds`); otherwise CLI-generated kinds call the
+/// `crd_with_markers()` generated next to their client.
+pub fn crd_entries(tree: &ApiTree, direct: bool) -> Result<Vec<CrdEntry>, syn::Error> {
+    let mut kinds: KindVersions = Default::default();
+    for c in &tree.crds {
+        let tr = &c.resource;
+        let path: syn::Path = syn::parse_str(&format!("{}::{}", tr.module, tr.resource.ident))?;
+        kinds
+            .entry((c.group.clone(), tr.resource.kind.clone()))
+            .or_default()
+            .push((
+                if tr.in_place || direct || !c.client {
+                    // The derive's `crd_with_markers` sees the spec only; the CLI sees the
+                    // status and nested structs too.
+                    build_call(&quote!(#path), &tr.patches)
+                } else {
+                    quote!(#path::crd_with_markers())
+                },
+                c.version.clone(),
+                tr.resource.storage_version,
+            ));
+    }
+    Ok(kinds
+        .into_iter()
+        .map(|(key, versions)| {
+            if let [(call, _, _)] = versions.as_slice() {
+                return (key, quote!(#call?));
+            }
+            let stored = versions
+                .iter()
+                .find(|(_, _, s)| *s)
+                .map_or("", |(_, v, _)| v.as_str())
+                .to_owned();
+            let calls = versions.iter().map(|(c, _, _)| c);
+            let entry = quote!(::kube_codegen_runtime::crd::merge(
+                ::std::vec::Vec::from([#(#calls?),*]),
+                #stored,
+            )?);
+            (key, entry)
+        })
+        .collect())
+}
+
+/// `crds.rs`: every CRD of the tree, one per kind, versions merged around the stored one.
+pub fn crds_file(tree: &ApiTree) -> Result<TokenStream, syn::Error> {
+    let entries = crd_entries(tree, false)?.into_iter().map(|(_, e)| e);
+    let crd = quote!(::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition);
+    Ok(quote! {
+        //! The CustomResourceDefinitions of this API tree, with their `+kubebuilder:` markers.
+
+        /// Every CRD of the tree, one per kind (several versions merged around the one marked
+        /// `+kubebuilder:storageversion`), to install or check at start-up.
+        #[inline]
+        pub fn crds() -> ::core::result::Result<::std::vec::Vec<#crd>, ::kube_codegen_runtime::crd::CrdError> {
+            ::core::result::Result::Ok(::std::vec::Vec::from([#(#entries),*]))
+        }
+    })
+}
+
 /// The `main.rs` of the runner `kube-codegen crds` builds against the user's crate: every
 /// CRD of `tree` (whose module paths name the crate), reported as JSON on stdout.
-pub fn runner_main(tree: &crate::tree::ApiTree) -> Result<TokenStream, syn::Error> {
-    let entries = super::files::crd_entries(tree, true)?
-        .into_iter()
-        .map(|(_, e)| {
-            quote! {
-                (|| -> ::core::result::Result<_, ::kube_codegen_runtime::crd::CrdError> {
-                    ::core::result::Result::Ok(#e)
-                })()
-            }
-        });
+pub fn runner_main(tree: &ApiTree) -> Result<TokenStream, syn::Error> {
+    let entries = crd_entries(tree, true)?.into_iter().map(|(_, e)| {
+        quote! {
+            (|| -> ::core::result::Result<_, ::kube_codegen_runtime::crd::CrdError> {
+                ::core::result::Result::Ok(#e)
+            })()
+        }
+    });
     Ok(quote! {
         //! Built and run by `kube-codegen crds`: prints the crate's CRDs as JSON.
 

@@ -84,7 +84,7 @@ pub fn tree_files(tree: &ApiTree, command: &str) -> Result<Vec<OutputFile>, syn:
         }
     })?;
     add(PathBuf::from("informers.rs"), informers_file(&group_idents))?;
-    add(PathBuf::from("crds.rs"), crds_file(tree)?)?;
+    add(PathBuf::from("crds.rs"), super::crd::crds_file(tree)?)?;
     // Apply configurations of built-in kinds, in one module for the whole tree.
     let builtin_ac: Vec<&crate::model::Resource> = tree
         .versions
@@ -199,7 +199,10 @@ pub fn tree_files(tree: &ApiTree, command: &str) -> Result<Vec<OutputFile>, syn:
             )?;
             for m in &gv.apply {
                 let file = format!("{}.rs", m.stem.trim_start_matches("r#"));
-                add(dir.join("applyconfigurations").join(file), m.tokens.clone())?;
+                add(
+                    dir.join("applyconfigurations").join(file),
+                    super::apply::module_items(m),
+                )?;
             }
             modules.push(quote!(
                 pub mod applyconfigurations;
@@ -238,73 +241,6 @@ pub fn tree_files(tree: &ApiTree, command: &str) -> Result<Vec<OutputFile>, syn:
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
-}
-
-/// Per (group, kind): the CRD call, version and storage flag of each version.
-type KindVersions = std::collections::BTreeMap<(String, String), Vec<(TokenStream, String, bool)>>;
-
-/// A CRD's `(group, kind)` and the expression that builds it.
-pub type CrdEntry = ((String, String), TokenStream);
-
-/// One expression per CRD of the tree, sorted by (group, kind), each of which evaluates to
-/// the CRD or returns its `CrdError` with `?`. With `direct`, every version is built from
-/// the tree's patches (`kube-codegen crds`); otherwise CLI-generated kinds call the
-/// `crd_with_markers()` generated next to their client.
-pub fn crd_entries(tree: &ApiTree, direct: bool) -> Result<Vec<CrdEntry>, syn::Error> {
-    let mut kinds: KindVersions = Default::default();
-    for c in &tree.crds {
-        let tr = &c.resource;
-        let path: syn::Path = syn::parse_str(&format!("{}::{}", tr.module, tr.resource.ident))?;
-        kinds
-            .entry((c.group.clone(), tr.resource.kind.clone()))
-            .or_default()
-            .push((
-                if tr.in_place || direct || !c.client {
-                    // The derive's `crd_with_markers` sees the spec only; the CLI sees the
-                    // status and nested structs too.
-                    super::crd::build_call(&quote!(#path), &tr.patches)
-                } else {
-                    quote!(#path::crd_with_markers())
-                },
-                c.version.clone(),
-                tr.resource.storage_version,
-            ));
-    }
-    Ok(kinds
-        .into_iter()
-        .map(|(key, versions)| {
-            if let [(call, _, _)] = versions.as_slice() {
-                return (key, quote!(#call?));
-            }
-            let stored = versions
-                .iter()
-                .find(|(_, _, s)| *s)
-                .map_or("", |(_, v, _)| v.as_str())
-                .to_owned();
-            let calls = versions.iter().map(|(c, _, _)| c);
-            let entry = quote!(::kube_codegen_runtime::crd::merge(
-                ::std::vec::Vec::from([#(#calls?),*]),
-                #stored,
-            )?);
-            (key, entry)
-        })
-        .collect())
-}
-
-/// `crds.rs`: every CRD of the tree, one per kind, versions merged around the stored one.
-fn crds_file(tree: &ApiTree) -> Result<TokenStream, syn::Error> {
-    let entries = crd_entries(tree, false)?.into_iter().map(|(_, e)| e);
-    let crd = quote!(::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition);
-    Ok(quote! {
-        //! The CustomResourceDefinitions of this API tree, with their `+kubebuilder:` markers.
-
-        /// Every CRD of the tree, one per kind (several versions merged around the one marked
-        /// `+kubebuilder:storageversion`), to install or check at start-up.
-        #[inline]
-        pub fn crds() -> ::core::result::Result<::std::vec::Vec<#crd>, ::kube_codegen_runtime::crd::CrdError> {
-            ::core::result::Result::Ok(::std::vec::Vec::from([#(#entries),*]))
-        }
-    })
 }
 
 /// `informers.rs`: the extension trait that gives the runtime's factory one accessor per group.
