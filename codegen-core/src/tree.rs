@@ -663,171 +663,190 @@ fn kube_spans(input: &syn::DeriveInput) -> VersionSpans {
     }
 }
 
+/// Adds `d` to the diagnostics of `file`.
+fn push(errors: &mut Vec<FileDiagnostics>, file: usize, d: Diagnostic) {
+    match errors.iter_mut().find(|e| e.file == Some(file)) {
+        Some(e) => e.diagnostics.push(d),
+        None => errors.push(FileDiagnostics {
+            file: Some(file),
+            diagnostics: vec![d],
+        }),
+    }
+}
+
+/// The checked tree: one [`GroupVersion`] per version directory with clients, and every
+/// version of every custom resource kind; mistakes go to `errors`.
 fn assemble(
     versions: BTreeMap<(String, String), VersionDir>,
     errors: &mut Vec<FileDiagnostics>,
 ) -> ApiTree {
-    let mut push =
-        |file: usize, d: Diagnostic| match errors.iter_mut().find(|e| e.file == Some(file)) {
-            Some(e) => e.diagnostics.push(d),
-            None => errors.push(FileDiagnostics {
-                file: Some(file),
-                diagnostics: vec![d],
-            }),
-        };
     let mut out: Vec<GroupVersion> = Vec::new();
     let mut crds: Vec<CrdVersion> = Vec::new();
     for ((group_dir, version_dir), dir) in versions {
-        let Some(first) = dir.resources.first().or(dir.crd_only.first()) else {
-            continue;
-        };
-        let package = dir.package.as_ref().map(|(_, p)| p);
-        let marker_group = package.and_then(|p| p.group_name.as_ref());
-        let group =
-            marker_group.map_or_else(|| first.1.resource.group.clone(), |g| g.value.clone());
-        for (file, r, spans) in dir.resources.iter().chain(&dir.crd_only) {
-            if r.resource.group != group {
-                let source = if marker_group.is_some() {
-                    "`+groupName` of its package"
-                } else {
-                    "the other types of its package"
-                };
-                push(
-                    *file,
-                    Diagnostic::new(
-                        spans.group,
-                        format!(
-                            "group `{}` differs from `{group}`, the group of {source}; one version directory holds one group",
-                            r.resource.group
-                        ),
-                    ),
-                );
-            }
-            if r.resource.version != version_dir {
-                push(
-                    *file,
-                    Diagnostic::new(
-                        spans.version,
-                        format!(
-                            "version `{}` does not match its directory `{group_dir}/{version_dir}/`; move the type or fix the version",
-                            r.resource.version
-                        ),
-                    ),
-                );
-            }
-        }
-        let client_count = dir.resources.len();
-        let mut all: Vec<(bool, &(usize, TreeResource, VersionSpans))> = dir
-            .resources
-            .iter()
-            .chain(&dir.crd_only)
-            .enumerate()
-            .map(|(i, r)| (i < client_count, r))
-            .collect();
-        all.sort_by(|a, b| a.1.1.resource.kind.cmp(&b.1.1.resource.kind));
-        for pair in all.windows(2) {
-            let (file, second, _) = pair[1].1;
-            if pair[0].1.1.resource.kind == second.resource.kind {
-                push(
-                    *file,
-                    Diagnostic::new(
-                        second.resource.span,
-                        format!(
-                            "kind `{}` is defined twice in `{group}/{version_dir}`",
-                            second.resource.kind
-                        ),
-                    ),
-                );
-            }
-        }
-        // A version marked `+kubebuilder:skipversion` is not part of its kind's CRD.
-        let in_crd = |r: &TreeResource| !r.resource.builtin && !r.skip_version;
-        crds.extend(
-            all.iter()
-                .filter(|(_, (_, r, _))| in_crd(r))
-                .map(|(client, (_, r, _))| CrdVersion {
-                    group: group.clone(),
-                    version: version_dir.clone(),
-                    resource: r.clone(),
-                    client: *client,
-                }),
-        );
-        if dir.resources.is_empty() {
-            continue;
-        }
-        let marker_go_name = package.and_then(|p| p.group_go_name.as_ref());
-        let builtins = dir
-            .resources
-            .iter()
-            .filter(|(_, r, _)| r.resource.builtin)
-            .count();
-        if builtins != 0 && builtins != dir.resources.len() {
-            let (file, r, _) = &dir.resources[0];
+        out.extend(version(&group_dir, version_dir, dir, errors, &mut crds));
+    }
+    out.sort_by(|a, b| (&a.group, &a.version).cmp(&(&b.group, &b.version)));
+    check_storage_versions(&mut crds, errors);
+    check_group_modules(&out, errors);
+    ApiTree {
+        versions: out,
+        crds,
+    }
+}
+
+/// One version directory: its kinds checked against the directory and each other, its CRD
+/// versions added to `crds`; the group/version when it has clients.
+fn version(
+    group_dir: &str,
+    version_dir: String,
+    dir: VersionDir,
+    errors: &mut Vec<FileDiagnostics>,
+    crds: &mut Vec<CrdVersion>,
+) -> Option<GroupVersion> {
+    let first = dir.resources.first().or(dir.crd_only.first())?;
+    let package = dir.package.as_ref().map(|(_, p)| p);
+    let marker_group = package.and_then(|p| p.group_name.as_ref());
+    let group = marker_group.map_or_else(|| first.1.resource.group.clone(), |g| g.value.clone());
+    for (file, r, spans) in dir.resources.iter().chain(&dir.crd_only) {
+        if r.resource.group != group {
+            let source = if marker_group.is_some() {
+                "`+groupName` of its package"
+            } else {
+                "the other types of its package"
+            };
             push(
+                errors,
                 *file,
                 Diagnostic::new(
-                    r.resource.span,
+                    spans.group,
                     format!(
-                        "`{group_dir}/{version_dir}/` mixes built-in kinds with custom resources; keep built-in kinds in their own group directory"
+                        "group `{}` differs from `{group}`, the group of {source}; one version directory holds one group",
+                        r.resource.group
                     ),
                 ),
             );
-            continue;
         }
-        let default_go_name = match crate::builtin::module_group(&group) {
-            Some(module) if builtins != 0 => naming::group_go_name(module),
-            _ => naming::group_go_name(&group),
-        };
-        let go_name = marker_go_name.map_or(default_go_name, |g| g.value.clone());
-        if !naming::is_ident_like(&go_name) {
-            let message = match marker_go_name {
-                Some(_) => format!(
-                    "`+groupGoName={go_name}` is not an identifier; use a name such as `SampleController`"
+        if r.resource.version != version_dir {
+            push(
+                errors,
+                *file,
+                Diagnostic::new(
+                    spans.version,
+                    format!(
+                        "version `{}` does not match its directory `{group_dir}/{version_dir}/`; move the type or fix the version",
+                        r.resource.version
+                    ),
                 ),
-                None => format!(
-                    "the group `{group}` gives the accessor name `{go_name}`, which is not an identifier; add `//! +groupGoName=<Name>` to the version module"
-                ),
-            };
-            let (file, diag) = match (marker_go_name, &dir.package) {
-                (Some(marker), Some((file, _))) => (
-                    *file,
-                    Diagnostic {
-                        span: marker.loc.span,
-                        doc_range: marker.loc.doc_range.clone(),
-                        message,
-                    },
-                ),
-                _ => (
-                    dir.resources[0].0,
-                    Diagnostic::new(dir.resources[0].2.group, message),
-                ),
-            };
-            push(file, diag);
-            continue;
+            );
         }
-        let mut resources = dir.resources;
-        resources.sort_by(|a, b| a.1.resource.kind.cmp(&b.1.resource.kind));
-        let resources = resources.into_iter().map(|(_, r, _)| r).collect();
-        let mut apply = dir.apply;
-        apply.sort_by(|a, b| a.stem.cmp(&b.stem));
-        out.push(GroupVersion {
-            group,
-            group_go_name: go_name,
-            version: version_dir,
-            resources,
-            apply,
-        });
     }
-    out.sort_by(|a, b| (&a.group, &a.version).cmp(&(&b.group, &b.version)));
-    let mut push =
-        |file: usize, d: Diagnostic| match errors.iter_mut().find(|e| e.file == Some(file)) {
-            Some(e) => e.diagnostics.push(d),
-            None => errors.push(FileDiagnostics {
-                file: Some(file),
-                diagnostics: vec![d],
+    let client_count = dir.resources.len();
+    let mut all: Vec<(bool, &(usize, TreeResource, VersionSpans))> = dir
+        .resources
+        .iter()
+        .chain(&dir.crd_only)
+        .enumerate()
+        .map(|(i, r)| (i < client_count, r))
+        .collect();
+    all.sort_by(|a, b| a.1.1.resource.kind.cmp(&b.1.1.resource.kind));
+    for pair in all.windows(2) {
+        let (file, second, _) = pair[1].1;
+        if pair[0].1.1.resource.kind == second.resource.kind {
+            push(
+                errors,
+                *file,
+                Diagnostic::new(
+                    second.resource.span,
+                    format!(
+                        "kind `{}` is defined twice in `{group}/{version_dir}`",
+                        second.resource.kind
+                    ),
+                ),
+            );
+        }
+    }
+    // A version marked `+kubebuilder:skipversion` is not part of its kind's CRD.
+    let in_crd = |r: &TreeResource| !r.resource.builtin && !r.skip_version;
+    crds.extend(
+        all.iter()
+            .filter(|(_, (_, r, _))| in_crd(r))
+            .map(|(client, (_, r, _))| CrdVersion {
+                group: group.clone(),
+                version: version_dir.clone(),
+                resource: r.clone(),
+                client: *client,
             }),
+    );
+    if dir.resources.is_empty() {
+        return None;
+    }
+    let marker_go_name = package.and_then(|p| p.group_go_name.as_ref());
+    let builtins = dir
+        .resources
+        .iter()
+        .filter(|(_, r, _)| r.resource.builtin)
+        .count();
+    if builtins != 0 && builtins != dir.resources.len() {
+        let (file, r, _) = &dir.resources[0];
+        push(
+            errors,
+            *file,
+            Diagnostic::new(
+                r.resource.span,
+                format!(
+                    "`{group_dir}/{version_dir}/` mixes built-in kinds with custom resources; keep built-in kinds in their own group directory"
+                ),
+            ),
+        );
+        return None;
+    }
+    let default_go_name = match crate::builtin::module_group(&group) {
+        Some(module) if builtins != 0 => naming::group_go_name(module),
+        _ => naming::group_go_name(&group),
+    };
+    let go_name = marker_go_name.map_or(default_go_name, |g| g.value.clone());
+    if !naming::is_ident_like(&go_name) {
+        let message = match marker_go_name {
+            Some(_) => format!(
+                "`+groupGoName={go_name}` is not an identifier; use a name such as `SampleController`"
+            ),
+            None => format!(
+                "the group `{group}` gives the accessor name `{go_name}`, which is not an identifier; add `//! +groupGoName=<Name>` to the version module"
+            ),
         };
-    // A kind served in several versions is one CRD: exactly one version is stored.
+        let (file, diag) = match (marker_go_name, &dir.package) {
+            (Some(marker), Some((file, _))) => (
+                *file,
+                Diagnostic {
+                    span: marker.loc.span,
+                    doc_range: marker.loc.doc_range.clone(),
+                    message,
+                },
+            ),
+            _ => (
+                dir.resources[0].0,
+                Diagnostic::new(dir.resources[0].2.group, message),
+            ),
+        };
+        push(errors, file, diag);
+        return None;
+    }
+    let mut resources = dir.resources;
+    resources.sort_by(|a, b| a.1.resource.kind.cmp(&b.1.resource.kind));
+    let resources = resources.into_iter().map(|(_, r, _)| r).collect();
+    let mut apply = dir.apply;
+    apply.sort_by(|a, b| a.stem.cmp(&b.stem));
+    Some(GroupVersion {
+        group,
+        group_go_name: go_name,
+        version: version_dir,
+        resources,
+        apply,
+    })
+}
+
+/// A kind served in several versions is one CRD: exactly one version is stored.
+fn check_storage_versions(crds: &mut [CrdVersion], errors: &mut Vec<FileDiagnostics>) {
     crds.sort_by(|a, b| {
         (&a.group, &a.resource.resource.kind, &a.version).cmp(&(
             &b.group,
@@ -862,11 +881,16 @@ fn assemble(
         };
         for c in at {
             push(
+                errors,
                 c.resource.file,
                 Diagnostic::new(c.resource.resource.span, message.clone()),
             );
         }
     }
+}
+
+/// Group modules must not shadow the informer factory's methods or each other.
+fn check_group_modules(out: &[GroupVersion], errors: &mut Vec<FileDiagnostics>) {
     const FACTORY_METHODS: &[&str] = &[
         "new",
         "builder",
@@ -878,7 +902,7 @@ fn assemble(
         "wait_for_cache_sync",
         "shutdown",
     ];
-    for gv in &out {
+    for gv in out {
         let module = naming::group_module(&gv.group_go_name);
         if FACTORY_METHODS.contains(&module.as_str()) {
             errors.push(FileDiagnostics {
@@ -910,10 +934,6 @@ fn assemble(
                 )],
             });
         }
-    }
-    ApiTree {
-        versions: out,
-        crds,
     }
 }
 

@@ -6,6 +6,8 @@
 //! Paths are JSON property names after serde renames: `spec.items.[].name`, where `[]` is an
 //! array's items and `{}` a map's values.
 
+mod resource;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use quote::ToTokens;
@@ -15,11 +17,11 @@ use syn::{Attribute, ItemEnum, ItemStruct, Type};
 use apiserver_rules::cel::check::{Expect, Ty, check as cel_check};
 
 use crate::ast::{self, Shape, Structs, generic_args, is_option, shape};
-use crate::attr::kube::{KubeAttrs, Spanned};
+use crate::attr::kube::KubeAttrs;
 use crate::attr::marker::{self, Marker, Place};
-use crate::check;
+
 use crate::diag::{Ctxt, Loc, did_you_mean};
-use crate::model::{Resource, Scope};
+use crate::model::Resource;
 
 /// One change to the CRD.
 #[derive(Debug, Clone, PartialEq)]
@@ -1240,7 +1242,17 @@ pub fn resource_patches<'a>(
     out.skip_version = markers.iter().any(|m| m.name == "kubebuilder:skipversion");
     for m in &markers {
         if m.place == Place::Type
-            && let Some(p) = resource_marker(cx, m, &kube, resource, spec, status, structs)
+            && let Some(p) = resource::patch(
+                cx,
+                m,
+                &resource::Context {
+                    kube: &kube,
+                    resource,
+                    spec,
+                    status,
+                    structs,
+                },
+            )
         {
             out.origins.push(Origin {
                 path: Vec::new(),
@@ -1325,38 +1337,6 @@ fn check_approval(cx: &mut Ctxt, kube: &KubeAttrs, resource: &Resource, patches:
     );
 }
 
-/// `"a=b";"c=d"` (controller-gen's list form; quotes optional) as key/value pairs.
-fn metadata_entries(value: &str) -> Result<Vec<(String, String)>, String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut quoted = false;
-    let mut items = Vec::new();
-    for c in value.chars() {
-        match c {
-            '"' => quoted = !quoted,
-            ';' if !quoted => items.push(std::mem::take(&mut current)),
-            c => current.push(c),
-        }
-    }
-    if quoted {
-        return Err("an unterminated quote".to_owned());
-    }
-    items.push(current);
-    for item in items.iter().map(|i| i.trim()).filter(|i| !i.is_empty()) {
-        let Some((k, v)) = item.split_once('=') else {
-            return Err(format!("`{item}` is not `key=value`"));
-        };
-        if k.trim().is_empty() {
-            return Err(format!("`{item}` has no key"));
-        }
-        out.push((k.trim().to_owned(), v.to_owned()));
-    }
-    if out.is_empty() {
-        return Err("no `key=value` given".to_owned());
-    }
-    Ok(out)
-}
-
 /// One `Schema` patch per path (the first one's place), keys in marker order.
 fn coalesce(patches: Vec<Patch>) -> Vec<Patch> {
     let mut out: Vec<Patch> = Vec::new();
@@ -1383,381 +1363,4 @@ fn coalesce(patches: Vec<Patch>) -> Vec<Patch> {
         out.push(p);
     }
     out
-}
-
-fn names(value: &str) -> Vec<String> {
-    value
-        .split(';')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(ToOwned::to_owned)
-        .collect()
-}
-
-fn conflict(
-    cx: &mut Ctxt,
-    arg: &marker::Arg,
-    marker_says: &[String],
-    kube_says: &[Spanned<String>],
-    key: &str,
-) {
-    if kube_says.is_empty() {
-        return;
-    }
-    let mut a: Vec<&str> = marker_says.iter().map(String::as_str).collect();
-    let mut b: Vec<&str> = kube_says.iter().map(|s| s.value.as_str()).collect();
-    a.sort_unstable();
-    b.sort_unstable();
-    if a != b {
-        cx.error_at(
-            &arg.loc,
-            format!(
-                "`{}={}` conflicts with `#[kube({key} = ...)]` ({}); keep one",
-                arg.key,
-                marker_says.join(";"),
-                b.join(", ")
-            ),
-        );
-    }
-}
-
-fn resource_marker(
-    cx: &mut Ctxt,
-    m: &Marker,
-    kube: &KubeAttrs,
-    resource: &Resource,
-    spec: &ItemStruct,
-    status: Option<&ItemStruct>,
-    structs: &Structs<'_>,
-) -> Option<Patch> {
-    let has_status = kube.status.is_some();
-    let path = |cx: &mut Ctxt, arg: &marker::Arg, what: &str| {
-        let spanned = Spanned {
-            value: arg.value.clone(),
-            span: arg.loc.span,
-        };
-        let mut inner = Ctxt::new();
-        let ty = check::resolve(&mut inner, &spanned, spec, status, structs, what);
-        for d in inner.into_diagnostics() {
-            cx.error_at(&arg.loc, d.message);
-        }
-        ty
-    };
-    let unknown = |cx: &mut Ctxt, arg: &marker::Arg, keys: &[&str]| {
-        cx.error_at(
-            &arg.loc,
-            format!(
-                "unknown key `{}` in `{}`{}",
-                arg.key,
-                m.display(),
-                did_you_mean(&arg.key, keys.iter().copied())
-            ),
-        );
-    };
-    match m.name {
-        "kubebuilder:resource" => {
-            let mut names_patch = Map::new();
-            for arg in &m.args {
-                match arg.key.as_str() {
-                    "shortName" => {
-                        let v = names(&arg.value);
-                        conflict(cx, arg, &v, &kube.shortnames, "shortname");
-                        names_patch.insert("shortNames".into(), json!(v));
-                    }
-                    "categories" => {
-                        let v = names(&arg.value);
-                        conflict(cx, arg, &v, &kube.categories, "category");
-                        names_patch.insert("categories".into(), json!(v));
-                    }
-                    "singular" => {
-                        conflict(
-                            cx,
-                            arg,
-                            std::slice::from_ref(&arg.value),
-                            kube.singular.as_slice(),
-                            "singular",
-                        );
-                        names_patch.insert("singular".into(), json!(arg.value));
-                    }
-                    "path" => {
-                        if arg.value != resource.plural {
-                            cx.error_at(&arg.loc, format!("`path={}` differs from the plural the client uses, `{}`; set `plural = \"{}\"` in `#[kube]` so both agree", arg.value, resource.plural, arg.value));
-                        }
-                    }
-                    "scope" => {
-                        let want = match arg.value.as_str() {
-                            "Namespaced" => Scope::Namespaced,
-                            "Cluster" => Scope::Cluster,
-                            other => {
-                                cx.error_at(
-                                    &arg.loc,
-                                    format!("`scope={other}` is `Namespaced` or `Cluster`"),
-                                );
-                                continue;
-                            }
-                        };
-                        if want != resource.scope {
-                            let fix = if want == Scope::Namespaced {
-                                "add `namespaced` to `#[kube]`"
-                            } else {
-                                "remove `namespaced` from `#[kube]`"
-                            };
-                            cx.error_at(&arg.loc, format!("`scope={}` conflicts with the Rust type's scope; {fix} so the type and the CRD agree", arg.value));
-                        }
-                    }
-                    _ => unknown(
-                        cx,
-                        arg,
-                        &["path", "shortName", "categories", "scope", "singular"],
-                    ),
-                }
-            }
-            if names_patch.is_empty() {
-                return None;
-            }
-            Some(Patch::Merge {
-                pointer: "/spec/names",
-                value: Value::Object(names_patch),
-            })
-        }
-        "kubebuilder:metadata:annotations" | "kubebuilder:metadata:labels" => {
-            let (field, from_kube, attr) = if m.name.ends_with("annotations") {
-                ("annotations", &kube.annotations, "annotation")
-            } else {
-                ("labels", &kube.labels, "label")
-            };
-            let entries = match metadata_entries(m.value.as_deref().unwrap_or("")) {
-                Ok(e) => e,
-                Err(why) => {
-                    cx.error_at(
-                        &m.value_loc,
-                        format!(
-                            "`{}`: {why}; write `{}=\"key=value\"`",
-                            m.display(),
-                            m.display()
-                        ),
-                    );
-                    return None;
-                }
-            };
-            let mut map = Map::new();
-            for (k, v) in entries {
-                if let Some((_, other)) = from_kube.iter().find(|(kk, _)| kk.value == k)
-                    && other.value != v
-                {
-                    cx.error_at(
-                        &m.value_loc,
-                        format!(
-                            "`{k}={v}` conflicts with `#[kube({attr}(\"{k}\", \"{}\"))]`; keep one",
-                            other.value
-                        ),
-                    );
-                }
-                map.insert(k, Value::from(v));
-            }
-            let mut value = Map::new();
-            value.insert(field.to_owned(), Value::Object(map));
-            Some(Patch::Merge {
-                pointer: "/metadata",
-                value: Value::Object(value),
-            })
-        }
-        "kubebuilder:subresource:status" => {
-            if !has_status {
-                cx.error_at(&m.name_loc, "`+kubebuilder:subresource:status` needs a status type: add `status = \"<Type>\"` to `#[kube]`");
-                return None;
-            }
-            Some(Patch::Merge {
-                pointer: "/spec/versions/0",
-                value: json!({"subresources": {"status": {}}}),
-            })
-        }
-        "kubebuilder:subresource:scale" => {
-            if let Some(scale) = &kube.scale {
-                // The same paths as `#[kube(scale(...))]` say nothing new; kube writes them.
-                let pairs = [
-                    ("specpath", &scale.spec_replicas_path),
-                    ("statuspath", &scale.status_replicas_path),
-                    ("selectorpath", &scale.label_selector_path),
-                ];
-                for (key, kube_value) in pairs {
-                    let marker_value = m.arg(key).map(|a| a.value.as_str());
-                    let kube_value = kube_value.as_ref().map(|v| v.value.as_str());
-                    if marker_value != kube_value {
-                        let at = m.arg(key).map_or(&m.name_loc, |a| &a.loc);
-                        cx.error_at(
-                            at,
-                            format!(
-                                "`{key}={}` differs from `#[kube(scale(...))]` ({}); keep one",
-                                marker_value.unwrap_or(""),
-                                kube_value.map_or("not set".to_owned(), |v| format!("`{v}`"))
-                            ),
-                        );
-                    }
-                }
-                return None;
-            }
-            if !has_status {
-                cx.error_at(&m.name_loc, "`+kubebuilder:subresource:scale` needs the status subresource: add `status = \"<Type>\"` to `#[kube]`");
-                return None;
-            }
-            let mut scale = Map::new();
-            for arg in &m.args {
-                let key = match arg.key.as_str() {
-                    "specpath" => "specReplicasPath",
-                    "statuspath" => "statusReplicasPath",
-                    "selectorpath" => "labelSelectorPath",
-                    _ => {
-                        unknown(cx, arg, &["specpath", "statuspath", "selectorpath"]);
-                        continue;
-                    }
-                };
-                path(cx, arg, "scale path");
-                scale.insert(key.into(), Value::from(arg.value.clone()));
-            }
-            for (key, arg) in [
-                ("specReplicasPath", "specpath"),
-                ("statusReplicasPath", "statuspath"),
-            ] {
-                if !scale.contains_key(key) {
-                    cx.error_at(
-                        &m.name_loc,
-                        format!("`+kubebuilder:subresource:scale` needs `{arg}=`"),
-                    );
-                }
-            }
-            Some(Patch::Merge {
-                pointer: "/spec/versions/0",
-                value: json!({"subresources": {"scale": scale}}),
-            })
-        }
-        "kubebuilder:printcolumn" => {
-            let mut column = Map::new();
-            let mut json_path = None;
-            for arg in &m.args {
-                match arg.key.as_str() {
-                    "name" => {
-                        if kube
-                            .printcolumns
-                            .iter()
-                            .any(|c| c.name.as_ref().is_some_and(|n| n.value == arg.value))
-                        {
-                            cx.error_at(&arg.loc, format!("printer column `{}` is given twice: in `#[kube(printcolumn(...))]` and as a marker; keep one", arg.value));
-                        }
-                        column.insert("name".into(), Value::from(arg.value.clone()));
-                    }
-                    "type" => {
-                        let types = ["integer", "number", "string", "boolean", "date"];
-                        if !types.contains(&arg.value.as_str()) {
-                            cx.error_at(
-                                &arg.loc,
-                                format!(
-                                    "printer column type `{}` is not one of {}{}",
-                                    arg.value,
-                                    types.join(", "),
-                                    did_you_mean(&arg.value, types)
-                                ),
-                            );
-                        }
-                        column.insert("type".into(), Value::from(arg.value.clone()));
-                    }
-                    "JSONPath" => {
-                        json_path = Some(arg);
-                        column.insert("jsonPath".into(), Value::from(arg.value.clone()));
-                    }
-                    "description" | "format" => {
-                        column.insert(arg.key.clone(), Value::from(arg.value.clone()));
-                    }
-                    "priority" => match arg.value.parse::<i32>() {
-                        Ok(p) => {
-                            column.insert("priority".into(), Value::from(p));
-                        }
-                        Err(_) => cx.error_at(&arg.loc, "`priority` is an integer"),
-                    },
-                    _ => unknown(
-                        cx,
-                        arg,
-                        &[
-                            "name",
-                            "type",
-                            "JSONPath",
-                            "description",
-                            "format",
-                            "priority",
-                        ],
-                    ),
-                }
-            }
-            for key in ["name", "type", "jsonPath"] {
-                if !column.contains_key(key) {
-                    let written = if key == "jsonPath" { "JSONPath" } else { key };
-                    cx.error_at(
-                        &m.name_loc,
-                        format!("`+kubebuilder:printcolumn` needs `{written}=`"),
-                    );
-                    return None;
-                }
-            }
-            if let Some(arg) = json_path
-                && let Some(ty) = path(cx, arg, "printcolumn JSONPath")
-                && let Some(Value::String(t)) = column.get("type")
-                && !check::fits(t, ty, structs)
-            {
-                cx.error_at(
-                    &arg.loc,
-                    format!(
-                        "printer column type `{t}` does not fit `{}` (`{}`)",
-                        arg.value,
-                        ast::inner(ty)
-                            .to_token_stream()
-                            .to_string()
-                            .replace(' ', "")
-                    ),
-                );
-            }
-            Some(Patch::Merge {
-                pointer: "/spec/versions/0",
-                value: json!({"additionalPrinterColumns": [column]}),
-            })
-        }
-        "kubebuilder:unservedversion" => Some(Patch::Merge {
-            pointer: "/spec/versions/0",
-            value: json!({"served": false}),
-        }),
-        "kubebuilder:deprecatedversion" => {
-            let mut version = Map::new();
-            version.insert("deprecated".into(), Value::from(true));
-            for arg in &m.args {
-                if arg.key == "warning" {
-                    version.insert("deprecationWarning".into(), Value::from(arg.value.clone()));
-                } else {
-                    unknown(cx, arg, &["warning"]);
-                }
-            }
-            Some(Patch::Merge {
-                pointer: "/spec/versions/0",
-                value: Value::Object(version),
-            })
-        }
-        "kubebuilder:selectablefield" => {
-            let arg = m.arg("JSONPath");
-            let Some(arg) = arg else {
-                cx.error_at(
-                    &m.name_loc,
-                    "`+kubebuilder:selectablefield` needs `JSONPath=`",
-                );
-                return None;
-            };
-            if kube.selectable.iter().any(|s| s.value == arg.value) {
-                cx.error_at(&arg.loc, format!("selectable field `{}` is given twice: in `#[kube(selectable = ...)]` and as a marker; keep one", arg.value));
-                return None;
-            }
-            path(cx, arg, "selectable field");
-            Some(Patch::Merge {
-                pointer: "/spec/versions/0",
-                value: json!({"selectableFields": [{"jsonPath": arg.value}]}),
-            })
-        }
-        _ => None,
-    }
 }
