@@ -114,7 +114,7 @@ pub fn modules<'a>(
             _ => None,
         });
         let Some(spec) = spec else { continue };
-        let kube = crate::attr::kube::KubeAttrs::from_attrs(&mut Ctxt::new(), &spec.attrs);
+        let status = resource.kube.status.clone();
         wanted
             .entry(file)
             .or_default()
@@ -122,7 +122,7 @@ pub fn modules<'a>(
         seen.insert(std::ptr::from_ref(spec) as usize);
         wanted.entry(file).or_default().push(Wanted::Struct(spec));
         stack.push((spec, file));
-        if let (Some(status), Some(structs)) = (&kube.status, view(file)) {
+        if let (Some(status), Some(structs)) = (&status, view(file)) {
             let name = status.value.rsplit("::").next().unwrap_or(&status.value);
             if let Some(s) = structs.get(name) {
                 let home = homes

@@ -307,6 +307,7 @@ pub fn resource_from_alias(cx: &mut Ctxt, item: &ItemType) -> Option<Resource> {
         storage_version: false,
         verbs: Vec::new(),
         methods: Vec::new(),
+        kube: Default::default(),
     };
     Some(model::complete(cx, resource, &genclient, Origin::Cli))
 }

@@ -12,6 +12,7 @@ use syn::{ItemStruct, Type};
 use crate::ast::{Structs, inner, json_fields};
 use crate::attr::kube::{KubeAttrs, Spanned};
 use crate::diag::{Ctxt, did_you_mean};
+use crate::model::Resource;
 
 fn type_name(ty: &Type) -> Option<String> {
     match inner(ty) {
@@ -180,8 +181,7 @@ fn suggested_type(ty: &Type, structs: &Structs<'_>) -> String {
         .map_or_else(|| "a type that fits".to_owned(), |t| format!("`{t}`"))
 }
 
-/// Runs the path checks for the spec struct `spec` when it is a struct of kube's kind.
-pub fn run(cx: &mut Ctxt, spec: &ItemStruct, structs: &Structs<'_>) {
-    let kube = KubeAttrs::from_attrs(&mut Ctxt::new(), &spec.attrs);
-    check_paths(cx, &kube, spec, structs);
+/// Runs the path checks of a resource whose spec struct is `spec`.
+pub fn run(cx: &mut Ctxt, resource: &Resource, spec: &ItemStruct, structs: &Structs<'_>) {
+    check_paths(cx, &resource.kube, spec, structs);
 }

@@ -67,9 +67,22 @@ impl Loc {
 }
 
 /// Collects diagnostics; the pipeline checks it once at the end of each stage.
+///
+/// A context must be checked ([`Ctxt::finish`] or [`Ctxt::into_diagnostics`]): one dropped
+/// with its mistakes unread would let a run succeed that should fail, so dropping it
+/// unchecked panics (a bug in kube-codegen, never the user's input).
 #[derive(Debug, Default)]
 pub struct Ctxt {
     diagnostics: Vec<Diagnostic>,
+    checked: bool,
+}
+
+impl Drop for Ctxt {
+    fn drop(&mut self) {
+        if !self.checked && !std::thread::panicking() {
+            panic!("kube-codegen: a diagnostics context was dropped without being checked (a bug)");
+        }
+    }
 }
 
 impl Ctxt {
@@ -122,16 +135,18 @@ impl Ctxt {
     }
 
     /// The recorded mistakes, in the order they were found.
-    pub fn into_diagnostics(self) -> Vec<Diagnostic> {
-        self.diagnostics
+    pub fn into_diagnostics(mut self) -> Vec<Diagnostic> {
+        self.checked = true;
+        std::mem::take(&mut self.diagnostics)
     }
 
     /// `Ok(value)` when nothing was recorded, the diagnostics otherwise.
     pub fn finish<T>(self, value: T) -> Result<T, Vec<Diagnostic>> {
-        if self.diagnostics.is_empty() {
+        let diagnostics = self.into_diagnostics();
+        if diagnostics.is_empty() {
             Ok(value)
         } else {
-            Err(self.diagnostics)
+            Err(diagnostics)
         }
     }
 }
@@ -206,5 +221,25 @@ mod tests {
             did_you_mean("verison", ["version"]),
             "; did you mean `version`?"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[should_panic(expected = "dropped without being checked")]
+    fn an_unchecked_context_is_a_bug() {
+        let mut cx = Ctxt::new();
+        cx.error(Span::call_site(), "a mistake nobody reads");
+    }
+
+    #[test]
+    fn a_checked_context_hands_over_its_mistakes() {
+        let mut cx = Ctxt::new();
+        cx.error(Span::call_site(), "one");
+        assert_eq!(cx.finish(()).unwrap_err().len(), 1);
+        assert!(Ctxt::new().finish(7).is_ok_and(|v| v == 7));
     }
 }

@@ -45,7 +45,7 @@ pub fn derive_gen_client(input: TokenStream) -> TokenStream {
         && let Ok(spec) = syn::parse2::<syn::ItemStruct>(quote::ToTokens::to_token_stream(&input))
     {
         let structs = ast::Structs::new([], Some(&spec));
-        check::run(&mut cx, &spec, &structs);
+        check::run(&mut cx, resource, &spec, &structs);
         markers = schema::resource_patches(
             &mut cx,
             &spec,

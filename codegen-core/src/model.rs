@@ -213,6 +213,9 @@ pub struct Resource {
     pub apply_configuration: bool,
     /// The verbs to generate, in generation order.
     pub verbs: Vec<Verb>,
+    /// `#[kube(...)]` as written, parsed once here: later stages (paths, CRD markers,
+    /// apply configurations) read it from the resource rather than parse it again.
+    pub kube: KubeAttrs,
     /// Extension methods, in the order written.
     pub methods: Vec<Method>,
 }
@@ -415,6 +418,7 @@ pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -
         apply_configuration: has_marker(&input.attrs, "+kubebuilder:ac:generate=true"),
         verbs: Vec::new(),
         methods: Vec::new(),
+        kube: kube.clone(),
     };
     Some(complete(cx, resource, &genclient, origin))
 }

@@ -200,11 +200,11 @@ pub fn build(files: &[SourceFile], api_module: &str) -> Result<ApiTree, Vec<File
     let mut errors: Vec<FileDiagnostics> = cxs
         .into_iter()
         .enumerate()
-        .filter(|(_, cx)| cx.has_errors())
         .map(|(index, cx)| FileDiagnostics {
             file: Some(index),
             diagnostics: cx.into_diagnostics(),
         })
+        .filter(|fd| !fd.diagnostics.is_empty())
         .collect();
     let tree = assemble(versions, &mut errors);
     if errors.is_empty() {
@@ -597,11 +597,11 @@ fn read_file<'a>(
         if let Some(resource) = model::resource_from_input(cx, &input, origin) {
             let mut markers = crate::schema::Markers::default();
             if let Item::Struct(spec) = item {
-                crate::check::run(cx, spec, structs);
+                crate::check::run(cx, &resource, spec, structs);
                 markers =
                     crate::schema::resource_patches(cx, spec, &resource, structs, memo, false);
             }
-            let spans = kube_spans(&input);
+            let spans = kube_spans(&resource, &input);
             let list = if crd_only {
                 &mut entry.crd_only
             } else {
@@ -655,11 +655,11 @@ fn derives(attrs: &[syn::Attribute], name: &str) -> bool {
 }
 
 /// The spans of `group` and `version` in `#[kube]`, for cross-file diagnostics.
-fn kube_spans(input: &syn::DeriveInput) -> VersionSpans {
-    let kube = crate::attr::kube::KubeAttrs::from_attrs(&mut Ctxt::new(), &input.attrs);
+fn kube_spans(resource: &Resource, input: &syn::DeriveInput) -> VersionSpans {
+    let kube = &resource.kube;
     VersionSpans {
-        group: kube.group.map_or(input.ident.span(), |g| g.span),
-        version: kube.version.map_or(input.ident.span(), |v| v.span),
+        group: kube.group.as_ref().map_or(input.ident.span(), |g| g.span),
+        version: kube.version.as_ref().map_or(input.ident.span(), |v| v.span),
     }
 }
 

@@ -15,7 +15,6 @@ use syn::{ItemStruct, Type};
 use super::{AcField, AcStruct, Builder, Reached};
 use crate::ast;
 use crate::attr::marker;
-use crate::diag::Ctxt;
 
 const PRIMITIVES: &[&str] = &[
     "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "f32",
@@ -114,7 +113,7 @@ fn fields(s: &ItemStruct) -> Vec<Field<'_>> {
         .into_iter()
         .filter_map(|f| {
             let json = f.json?;
-            let markers = marker::read(&mut Ctxt::new(), &f.syn.attrs);
+            let markers = marker::read_checked_elsewhere(&f.syn.attrs);
             let value = |name: &str| {
                 markers
                     .iter()

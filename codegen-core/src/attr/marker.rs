@@ -199,6 +199,15 @@ impl Marker {
     }
 }
 
+/// The CRD markers of `attrs` for their meaning alone, where their mistakes are reported by
+/// the stage that checks the struct they sit on (`schema::check_struct`), once.
+pub fn read_checked_elsewhere(attrs: &[Attribute]) -> Vec<Marker> {
+    let mut cx = Ctxt::new();
+    let markers = read(&mut cx, attrs);
+    drop(cx.into_diagnostics());
+    markers
+}
+
 /// Reads the CRD markers of `attrs`' doc comments; reports unknown `+kubebuilder:` names and
 /// malformed values.
 pub fn read(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<Marker> {

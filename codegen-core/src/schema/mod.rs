@@ -732,7 +732,7 @@ impl<'a> Walker<'_, '_, 'a> {
 fn key_not_required(s: &ItemStruct, key: &str) -> Option<&'static str> {
     let container = ast::Container::read(s);
     let f = container.field(key)?.syn;
-    let markers = marker::read(&mut Ctxt::new(), &f.attrs);
+    let markers = marker::read_checked_elsewhere(&f.attrs);
     let has = |names: &[&str]| markers.iter().any(|m| names.contains(&m.name));
     let defaulted = has(&["kubebuilder:default"]) || serde_default(&f.attrs) || container.default;
     if defaulted || has(&["required", "kubebuilder:validation:Required"]) {
@@ -1214,7 +1214,7 @@ pub fn resource_patches<'a>(
     memo: &mut Memo<'a>,
     probe: bool,
 ) -> Markers {
-    let kube = KubeAttrs::from_attrs(&mut Ctxt::new(), &spec.attrs);
+    let kube = &resource.kube;
     let mut out = Markers::default();
     let mut walker = Walker {
         structs,
@@ -1238,7 +1238,7 @@ pub fn resource_patches<'a>(
             ty,
         });
     }
-    let markers = marker::read(&mut Ctxt::new(), &spec.attrs);
+    let markers = marker::read_checked_elsewhere(&spec.attrs);
     out.skip_version = markers.iter().any(|m| m.name == "kubebuilder:skipversion");
     for m in &markers {
         if m.place == Place::Type
@@ -1246,7 +1246,7 @@ pub fn resource_patches<'a>(
                 cx,
                 m,
                 &resource::Context {
-                    kube: &kube,
+                    kube,
                     resource,
                     spec,
                     status,
@@ -1262,7 +1262,7 @@ pub fn resource_patches<'a>(
             out.patches.push(p);
         }
     }
-    check_approval(cx, &kube, resource, &out.patches);
+    check_approval(cx, kube, resource, &out.patches);
     out.patches = coalesce(out.patches);
     out
 }
