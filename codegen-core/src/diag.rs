@@ -222,11 +222,6 @@ mod tests {
             "; did you mean `version`?"
         );
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
 
     #[test]
     #[should_panic(expected = "dropped without being checked")]
