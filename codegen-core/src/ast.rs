@@ -3,7 +3,7 @@
 //! JSON shape of a Rust type, and where a type named by a field is defined.
 //!
 //! Every later stage (the path checks, CRD markers, CEL typing, apply configurations)
-//! reads fields through [`Container`] and types through [`shape`], so a skipped field is
+//! reads fields through [`Container`] and types through `shape`, so a skipped field is
 //! absent and a renamed one has its JSON name for all of them alike.
 
 use syn::{Fields, Item, ItemEnum, ItemStruct, Type};

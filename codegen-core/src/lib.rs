@@ -1,11 +1,21 @@
 //! The model behind `kube-codegen`: annotations in, validated model, Rust out.
 //!
-//! The pipeline reads top-down, one stage per module:
+//! The pipeline reads top-down, one stage per module, each using only the ones above it:
 //!
-//! 1. [`attr`]: `#[kube(...)]`, `+genclient` markers and `#[genclient(...)]` into raw values;
-//! 2. [`model`]: validated resources, with Go's `+genclient` rules and cross-checks;
-//! 3. [`tree`]: the CLI's view of a whole API tree (groups, versions, module paths);
-//! 4. [`emit`]: one emitter per artifact (typed client, clientset).
+//! 1. [`source`]: the input files;
+//! 2. [`attr`]: `#[kube(...)]`, `+genclient` markers, `#[genclient(...)]` and
+//!    `+kubebuilder:` markers into raw values;
+//! 3. [`ast`]: serde's view of the types (JSON names, skip, flatten, default) and the JSON
+//!    shape of a Rust type;
+//! 4. [`model`] (and [`builtin`] for k8s-openapi kinds): validated resources, with Go's
+//!    `+genclient` rules and cross-checks;
+//! 5. [`check`], [`schema`]: JSON paths and CRD markers checked against the types;
+//! 6. [`apply_model`]: apply configurations, lowered from Rust types and from the built-in
+//!    types table;
+//! 7. [`tree`], [`apply_tree`]: the CLI's view of a whole API tree (groups, versions, module
+//!    paths, which types get apply configurations);
+//! 8. [`emit`]: one emitter per artifact, writing final code; [`emit::files`] plans the
+//!    tree's files, then writes their contents.
 //!
 //! Mistakes are collected in a [`diag::Ctxt`] with their spans and never panic. Both front
 //! ends, the `GenClient` derive and the `kube-codegen` CLI, are thin adapters over this crate.
