@@ -279,7 +279,7 @@ fn locate_problem(
 
 /// The same JSON with every object's keys in sorted order, so the YAML does not depend on
 /// how `serde_json` was built.
-fn sorted(value: &Value) -> Value {
+pub(crate) fn sorted(value: &Value) -> Value {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();

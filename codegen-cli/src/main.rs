@@ -8,6 +8,7 @@ mod crds;
 mod import;
 mod output;
 mod paths;
+mod webhooks;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,6 +41,9 @@ enum Command {
     /// Write (or with --verify, check) annotated Rust API types from CRD manifests or a
     /// cluster's CRDs: `<group>/<version>/<kind>.rs` that `generate` and `crds` read.
     Import(import::ImportArgs),
+    /// Write (or with --verify, check) the admission webhook configurations declared by
+    /// `+kubebuilder:webhook` markers in a controller's sources: `manifests.yaml`.
+    Webhooks(webhooks::WebhooksArgs),
 }
 
 #[derive(Debug, Args)]
@@ -207,6 +211,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Rbac(args) => return rbac(&args),
         Command::Crds(args) => return crds::run(&args),
         Command::Import(args) => return import::run(&args),
+        Command::Webhooks(args) => return webhooks::run(&args),
     };
     let command = args.reproduce_command();
     let files = match kube_codegen_core::generate(&args.input, &args.api_module, &command) {

@@ -36,6 +36,7 @@ pub mod render;
 pub mod schema;
 pub mod source;
 pub mod tree;
+pub mod webhook;
 
 use proc_macro2::TokenStream;
 

@@ -136,8 +136,6 @@ const UNSUPPORTED: &[&str] = &[
     "kubebuilder:example",
     "kubebuilder:externalDocs",
     "kubebuilder:ac:output",
-    "kubebuilder:webhook",
-    "kubebuilder:webhookconfiguration",
 ];
 
 /// The validation markers that also exist as `+kubebuilder:validation:items:<Name>`, for the
@@ -238,6 +236,9 @@ fn parse(cx: &mut Ctxt, text: &str, loc: &dyn Fn(usize, usize) -> Loc) -> Option
         .filter(|(name, _, _)| !items || has_items_form(name))
         .max_by_key(|(name, _, _)| name.len());
     let Some(&(name, place, takes)) = found else {
+        if webhook_marker(cx, text, loc) {
+            return None;
+        }
         let word = full.split('=').next().unwrap_or(full);
         if word.split(':').next() == Some("kubebuilder")
             && !IGNORED.iter().any(|i| word.starts_with(i))
@@ -309,6 +310,26 @@ fn parse(cx: &mut Ctxt, text: &str, loc: &dyn Fn(usize, usize) -> Loc) -> Option
         }
     }
     Some(marker)
+}
+
+/// Checks a `+kubebuilder:webhook:` or `+kubebuilder:webhookconfiguration:` marker written
+/// on a type, as `kube-codegen webhooks` reads it, each mistake at its argument; `false` for
+/// any other marker. (The configurations themselves are written by that command.)
+fn webhook_marker(cx: &mut Ctxt, text: &str, loc: &dyn Fn(usize, usize) -> Loc) -> bool {
+    use crate::webhook::{CONFIGURATION, WEBHOOK, parse as parse_webhook, parse_configuration};
+    let (prefix, mistakes) = if let Some(body) = text.strip_prefix(WEBHOOK) {
+        (WEBHOOK, parse_webhook(body).err())
+    } else if let Some(body) = text.strip_prefix(CONFIGURATION) {
+        (CONFIGURATION, parse_configuration(body).err())
+    } else {
+        return false;
+    };
+    for (offset, why) in mistakes.unwrap_or_default() {
+        let start = prefix.len() + offset;
+        let end = text[start..].find(',').map_or(text.len(), |e| start + e);
+        cx.error_at(&loc(start, end.max(start + 1).min(text.len())), why);
+    }
+    true
 }
 
 /// The error for a `+kubebuilder:` marker that is not one kube-codegen reads: controller-gen
