@@ -18,6 +18,8 @@ pub mod factory;
 pub mod informer;
 pub mod lister;
 pub mod scope;
+#[cfg(feature = "webhook")]
+pub mod webhook;
 
 pub use client::{FieldManager, Handle, Sealed};
 pub use crd::CrdMarkers;

@@ -1,0 +1,325 @@
+//! Admission webhooks (feature `webhook`): typed defaulting and validation of a kind, served
+//! over HTTPS to the API server.
+//!
+//! A [`Defaulter`] changes a typed object; the JSON patch the API server applies is computed
+//! from the object before and after, so a defaulter never writes a patch by hand. A
+//! [`Validator`] accepts or refuses a create, an update (seeing the old object too) or a
+//! delete, with warnings the API server passes on to the client. Both are the kube-rs form
+//! of controller-runtime's `CustomDefaulter` and `CustomValidator`, over
+//! `kube::core::admission`; a [`WebhookServer`] routes each path to one of them.
+//!
+//! ```no_run
+//! # use kube_codegen_runtime::webhook::{Defaulter, Denial, Request, Validator, Warnings, WebhookServer};
+//! # #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+//! # struct Foo { spec: FooSpec, metadata: kube::core::ObjectMeta }
+//! # #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+//! # struct FooSpec { deployment_name: String }
+//! # impl kube::Resource for Foo { type DynamicType = (); type Scope = kube::core::NamespaceResourceScope;
+//! #   fn kind(_: &()) -> std::borrow::Cow<'_, str> { "Foo".into() } fn group(_: &()) -> std::borrow::Cow<'_, str> { "example.com".into() }
+//! #   fn version(_: &()) -> std::borrow::Cow<'_, str> { "v1".into() } fn plural(_: &()) -> std::borrow::Cow<'_, str> { "foos".into() }
+//! #   fn meta(&self) -> &kube::core::ObjectMeta { &self.metadata } fn meta_mut(&mut self) -> &mut kube::core::ObjectMeta { &mut self.metadata } }
+//! struct FooWebhook;
+//!
+//! impl Defaulter<Foo> for FooWebhook {
+//!     async fn default(&self, foo: &mut Foo, _: &Request<'_>) -> Result<Warnings, Denial> {
+//!         if foo.spec.deployment_name.is_empty() {
+//!             foo.spec.deployment_name = foo.metadata.name.clone().unwrap_or_default();
+//!         }
+//!         Ok(Warnings::new())
+//!     }
+//! }
+//!
+//! impl Validator<Foo> for FooWebhook {
+//!     async fn validate_create(&self, foo: &Foo, _: &Request<'_>) -> Result<Warnings, Denial> {
+//!         if foo.spec.deployment_name.contains('_') {
+//!             return Err(Denial::new("spec.deploymentName: `_` is not allowed in a name"));
+//!         }
+//!         Ok(Warnings::new())
+//!     }
+//! }
+//!
+//! # async fn run() -> std::io::Result<()> {
+//! let server = WebhookServer::new()
+//!     .defaulting::<Foo, _>("/mutate-example-com-v1-foo", FooWebhook)
+//!     .validating::<Foo, _>("/validate-example-com-v1-foo", FooWebhook);
+//! server
+//!     .serve("127.0.0.1:9443".parse().unwrap(), "/tmp/serving-certs", std::future::pending())
+//!     .await
+//! # }
+//! ```
+
+mod server;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use kube::core::DynamicObject;
+use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+pub use server::{TlsFiles, WebhookServer};
+
+/// What a webhook tells the client besides allowing the request: `Warning` headers.
+pub type Warnings = Vec<String>;
+
+/// A refused request: the message the client sees after `admission webhook "<name>" denied
+/// the request: `, and the HTTP code the API server answers with (403 by default).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denial {
+    /// Why.
+    pub message: String,
+    /// The HTTP status code (`403` Forbidden unless set).
+    pub code: u16,
+    /// The `reason` of the API server's Status (`Forbidden` unless set).
+    pub reason: String,
+}
+
+impl Denial {
+    /// Refuses with `message` (403 Forbidden).
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            code: 403,
+            reason: "Forbidden".to_owned(),
+        }
+    }
+
+    /// Refuses as invalid: 422 Invalid, as schema validation refuses.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            code: 422,
+            reason: "Invalid".to_owned(),
+        }
+    }
+}
+
+/// What a webhook knows of the request beyond the object: who asks, what for, dry run.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'r> {
+    /// The whole admission request, as `kube::core::admission` reads it.
+    pub inner: &'r AdmissionRequest<DynamicObject>,
+}
+
+impl Request<'_> {
+    /// The operation: create, update, delete or connect.
+    pub fn operation(&self) -> &Operation {
+        &self.inner.operation
+    }
+
+    /// The namespace of the object (`None` for cluster-scoped kinds).
+    pub fn namespace(&self) -> Option<&str> {
+        self.inner.namespace.as_deref()
+    }
+
+    /// Whether the request is a dry run: a webhook with side effects must skip them.
+    pub fn dry_run(&self) -> bool {
+        self.inner.dry_run
+    }
+
+    /// The user making the request.
+    pub fn user(&self) -> Option<&str> {
+        self.inner.user_info.username.as_deref()
+    }
+}
+
+/// Defaults objects of kind `K` before the API server validates and stores them.
+pub trait Defaulter<K>: Send + Sync + 'static {
+    /// Changes `obj` in place; what changed becomes the JSON patch of the response.
+    fn default(
+        &self,
+        obj: &mut K,
+        req: &Request<'_>,
+    ) -> impl Future<Output = Result<Warnings, Denial>> + Send;
+}
+
+/// Validates creates, updates and deletes of objects of kind `K`. Each check allows by
+/// default; implement the ones the kind needs.
+pub trait Validator<K: Sync>: Send + Sync + 'static {
+    /// A create of `obj`.
+    fn validate_create(
+        &self,
+        obj: &K,
+        req: &Request<'_>,
+    ) -> impl Future<Output = Result<Warnings, Denial>> + Send {
+        let _ = (obj, req);
+        async { Ok(Warnings::new()) }
+    }
+
+    /// An update from `old` to `new`.
+    fn validate_update(
+        &self,
+        old: &K,
+        new: &K,
+        req: &Request<'_>,
+    ) -> impl Future<Output = Result<Warnings, Denial>> + Send {
+        let _ = (old, new, req);
+        async { Ok(Warnings::new()) }
+    }
+
+    /// A delete of `obj` (as it is before the delete).
+    fn validate_delete(
+        &self,
+        obj: &K,
+        req: &Request<'_>,
+    ) -> impl Future<Output = Result<Warnings, Denial>> + Send {
+        let _ = (obj, req);
+        async { Ok(Warnings::new()) }
+    }
+}
+
+/// A request's object read as `K`, or why it could not be.
+fn typed<K: DeserializeOwned>(object: Option<&DynamicObject>, which: &str) -> Result<K, Denial> {
+    let Some(object) = object else {
+        return Err(Denial::invalid(format!("the request has no {which}")));
+    };
+    let value = serde_json::to_value(object).map_err(|e| Denial::invalid(e.to_string()))?;
+    serde_json::from_value(value).map_err(|e| {
+        Denial::invalid(format!(
+            "the {which} does not decode as this webhook's kind: {e}"
+        ))
+    })
+}
+
+fn deny(req: &AdmissionRequest<DynamicObject>, denial: &Denial) -> AdmissionResponse {
+    let mut response = AdmissionResponse::from(req).deny(&denial.message);
+    response.result.code = denial.code;
+    response.result.reason = denial.reason.clone();
+    response
+}
+
+fn allow(req: &AdmissionRequest<DynamicObject>, warnings: Warnings) -> AdmissionResponse {
+    let mut response = AdmissionResponse::from(req);
+    if !warnings.is_empty() {
+        response.warnings = Some(warnings);
+    }
+    response
+}
+
+/// One route of the server: an admission request in, the response out.
+pub(crate) trait Handler: Send + Sync {
+    fn handle<'a>(
+        &'a self,
+        req: &'a AdmissionRequest<DynamicObject>,
+    ) -> std::pin::Pin<Box<dyn Future<Output = AdmissionResponse> + Send + 'a>>;
+}
+
+pub(crate) struct Defaulting<K, D> {
+    pub(crate) defaulter: D,
+    pub(crate) kind: std::marker::PhantomData<fn() -> K>,
+}
+
+impl<K, D> Handler for Defaulting<K, D>
+where
+    K: DeserializeOwned + Serialize + Send + Sync + 'static,
+    D: Defaulter<K>,
+{
+    fn handle<'a>(
+        &'a self,
+        req: &'a AdmissionRequest<DynamicObject>,
+    ) -> std::pin::Pin<Box<dyn Future<Output = AdmissionResponse> + Send + 'a>> {
+        Box::pin(async move {
+            if !matches!(req.operation, Operation::Create | Operation::Update) {
+                return allow(req, Warnings::new());
+            }
+            let mut obj: K = match typed(req.object.as_ref(), "object") {
+                Ok(obj) => obj,
+                Err(denial) => return deny(req, &denial),
+            };
+            let before = serde_json::to_value(&obj).unwrap_or_default();
+            let request = Request { inner: req };
+            match self.defaulter.default(&mut obj, &request).await {
+                Ok(warnings) => {
+                    let after = serde_json::to_value(&obj).unwrap_or_default();
+                    let patch = json_patch::diff(&before, &after);
+                    let response = allow(req, warnings);
+                    if patch.0.is_empty() {
+                        return response;
+                    }
+                    response.with_patch(patch).unwrap_or_else(|e| {
+                        deny(
+                            req,
+                            &Denial::invalid(format!(
+                                "the defaulted object does not serialize: {e}"
+                            )),
+                        )
+                    })
+                }
+                Err(denial) => deny(req, &denial),
+            }
+        })
+    }
+}
+
+pub(crate) struct Validating<K, V> {
+    pub(crate) validator: V,
+    pub(crate) kind: std::marker::PhantomData<fn() -> K>,
+}
+
+impl<K, V> Handler for Validating<K, V>
+where
+    K: DeserializeOwned + Send + Sync + 'static,
+    V: Validator<K>,
+{
+    fn handle<'a>(
+        &'a self,
+        req: &'a AdmissionRequest<DynamicObject>,
+    ) -> std::pin::Pin<Box<dyn Future<Output = AdmissionResponse> + Send + 'a>> {
+        Box::pin(async move {
+            let request = Request { inner: req };
+            let result = match req.operation {
+                Operation::Create => match typed::<K>(req.object.as_ref(), "object") {
+                    Ok(obj) => self.validator.validate_create(&obj, &request).await,
+                    Err(denial) => Err(denial),
+                },
+                Operation::Update => {
+                    let new = typed::<K>(req.object.as_ref(), "object");
+                    let old = typed::<K>(req.old_object.as_ref(), "old object");
+                    match (old, new) {
+                        (Ok(old), Ok(new)) => {
+                            self.validator.validate_update(&old, &new, &request).await
+                        }
+                        (Err(denial), _) | (_, Err(denial)) => Err(denial),
+                    }
+                }
+                Operation::Delete => match typed::<K>(req.old_object.as_ref(), "old object") {
+                    Ok(obj) => self.validator.validate_delete(&obj, &request).await,
+                    Err(denial) => Err(denial),
+                },
+                Operation::Connect => Ok(Warnings::new()),
+            };
+            match result {
+                Ok(warnings) => allow(req, warnings),
+                Err(denial) => deny(req, &denial),
+            }
+        })
+    }
+}
+
+/// Answers one AdmissionReview body with `handler`: the response review, or `None` when the
+/// body is not an AdmissionReview with a request (the server answers 400).
+pub(crate) async fn review(handler: &Arc<dyn Handler>, body: &[u8]) -> Option<Vec<u8>> {
+    let review: AdmissionReview<DynamicObject> = serde_json::from_slice(body).ok()?;
+    let req: AdmissionRequest<DynamicObject> = review.try_into().ok()?;
+    let response = handler.handle(&req).await;
+    serde_json::to_vec(&response.into_review()).ok()
+}
+
+/// kubebuilder's path for a kind's mutating webhook: `/mutate-<group with dashes>-<version>-<kind>`.
+pub fn mutate_path<K: kube::Resource<DynamicType = ()>>() -> String {
+    path::<K>("mutate")
+}
+
+/// kubebuilder's path for a kind's validating webhook: `/validate-<group with dashes>-<version>-<kind>`.
+pub fn validate_path<K: kube::Resource<DynamicType = ()>>() -> String {
+    path::<K>("validate")
+}
+
+/// controller-runtime's rule, the core group included (`/mutate--v1-pod`).
+fn path<K: kube::Resource<DynamicType = ()>>(what: &str) -> String {
+    let group = K::group(&()).replace('.', "-");
+    let version = K::version(&());
+    let kind = K::kind(&()).to_ascii_lowercase();
+    format!("/{what}-{group}-{version}-{kind}")
+}
