@@ -19,3 +19,7 @@ done
 # RBAC from the +kubebuilder:rbac markers in the sample's sources.
 "$codegen" rbac --input sample-controller/src \
   --output sample-controller/artifacts/rbac/role.yaml --name sample-controller --namespace default
+
+# Admission webhook configurations from the +kubebuilder:webhook markers in the sample's sources.
+"$codegen" webhooks --input sample-controller/src --output sample-controller/artifacts/webhooks \
+  --cert-manager-certificate default/sample-controller-webhook

@@ -21,6 +21,11 @@ done < hack/codegen-trees.txt
   --output sample-controller/artifacts/rbac/role.yaml --name sample-controller --namespace default \
   || failed=1
 
+# Admission webhook configurations: from the +kubebuilder:webhook markers of the sample's sources.
+"$codegen" webhooks --verify --input sample-controller/src \
+  --output sample-controller/artifacts/webhooks \
+  --cert-manager-certificate default/sample-controller-webhook || failed=1
+
 if [ "$failed" -ne 0 ]; then
   echo "to fix, run: hack/update-codegen.sh" >&2
   exit 1

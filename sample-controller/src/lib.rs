@@ -15,3 +15,4 @@ pub mod health;
 pub mod leader;
 pub mod metrics;
 pub mod run;
+pub mod webhook;

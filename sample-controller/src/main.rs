@@ -51,6 +51,22 @@ struct Args {
     /// Seconds in-flight reconciles get to finish after SIGTERM/SIGINT.
     #[arg(long, default_value_t = 20)]
     shutdown_deadline: u64,
+    /// Serve Foo's admission webhooks (defaulting and validation) over HTTPS on this address.
+    #[arg(long, value_name = "ADDR")]
+    webhook_addr: Option<SocketAddr>,
+    /// The directory of the webhook server's `tls.crt` and `tls.key` (a mounted cert-manager
+    /// Secret); read again whenever they change.
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "/tmp/k8s-webhook-server/serving-certs"
+    )]
+    webhook_cert_dir: PathBuf,
+    /// Development mode, with --webhook-addr: make a certificate in --webhook-cert-dir and
+    /// install the webhook configurations on the cluster, pointing at --webhook-addr
+    /// (removed again at shutdown).
+    #[arg(long, requires = "webhook_addr")]
+    install_webhooks: bool,
     /// Print the CRDs of Foo and Icecream this binary was built with, as YAML (for
     /// `kubectl apply -f -`), and exit. The files in `artifacts/crds` are written by
     /// `kube-codegen crds` (`hack/update-codegen.sh`).
@@ -116,6 +132,11 @@ async fn main() -> ExitCode {
             duration: 15,
         }),
         shutdown_deadline: Duration::from_secs(args.shutdown_deadline),
+        webhooks: args.webhook_addr.map(|addr| run::WebhookOptions {
+            addr,
+            cert_dir: args.webhook_cert_dir.clone(),
+            install: args.install_webhooks,
+        }),
     };
     let config = if args.embedded {
         None

@@ -34,6 +34,20 @@ pub struct Options {
     pub leader_election: Option<LeaseOptions>,
     /// How long in-flight reconciles may take to finish after shutdown starts.
     pub shutdown_deadline: Duration,
+    /// Serve Foo's admission webhooks.
+    pub webhooks: Option<WebhookOptions>,
+}
+
+/// Where and how Foo's admission webhooks are served.
+#[derive(Debug, Clone)]
+pub struct WebhookOptions {
+    /// The HTTPS address.
+    pub addr: SocketAddr,
+    /// The directory of `tls.crt` and `tls.key` (a mounted cert-manager Secret).
+    pub cert_dir: std::path::PathBuf,
+    /// Development mode: make a certificate for `addr` in `cert_dir` and install the webhook
+    /// configurations on the cluster pointing at `addr` (removed again at shutdown).
+    pub install: bool,
 }
 
 impl Default for Options {
@@ -45,6 +59,7 @@ impl Default for Options {
             health_addr: None,
             leader_election: None,
             shutdown_deadline: Duration::from_secs(20),
+            webhooks: None,
         }
     }
 }
@@ -199,6 +214,11 @@ pub async fn run(
         return Err(format!("the cache of {name} did not sync within 60s").into());
     }
     tracing::info!(caches = ?synced.keys().collect::<Vec<_>>(), concurrency = options.concurrency, "caches synced; reconciling");
+    // Webhooks answer from the same caches, once they are synced.
+    let webhooks = match &options.webhooks {
+        Some(w) => Some(serve_webhooks(&client, w, deployments.lister(), stop.clone()).await?),
+        None => None,
+    };
     health.ready.store(true, Ordering::Relaxed);
 
     let controllers = futures::future::join(foo_controller, icecream_controller);
@@ -210,6 +230,14 @@ pub async fn run(
         }
     }
     health.ready.store(false, Ordering::Relaxed);
+    if let Some((installed, server)) = webhooks {
+        if let Some(installed) = installed
+            && let Err(err) = installed.uninstall().await
+        {
+            tracing::warn!(%err, "could not remove the development webhook configurations");
+        }
+        let _ = server.await;
+    }
     factory.shutdown().await;
     if let Some(task) = lease_task {
         // Dropping every holder of the leadership signal releases the lease.
@@ -219,6 +247,51 @@ pub async fn run(
     }
     tracing::info!("stopped");
     Ok(health)
+}
+
+/// Serves Foo's webhooks on `options.addr` until `stop`; in development mode, first makes a
+/// certificate and installs the configurations pointing here.
+async fn serve_webhooks(
+    client: &Client,
+    options: &WebhookOptions,
+    deployments: crate::generated::apps::v1::DeploymentLister,
+    stop: ShutdownSignal,
+) -> anyhow_free::Result<(
+    Option<kube_codegen_runtime::webhook::dev::Installed>,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+)> {
+    use kube_codegen_runtime::webhook::dev;
+    // What the API server dials: the address itself, or loopback for an unspecified one.
+    let host = match options.addr.ip() {
+        ip if ip.is_unspecified() => "127.0.0.1".to_owned(),
+        ip => ip.to_string(),
+    };
+    let ca = if options.install {
+        Some(dev::certificate(
+            &options.cert_dir,
+            std::slice::from_ref(&host),
+        )?)
+    } else {
+        None
+    };
+    let listener = tokio::net::TcpListener::bind(options.addr).await?;
+    let bound = listener.local_addr()?;
+    let server = crate::webhook::server(crate::webhook::FooWebhook { deployments });
+    tracing::info!(%bound, paths = ?server.paths(), "serving Foo's admission webhooks");
+    let task = tokio::spawn(server.serve_on(listener, options.cert_dir.clone(), stop));
+    let installed = match ca {
+        Some(ca) => {
+            let configurations: Vec<serde_json::Value> =
+                serde_saphyr::from_multiple(crate::webhook::MANIFESTS)?;
+            let base = format!("https://{host}:{}", bound.port());
+            let installed =
+                dev::install(client, &configurations, &base, &ca, FIELD_MANAGER).await?;
+            tracing::info!(objects = ?installed.objects(), url = %base, "installed the webhook configurations (development mode)");
+            Some(installed)
+        }
+        None => None,
+    };
+    Ok((installed, task))
 }
 
 /// A minimal boxed error, to keep the sample free of error-handling crates.

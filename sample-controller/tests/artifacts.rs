@@ -32,6 +32,7 @@ fn crds_examples_and_deploy_manifests_are_accepted() {
     for manifest in [
         "artifacts/rbac/role.yaml",
         "artifacts/deploy/deployment.yaml",
+        "artifacts/deploy-webhooks/service.yaml",
     ] {
         assert!(
             !fake.seed_yaml(&read(manifest)).unwrap().is_empty(),
@@ -49,6 +50,22 @@ fn crds_examples_and_deploy_manifests_are_accepted() {
     let security = &d["spec"]["template"]["spec"]["containers"][0]["securityContext"];
     assert_eq!(security["readOnlyRootFilesystem"], true);
     assert_eq!(security["allowPrivilegeEscalation"], false);
+
+    // The webhook variant is the same Deployment, serving webhooks from the mounted Secret.
+    let webhooks = FakeApiServer::new()
+        .seed_yaml(&read("artifacts/deploy-webhooks/deployment.yaml"))
+        .unwrap();
+    let pod = &webhooks[0]["spec"]["template"]["spec"];
+    let args = pod["containers"][0]["args"].as_array().unwrap();
+    assert!(
+        args.iter().any(|a| a == "--webhook-addr=0.0.0.0:9443"),
+        "{args:?}"
+    );
+    assert_eq!(
+        pod["volumes"][0]["secret"]["secretName"],
+        "sample-controller-webhook-tls"
+    );
+    assert_eq!(pod["containers"][0]["securityContext"], *security);
 }
 
 #[test]

@@ -371,3 +371,46 @@ async fn a_directory_without_a_certificate_is_an_error_not_a_panic() {
         .unwrap_err();
     assert!(err.to_string().contains("tls.crt"), "{err}");
 }
+
+#[tokio::test]
+async fn development_certificates_are_served_and_verify_against_their_ca() {
+    let dir = std::env::temp_dir().join(format!("kube-codegen-webhook-dev-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let ca =
+        kube_codegen_runtime::webhook::dev::certificate(&dir, &["127.0.0.1".to_owned()]).unwrap();
+    assert!(ca.starts_with("-----BEGIN CERTIFICATE-----"), "{ca}");
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let done = tokio::spawn(hooks().serve_on(listener, dir.clone(), async {
+        let _ = stopped.await;
+    }));
+    // A client that trusts only the CA just made.
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(ca.as_bytes()).unwrap())
+        .unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
+        .await;
+    assert!(tls.is_ok(), "{:?}", tls.err());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.join("tls.key"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "the key is readable by its owner only");
+    }
+    let _ = stop.send(());
+    done.await.unwrap().unwrap();
+}

@@ -76,7 +76,7 @@ fn webhook_configuration(run: &str, port: u16, mutating: bool) -> serde_json::Va
             "timeoutSeconds": 5,
             "clientConfig": {
                 "url": format!("https://127.0.0.1:{port}{path}"),
-                "caBundle": base64(&ca),
+                "caBundle": apiserver_rules::base64::base64_encode(&ca),
             },
             "namespaceSelector": {"matchLabels": {"kube-codegen-webhook-test": run}},
             "rules": [{
@@ -87,25 +87,6 @@ fn webhook_configuration(run: &str, port: u16, mutating: bool) -> serde_json::Va
             }],
         }],
     })
-}
-
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 #[tokio::test]

@@ -48,6 +48,7 @@
 //! # }
 //! ```
 
+pub mod dev;
 mod server;
 
 use std::future::Future;

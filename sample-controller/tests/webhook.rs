@@ -1,0 +1,117 @@
+//! Foo's admission webhooks, on the in-memory API server's caches: an empty
+//! `deploymentName` is defaulted to the Foo's name; a `deploymentName` that names a
+//! Deployment this Foo does not control is refused. (The server they run in, and TLS, are
+//! tested in `tests/tests/webhook.rs`; a real kube-apiserver calling them is in the README.)
+
+use std::time::Duration;
+
+use fake_apiserver::FakeApiServer;
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::api::{Api, PostParams};
+use kube::core::DynamicObject;
+use kube::core::admission::{AdmissionRequest, AdmissionReview};
+use kube_codegen_runtime::SharedInformerFactory;
+use kube_codegen_runtime::webhook::{Defaulter, Request, Validator};
+use sample_controller::apis::samplecontroller::v1alpha1::{Foo, FooSpec};
+use sample_controller::generated::InformerFactoryExt;
+use sample_controller::webhook::FooWebhook;
+use serde_json::json;
+
+fn request(operation: &str) -> AdmissionRequest<DynamicObject> {
+    let review: AdmissionReview<DynamicObject> = serde_json::from_value(json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "1",
+            "kind": {"group": "samplecontroller.k8s.io", "version": "v1alpha1", "kind": "Foo"},
+            "resource": {"group": "samplecontroller.k8s.io", "version": "v1alpha1", "resource": "foos"},
+            "namespace": "default",
+            "operation": operation,
+            "userInfo": {},
+        }
+    }))
+    .unwrap();
+    review.try_into().unwrap()
+}
+
+fn foo(name: &str, deployment: &str) -> Foo {
+    Foo::new(
+        name,
+        FooSpec {
+            deployment_name: deployment.to_owned(),
+            replicas: Some(1),
+        },
+    )
+}
+
+#[tokio::test]
+async fn foo_webhooks_default_the_name_and_refuse_a_deployment_they_do_not_own() {
+    let server = FakeApiServer::new();
+    let client = kube::Client::new(server.clone(), "default");
+    let deployment: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "taken", "namespace": "default"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "taken"}},
+            "template": {
+                "metadata": {"labels": {"app": "taken"}},
+                "spec": {"containers": [{"name": "nginx", "image": "nginx"}]}
+            }
+        }
+    }))
+    .unwrap();
+    Api::<Deployment>::namespaced(client.clone(), "default")
+        .create(&PostParams::default(), &deployment)
+        .await
+        .unwrap();
+    let factory = SharedInformerFactory::builder(client).build();
+    let deployments = factory.apps().v1().deployments();
+    factory.start();
+    assert!(
+        factory
+            .wait_for_cache_sync(Duration::from_secs(10))
+            .await
+            .values()
+            .all(|ok| *ok)
+    );
+    let webhook = FooWebhook {
+        deployments: deployments.lister(),
+    };
+    let create = request("CREATE");
+    let req = Request { inner: &create };
+
+    let mut defaulted = foo("web", "");
+    webhook.default(&mut defaulted, &req).await.unwrap();
+    assert_eq!(defaulted.spec.deployment_name, "web");
+    let mut kept = foo("web", "other");
+    webhook.default(&mut kept, &req).await.unwrap();
+    assert_eq!(kept.spec.deployment_name, "other");
+
+    let denial = webhook
+        .validate_create(&foo("thief", "taken"), &req)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        denial.message,
+        "spec.deploymentName: Deployment \"taken\" already exists and is not managed by Foo \"thief\""
+    );
+    assert_eq!(denial.code, 403);
+    assert!(
+        webhook
+            .validate_create(&foo("web", "free"), &req)
+            .await
+            .is_ok()
+    );
+
+    // An update that keeps the name is not checked again; one that moves to `taken` is.
+    let update = request("UPDATE");
+    let req = Request { inner: &update };
+    let old = foo("thief", "taken");
+    assert!(webhook.validate_update(&old, &old, &req).await.is_ok());
+    assert!(
+        webhook
+            .validate_update(&foo("web", "free"), &foo("web", "taken"), &req)
+            .await
+            .is_err()
+    );
+    factory.shutdown().await;
+}
