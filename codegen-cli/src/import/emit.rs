@@ -55,21 +55,65 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
     let v = input.version;
     let group = text(crd, "/spec/group").to_owned();
     let kind = text(crd, "/spec/names/kind").to_owned();
-    let plural = text(crd, "/spec/names/plural");
     let version = text(v, "/name").to_owned();
     let root = v
         .pointer("/schema/openAPIV3Schema")
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
+    let mut types = Types::default();
+    let spec_name = format!("{kind}Spec");
+    let status_name = format!("{kind}Status");
+    let (spec, status, root_notes) = top_types(&mut types, crd, &root, &spec_name, &status_name);
+    let mut exceptions = root_notes;
+    exceptions.extend(types.exceptions.iter().cloned());
+    exceptions.sort();
+    exceptions.dedup();
+    let namespaced = text(crd, "/spec/scope") == "Namespaced";
+    let status_type = status.as_ref().map(|_| status_name.as_str());
+    let kube = kube_attrs(crd, v, &root, status_type);
+    let resource_markers = resource_markers(input, namespaced, status.is_some(), &mut exceptions);
+    let head = FileHead {
+        kind: &kind,
+        group: &group,
+        version: &version,
+        exceptions: &exceptions,
+    };
+    let out = file_text(
+        input,
+        &head,
+        &types,
+        spec.is_some(),
+        status.as_deref(),
+        &spec_name,
+        &kube,
+        &resource_markers,
+    );
+    KindVersion {
+        group,
+        version,
+        module: file_stem(&kind),
+        kind,
+        text: out,
+        exceptions,
+        has_status: status.is_some(),
+    }
+}
+
+/// The spec and status structs of a version's root schema (their names, when they are
+/// structs), and what of the root schema is not carried over.
+fn top_types(
+    types: &mut Types,
+    crd: &Value,
+    root: &serde_json::Map<String, Value>,
+    spec_name: &str,
+    status_name: &str,
+) -> (Option<String>, Option<String>, Vec<Exception>) {
     let props = root
         .get("properties")
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
-    let mut types = Types::default();
-    let spec_name = format!("{kind}Spec");
-    let status_name = format!("{kind}Status");
     let mut root_notes: Vec<Exception> = Vec::new();
     let note = |notes: &mut Vec<Exception>, path: &str, what: String| {
         notes.push(Exception {
@@ -78,7 +122,7 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
         });
     };
     let spec_schema = props.get("spec").cloned().unwrap_or(Value::Null);
-    let spec = types.top(&spec_name, "spec", &spec_schema);
+    let spec = types.top(spec_name, "spec", &spec_schema);
     if spec.is_none() {
         if spec_schema.is_null() {
             note(&mut root_notes, "spec", "the schema has no `spec`; kube's `CustomResource` always has one, so an empty `spec` is required".into());
@@ -90,7 +134,7 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
     let status = if status_schema.is_null() {
         None
     } else {
-        let s = types.top(&status_name, "status", &status_schema);
+        let s = types.top(status_name, "status", &status_schema);
         if s.is_none() {
             note(
                 &mut root_notes,
@@ -123,7 +167,7 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
             "the schema of `metadata` beyond `type: object` is not carried over".into(),
         );
     }
-    for (k, _) in &root {
+    for (k, _) in root {
         if !matches!(
             k.as_str(),
             "type" | "description" | "properties" | "required"
@@ -192,16 +236,25 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
             ),
         );
     }
-    let mut exceptions = root_notes.clone();
-    exceptions.extend(types.exceptions.iter().cloned());
-    exceptions.sort();
-    exceptions.dedup();
+    (spec, status, root_notes)
+}
 
-    // The resource's `#[kube]` and markers.
+/// The resource's `#[kube(...)]` arguments: names, scope, status, scale, printer columns,
+/// selectable fields and the root description.
+fn kube_attrs(
+    crd: &Value,
+    v: &Value,
+    root: &serde_json::Map<String, Value>,
+    status: Option<&str>,
+) -> Vec<String> {
+    let group = text(crd, "/spec/group");
+    let kind = text(crd, "/spec/names/kind");
+    let plural = text(crd, "/spec/names/plural");
+    let version = text(v, "/name");
     let mut kube: Vec<String> = vec![
-        format!("group = {}", lit(&group)),
-        format!("version = {}", lit(&version)),
-        format!("kind = {}", lit(&kind)),
+        format!("group = {}", lit(group)),
+        format!("version = {}", lit(version)),
+        format!("kind = {}", lit(kind)),
         format!("plural = {}", lit(plural)),
     ];
     let singular = text(crd, "/spec/names/singular");
@@ -218,8 +271,8 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
     if namespaced {
         kube.push("namespaced".into());
     }
-    if status.is_some() {
-        kube.push(format!("status = {}", lit(&status_name)));
+    if let Some(status) = status {
+        kube.push(format!("status = {}", lit(status)));
     }
     if let Some(scale) = v.pointer("/subresources/scale") {
         let mut parts = vec![
@@ -263,8 +316,21 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
         }
     }
     // Without a description kube writes one of its own; an empty one writes none.
-    let root_doc = types::description(&root).unwrap_or_default();
+    let root_doc = types::description(root).unwrap_or_default();
     kube.push(format!("doc = {}", lit(&root_doc)));
+    kube
+}
+
+/// The resource's markers: `+genclient` and the CRD-level `+kubebuilder:` markers of the
+/// version (approval annotation, subresource, storage, served, deprecation).
+fn resource_markers(
+    input: &VersionInput<'_>,
+    namespaced: bool,
+    has_status: bool,
+    exceptions: &mut Vec<Exception>,
+) -> Vec<String> {
+    let crd = input.crd;
+    let v = input.version;
     let mut resource_markers = vec!["genclient".to_owned()];
     if !namespaced {
         resource_markers.push("genclient:nonNamespaced".into());
@@ -281,7 +347,7 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
         ));
     }
     if v.pointer("/subresources/status").is_some() {
-        if status.is_some() {
+        if has_status {
             resource_markers.push("kubebuilder:subresource:status".into());
         } else {
             exceptions.push(Exception {
@@ -308,7 +374,31 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
         }
     }
 
-    // The file.
+    resource_markers
+}
+
+/// What a version's file starts with.
+struct FileHead<'a> {
+    kind: &'a str,
+    group: &'a str,
+    version: &'a str,
+    exceptions: &'a [Exception],
+}
+
+/// The Rust file of one kind version.
+#[allow(clippy::too_many_arguments)] // the parts of one file, passed through as they are
+fn file_text(
+    input: &VersionInput<'_>,
+    head: &FileHead<'_>,
+    types: &Types,
+    has_spec: bool,
+    status: Option<&str>,
+    spec_name: &str,
+    kube: &[String],
+    resource_markers: &[String],
+) -> String {
+    let (crd, v) = (input.crd, input.version);
+    let (kind, group, version, exceptions) = (head.kind, head.group, head.version, head.exceptions);
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -318,7 +408,7 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
     );
     if !exceptions.is_empty() {
         out.push_str("//!\n//! Not carried over (each is also noted at its field):\n");
-        for e in &exceptions {
+        for e in exceptions {
             let path = if e.path.is_empty() { "(root)" } else { &e.path };
             let _ = writeln!(out, "//! - `{path}`: {}", e.what);
         }
@@ -348,8 +438,8 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
     out.push_str("use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n");
 
     let derive = "#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]";
-    if spec.is_none() {
-        types_push_empty_spec(&mut out, &spec_name, &resource_markers, &kube, derive);
+    if !has_spec {
+        types_push_empty_spec(&mut out, spec_name, resource_markers, kube, derive);
     }
     for s in &types.structs {
         out.push('\n');
@@ -359,7 +449,7 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
             markers.extend(resource_markers.iter().cloned());
         }
         markers.extend(s.markers.iter().cloned());
-        if Some(&s.name) == status.as_ref() {
+        if Some(s.name.as_str()) == status {
             // kube makes `status` an `Option`, which it writes as nullable.
             markers.push("nullable=false".into());
         }
@@ -377,7 +467,7 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
             out.push_str(&derive.replace("#[derive(", "#[derive(CustomResource, "));
             out.push('\n');
             out.push_str("#[kube(\n");
-            for k in &kube {
+            for k in kube {
                 let _ = writeln!(out, "    {k},");
             }
             out.push_str(")]\n");
@@ -407,15 +497,7 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
         }
         out.push_str("}\n");
     }
-    KindVersion {
-        group,
-        version,
-        module: file_stem(&kind),
-        kind,
-        text: out,
-        exceptions,
-        has_status: status.is_some(),
-    }
+    out
 }
 
 fn types_push_empty_spec(
