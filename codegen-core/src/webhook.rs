@@ -179,17 +179,20 @@ fn fully_qualified(name: &str) -> bool {
     crate::naming::is_dns_subdomain(name) && name.split('.').count() >= 3
 }
 
-/// Reads the text after `+kubebuilder:webhook:`.
-pub fn parse(body: &str) -> Result<Webhook, Vec<Mistake>> {
-    let mut mistakes = Vec::new();
-    let mut values: BTreeMap<&'static str, (usize, String)> = BTreeMap::new();
+/// The arguments of a `+kubebuilder:webhook` marker by key, with their offsets; unknown and
+/// repeated keys are mistakes.
+fn read_arguments(
+    body: &str,
+    mistakes: &mut Vec<Mistake>,
+) -> BTreeMap<&'static str, (usize, String)> {
+    let mut values = BTreeMap::new();
     for (offset, key, value) in arguments(body) {
         match KEYS.iter().find(|k| **k == key) {
             Some(k) if values.contains_key(k) => {
                 mistakes.push((offset, format!("`{key}` is given twice")));
             }
             Some(k) => {
-                values.insert(k, (offset, value));
+                values.insert(*k, (offset, value));
             }
             None if key == "patch" => mistakes.push((
                 offset,
@@ -204,136 +207,81 @@ pub fn parse(body: &str) -> Result<Webhook, Vec<Mistake>> {
             )),
         }
     }
-    let mut field =
-        |key: &'static str, check: &mut dyn FnMut(&str) -> Result<(), String>| -> Option<String> {
-            let (offset, value) = values.get(key)?;
-            match check(value) {
-                Ok(()) => Some(value.clone()),
-                Err(why) => {
-                    mistakes.push((*offset, why));
-                    None
-                }
-            }
-        };
-    let any = &mut |_: &str| Ok(());
-    let mutating = field("mutating", &mut |v| match v {
-        "true" | "false" => Ok(()),
-        _ => Err(format!("`mutating={v}` is `true` or `false`")),
-    })
-    .is_some_and(|v| v == "true");
-    let name = field("name", &mut |v| {
-        if fully_qualified(v) {
-            Ok(())
-        } else {
-            Err(format!(
-                "webhook name `{v}` should be a domain with at least three segments separated by dots, as kube-apiserver requires (such as `vfoo.example.com`)"
-            ))
+    values
+}
+
+/// Whether kube-apiserver takes `v` for the key `key`, or why not.
+fn check_value(key: &str, v: &str) -> Result<(), String> {
+    match key {
+        "mutating" if !matches!(v, "true" | "false") => {
+            Err(format!("`mutating={v}` is `true` or `false`"))
         }
-    });
-    let failure_policy = field("failurePolicy", &mut |v| {
-        one_of("failurePolicy", v, &["Fail", "Ignore"]).map(drop)
-    });
-    let match_policy = field("matchPolicy", &mut |v| {
-        one_of("matchPolicy", v, &["Exact", "Equivalent"]).map(drop)
-    });
-    let side_effects = field("sideEffects", &mut |v| match one_of(
-        "sideEffects",
-        v,
-        &["None", "NoneOnDryRun", "Some", "Unknown"],
-    )? {
-        "Some" | "Unknown" => Err(format!(
-            "`sideEffects={v}` is refused by admissionregistration.k8s.io/v1; use `None` or `NoneOnDryRun` (and skip side effects on dry runs)"
+        "name" if !fully_qualified(v) => Err(format!(
+            "webhook name `{v}` should be a domain with at least three segments separated by dots, as kube-apiserver requires (such as `vfoo.example.com`)"
         )),
-        _ => Ok(()),
-    });
-    let timeout = field("timeoutSeconds", &mut |v| match v.parse::<i32>() {
-        Ok(1..=30) => Ok(()),
-        _ => Err(format!(
+        "failurePolicy" => one_of(key, v, &["Fail", "Ignore"]).map(drop),
+        "matchPolicy" => one_of(key, v, &["Exact", "Equivalent"]).map(drop),
+        "reinvocationPolicy" => one_of(key, v, &["Never", "IfNeeded"]).map(drop),
+        "sideEffects" => match one_of(key, v, &["None", "NoneOnDryRun", "Some", "Unknown"])? {
+            "Some" | "Unknown" => Err(format!(
+                "`sideEffects={v}` is refused by admissionregistration.k8s.io/v1; use `None` or `NoneOnDryRun` (and skip side effects on dry runs)"
+            )),
+            _ => Ok(()),
+        },
+        "timeoutSeconds" if !matches!(v.parse::<i32>(), Ok(1..=30)) => Err(format!(
             "`timeoutSeconds={v}` must be between 1 and 30 seconds"
         )),
-    });
-    let reinvocation = field("reinvocationPolicy", &mut |v| {
-        one_of("reinvocationPolicy", v, &["Never", "IfNeeded"]).map(drop)
-    });
-    let verbs = field("verbs", &mut |v| {
-        let ops = ["create", "update", "delete", "connect", "*"];
-        for verb in list(v) {
-            if !ops.iter().any(|o| o.eq_ignore_ascii_case(&verb)) {
-                return Err(format!(
+        "servicePort" if !matches!(v.parse::<i32>(), Ok(1..=65535)) => {
+            Err(format!("`servicePort={v}` is a port from 1 to 65535"))
+        }
+        "path" if !v.starts_with('/') => Err(format!("`path={v}` must start with `/`")),
+        "url" if !v.starts_with("https://") => Err(format!(
+            "`url={v}` must be an `https://` URL: the API server calls webhooks over TLS"
+        )),
+        "verbs" => {
+            let ops = ["create", "update", "delete", "connect", "*"];
+            match list(v)
+                .into_iter()
+                .find(|verb| !ops.iter().any(|o| o.eq_ignore_ascii_case(verb)))
+            {
+                Some(verb) => Err(format!(
                     "verb `{verb}` cannot be admitted: webhooks see create, update, delete and connect (or `*`){}",
                     did_you_mean(&verb, ops)
-                ));
+                )),
+                None => Ok(()),
             }
         }
-        Ok(())
-    });
-    field(
-        "webhookVersions",
-        &mut |v| match list(v).iter().find(|w| *w != "v1") {
+        "webhookVersions" => match list(v).iter().find(|w| *w != "v1") {
             Some(w) => Err(format!(
                 "webhook version `{w}` is not supported; admissionregistration.k8s.io/v1 is the only one"
             )),
             None => Ok(()),
         },
-    );
-    let port = field("servicePort", &mut |v| match v.parse::<i32>() {
-        Ok(1..=65535) => Ok(()),
-        _ => Err(format!("`servicePort={v}` is a port from 1 to 65535")),
-    });
-    let path = field("path", &mut |v| {
-        if v.starts_with('/') {
-            Ok(())
-        } else {
-            Err(format!("`path={v}` must start with `/`"))
-        }
-    });
-    let url = field("url", &mut |v| {
-        if v.starts_with("https://") {
-            Ok(())
-        } else {
-            Err(format!(
-                "`url={v}` must be an `https://` URL: the API server calls webhooks over TLS"
-            ))
-        }
-    });
-    let [
-        groups,
-        versions,
-        resources,
-        admission,
-        service_name,
-        service_namespace,
-    ] = [
-        "groups",
-        "versions",
-        "resources",
-        "admissionReviewVersions",
-        "serviceName",
-        "serviceNamespace",
-    ]
-    .map(|k| field(k, any));
-    for (key, given) in [
-        ("name", &name),
-        ("failurePolicy", &failure_policy),
-        ("sideEffects", &side_effects),
-        ("groups", &groups),
-        ("versions", &versions),
-        ("resources", &resources),
-        ("verbs", &verbs),
-        ("admissionReviewVersions", &admission),
-    ] {
-        if given.is_none() && !values.contains_key(key) {
-            mistakes.push((0, format!("`+kubebuilder:webhook` needs `{key}=`")));
-        }
+        _ => Ok(()),
     }
-    let client = match (&path, &url, values.get("path"), values.get("url")) {
+}
+
+/// Where the API server sends requests: `path` behind a Service (with controller-gen's
+/// default Service), or `url`; exactly one of them.
+fn client_config(
+    valid: &BTreeMap<&str, String>,
+    given: &BTreeMap<&'static str, (usize, String)>,
+    mistakes: &mut Vec<Mistake>,
+) -> Option<ClientConfig> {
+    let text = |k: &str| valid.get(k).cloned();
+    match (
+        text("path"),
+        text("url"),
+        given.get("path"),
+        given.get("url"),
+    ) {
         (Some(path), None, _, None) => Some(ClientConfig::Service {
-            name: service_name.unwrap_or_else(|| "webhook-service".to_owned()),
-            namespace: service_namespace.unwrap_or_else(|| "system".to_owned()),
-            path: path.clone(),
-            port: port.and_then(|p| p.parse().ok()),
+            name: text("serviceName").unwrap_or_else(|| "webhook-service".to_owned()),
+            namespace: text("serviceNamespace").unwrap_or_else(|| "system".to_owned()),
+            path,
+            port: text("servicePort").and_then(|p| p.parse().ok()),
         }),
-        (None, Some(url), None, _) => Some(ClientConfig::Url(url.clone())),
+        (None, Some(url), None, _) => Some(ClientConfig::Url(url)),
         (_, _, Some((at, _)), Some(_)) => {
             mistakes.push((*at, "`path` and `url` are exclusive: `path` reaches the webhook through a Service, `url` directly; keep one".to_owned()));
             None
@@ -346,44 +294,72 @@ pub fn parse(body: &str) -> Result<Webhook, Vec<Mistake>> {
             ));
             None
         }
+        // One of them given, and a mistake already.
         _ => None,
-    };
-    if !mutating && let Some((at, _)) = values.get("reinvocationPolicy") {
+    }
+}
+
+/// Reads the text after `+kubebuilder:webhook:`.
+pub fn parse(body: &str) -> Result<Webhook, Vec<Mistake>> {
+    let mut mistakes = Vec::new();
+    let given = read_arguments(body, &mut mistakes);
+    let mut valid: BTreeMap<&str, String> = BTreeMap::new();
+    for (key, (offset, value)) in &given {
+        match check_value(key, value) {
+            Ok(()) => {
+                valid.insert(key, value.clone());
+            }
+            Err(why) => mistakes.push((*offset, why)),
+        }
+    }
+    for key in [
+        "name",
+        "failurePolicy",
+        "sideEffects",
+        "groups",
+        "versions",
+        "resources",
+        "verbs",
+        "admissionReviewVersions",
+    ] {
+        if !given.contains_key(key) {
+            mistakes.push((0, format!("`+kubebuilder:webhook` needs `{key}=`")));
+        }
+    }
+    let client = client_config(&valid, &given, &mut mistakes);
+    let mutating = valid.get("mutating").is_some_and(|v| v == "true");
+    if !mutating && let Some((at, _)) = given.get("reinvocationPolicy") {
         mistakes.push((*at, "`reinvocationPolicy` is for mutating webhooks only; validating webhooks are not reinvoked".to_owned()));
     }
-    let (Some(name), Some(failure_policy), Some(side_effects), Some(client), true) = (
-        name,
-        failure_policy,
-        side_effects,
-        client,
-        mistakes.is_empty(),
-    ) else {
+    let (Some(client), true) = (client, mistakes.is_empty()) else {
         return Err(mistakes);
     };
-    let canonical = |key, v: &str, allowed: &[&'static str]| {
-        one_of(key, v, allowed).map_or_else(|_| v.to_owned(), str::to_owned)
+    let text = |k: &str| valid.get(k).cloned().unwrap_or_default();
+    let canonical = |key: &str, allowed: &[&'static str]| {
+        valid
+            .get(key)
+            .map(|v| one_of(key, v, allowed).map_or_else(|_| v.clone(), str::to_owned))
     };
     Ok(Webhook {
         mutating,
-        name,
-        failure_policy: canonical("failurePolicy", &failure_policy, &["Fail", "Ignore"]),
-        match_policy: match_policy.map(|m| canonical("matchPolicy", &m, &["Exact", "Equivalent"])),
-        side_effects: canonical("sideEffects", &side_effects, &["None", "NoneOnDryRun"]),
-        timeout_seconds: timeout.and_then(|t| t.parse().ok()),
-        groups: list(&groups.unwrap_or_default())
+        name: text("name"),
+        failure_policy: canonical("failurePolicy", &["Fail", "Ignore"]).unwrap_or_default(),
+        match_policy: canonical("matchPolicy", &["Exact", "Equivalent"]),
+        side_effects: canonical("sideEffects", &["None", "NoneOnDryRun"]).unwrap_or_default(),
+        timeout_seconds: valid.get("timeoutSeconds").and_then(|t| t.parse().ok()),
+        groups: list(&text("groups"))
             .into_iter()
             .map(|g| if g == "core" { String::new() } else { g })
             .collect(),
-        versions: list(&versions.unwrap_or_default()),
-        resources: list(&resources.unwrap_or_default()),
-        operations: list(&verbs.unwrap_or_default())
+        versions: list(&text("versions")),
+        resources: list(&text("resources")),
+        operations: list(&text("verbs"))
             .iter()
             .map(|v| v.to_ascii_uppercase())
             .collect(),
         client,
-        admission_review_versions: list(&admission.unwrap_or_default()),
-        reinvocation_policy: reinvocation
-            .map(|r| canonical("reinvocationPolicy", &r, &["Never", "IfNeeded"])),
+        admission_review_versions: list(&text("admissionReviewVersions")),
+        reinvocation_policy: canonical("reinvocationPolicy", &["Never", "IfNeeded"]),
     })
 }
 

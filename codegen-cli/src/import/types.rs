@@ -384,7 +384,6 @@ impl Types {
         exceptions: &mut Vec<String>,
         items: &str,
     ) -> Ty {
-        let v = |k: &str| format!("kubebuilder:validation:{items}{k}");
         let ty_name = s.get("type").and_then(Value::as_str).unwrap_or("");
         let flag = |k: &str| s.get(k).and_then(Value::as_bool) == Some(true);
         for (k, _) in s {
@@ -398,27 +397,8 @@ impl Types {
             scalar_markers(s, items, markers, exceptions, skip_enum, None);
         };
         // A format the Rust type writes by itself is not a marker.
-        let implied = |markers: &mut Vec<String>, exceptions: &mut Vec<String>, format: &str| {
-            scalar_markers(s, items, markers, exceptions, false, Some(format));
-        };
         if flag("x-kubernetes-int-or-string") {
-            let quantity = s.get("pattern").and_then(Value::as_str) == Some(QUANTITY_PATTERN);
-            // The marker writes the `anyOf` kube's schema of the type lacks; it reaches the
-            // field and one level of list items.
-            if items.is_empty() || items == "items:" {
-                markers.push(v("XIntOrString"));
-            } else if s.contains_key("anyOf") {
-                exceptions.push("the `anyOf` of an int-or-string in map values or nested lists is not written (kube's schema of the type has only `x-kubernetes-int-or-string`)".to_owned());
-            }
-            common(markers, exceptions, false);
-            if !items.is_empty() && !s.contains_key("description") {
-                exceptions.push("list items or map values of this type get the type's own description from kube".to_owned());
-            }
-            return if quantity {
-                Ty::Quantity
-            } else {
-                Ty::IntOrString
-            };
+            return int_or_string(s, markers, exceptions, items);
         }
         if flag("x-kubernetes-embedded-resource") && !has_properties(s) {
             push_unless_items(
@@ -457,201 +437,12 @@ impl Types {
                 Ty::Named(name)
             }
             "object" if s.contains_key("additionalProperties") => {
-                let values = s
-                    .get("additionalProperties")
-                    .and_then(Value::as_object)
-                    .cloned()
-                    .unwrap_or_default();
-                let mut inner_markers = Vec::new();
-                let mut inner_exc = Vec::new();
-                let value_ty = self.ty(
-                    hint,
-                    &format!("{path}.{{}}"),
-                    &values,
-                    &mut inner_markers,
-                    &mut inner_exc,
-                    "map",
-                );
-                for m in inner_markers {
-                    exceptions.push(format!(
-                        "`+{m}` on the map's values cannot be written as a marker"
-                    ));
-                }
-                exceptions.extend(inner_exc);
-                if let Some(mt) = s.get("x-kubernetes-map-type").and_then(Value::as_str) {
-                    push_unless_items(
-                        markers,
-                        exceptions,
-                        items,
-                        &format!("mapType={mt}"),
-                        "x-kubernetes-map-type",
-                    );
-                }
-                if flag("x-kubernetes-preserve-unknown-fields") {
-                    push_unless_items(
-                        markers,
-                        exceptions,
-                        items,
-                        "kubebuilder:validation:XPreserveUnknownFields",
-                        "x-kubernetes-preserve-unknown-fields",
-                    );
-                }
-                common(markers, exceptions, false);
-                Ty::Map(Box::new(value_ty))
+                self.map_ty(hint, path, s, markers, exceptions, items)
             }
-            "object" | "" => {
-                // Anything: kept as JSON.
-                if ty_name == "object" {
-                    push_unless_items(
-                        markers,
-                        exceptions,
-                        items,
-                        "kubebuilder:validation:Type=object",
-                        "type: object",
-                    );
-                }
-                if flag("x-kubernetes-preserve-unknown-fields") {
-                    push_unless_items(
-                        markers,
-                        exceptions,
-                        items,
-                        "kubebuilder:validation:XPreserveUnknownFields",
-                        "x-kubernetes-preserve-unknown-fields",
-                    );
-                }
-                if let Some(mt) = s.get("x-kubernetes-map-type").and_then(Value::as_str) {
-                    push_unless_items(
-                        markers,
-                        exceptions,
-                        items,
-                        &format!("mapType={mt}"),
-                        "x-kubernetes-map-type",
-                    );
-                }
-                common(markers, exceptions, false);
-                Ty::Json
-            }
-            "array" => {
-                let item_schema = s
-                    .get("items")
-                    .and_then(Value::as_object)
-                    .cloned()
-                    .unwrap_or_default();
-                let item_hint = hint.to_owned();
-                let item_ty = if items.is_empty() {
-                    let mut item_markers = Vec::new();
-                    let t = self.ty(
-                        &item_hint,
-                        &format!("{path}[]"),
-                        &item_schema,
-                        &mut item_markers,
-                        exceptions,
-                        "items:",
-                    );
-                    // Item markers that exist only in their field form (none today) are lost.
-                    markers.extend(item_markers);
-                    t
-                } else {
-                    let mut inner = Vec::new();
-                    let mut inner_exc = Vec::new();
-                    let t = self.ty(
-                        &item_hint,
-                        &format!("{path}[]"),
-                        &item_schema,
-                        &mut inner,
-                        &mut inner_exc,
-                        "nested",
-                    );
-                    for m in inner {
-                        exceptions.push(format!(
-                            "`+{m}` on the items of nested lists cannot be written as a marker"
-                        ));
-                    }
-                    exceptions.extend(inner_exc);
-                    t
-                };
-                if let Some(lt) = s.get("x-kubernetes-list-type").and_then(Value::as_str) {
-                    push_unless_items(
-                        markers,
-                        exceptions,
-                        items,
-                        &format!("listType={lt}"),
-                        "x-kubernetes-list-type",
-                    );
-                }
-                if let Some(keys) = s
-                    .get("x-kubernetes-list-map-keys")
-                    .and_then(Value::as_array)
-                {
-                    for k in keys.iter().filter_map(Value::as_str) {
-                        push_unless_items(
-                            markers,
-                            exceptions,
-                            items,
-                            &format!("listMapKey={k}"),
-                            "x-kubernetes-list-map-keys",
-                        );
-                    }
-                }
-                common(markers, exceptions, false);
-                Ty::Vec(Box::new(item_ty))
-            }
-            "string" => {
-                let format = s.get("format").and_then(Value::as_str);
-                let values: Option<Vec<String>> = s
-                    .get("enum")
-                    .and_then(Value::as_array)
-                    .and_then(|e| e.iter().map(|v| v.as_str().map(str::to_owned)).collect());
-                if let Some(values) =
-                    values.filter(|v| !v.is_empty() && items != "nested" && items != "map")
-                {
-                    let name = self.named_enum(hint, &values);
-                    common(markers, exceptions, true);
-                    return Ty::Named(name);
-                }
-                if format == Some("date-time")
-                    && !s.contains_key("enum")
-                    && !s.contains_key("default")
-                {
-                    implied(markers, exceptions, "date-time");
-                    return Ty::Time;
-                }
-                common(markers, exceptions, false);
-                Ty::String
-            }
-            t @ ("integer" | "number") => {
-                // The narrow and the wide Rust type, by the format each writes.
-                let ((narrow, narrow_ty), (wide, wide_ty)) = if t == "integer" {
-                    (("int32", Ty::I32), ("int64", Ty::I64))
-                } else {
-                    (("float", Ty::F32), ("double", Ty::F64))
-                };
-                match s.get("format").and_then(Value::as_str) {
-                    Some(f) if f == narrow => {
-                        implied(markers, exceptions, f);
-                        narrow_ty
-                    }
-                    Some(f) if f == wide => {
-                        implied(markers, exceptions, f);
-                        wide_ty
-                    }
-                    None => {
-                        common(markers, exceptions, false);
-                        push_unless_items(
-                            markers,
-                            exceptions,
-                            items,
-                            "kubebuilder:validation:Format=\"\"",
-                            "(no format)",
-                        );
-                        wide_ty
-                    }
-                    Some(_) => {
-                        common(markers, exceptions, false);
-                        wide_ty
-                    }
-                }
-            }
+            "object" | "" => json_object(ty_name, s, markers, exceptions, items),
+            "array" => self.array_ty(hint, path, s, markers, exceptions, items),
+            "string" => self.string_ty(hint, s, markers, exceptions, items),
+            t @ ("integer" | "number") => number_ty(t, s, markers, exceptions, items),
             "boolean" => {
                 common(markers, exceptions, false);
                 Ty::Bool
@@ -663,6 +454,176 @@ impl Types {
                 Ty::Json
             }
         }
+    }
+
+    /// `additionalProperties`: a map of the values' type.
+    fn map_ty(
+        &mut self,
+        hint: &str,
+        path: &str,
+        s: &Map<String, Value>,
+        markers: &mut Vec<String>,
+        exceptions: &mut Vec<String>,
+        items: &str,
+    ) -> Ty {
+        let flag = |k: &str| s.get(k).and_then(Value::as_bool) == Some(true);
+        let common = |markers: &mut Vec<String>, exceptions: &mut Vec<String>, skip_enum: bool| {
+            scalar_markers(s, items, markers, exceptions, skip_enum, None);
+        };
+        let values = s
+            .get("additionalProperties")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let mut inner_markers = Vec::new();
+        let mut inner_exc = Vec::new();
+        let value_ty = self.ty(
+            hint,
+            &format!("{path}.{{}}"),
+            &values,
+            &mut inner_markers,
+            &mut inner_exc,
+            "map",
+        );
+        for m in inner_markers {
+            exceptions.push(format!(
+                "`+{m}` on the map's values cannot be written as a marker"
+            ));
+        }
+        exceptions.extend(inner_exc);
+        if let Some(mt) = s.get("x-kubernetes-map-type").and_then(Value::as_str) {
+            push_unless_items(
+                markers,
+                exceptions,
+                items,
+                &format!("mapType={mt}"),
+                "x-kubernetes-map-type",
+            );
+        }
+        if flag("x-kubernetes-preserve-unknown-fields") {
+            push_unless_items(
+                markers,
+                exceptions,
+                items,
+                "kubebuilder:validation:XPreserveUnknownFields",
+                "x-kubernetes-preserve-unknown-fields",
+            );
+        }
+        common(markers, exceptions, false);
+        Ty::Map(Box::new(value_ty))
+    }
+
+    /// A list of the items' type, with its list type and keys.
+    fn array_ty(
+        &mut self,
+        hint: &str,
+        path: &str,
+        s: &Map<String, Value>,
+        markers: &mut Vec<String>,
+        exceptions: &mut Vec<String>,
+        items: &str,
+    ) -> Ty {
+        let common = |markers: &mut Vec<String>, exceptions: &mut Vec<String>, skip_enum: bool| {
+            scalar_markers(s, items, markers, exceptions, skip_enum, None);
+        };
+        let item_schema = s
+            .get("items")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let item_hint = hint.to_owned();
+        let item_ty = if items.is_empty() {
+            let mut item_markers = Vec::new();
+            let t = self.ty(
+                &item_hint,
+                &format!("{path}[]"),
+                &item_schema,
+                &mut item_markers,
+                exceptions,
+                "items:",
+            );
+            // Item markers that exist only in their field form (none today) are lost.
+            markers.extend(item_markers);
+            t
+        } else {
+            let mut inner = Vec::new();
+            let mut inner_exc = Vec::new();
+            let t = self.ty(
+                &item_hint,
+                &format!("{path}[]"),
+                &item_schema,
+                &mut inner,
+                &mut inner_exc,
+                "nested",
+            );
+            for m in inner {
+                exceptions.push(format!(
+                    "`+{m}` on the items of nested lists cannot be written as a marker"
+                ));
+            }
+            exceptions.extend(inner_exc);
+            t
+        };
+        if let Some(lt) = s.get("x-kubernetes-list-type").and_then(Value::as_str) {
+            push_unless_items(
+                markers,
+                exceptions,
+                items,
+                &format!("listType={lt}"),
+                "x-kubernetes-list-type",
+            );
+        }
+        if let Some(keys) = s
+            .get("x-kubernetes-list-map-keys")
+            .and_then(Value::as_array)
+        {
+            for k in keys.iter().filter_map(Value::as_str) {
+                push_unless_items(
+                    markers,
+                    exceptions,
+                    items,
+                    &format!("listMapKey={k}"),
+                    "x-kubernetes-list-map-keys",
+                );
+            }
+        }
+        common(markers, exceptions, false);
+        Ty::Vec(Box::new(item_ty))
+    }
+
+    /// A string: an enum of its values, a `Time` for `date-time`, or a `String`.
+    fn string_ty(
+        &mut self,
+        hint: &str,
+        s: &Map<String, Value>,
+        markers: &mut Vec<String>,
+        exceptions: &mut Vec<String>,
+        items: &str,
+    ) -> Ty {
+        let common = |markers: &mut Vec<String>, exceptions: &mut Vec<String>, skip_enum: bool| {
+            scalar_markers(s, items, markers, exceptions, skip_enum, None);
+        };
+        let implied = |markers: &mut Vec<String>, exceptions: &mut Vec<String>, format: &str| {
+            scalar_markers(s, items, markers, exceptions, false, Some(format));
+        };
+        let format = s.get("format").and_then(Value::as_str);
+        let values: Option<Vec<String>> = s
+            .get("enum")
+            .and_then(Value::as_array)
+            .and_then(|e| e.iter().map(|v| v.as_str().map(str::to_owned)).collect());
+        if let Some(values) =
+            values.filter(|v| !v.is_empty() && items != "nested" && items != "map")
+        {
+            let name = self.named_enum(hint, &values);
+            common(markers, exceptions, true);
+            return Ty::Named(name);
+        }
+        if format == Some("date-time") && !s.contains_key("enum") && !s.contains_key("default") {
+            implied(markers, exceptions, "date-time");
+            return Ty::Time;
+        }
+        common(markers, exceptions, false);
+        Ty::String
     }
 
     fn named_struct(&mut self, hint: &str, path: &str, s: &Map<String, Value>) -> String {
@@ -1057,6 +1018,119 @@ fn variant_ident(value: &str) -> String {
         return "Self_".to_owned();
     }
     camel
+}
+
+/// `x-kubernetes-int-or-string`: a `Quantity` when the pattern is the quantity pattern, an
+/// `IntOrString` otherwise.
+fn int_or_string(
+    s: &Map<String, Value>,
+    markers: &mut Vec<String>,
+    exceptions: &mut Vec<String>,
+    items: &str,
+) -> Ty {
+    let v = |k: &str| format!("kubebuilder:validation:{items}{k}");
+    let quantity = s.get("pattern").and_then(Value::as_str) == Some(QUANTITY_PATTERN);
+    // The marker writes the `anyOf` kube's schema of the type lacks; it reaches the
+    // field and one level of list items.
+    if items.is_empty() || items == "items:" {
+        markers.push(v("XIntOrString"));
+    } else if s.contains_key("anyOf") {
+        exceptions.push("the `anyOf` of an int-or-string in map values or nested lists is not written (kube's schema of the type has only `x-kubernetes-int-or-string`)".to_owned());
+    }
+    scalar_markers(s, items, markers, exceptions, false, None);
+    if !items.is_empty() && !s.contains_key("description") {
+        exceptions.push(
+            "list items or map values of this type get the type's own description from kube"
+                .to_owned(),
+        );
+    }
+    if quantity {
+        Ty::Quantity
+    } else {
+        Ty::IntOrString
+    }
+}
+
+/// An object without properties, or no type: anything, kept as JSON.
+fn json_object(
+    ty_name: &str,
+    s: &Map<String, Value>,
+    markers: &mut Vec<String>,
+    exceptions: &mut Vec<String>,
+    items: &str,
+) -> Ty {
+    let flag = |k: &str| s.get(k).and_then(Value::as_bool) == Some(true);
+    // Anything: kept as JSON.
+    if ty_name == "object" {
+        push_unless_items(
+            markers,
+            exceptions,
+            items,
+            "kubebuilder:validation:Type=object",
+            "type: object",
+        );
+    }
+    if flag("x-kubernetes-preserve-unknown-fields") {
+        push_unless_items(
+            markers,
+            exceptions,
+            items,
+            "kubebuilder:validation:XPreserveUnknownFields",
+            "x-kubernetes-preserve-unknown-fields",
+        );
+    }
+    if let Some(mt) = s.get("x-kubernetes-map-type").and_then(Value::as_str) {
+        push_unless_items(
+            markers,
+            exceptions,
+            items,
+            &format!("mapType={mt}"),
+            "x-kubernetes-map-type",
+        );
+    }
+    scalar_markers(s, items, markers, exceptions, false, None);
+    Ty::Json
+}
+
+/// An integer or a number: the narrow or the wide Rust type, by the format each writes.
+fn number_ty(
+    t: &str,
+    s: &Map<String, Value>,
+    markers: &mut Vec<String>,
+    exceptions: &mut Vec<String>,
+    items: &str,
+) -> Ty {
+    // The narrow and the wide Rust type, by the format each writes.
+    let ((narrow, narrow_ty), (wide, wide_ty)) = if t == "integer" {
+        (("int32", Ty::I32), ("int64", Ty::I64))
+    } else {
+        (("float", Ty::F32), ("double", Ty::F64))
+    };
+    match s.get("format").and_then(Value::as_str) {
+        Some(f) if f == narrow => {
+            scalar_markers(s, items, markers, exceptions, false, Some(f));
+            narrow_ty
+        }
+        Some(f) if f == wide => {
+            scalar_markers(s, items, markers, exceptions, false, Some(f));
+            wide_ty
+        }
+        None => {
+            scalar_markers(s, items, markers, exceptions, false, None);
+            push_unless_items(
+                markers,
+                exceptions,
+                items,
+                "kubebuilder:validation:Format=\"\"",
+                "(no format)",
+            );
+            wide_ty
+        }
+        Some(_) => {
+            scalar_markers(s, items, markers, exceptions, false, None);
+            wide_ty
+        }
+    }
 }
 
 #[cfg(test)]
