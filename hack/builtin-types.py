@@ -34,6 +34,8 @@ SERVED = [
     ("apis__policy__v1", "policy/v1", ["PodDisruptionBudget"]),
     ("apis__apiextensions.k8s.io__v1", "apiextensions.k8s.io/v1", ["CustomResourceDefinition"]),
     ("apis__autoscaling__v1", "autoscaling/v1", []),
+    ("apis__admissionregistration.k8s.io__v1", "admissionregistration.k8s.io/v1",
+     ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]),
 ]
 # Types a request body may be besides the kinds: the scale subresource, delete options.
 EXTRA = [

@@ -30,6 +30,7 @@
 //! # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 //! ```
 
+mod admission;
 mod body;
 pub mod builtin;
 mod control;

@@ -27,6 +27,13 @@ impl Query {
         )
     }
 
+    /// The same query with `key=value` first (so it wins over a value already there).
+    pub fn with(&self, key: &str, value: &str) -> Self {
+        let mut pairs = vec![(key.to_owned(), value.to_owned())];
+        pairs.extend(self.0.iter().cloned());
+        Self(pairs)
+    }
+
     /// The first value of `key` (the real server ignores the others).
     pub fn get(&self, key: &str) -> Option<&str> {
         self.0

@@ -392,6 +392,26 @@ pub fn builtins() -> Vec<ResourceType> {
             )
         },
         Builtin {
+            ..b(
+                "admissionregistration.k8s.io",
+                "v1",
+                "MutatingWebhookConfiguration",
+                "mutatingwebhookconfigurations",
+                false,
+                false,
+            )
+        },
+        Builtin {
+            ..b(
+                "admissionregistration.k8s.io",
+                "v1",
+                "ValidatingWebhookConfiguration",
+                "validatingwebhookconfigurations",
+                false,
+                false,
+            )
+        },
+        Builtin {
             short_names: &["crd", "crds"],
             standard_finalizers: false,
             ..b(

@@ -180,17 +180,41 @@ async fn handle_resource(
     }
     let content_type = media_type(header(parts, http::header::CONTENT_TYPE));
     let user_agent = header(parts, http::header::USER_AGENT).to_owned();
-    let result = respond(
-        shared,
-        rt,
-        target,
-        verb,
-        query,
-        &content_type,
-        &user_agent,
-        &accept,
-        &body,
-    );
+    let writes = matches!(verb, "create" | "update" | "patch" | "delete");
+    let this = |verb: &str, query: &Query, content_type: &str, body: &[u8]| {
+        respond(
+            shared,
+            rt,
+            target,
+            verb,
+            query,
+            content_type,
+            &user_agent,
+            &accept,
+            body,
+        )
+    };
+    let result = if writes && crate::admission::configured(&shared.lock()) {
+        // Through the admission webhooks the configurations register.
+        let respond = |verb: &str, query: &Query, content_type: &str, body: &[u8]| {
+            this(verb, query, content_type, body)
+                .map(|(code, out, warnings)| (code, out.into_value(), warnings))
+        };
+        crate::admission::admit(
+            shared,
+            rt,
+            target,
+            verb,
+            query,
+            &content_type,
+            &body,
+            respond,
+        )
+        .await
+        .map(|(code, value, warnings)| (code, Out::Owned(value), warnings))
+    } else {
+        this(verb, query, &content_type, &body)
+    };
     match result {
         Ok((code, Out::Owned(value), warnings)) => {
             body::json_with_warnings(code, &value, &warnings)

@@ -27,6 +27,9 @@ pub struct Config {
     /// How many requests [`FakeApiServer::actions`](crate::FakeApiServer::actions) keeps,
     /// newest last; older ones are dropped (and counted), 0 records none.
     pub action_log: usize,
+    /// Where the Services that webhook configurations name are served: `"namespace/name"`
+    /// to a loopback address (the fake has no cluster network to find them in).
+    pub webhook_services: std::collections::BTreeMap<String, std::net::SocketAddr>,
 }
 
 impl Default for Config {
@@ -37,6 +40,7 @@ impl Default for Config {
             history: 10_000,
             namespace_defaults: true,
             action_log: 10_000,
+            webhook_services: std::collections::BTreeMap::new(),
         }
     }
 }

@@ -908,6 +908,10 @@ fn default_builtin(rt: &ResourceType, obj: &mut Value) {
     if rt.is("apps", "deployments") && rt.version == "v1" {
         crate::rules::kinds::deployment::default(obj);
     }
+    if rt.group == "admissionregistration.k8s.io" && rt.version == "v1" {
+        let mutating = rt.kind == "MutatingWebhookConfiguration";
+        crate::rules::kinds::webhook::default(obj, mutating);
+    }
     if rt.is("", "secrets")
         && let Some(map) = obj.as_object_mut()
         && map.get("type").is_none_or(|t| t.is_null() || t == "")

@@ -20,8 +20,16 @@ const NODES: [&str; 2] = ["node-a", "node-b"];
 
 /// Runs the demo: install the CRDs, create the example Foo and Icecream, watch the
 /// controllers converge, scale the Foo, print what happened, shut down.
-pub async fn demo(options: Options) -> Result<()> {
+pub async fn demo(mut options: Options) -> Result<()> {
     let fake = FakeApiServer::new();
+    // Foo's admission webhooks, served in process with a development certificate and
+    // installed on the in-memory server, which calls them as a cluster would.
+    let cert_dir = std::env::temp_dir().join(format!("sample-controller-{}", std::process::id()));
+    options.webhooks.get_or_insert(run::WebhookOptions {
+        addr: ([127, 0, 0, 1], 0).into(),
+        cert_dir: cert_dir.clone(),
+        install: true,
+    });
     for crd in crate::generated::crds()? {
         let name = crd.metadata.name.clone().unwrap_or_default();
         fake.seed(crd).map_err(|e| e.message)?;
@@ -94,8 +102,11 @@ pub async fn demo(options: Options) -> Result<()> {
         "Deployment example-foo now has {replicas} replicas; Foo example-foo reports 3 available"
     );
 
+    webhooks(&fake, &foos).await?;
+
     let _ = stop.send(());
     let health = controller.await??;
+    let _ = std::fs::remove_dir_all(&cert_dir);
     stand_in.abort();
     println!(
         "\nstopped gracefully after {} Foo and {} Icecream reconciles ({} errors); {} writes reached the API server",
@@ -104,6 +115,49 @@ pub async fn demo(options: Options) -> Result<()> {
         health.metrics.foo.errors() + health.metrics.icecream.errors(),
         fake.writes().len()
     );
+    Ok(())
+}
+
+/// A Foo whose empty `deploymentName` the defaulting webhook fills in, and one the
+/// validating webhook refuses because its Deployment belongs to another Foo.
+async fn webhooks(fake: &FakeApiServer, foos: &Api<Foo>) -> Result<()> {
+    wait_for("the webhook configurations to be installed", || async {
+        (!fake
+            .list(
+                "admissionregistration.k8s.io/v1",
+                "ValidatingWebhookConfiguration",
+                None,
+            )
+            .is_empty())
+        .then_some(())
+    })
+    .await?;
+    println!("\nadmission webhooks (served in process; the API server calls them):");
+    let spec = |name: &str| FooSpec {
+        deployment_name: name.into(),
+        replicas: Some(1),
+    };
+    let web = foos
+        .create(&PostParams::default(), &Foo::new("web", spec("")))
+        .await?;
+    println!(
+        "  created Foo web with deploymentName \"\": the defaulting webhook made it \"{}\"",
+        web.spec.deployment_name
+    );
+    match foos
+        .create(
+            &PostParams::default(),
+            &Foo::new("thief", spec("example-foo")),
+        )
+        .await
+    {
+        Err(kube::Error::Api(status)) => println!(
+            "  Foo thief naming Deployment example-foo was refused ({}): {}",
+            status.code, status.message
+        ),
+        Ok(_) => return Err("the validating webhook let Foo thief take example-foo".into()),
+        Err(e) => return Err(e.into()),
+    }
     Ok(())
 }
 

@@ -34,20 +34,8 @@ fn request(operation: &str) -> AdmissionRequest<DynamicObject> {
     review.try_into().unwrap()
 }
 
-fn foo(name: &str, deployment: &str) -> Foo {
-    Foo::new(
-        name,
-        FooSpec {
-            deployment_name: deployment.to_owned(),
-            replicas: Some(1),
-        },
-    )
-}
-
-#[tokio::test]
-async fn foo_webhooks_default_the_name_and_refuse_a_deployment_they_do_not_own() {
-    let server = FakeApiServer::new();
-    let client = kube::Client::new(server.clone(), "default");
+/// A Deployment named `taken` that no Foo controls.
+async fn create_taken(client: &kube::Client) {
     let deployment: Deployment = serde_json::from_value(json!({
         "metadata": {"name": "taken", "namespace": "default"},
         "spec": {
@@ -63,6 +51,23 @@ async fn foo_webhooks_default_the_name_and_refuse_a_deployment_they_do_not_own()
         .create(&PostParams::default(), &deployment)
         .await
         .unwrap();
+}
+
+fn foo(name: &str, deployment: &str) -> Foo {
+    Foo::new(
+        name,
+        FooSpec {
+            deployment_name: deployment.to_owned(),
+            replicas: Some(1),
+        },
+    )
+}
+
+#[tokio::test]
+async fn foo_webhooks_default_the_name_and_refuse_a_deployment_they_do_not_own() {
+    let server = FakeApiServer::new();
+    let client = kube::Client::new(server.clone(), "default");
+    create_taken(&client).await;
     let factory = SharedInformerFactory::builder(client).build();
     let deployments = factory.apps().v1().deployments();
     factory.start();
@@ -114,4 +119,82 @@ async fn foo_webhooks_default_the_name_and_refuse_a_deployment_they_do_not_own()
             .is_err()
     );
     factory.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fake_calls_the_foo_webhooks_the_controller_installs() {
+    use sample_controller::run::{self, Options, WebhookOptions, shutdown_signal};
+
+    let fake = FakeApiServer::new();
+    for crd in sample_controller::generated::crds().unwrap() {
+        fake.seed(crd).unwrap();
+    }
+    let client = kube::Client::new(fake.clone(), "default");
+    create_taken(&client).await;
+    let cert_dir = std::env::temp_dir().join(format!("sample-webhooks-{}", std::process::id()));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let controller = tokio::spawn(run::run(
+        client.clone(),
+        Options {
+            webhooks: Some(WebhookOptions {
+                addr: "127.0.0.1:0".parse().unwrap(),
+                cert_dir: cert_dir.clone(),
+                install: true,
+            }),
+            shutdown_deadline: Duration::from_secs(5),
+            ..Options::default()
+        },
+        shutdown_signal(async move {
+            let _ = stopped.await;
+        }),
+    ));
+    let configurations = || {
+        fake.list(
+            "admissionregistration.k8s.io/v1",
+            "ValidatingWebhookConfiguration",
+            None,
+        )
+        .len()
+            + fake
+                .list(
+                    "admissionregistration.k8s.io/v1",
+                    "MutatingWebhookConfiguration",
+                    None,
+                )
+                .len()
+    };
+    let started = std::time::Instant::now();
+    while configurations() < 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no webhook configurations installed"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let foos: Api<Foo> = Api::default_namespaced(client.clone());
+    let pp = PostParams::default();
+    let created = foos.create(&pp, &foo("web", "")).await.unwrap();
+    assert_eq!(
+        created.spec.deployment_name, "web",
+        "defaulted by the mutating webhook"
+    );
+    let refused = foos.create(&pp, &foo("thief", "taken")).await.unwrap_err();
+    let kube::Error::Api(status) = refused else {
+        panic!("{refused:?}")
+    };
+    assert_eq!(status.code, 403);
+    assert_eq!(
+        status.message,
+        "admission webhook \"vfoo.samplecontroller.k8s.io\" denied the request: spec.deploymentName: Deployment \"taken\" already exists and is not managed by Foo \"thief\""
+    );
+
+    let _ = stop.send(());
+    tokio::time::timeout(Duration::from_secs(15), controller)
+        .await
+        .expect("stops in time")
+        .unwrap()
+        .unwrap();
+    assert_eq!(configurations(), 0, "removed at shutdown");
+    let _ = std::fs::remove_dir_all(&cert_dir);
 }

@@ -14,6 +14,7 @@ pub mod pod;
 mod rbac;
 pub mod secret;
 mod service;
+pub mod webhook;
 mod workloads;
 
 use serde_json::Value;
@@ -60,6 +61,12 @@ pub fn validate(
         }
         ("coordination.k8s.io/v1", "Lease") => misc::lease(new, &mut errors),
         ("events.k8s.io/v1", "Event") if old.is_none() => misc::event(new, &mut errors),
+        ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration") => {
+            webhook::validate(new, true, &mut errors)
+        }
+        ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration") => {
+            webhook::validate(new, false, &mut errors)
+        }
         _ => {}
     }
     errors

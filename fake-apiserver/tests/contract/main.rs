@@ -27,6 +27,7 @@ mod patch;
 mod requests;
 mod validation;
 mod watch;
+mod webhooks;
 
 use std::time::Duration;
 

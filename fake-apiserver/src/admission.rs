@@ -1,0 +1,571 @@
+//! Admission webhooks: the fake calls the webhooks that MutatingWebhookConfiguration and
+//! ValidatingWebhookConfiguration objects register, as kube-apiserver does, so a webhook
+//! is tested through `kube::Client` like the rest of a controller.
+//!
+//! For a create, update, patch or delete that a webhook's rules match (operation, group,
+//! version, resource and subresource, scope, namespace and object selectors):
+//!
+//! 1. mutating webhooks, in the order of their configurations' names, each seeing the
+//!    object as the ones before left it; their JSON patches are applied;
+//! 2. the server's own defaulting and validation (a dry run of the request);
+//! 3. validating webhooks, on the object as it would be stored;
+//! 4. the request itself.
+//!
+//! Calls go over HTTPS to the webhook's `url`, or to the loopback address a test gives for a
+//! Service (`Config::webhook_services`), verified against the `caBundle`. A refusal is the
+//! real server's `admission webhook "<name>" denied the request: <message>` with the
+//! webhook's code and reason; a webhook that cannot be called fails the request with 500
+//! (`failurePolicy: Fail`) or is skipped (`Ignore`); warnings become `Warning` headers.
+//! Not emulated: `matchConditions` (a matching webhook is called whatever they say),
+//! `reinvocationPolicy: IfNeeded`, and `matchPolicy: Equivalent` across versions (the fake
+//! serves one version of each built-in kind).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::rt::TokioIo;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
+use serde_json::{Value, json};
+
+use crate::error::ApiError;
+use crate::options::Query;
+use crate::registry::ResourceType;
+use crate::request::Target;
+use crate::rules::kinds::webhook::strings;
+use crate::shared::Shared;
+use crate::state::State;
+
+/// One webhook whose rules match a request.
+struct Hook {
+    name: String,
+    url: String,
+    /// `host:port` to dial, and the name the certificate must carry.
+    dial: String,
+    server_name: String,
+    ca: Vec<CertificateDer<'static>>,
+    fail: bool,
+    timeout: Duration,
+}
+
+/// What a request is, as admission sees it.
+pub(crate) struct Attributes<'a> {
+    pub rt: &'a ResourceType,
+    pub namespace: Option<&'a str>,
+    pub name: &'a str,
+    pub subresource: Option<&'a str>,
+    /// `CREATE`, `UPDATE`, `DELETE`.
+    pub operation: &'static str,
+    pub dry_run: bool,
+}
+
+/// Whether any webhook configuration exists (requests skip admission otherwise).
+pub(crate) fn configured(state: &State) -> bool {
+    [
+        "mutatingwebhookconfigurations",
+        "validatingwebhookconfigurations",
+    ]
+    .iter()
+    .any(|plural| {
+        !state
+            .store
+            .keys(&("admissionregistration.k8s.io".into(), (*plural).into()))
+            .is_empty()
+    })
+}
+
+fn rule_matches(rule: &Value, a: &Attributes<'_>) -> bool {
+    let any = |list: &[&str], v: &str| list.iter().any(|x| *x == "*" || *x == v);
+    let resource = match a.subresource {
+        Some(sub) => format!("{}/{sub}", a.rt.plural),
+        None => a.rt.plural.clone(),
+    };
+    let resources_match = strings(rule.get("resources")).iter().any(|r| {
+        if *r == "*/*" || *r == resource {
+            return true;
+        }
+        match (r.split_once('/'), a.subresource) {
+            (None, None) => *r == "*",
+            (Some((res, sub)), Some(s)) => {
+                (res == "*" || res == a.rt.plural) && (sub == "*" || sub == s)
+            }
+            _ => false,
+        }
+    });
+    let scope_matches = match rule.get("scope").and_then(Value::as_str).unwrap_or("*") {
+        "Cluster" => a.namespace.is_none(),
+        "Namespaced" => a.namespace.is_some(),
+        _ => true,
+    };
+    any(&strings(rule.get("operations")), a.operation)
+        && any(&strings(rule.get("apiGroups")), &a.rt.group)
+        && any(&strings(rule.get("apiVersions")), &a.rt.version)
+        && resources_match
+        && scope_matches
+}
+
+fn selects(selector: Option<&Value>, labels: Option<&Value>) -> bool {
+    let empty = json!({});
+    match selector {
+        None => true,
+        Some(s) => crate::rules::kinds::pod::selector_matches(s, labels.unwrap_or(&empty)),
+    }
+}
+
+/// The webhooks of one kind of configuration that match the request, in kube-apiserver's
+/// order; `objects` are the object and the old object (either may be absent).
+fn matching(
+    state: &State,
+    shared: &Shared,
+    mutating: bool,
+    a: &Attributes<'_>,
+    objects: [Option<&Value>; 2],
+) -> Result<Vec<Hook>, ApiError> {
+    // Configurations never pass through webhooks themselves, so a broken webhook can
+    // always be removed.
+    if a.rt.group == "admissionregistration.k8s.io" {
+        return Ok(Vec::new());
+    }
+    let plural = if mutating {
+        "mutatingwebhookconfigurations"
+    } else {
+        "validatingwebhookconfigurations"
+    };
+    let mut keys = state
+        .store
+        .keys(&("admissionregistration.k8s.io".into(), plural.into()));
+    keys.sort();
+    let namespace_labels = a.namespace.and_then(|ns| {
+        state
+            .store
+            .get(&(String::new(), "namespaces".into(), String::new(), ns.into()))
+            .and_then(|n| n.pointer("/metadata/labels").cloned())
+    });
+    let mut out = Vec::new();
+    for key in keys {
+        let Some(config) = state.store.get(&key) else {
+            continue;
+        };
+        for hook in config["webhooks"].as_array().into_iter().flatten() {
+            let rules = hook["rules"].as_array().into_iter().flatten();
+            if !rules.clone().any(|r| rule_matches(r, a)) {
+                continue;
+            }
+            // The namespace selector applies to namespaced objects and to namespaces.
+            let ns_labels = if a.rt.is("", "namespaces") {
+                objects
+                    .iter()
+                    .flatten()
+                    .next()
+                    .and_then(|o| o.pointer("/metadata/labels"))
+                    .cloned()
+            } else {
+                namespace_labels.clone()
+            };
+            if (a.namespace.is_some() || a.rt.is("", "namespaces"))
+                && !selects(hook.get("namespaceSelector"), ns_labels.as_ref())
+            {
+                continue;
+            }
+            let object_selected = objects
+                .iter()
+                .flatten()
+                .any(|o| selects(hook.get("objectSelector"), o.pointer("/metadata/labels")));
+            if !object_selected {
+                continue;
+            }
+            out.push(hook_of(hook, shared)?);
+        }
+    }
+    Ok(out)
+}
+
+fn hook_of(hook: &Value, shared: &Shared) -> Result<Hook, ApiError> {
+    let name = hook["name"].as_str().unwrap_or("").to_owned();
+    let client = &hook["clientConfig"];
+    let ca = client["caBundle"]
+        .as_str()
+        .and_then(|b| apiserver_rules::base64::base64_decode(b).ok())
+        .map(|pem| {
+            CertificateDer::pem_slice_iter(&pem)
+                .filter_map(Result::ok)
+                .collect()
+        })
+        .unwrap_or_default();
+    let timeout = Duration::from_secs(hook["timeoutSeconds"].as_u64().unwrap_or(10));
+    let fail = hook["failurePolicy"].as_str() != Some("Ignore");
+    let (url, dial, server_name) = if let Some(url) = client["url"].as_str() {
+        let rest = url.strip_prefix("https://").unwrap_or(url);
+        let authority = rest.split(['/', '?']).next().unwrap_or("");
+        let host = authority
+            .rsplit_once(':')
+            .filter(|(_, p)| p.parse::<u16>().is_ok())
+            .map_or(authority, |(h, _)| h);
+        let dial = if authority.contains(':') && !authority.ends_with(']') {
+            authority.to_owned()
+        } else {
+            format!("{authority}:443")
+        };
+        (
+            url.to_owned(),
+            dial,
+            host.trim_matches(['[', ']']).to_owned(),
+        )
+    } else {
+        let service = &client["service"];
+        let (ns, svc) = (
+            service["namespace"].as_str().unwrap_or(""),
+            service["name"].as_str().unwrap_or(""),
+        );
+        let port = service["port"].as_u64().unwrap_or(443);
+        let path = service["path"].as_str().unwrap_or("");
+        let host = format!("{svc}.{ns}.svc");
+        let dial = shared
+            .config
+            .webhook_services
+            .get(&format!("{ns}/{svc}"))
+            .map(ToString::to_string)
+            .unwrap_or_else(|| format!("{host}:{port}"));
+        (format!("https://{host}:{port}{path}"), dial, host)
+    };
+    Ok(Hook {
+        name,
+        url,
+        dial,
+        server_name,
+        ca,
+        fail,
+        timeout,
+    })
+}
+
+/// Posts `review` to the webhook: its response, or the error in Go's words.
+async fn post(hook: &Hook, review: &Value) -> Result<Value, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    for ca in &hook.ca {
+        let _ = roots.add(ca.clone());
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let tcp = tokio::net::TcpStream::connect(&hook.dial)
+        .await
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::ConnectionRefused {
+                format!("dial tcp {}: connect: connection refused", hook.dial)
+            } else {
+                format!("dial tcp {}: {e}", hook.dial)
+            }
+        })?;
+    let name = ServerName::try_from(hook.server_name.clone()).map_err(|e| e.to_string())?;
+    let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(name, tcp)
+        .await
+        .map_err(|e| {
+            if e.to_string().contains("UnknownIssuer") {
+                "tls: failed to verify certificate: x509: certificate signed by unknown authority"
+                    .to_owned()
+            } else {
+                format!("tls: failed to verify certificate: {e}")
+            }
+        })?;
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+        .await
+        .map_err(|e| e.to_string())?;
+    tokio::spawn(conn);
+    let uri = format!("{}?timeout={}s", hook.url, hook.timeout.as_secs());
+    let body = serde_json::to_vec(review).unwrap_or_default();
+    let request = http::Request::post(&uri)
+        .header(http::header::HOST, hook.server_name.as_str())
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .header(http::header::ACCEPT, "application/json")
+        .body(Full::new(Bytes::from(body)))
+        .map_err(|e| e.to_string())?;
+    let response = sender
+        .send_request(request)
+        .await
+        .map_err(|e| e.to_string())?;
+    let status = response.status();
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| e.to_string())?
+        .to_bytes();
+    if !status.is_success() {
+        return Err(format!(
+            "expected response code 200, got {}",
+            status.as_u16()
+        ));
+    }
+    serde_json::from_slice(&bytes).map_err(|e| format!("received invalid webhook response: {e}"))
+}
+
+/// The AdmissionReview sent for a request.
+fn review(uid: &str, a: &Attributes<'_>, object: Option<&Value>, old: Option<&Value>) -> Value {
+    let gvk = json!({"group": a.rt.group, "version": a.rt.version, "kind": a.rt.kind});
+    let gvr = json!({"group": a.rt.group, "version": a.rt.version, "resource": a.rt.plural});
+    let mut request = json!({
+        "uid": uid,
+        "kind": gvk,
+        "resource": gvr,
+        "requestKind": gvk,
+        "requestResource": gvr,
+        "name": a.name,
+        "operation": a.operation,
+        "userInfo": {"username": "system:admin", "groups": ["system:masters", "system:authenticated"]},
+        "object": object.cloned().unwrap_or(Value::Null),
+        "oldObject": old.cloned().unwrap_or(Value::Null),
+        "dryRun": a.dry_run,
+    });
+    if let Some(ns) = a.namespace {
+        request["namespace"] = json!(ns);
+    }
+    if let Some(sub) = a.subresource {
+        request["subResource"] = json!(sub);
+        request["requestSubResource"] = json!(sub);
+    }
+    json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
+}
+
+/// Calls one webhook: its response, `None` when it failed and `failurePolicy: Ignore` skips
+/// it, or the error the request fails with.
+async fn call(hook: &Hook, review: &Value, uid: &str) -> Result<Option<Value>, ApiError> {
+    let failed = |why: String| {
+        let message = format!("failed calling webhook \"{}\": {why}", hook.name);
+        let mut err = ApiError::internal(format!("Internal error occurred: {message}"));
+        err.details = Some(json!({"causes": [{"message": message}]}));
+        err
+    };
+    let answer = match tokio::time::timeout(hook.timeout, post(hook, review)).await {
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(why)) => Err(format!(
+            "failed to call webhook: Post \"{}?timeout={}s\": {why}",
+            hook.url,
+            hook.timeout.as_secs()
+        )),
+        Err(_) => Err(format!(
+            "failed to call webhook: Post \"{}?timeout={}s\": context deadline exceeded",
+            hook.url,
+            hook.timeout.as_secs()
+        )),
+    };
+    let response = answer.and_then(|a| match a.get("response").filter(|r| r.is_object()) {
+        None => Err("received invalid webhook response: response is nil".to_owned()),
+        Some(r) if r["uid"].as_str() != Some(uid) => Err(format!(
+            "received invalid webhook response: expected response.uid=\"{uid}\", got \"{}\"",
+            r["uid"].as_str().unwrap_or("")
+        )),
+        Some(r) => Ok(r.clone()),
+    });
+    match response {
+        Ok(r) => Ok(Some(r)),
+        Err(_) if !hook.fail => Ok(None),
+        Err(why) => Err(failed(why)),
+    }
+}
+
+/// The error of a refusal, as kube-apiserver words it.
+fn denied(hook: &Hook, response: &Value) -> ApiError {
+    let status = response.get("status").cloned().unwrap_or(json!({}));
+    let code = status["code"].as_u64().unwrap_or(0).max(400);
+    let reason = status["reason"].as_str().unwrap_or("");
+    let message = status["message"].as_str().unwrap_or("");
+    let denied_by = format!("admission webhook \"{}\" denied the request", hook.name);
+    let message = if !message.is_empty() {
+        format!("{denied_by}: {message}")
+    } else if !reason.is_empty() {
+        format!("{denied_by}: {reason}")
+    } else {
+        format!("{denied_by} without explanation")
+    };
+    let mut err = ApiError::custom(u16::try_from(code).unwrap_or(400), reason, &message);
+    err.details = status.get("details").cloned();
+    err
+}
+
+fn warnings_of(response: &Value, into: &mut Vec<String>) {
+    into.extend(
+        strings(response.get("warnings"))
+            .into_iter()
+            .map(str::to_owned),
+    );
+}
+
+/// Runs the mutating webhooks on `object`; whether any changed it.
+async fn mutate(
+    hooks: &[Hook],
+    a: &Attributes<'_>,
+    uid: &str,
+    object: &mut Value,
+    old: Option<&Value>,
+    warnings: &mut Vec<String>,
+) -> Result<bool, ApiError> {
+    let mut changed = false;
+    for hook in hooks {
+        let Some(response) = call(hook, &review(uid, a, Some(object), old), uid).await? else {
+            continue;
+        };
+        warnings_of(&response, warnings);
+        if response["allowed"].as_bool() != Some(true) {
+            return Err(denied(hook, &response));
+        }
+        if let Some(patch) = response.get("patch").filter(|p| !p.is_null()) {
+            // Go decodes a []byte from base64 text or from an array of numbers (what
+            // kube-rs' AdmissionResponse writes); both are accepted.
+            let bytes = match patch {
+                Value::String(text) => apiserver_rules::base64::base64_decode(text).ok(),
+                Value::Array(items) => items
+                    .iter()
+                    .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+                    .collect(),
+                _ => None,
+            };
+            let ops = bytes.and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok());
+            let Some(ops) = ops else {
+                return Err(ApiError::internal(format!(
+                    "Internal error occurred: admission webhook \"{}\" returned a patch that is not JSON",
+                    hook.name
+                )));
+            };
+            crate::patch::json_patch(object, &ops).map_err(|e| {
+                ApiError::internal(format!(
+                    "Internal error occurred: admission webhook \"{}\" returned a patch that does not apply: {e}",
+                    hook.name
+                ))
+            })?;
+            changed = true;
+        }
+    }
+    Ok(changed)
+}
+
+/// Runs the validating webhooks.
+async fn validate(
+    hooks: &[Hook],
+    a: &Attributes<'_>,
+    uid: &str,
+    object: Option<&Value>,
+    old: Option<&Value>,
+    warnings: &mut Vec<String>,
+) -> Result<(), ApiError> {
+    for hook in hooks {
+        let Some(response) = call(hook, &review(uid, a, object, old), uid).await? else {
+            continue;
+        };
+        warnings_of(&response, warnings);
+        if response["allowed"].as_bool() != Some(true) {
+            return Err(denied(hook, &response));
+        }
+    }
+    Ok(())
+}
+
+/// A request through admission: what `respond` answers for it, after the webhooks that
+/// match it have mutated and validated it. `respond(verb, query, content type, body)` is the
+/// server's own handling of a request.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn admit<R>(
+    shared: &Arc<Shared>,
+    rt: &ResourceType,
+    target: &Target,
+    verb: &str,
+    query: &Query,
+    content_type: &str,
+    body: &[u8],
+    respond: R,
+) -> Result<(http::StatusCode, Value, Vec<String>), ApiError>
+where
+    R: Fn(&str, &Query, &str, &[u8]) -> Result<(http::StatusCode, Value, Vec<String>), ApiError>,
+{
+    let namespace = target.namespace.as_deref();
+    let name = target.name.as_deref().unwrap_or("");
+    let old = shared.lock().get(rt, namespace, name).ok();
+    let operation = match verb {
+        "delete" => "DELETE",
+        "create" => "CREATE",
+        "patch" if old.is_none() => "CREATE",
+        _ => "UPDATE",
+    };
+    let dry_run = query.get("dryRun").is_some_and(|d| !d.is_empty());
+    // The object the request makes: the body, or for a patch the result of a dry run.
+    let mut object: Option<Value> = match verb {
+        "create" | "update" => serde_json::from_slice(body).ok(),
+        "patch" => Some(respond(verb, &query.with("dryRun", "All"), content_type, body)?.1),
+        _ => None,
+    };
+    if let (Some(obj), Some(ns)) = (object.as_mut(), namespace)
+        && obj.pointer("/metadata/namespace").is_none()
+        && let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut)
+    {
+        meta.insert("namespace".into(), json!(ns));
+    }
+    let object_name = object
+        .as_ref()
+        .and_then(|o| o.pointer("/metadata/name"))
+        .and_then(Value::as_str)
+        .unwrap_or(name)
+        .to_owned();
+    let a = Attributes {
+        rt,
+        namespace,
+        name: &object_name,
+        subresource: target.subresource.as_deref(),
+        operation,
+        dry_run,
+    };
+    let (mutating, validating, uid) = {
+        let mut state = shared.lock();
+        let objects = [object.as_ref(), old.as_ref()];
+        let m = if operation == "DELETE" || object.is_none() {
+            Vec::new()
+        } else {
+            matching(&state, shared, true, &a, objects)?
+        };
+        let v = matching(&state, shared, false, &a, objects)?;
+        (m, v, state.store.next_uid())
+    };
+    if mutating.is_empty() && validating.is_empty() {
+        return respond(verb, query, content_type, body);
+    }
+    let mut warnings = Vec::new();
+    let (mut verb, mut content_type, mut body) = (verb, content_type.to_owned(), body.to_vec());
+    if let Some(obj) = object.as_mut()
+        && mutate(&mutating, &a, &uid, obj, old.as_ref(), &mut warnings).await?
+    {
+        body = serde_json::to_vec(obj).unwrap_or_default();
+        content_type = "application/json".to_owned();
+        // A patch the webhooks changed is written as the whole object they saw.
+        if verb == "patch" {
+            verb = if old.is_some() { "update" } else { "create" };
+        }
+    }
+    if !validating.is_empty() {
+        let stored = if operation == "DELETE" {
+            None
+        } else {
+            Some(respond(verb, &query.with("dryRun", "All"), &content_type, &body)?.1)
+        };
+        validate(
+            &validating,
+            &a,
+            &uid,
+            stored.as_ref(),
+            old.as_ref(),
+            &mut warnings,
+        )
+        .await?;
+    }
+    let (code, value, more) = respond(verb, query, &content_type, &body).map_err(|e| {
+        let mut e = e;
+        e.warnings.splice(0..0, warnings.iter().cloned());
+        e
+    })?;
+    warnings.extend(more);
+    Ok((code, value, warnings))
+}

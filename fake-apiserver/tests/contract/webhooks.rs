@@ -1,0 +1,277 @@
+//! Admission webhooks registered by MutatingWebhookConfiguration and
+//! ValidatingWebhookConfiguration objects, served by `kube-codegen-runtime`'s webhook server
+//! on loopback with a development certificate: both servers call them (kube-apiserver
+//! reaches 127.0.0.1 too). The configurations select only the case's namespace, so other
+//! cases running at the same time never meet them.
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::PostParams;
+use kube::core::{ApiResource, GroupVersionKind};
+use kube_codegen_runtime::webhook::{
+    Defaulter, Denial, Request, Validator, Warnings, WebhookServer,
+};
+use serde_json::json;
+
+use crate::env::{Env, RUN_LABEL, case, eventually, run_id};
+
+/// Defaults `data.defaulted` to `yes`; refuses a `data.forbidden` key; warns on `data.warn`.
+struct Hooks;
+
+impl Defaulter<ConfigMap> for Hooks {
+    async fn default(&self, cm: &mut ConfigMap, _: &Request<'_>) -> Result<Warnings, Denial> {
+        cm.data
+            .get_or_insert_with(Default::default)
+            .entry("defaulted".to_owned())
+            .or_insert_with(|| "yes".to_owned());
+        Ok(Warnings::new())
+    }
+}
+
+impl Validator<ConfigMap> for Hooks {
+    async fn validate_create(&self, cm: &ConfigMap, _: &Request<'_>) -> Result<Warnings, Denial> {
+        let data = cm.data.clone().unwrap_or_default();
+        if data.contains_key("forbidden") {
+            return Err(Denial::new("data.forbidden: not in this namespace"));
+        }
+        Ok(if data.contains_key("warn") {
+            vec!["data.warn: careful now".to_owned()]
+        } else {
+            Warnings::new()
+        })
+    }
+}
+
+fn configuration(env: &Env, mutating: bool, port: u16, ca: &str) -> serde_json::Value {
+    let (kind, letter, path) = if mutating {
+        ("MutatingWebhookConfiguration", "m", "/mutate")
+    } else {
+        ("ValidatingWebhookConfiguration", "v", "/validate")
+    };
+    json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": kind,
+        "metadata": {"name": env.ns, "labels": {RUN_LABEL: run_id()}},
+        "webhooks": [{
+            "name": format!("{letter}cm.{}.contract.example.com", env.ns),
+            "admissionReviewVersions": ["v1"],
+            "sideEffects": "None",
+            "failurePolicy": "Fail",
+            "timeoutSeconds": 5,
+            "clientConfig": {
+                "url": format!("https://127.0.0.1:{port}{path}"),
+                "caBundle": apiserver_rules::base64::base64_encode(ca.as_bytes()),
+            },
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": env.ns}},
+            "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}],
+        }],
+    })
+}
+
+fn config_map(name: &str, data: &[(&str, &str)]) -> ConfigMap {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "labels": {RUN_LABEL: run_id()}},
+        "data": data.iter().map(|(k, v)| ((*k).to_owned(), json!(v))).collect::<serde_json::Map<_, _>>(),
+    }))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn webhooks_default_refuse_warn_and_fail_closed_when_down() {
+    case("webhooks", |env| async move {
+        let dir = std::env::temp_dir().join(format!("contract-webhooks-{}", env.ns));
+        let ca = kube_codegen_runtime::webhook::dev::certificate(&dir, &["127.0.0.1".to_owned()])
+            .expect("a development certificate");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(
+            WebhookServer::new()
+                .defaulting::<ConfigMap, _>("/mutate", Hooks)
+                .validating::<ConfigMap, _>("/validate", Hooks)
+                .serve_on(listener, dir.clone(), async {
+                    let _ = stopped.await;
+                }),
+        );
+        for mutating in [true, false] {
+            let body = configuration(&env, mutating, port, &ca);
+            let kind = body["kind"].as_str().unwrap().to_owned();
+            let plural = format!("{}s", kind.to_ascii_lowercase());
+            let r = env
+                .raw(
+                    "POST",
+                    &format!("/apis/admissionregistration.k8s.io/v1/{plural}"),
+                    "application/json",
+                    &body.to_string(),
+                )
+                .await;
+            assert_eq!(r.code, 201, "{}", r.body);
+            // Defaults the server fills in.
+            let hook = &r.body["webhooks"][0];
+            assert_eq!(hook["matchPolicy"], "Equivalent");
+            assert_eq!(hook["rules"][0]["scope"], "*");
+            assert_eq!(hook["objectSelector"], json!({}));
+            assert_eq!(hook.get("reinvocationPolicy").is_some(), mutating);
+            let gvk = GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", &kind);
+            env.delete_later(ApiResource::from_gvk_with_plural(&gvk, &plural), &env.ns);
+        }
+        let cms = env.api::<ConfigMap>();
+        let pp = PostParams::default();
+        // kube-apiserver picks new configurations up within a second or so.
+        let mut n = 0;
+        eventually("the mutating webhook is called", || {
+            n += 1;
+            let (cms, pp, name) = (cms.clone(), pp.clone(), format!("probe-{n}"));
+            async move {
+                let created = cms.create(&pp, &config_map(&name, &[])).await.ok()?;
+                created.data?.contains_key("defaulted").then_some(())
+            }
+        })
+        .await;
+        let kept = cms.create(&pp, &config_map("kept", &[("defaulted", "no")])).await.unwrap();
+        assert_eq!(kept.data.unwrap()["defaulted"], "no");
+
+        let path = env.path("v1", "configmaps");
+        let refused = env
+            .raw("POST", &path, "application/json", &serde_json::to_string(&config_map("refused", &[("forbidden", "x")])).unwrap())
+            .await;
+        assert_eq!(refused.status(), (403, "Forbidden"), "{}", refused.body);
+        assert_eq!(
+            refused.message(),
+            format!("admission webhook \"vcm.{}.contract.example.com\" denied the request: data.forbidden: not in this namespace", env.ns)
+        );
+        let warned = env
+            .raw("POST", &path, "application/json", &serde_json::to_string(&config_map("warned", &[("warn", "x")])).unwrap())
+            .await;
+        assert_eq!(warned.code, 201, "{}", warned.body);
+        assert_eq!(warned.warnings, ["data.warn: careful now"]);
+
+        // The server stops: `failurePolicy: Fail` refuses what the webhook cannot see.
+        let _ = stop.send(());
+        server.await.unwrap().unwrap();
+        let down = env
+            .raw("POST", &path, "application/json", &serde_json::to_string(&config_map("down", &[])).unwrap())
+            .await;
+        assert_eq!(down.status(), (500, "InternalError"), "{}", down.body);
+        let expected = format!(
+            "failed calling webhook \"mcm.{}.contract.example.com\": failed to call webhook: Post \"https://127.0.0.1:{port}/mutate?timeout=5s\": dial tcp 127.0.0.1:{port}: connect: connection refused",
+            env.ns
+        );
+        assert_eq!(down.message(), format!("Internal error occurred: {expected}"));
+        assert_eq!(down.body["details"]["causes"][0]["message"], expected);
+        let _ = std::fs::remove_dir_all(&dir);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn webhook_configurations_are_validated() {
+    case("webhook-config", |env| async move {
+        let body = json!({
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": env.ns},
+            "webhooks": [{
+                "name": "two.segments",
+                "admissionReviewVersions": ["v2"],
+                "sideEffects": "Some",
+                "timeoutSeconds": 31,
+                "clientConfig": {"url": "http://127.0.0.1:1/x?y=1"},
+                "rules": [{"apiGroups": ["*", "apps"], "apiVersions": ["v1"], "operations": ["GET"], "resources": ["*", "pods"]}],
+            }],
+        });
+        let r = env
+            .raw("POST", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", "application/json", &body.to_string())
+            .await;
+        assert_eq!(r.status(), (422, "Invalid"), "{}", r.body);
+        let mut causes = r.causes();
+        causes.sort();
+        let mut expected: Vec<(String, String)> = [
+            ("FieldValueInvalid", "webhooks[0].name"),
+            ("FieldValueNotSupported", "webhooks[0].rules[0].operations[0]"),
+            ("FieldValueInvalid", "webhooks[0].rules[0].apiGroups"),
+            ("FieldValueInvalid", "webhooks[0].rules[0].resources"),
+            ("FieldValueNotSupported", "webhooks[0].sideEffects"),
+            ("FieldValueInvalid", "webhooks[0].timeoutSeconds"),
+            ("FieldValueInvalid", "webhooks[0].clientConfig.url"),
+            ("FieldValueInvalid", "webhooks[0].admissionReviewVersions"),
+        ]
+        .iter()
+        .map(|(r, f)| ((*r).to_owned(), (*f).to_owned()))
+        .collect();
+        expected.sort();
+        assert_eq!(causes, expected, "{}", r.body);
+        for part in [
+            "webhooks[0].name: Invalid value: \"two.segments\": should be a domain with at least three segments separated by dots",
+            "webhooks[0].rules[0].apiGroups: Invalid value: [\"*\",\"apps\"]: if '*' is present, must not specify other API groups",
+            "webhooks[0].sideEffects: Unsupported value: \"Some\": supported values: \"None\", \"NoneOnDryRun\"",
+            "webhooks[0].timeoutSeconds: Invalid value: 31: the timeout value must be between 1 and 30 seconds",
+            "webhooks[0].clientConfig.url: Invalid value: \"http\": 'https' is the only allowed URL scheme; desired format: https://host[/path]",
+            "webhooks[0].admissionReviewVersions: Invalid value: [\"v2\"]: must include at least one of v1, v1beta1",
+        ] {
+            assert!(r.message().contains(part), "`{part}` missing from: {}", r.message());
+        }
+    })
+    .await;
+}
+
+/// A Service client configuration: the fake has no cluster network, so a test names the
+/// loopback address the Service stands for; the certificate must be for the Service's DNS
+/// name, as kube-apiserver requires.
+#[tokio::test]
+async fn fake_only_a_service_is_reached_at_the_address_the_test_gives() {
+    let dir = std::env::temp_dir().join(format!("fake-webhook-service-{}", std::process::id()));
+    let ca = kube_codegen_runtime::webhook::dev::certificate(&dir, &["hooks.ops.svc".to_owned()])
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(
+        WebhookServer::new()
+            .validating::<ConfigMap, _>("/validate", Hooks)
+            .serve_on(listener, dir.clone(), async {
+                let _ = stopped.await;
+            }),
+    );
+    let fake = fake_apiserver::FakeApiServer::with_config(fake_apiserver::Config {
+        webhook_services: [("ops/hooks".to_owned(), addr)].into(),
+        ..Default::default()
+    });
+    fake.seed(json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "hooks"},
+        "webhooks": [{
+            "name": "vcm.hooks.example.com",
+            "admissionReviewVersions": ["v1"],
+            "sideEffects": "None",
+            "clientConfig": {
+                "service": {"namespace": "ops", "name": "hooks", "path": "/validate", "port": 443},
+                "caBundle": apiserver_rules::base64::base64_encode(ca.as_bytes()),
+            },
+            "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}],
+        }],
+    }))
+    .unwrap();
+    let cms: kube::Api<ConfigMap> =
+        kube::Api::namespaced(kube::Client::new(fake.clone(), "default"), "default");
+    let refused = cms
+        .create(
+            &PostParams::default(),
+            &config_map("a", &[("forbidden", "x")]),
+        )
+        .await
+        .unwrap_err();
+    let kube::Error::Api(status) = refused else {
+        panic!("{refused:?}")
+    };
+    assert_eq!(
+        status.message,
+        "admission webhook \"vcm.hooks.example.com\" denied the request: data.forbidden: not in this namespace"
+    );
+    cms.create(&PostParams::default(), &config_map("b", &[]))
+        .await
+        .unwrap();
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
