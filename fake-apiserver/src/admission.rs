@@ -16,9 +16,10 @@
 //! real server's `admission webhook "<name>" denied the request: <message>` with the
 //! webhook's code and reason; a webhook that cannot be called fails the request with 500
 //! (`failurePolicy: Fail`) or is skipped (`Ignore`); warnings become `Warning` headers.
-//! Not emulated: `matchConditions` (a matching webhook is called whatever they say),
-//! `reinvocationPolicy: IfNeeded`, and `matchPolicy: Equivalent` across versions (the fake
-//! serves one version of each built-in kind).
+//! A mutating webhook with `reinvocationPolicy: IfNeeded` is called once more when a later
+//! one changed the object. Not emulated: `matchConditions` (a matching webhook is called
+//! whatever they say), and `matchPolicy: Equivalent` across versions (the fake serves one
+//! version of each built-in kind).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,6 +49,8 @@ struct Hook {
     ca: Vec<CertificateDer<'static>>,
     fail: bool,
     timeout: Duration,
+    /// `reinvocationPolicy: IfNeeded`.
+    reinvoke: bool,
 }
 
 /// What a request is, as admission sees it.
@@ -196,6 +199,7 @@ fn hook_of(hook: &Value, shared: &Shared) -> Result<Hook, ApiError> {
         .unwrap_or_default();
     let timeout = Duration::from_secs(hook["timeoutSeconds"].as_u64().unwrap_or(10));
     let fail = hook["failurePolicy"].as_str() != Some("Ignore");
+    let reinvoke = hook["reinvocationPolicy"].as_str() == Some("IfNeeded");
     let (url, dial, server_name) = if let Some(url) = client["url"].as_str() {
         let rest = url.strip_prefix("https://").unwrap_or(url);
         let authority = rest.split(['/', '?']).next().unwrap_or("");
@@ -238,6 +242,7 @@ fn hook_of(hook: &Value, shared: &Shared) -> Result<Hook, ApiError> {
         ca,
         fail,
         timeout,
+        reinvoke,
     })
 }
 
@@ -397,7 +402,55 @@ fn warnings_of(response: &Value, into: &mut Vec<String>) {
     );
 }
 
-/// Runs the mutating webhooks on `object`; whether any changed it.
+/// Calls one mutating webhook and applies its patch; whether it changed `object`.
+async fn mutate_once(
+    hook: &Hook,
+    a: &Attributes<'_>,
+    uid: &str,
+    object: &mut Value,
+    old: Option<&Value>,
+    warnings: &mut Vec<String>,
+) -> Result<bool, ApiError> {
+    let Some(response) = call(hook, &review(uid, a, Some(object), old), uid).await? else {
+        return Ok(false);
+    };
+    warnings_of(&response, warnings);
+    if response["allowed"].as_bool() != Some(true) {
+        return Err(denied(hook, &response));
+    }
+    let Some(patch) = response.get("patch").filter(|p| !p.is_null()) else {
+        return Ok(false);
+    };
+    // Go decodes a []byte from base64 text or from an array of numbers (what kube-rs'
+    // AdmissionResponse writes); both are accepted.
+    let bytes = match patch {
+        Value::String(text) => apiserver_rules::base64::base64_decode(text).ok(),
+        Value::Array(items) => items
+            .iter()
+            .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+            .collect(),
+        _ => None,
+    };
+    let ops = bytes.and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok());
+    let Some(ops) = ops else {
+        return Err(ApiError::internal(format!(
+            "Internal error occurred: admission webhook \"{}\" returned a patch that is not JSON",
+            hook.name
+        )));
+    };
+    let before = object.clone();
+    crate::patch::json_patch(object, &ops).map_err(|e| {
+        ApiError::internal(format!(
+            "Internal error occurred: admission webhook \"{}\" returned a patch that does not apply: {e}",
+            hook.name
+        ))
+    })?;
+    Ok(*object != before)
+}
+
+/// Runs the mutating webhooks on `object`; whether any changed it. As kube-apiserver
+/// does, a webhook with `reinvocationPolicy: IfNeeded` is called once more when a webhook
+/// after it changed the object it left.
 async fn mutate(
     hooks: &[Hook],
     a: &Attributes<'_>,
@@ -407,39 +460,15 @@ async fn mutate(
     warnings: &mut Vec<String>,
 ) -> Result<bool, ApiError> {
     let mut changed = false;
+    // The object as each webhook left it.
+    let mut left: Vec<Value> = Vec::with_capacity(hooks.len());
     for hook in hooks {
-        let Some(response) = call(hook, &review(uid, a, Some(object), old), uid).await? else {
-            continue;
-        };
-        warnings_of(&response, warnings);
-        if response["allowed"].as_bool() != Some(true) {
-            return Err(denied(hook, &response));
-        }
-        if let Some(patch) = response.get("patch").filter(|p| !p.is_null()) {
-            // Go decodes a []byte from base64 text or from an array of numbers (what
-            // kube-rs' AdmissionResponse writes); both are accepted.
-            let bytes = match patch {
-                Value::String(text) => apiserver_rules::base64::base64_decode(text).ok(),
-                Value::Array(items) => items
-                    .iter()
-                    .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
-                    .collect(),
-                _ => None,
-            };
-            let ops = bytes.and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok());
-            let Some(ops) = ops else {
-                return Err(ApiError::internal(format!(
-                    "Internal error occurred: admission webhook \"{}\" returned a patch that is not JSON",
-                    hook.name
-                )));
-            };
-            crate::patch::json_patch(object, &ops).map_err(|e| {
-                ApiError::internal(format!(
-                    "Internal error occurred: admission webhook \"{}\" returned a patch that does not apply: {e}",
-                    hook.name
-                ))
-            })?;
-            changed = true;
+        changed |= mutate_once(hook, a, uid, object, old, warnings).await?;
+        left.push(object.clone());
+    }
+    for (hook, left) in hooks.iter().zip(&left) {
+        if hook.reinvoke && *left != *object {
+            changed |= mutate_once(hook, a, uid, object, old, warnings).await?;
         }
     }
     Ok(changed)

@@ -275,3 +275,88 @@ async fn fake_only_a_service_is_reached_at_the_address_the_test_gives() {
     server.await.unwrap().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Writes into `data.<key>` how many other keys it sees.
+struct Counter(&'static str);
+
+impl Defaulter<ConfigMap> for Counter {
+    async fn default(&self, cm: &mut ConfigMap, _: &Request<'_>) -> Result<Warnings, Denial> {
+        let data = cm.data.get_or_insert_with(Default::default);
+        let others = data.keys().filter(|k| *k != self.0).count();
+        data.insert(self.0.to_owned(), others.to_string());
+        Ok(Warnings::new())
+    }
+}
+
+#[tokio::test]
+async fn a_webhook_that_asks_is_called_again_after_a_later_one_changed_the_object() {
+    case("reinvocation", |env| async move {
+        let dir = std::env::temp_dir().join(format!("contract-reinvocation-{}", env.ns));
+        let ca = kube_codegen_runtime::webhook::dev::certificate(&dir, &["127.0.0.1".to_owned()])
+            .expect("a development certificate");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(
+            WebhookServer::new()
+                .defaulting::<ConfigMap, _>("/mutate", Counter("a"))
+                .defaulting::<ConfigMap, _>("/other", Counter("b"))
+                .serve_on(listener, dir.clone(), async {
+                    let _ = stopped.await;
+                }),
+        );
+        // Two configurations, called in the order of their names: `a` asks to be called
+        // again if needed, then `b` adds a key.
+        let plural = "mutatingwebhookconfigurations";
+        let gvk = GroupVersionKind::gvk(
+            "admissionregistration.k8s.io",
+            "v1",
+            "MutatingWebhookConfiguration",
+        );
+        for (prefix, path, reinvoke) in [("a", "/mutate", "IfNeeded"), ("b", "/other", "Never")] {
+            let mut body = configuration(&env, true, port, &ca);
+            let name = format!("{prefix}-{}", env.ns);
+            body["metadata"]["name"] = json!(name);
+            body["webhooks"][0]["name"] =
+                json!(format!("{prefix}.{}.contract.example.com", env.ns));
+            body["webhooks"][0]["clientConfig"]["url"] =
+                json!(format!("https://127.0.0.1:{port}{path}"));
+            body["webhooks"][0]["reinvocationPolicy"] = json!(reinvoke);
+            let r = env
+                .raw(
+                    "POST",
+                    &format!("/apis/admissionregistration.k8s.io/v1/{plural}"),
+                    "application/json",
+                    &body.to_string(),
+                )
+                .await;
+            assert_eq!(r.code, 201, "{}", r.body);
+            env.delete_later(ApiResource::from_gvk_with_plural(&gvk, plural), &name);
+        }
+        let cms = env.api::<ConfigMap>();
+        let mut n = 0;
+        let data = eventually("both webhooks are called", || {
+            n += 1;
+            let (cms, name) = (cms.clone(), format!("probe-{n}"));
+            async move {
+                let created = cms
+                    .create(&PostParams::default(), &config_map(&name, &[]))
+                    .await
+                    .ok()?;
+                let data = created.data?;
+                (data.contains_key("a") && data.contains_key("b")).then_some(data)
+            }
+        })
+        .await;
+        // `a` first saw no other key, then, called again, `b`.
+        assert_eq!(
+            (data["a"].as_str(), data["b"].as_str()),
+            ("1", "1"),
+            "{data:?}"
+        );
+        let _ = stop.send(());
+        server.await.unwrap().unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+    })
+    .await;
+}
