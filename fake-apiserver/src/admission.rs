@@ -17,9 +17,9 @@
 //! webhook's code and reason; a webhook that cannot be called fails the request with 500
 //! (`failurePolicy: Fail`) or is skipped (`Ignore`); warnings become `Warning` headers.
 //! A mutating webhook with `reinvocationPolicy: IfNeeded` is called once more when a later
-//! one changed the object. Not emulated: `matchConditions` (a matching webhook is called
-//! whatever they say), and `matchPolicy: Equivalent` across versions (the fake serves one
-//! version of each built-in kind).
+//! one changed the object. With `matchPolicy: Equivalent` (the default), a webhook whose
+//! rules name another served version of the resource sees the request in that version.
+//! Not emulated: `matchConditions` (a matching webhook is called whatever they say).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,6 +51,9 @@ struct Hook {
     timeout: Duration,
     /// `reinvocationPolicy: IfNeeded`.
     reinvoke: bool,
+    /// With `matchPolicy: Equivalent`, the other version of the resource its rules name,
+    /// in which it sees the request (as kube-apiserver converts it).
+    version: Option<Arc<ResourceType>>,
 }
 
 /// What a request is, as admission sees it.
@@ -153,9 +156,15 @@ fn matching(
         };
         for hook in config["webhooks"].as_array().into_iter().flatten() {
             let rules = hook["rules"].as_array().into_iter().flatten();
-            if !rules.clone().any(|r| rule_matches(r, a)) {
+            let version = if rules.clone().any(|r| rule_matches(r, a)) {
+                None
+            } else if hook["matchPolicy"].as_str() != Some("Exact")
+                && let Some(other) = equivalent(state, a, rules)
+            {
+                Some(other)
+            } else {
                 continue;
-            }
+            };
             // The namespace selector applies to namespaced objects and to namespaces.
             let ns_labels = if a.rt.is("", "namespaces") {
                 objects
@@ -179,7 +188,9 @@ fn matching(
             if !object_selected {
                 continue;
             }
-            out.push(hook_of(hook, shared)?);
+            let mut found = hook_of(hook, shared)?;
+            found.version = version;
+            out.push(found);
         }
     }
     Ok(out)
@@ -243,7 +254,26 @@ fn hook_of(hook: &Value, shared: &Shared) -> Result<Hook, ApiError> {
         fail,
         timeout,
         reinvoke,
+        version: None,
     })
+}
+
+/// `matchPolicy: Equivalent`: another served version of the request's resource that one of
+/// `rules` matches.
+fn equivalent<'v>(
+    state: &State,
+    a: &Attributes<'_>,
+    rules: impl Iterator<Item = &'v Value> + Clone,
+) -> Option<Arc<ResourceType>> {
+    state
+        .types
+        .iter()
+        .filter(|t| t.group == a.rt.group && t.plural == a.rt.plural && t.version != a.rt.version)
+        .find(|t| {
+            let other = Attributes { rt: t, ..*a };
+            rules.clone().any(|r| rule_matches(r, &other))
+        })
+        .cloned()
 }
 
 /// Posts `review` to the webhook: its response, or the error in Go's words.
@@ -312,15 +342,33 @@ async fn post(hook: &Hook, review: &Value) -> Result<Value, String> {
 }
 
 /// The AdmissionReview sent for a request.
-fn review(uid: &str, a: &Attributes<'_>, object: Option<&Value>, old: Option<&Value>) -> Value {
-    let gvk = json!({"group": a.rt.group, "version": a.rt.version, "kind": a.rt.kind});
-    let gvr = json!({"group": a.rt.group, "version": a.rt.version, "resource": a.rt.plural});
+fn review(
+    uid: &str,
+    a: &Attributes<'_>,
+    hook: &Hook,
+    object: Option<&Value>,
+    old: Option<&Value>,
+) -> Value {
+    let gvk =
+        |rt: &ResourceType| json!({"group": rt.group, "version": rt.version, "kind": rt.kind});
+    let gvr = |rt: &ResourceType| json!({"group": rt.group, "version": rt.version, "resource": rt.plural});
+    // In the version the webhook asked for; the request's own stays in `request*`.
+    let seen = hook.version.as_deref().unwrap_or(a.rt);
+    let converted = |o: Option<&Value>| {
+        o.map(|o| {
+            let mut o = o.clone();
+            seen.rewrite(&mut o);
+            o
+        })
+    };
+    let (object, old) = (converted(object), converted(old));
+    let (object, old) = (object.as_ref(), old.as_ref());
     let mut request = json!({
         "uid": uid,
-        "kind": gvk,
-        "resource": gvr,
-        "requestKind": gvk,
-        "requestResource": gvr,
+        "kind": gvk(seen),
+        "resource": gvr(seen),
+        "requestKind": gvk(a.rt),
+        "requestResource": gvr(a.rt),
         "name": a.name,
         "operation": a.operation,
         "userInfo": {"username": "system:admin", "groups": ["system:masters", "system:authenticated"]},
@@ -411,7 +459,7 @@ async fn mutate_once(
     old: Option<&Value>,
     warnings: &mut Vec<String>,
 ) -> Result<bool, ApiError> {
-    let Some(response) = call(hook, &review(uid, a, Some(object), old), uid).await? else {
+    let Some(response) = call(hook, &review(uid, a, hook, Some(object), old), uid).await? else {
         return Ok(false);
     };
     warnings_of(&response, warnings);
@@ -439,7 +487,16 @@ async fn mutate_once(
         )));
     };
     let before = object.clone();
-    crate::patch::json_patch(object, &ops).map_err(|e| {
+    // The patch is against the object in the webhook's version; applied there, and the
+    // result converted back (versions here differ only in `apiVersion`).
+    if let Some(version) = &hook.version {
+        version.rewrite(object);
+    }
+    let applied = crate::patch::json_patch(object, &ops);
+    if hook.version.is_some() {
+        a.rt.rewrite(object);
+    }
+    applied.map_err(|e| {
         ApiError::internal(format!(
             "Internal error occurred: admission webhook \"{}\" returned a patch that does not apply: {e}",
             hook.name
@@ -484,7 +541,7 @@ async fn validate(
     warnings: &mut Vec<String>,
 ) -> Result<(), ApiError> {
     for hook in hooks {
-        let Some(response) = call(hook, &review(uid, a, object, old), uid).await? else {
+        let Some(response) = call(hook, &review(uid, a, hook, object, old), uid).await? else {
             continue;
         };
         warnings_of(&response, warnings);

@@ -360,3 +360,91 @@ async fn a_webhook_that_asks_is_called_again_after_a_later_one_changed_the_objec
     })
     .await;
 }
+
+/// Refuses every object, saying in which version it saw it.
+struct SeenAs;
+
+impl Validator<kube::core::DynamicObject> for SeenAs {
+    async fn validate_create(
+        &self,
+        obj: &kube::core::DynamicObject,
+        _: &Request<'_>,
+    ) -> Result<Warnings, Denial> {
+        let api_version = obj.types.as_ref().map_or("", |t| t.api_version.as_str());
+        Err(Denial::new(format!("seen as {api_version}")))
+    }
+}
+
+#[tokio::test]
+async fn an_equivalent_match_sees_the_request_in_the_version_its_rules_name() {
+    case("equivalent", |env| async move {
+        let group = format!("equivalent-{}.contract.example.com", run_id());
+        let version = |name: &str, storage: bool| {
+            json!({"name": name, "served": true, "storage": storage,
+                "schema": {"openAPIV3Schema": {"type": "object",
+                    "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}})
+        };
+        let crd = json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("gizmos.{group}")},
+            "spec": {"group": group, "scope": "Namespaced",
+                "names": {"plural": "gizmos", "kind": "Gizmo"},
+                "versions": [version("v1", true), version("v2", false)]}
+        });
+        let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+        let r = env.raw("POST", crds, "application/json", &crd.to_string()).await;
+        assert_eq!(r.code, 201, "{}", r.body);
+        let crd_gvk = GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition");
+        env.delete_later(
+            ApiResource::from_gvk_with_plural(&crd_gvk, "customresourcedefinitions"),
+            &format!("gizmos.{group}"),
+        );
+
+        let dir = std::env::temp_dir().join(format!("contract-equivalent-{}", env.ns));
+        let ca = kube_codegen_runtime::webhook::dev::certificate(&dir, &["127.0.0.1".to_owned()])
+            .expect("a development certificate");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(
+            WebhookServer::new()
+                .validating::<kube::core::DynamicObject, _>("/validate", SeenAs)
+                .serve_on(listener, dir.clone(), async {
+                    let _ = stopped.await;
+                }),
+        );
+        // Registered for v1 only, with the default `matchPolicy: Equivalent`.
+        let mut body = configuration(&env, false, port, &ca);
+        body["webhooks"][0]["rules"] = json!([{"apiGroups": [group], "apiVersions": ["v1"],
+            "operations": ["CREATE"], "resources": ["gizmos"]}]);
+        let plural = "validatingwebhookconfigurations";
+        let r = env
+            .raw("POST", &format!("/apis/admissionregistration.k8s.io/v1/{plural}"), "application/json", &body.to_string())
+            .await;
+        assert_eq!(r.code, 201, "{}", r.body);
+        let gvk = GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration");
+        env.delete_later(ApiResource::from_gvk_with_plural(&gvk, plural), &env.ns);
+
+        let path = format!("/apis/{group}/v2/namespaces/{}/gizmos", env.ns);
+        let mut n = 0;
+        let refused = eventually("the CRD is served and the webhook called", || {
+            n += 1;
+            let gizmo = json!({"apiVersion": format!("{group}/v2"), "kind": "Gizmo",
+                "metadata": {"name": format!("g{n}"), "labels": {RUN_LABEL: run_id()}}, "spec": {}});
+            let (env, path) = (env.clone(), path.clone());
+            async move {
+                let r = env.raw("POST", &path, "application/json", &gizmo.to_string()).await;
+                (r.code == 403).then_some(r)
+            }
+        })
+        .await;
+        assert_eq!(
+            refused.message(),
+            format!("admission webhook \"vcm.{}.contract.example.com\" denied the request: seen as {group}/v1", env.ns)
+        );
+        let _ = stop.send(());
+        server.await.unwrap().unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+    })
+    .await;
+}
