@@ -448,3 +448,87 @@ async fn an_equivalent_match_sees_the_request_in_the_version_its_rules_name() {
     })
     .await;
 }
+
+/// Answers after two seconds.
+struct Slow;
+
+impl Validator<ConfigMap> for Slow {
+    async fn validate_create(&self, _: &ConfigMap, _: &Request<'_>) -> Result<Warnings, Denial> {
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        Ok(Warnings::new())
+    }
+}
+
+#[tokio::test]
+async fn object_selectors_timeouts_and_failure_policies() {
+    case("webhook-timeout", |env| async move {
+        let dir = std::env::temp_dir().join(format!("contract-timeout-{}", env.ns));
+        let ca = kube_codegen_runtime::webhook::dev::certificate(&dir, &["127.0.0.1".to_owned()])
+            .expect("a development certificate");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(
+            WebhookServer::new()
+                .validating::<ConfigMap, _>("/validate", Slow)
+                .serve_on(listener, dir.clone(), async {
+                    let _ = stopped.await;
+                }),
+        );
+        let mut body = configuration(&env, false, port, &ca);
+        body["webhooks"][0]["timeoutSeconds"] = json!(1);
+        body["webhooks"][0]["objectSelector"] = json!({"matchLabels": {"check": "yes"}});
+        let plural = "validatingwebhookconfigurations";
+        let configs = format!("/apis/admissionregistration.k8s.io/v1/{plural}");
+        let r = env.raw("POST", &configs, "application/json", &body.to_string()).await;
+        assert_eq!(r.code, 201, "{}", r.body);
+        let gvk = GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration");
+        env.delete_later(ApiResource::from_gvk_with_plural(&gvk, plural), &env.ns);
+
+        let path = env.path("v1", "configmaps");
+        let object = |name: &str, checked: bool| {
+            let mut cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": name, "labels": {RUN_LABEL: run_id()}}});
+            if checked {
+                cm["metadata"]["labels"]["check"] = json!("yes");
+            }
+            cm.to_string()
+        };
+        // The webhook is too slow: with `failurePolicy: Fail` the request fails.
+        let mut n = 0;
+        let failed = eventually("the webhook is called", || {
+            n += 1;
+            let (env, path, body) = (env.clone(), path.clone(), object(&format!("slow-{n}"), true));
+            async move {
+                let r = env.raw("POST", &path, "application/json", &body).await;
+                (r.code == 500).then_some(r)
+            }
+        })
+        .await;
+        assert_eq!(
+            failed.message(),
+            format!("Internal error occurred: failed calling webhook \"vcm.{}.contract.example.com\": failed to call webhook: Post \"https://127.0.0.1:{port}/validate?timeout=1s\": context deadline exceeded", env.ns)
+        );
+        // Objects the object selector leaves out never meet it.
+        let r = env.raw("POST", &path, "application/json", &object("unchecked", false)).await;
+        assert_eq!(r.code, 201, "{}", r.body);
+        // With `failurePolicy: Ignore` the slow webhook is skipped.
+        let name = &env.ns;
+        let patch = json!({"webhooks": [{"name": format!("vcm.{name}.contract.example.com"), "failurePolicy": "Ignore"}]});
+        let r = env
+            .raw("PATCH", &format!("{configs}/{name}"), "application/strategic-merge-patch+json", &patch.to_string())
+            .await;
+        assert_eq!(r.code, 200, "{}", r.body);
+        let mut m = 0;
+        eventually("the failure is ignored", || {
+            m += 1;
+            let (env, path, body) = (env.clone(), path.clone(), object(&format!("ignored-{m}"), true));
+            async move { (env.raw("POST", &path, "application/json", &body).await.code == 201).then_some(()) }
+        })
+        .await;
+        let _ = stop.send(());
+        server.await.unwrap().unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+    })
+    .await;
+}
