@@ -6,7 +6,8 @@
 //! [`Validator`] accepts or refuses a create, an update (seeing the old object too) or a
 //! delete, with warnings the API server passes on to the client. Both are the kube-rs form
 //! of controller-runtime's `CustomDefaulter` and `CustomValidator`, over
-//! `kube::core::admission`; a [`WebhookServer`] routes each path to one of them.
+//! `kube::core::admission`; a [`WebhookServer`] routes each path to one of them, or to the
+//! [`conversion::Conversion`] of a kind served in several versions.
 //!
 //! ```no_run
 //! # use kube_codegen_runtime::webhook::{Defaulter, Denial, Request, Validator, Warnings, WebhookServer};
@@ -48,6 +49,7 @@
 //! # }
 //! ```
 
+pub mod conversion;
 pub mod dev;
 mod server;
 

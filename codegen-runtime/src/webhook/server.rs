@@ -8,7 +8,8 @@
 //!   kubebuilder's layout use). The files are looked at again on every handshake: certificates
 //!   replaced on disk (a renewed Secret) are served from the next connection on, without a
 //!   restart; files that do not load keep the last good certificate in use.
-//! - `POST <path>` answers an AdmissionReview; a body that is not one gets 400, one over
+//! - `POST <path>` answers an AdmissionReview (or, on a conversion route, a
+//!   ConversionReview); a body that is not one gets 400, one over
 //!   [`WebhookServer::max_body`] gets 413, and a handler slower than
 //!   [`WebhookServer::timeout`] gets 504 (the API server's own limit is 30 s at most).
 //! - `GET /healthz` answers `ok`.
@@ -37,9 +38,18 @@ use tokio::net::TcpListener;
 
 use super::{Defaulter, Defaulting, Handler, Validating, Validator};
 
+/// What a path answers.
+#[derive(Clone)]
+enum Route {
+    /// AdmissionReviews, by a defaulter or a validator.
+    Admission(Arc<dyn Handler>),
+    /// ConversionReviews of one kind.
+    Conversion(Arc<super::conversion::Conversion>),
+}
+
 /// Routes from paths to typed webhooks, served over HTTPS.
 pub struct WebhookServer {
-    routes: HashMap<String, Arc<dyn Handler>>,
+    routes: HashMap<String, Route>,
     max_body: usize,
     timeout: Duration,
 }
@@ -85,7 +95,8 @@ impl WebhookServer {
             defaulter,
             kind: std::marker::PhantomData,
         };
-        self.routes.insert(path.into(), Arc::new(handler));
+        self.routes
+            .insert(path.into(), Route::Admission(Arc::new(handler)));
         self
     }
 
@@ -100,7 +111,20 @@ impl WebhookServer {
             validator,
             kind: std::marker::PhantomData,
         };
-        self.routes.insert(path.into(), Arc::new(handler));
+        self.routes
+            .insert(path.into(), Route::Admission(Arc::new(handler)));
+        self
+    }
+
+    /// Serves the ConversionReviews of one kind at `path` (a CRD's conversion webhook).
+    #[must_use]
+    pub fn conversion(
+        mut self,
+        path: impl Into<String>,
+        conversion: super::conversion::Conversion,
+    ) -> Self {
+        self.routes
+            .insert(path.into(), Route::Conversion(Arc::new(conversion)));
         self
     }
 
@@ -200,7 +224,7 @@ fn text(status: StatusCode, body: impl Into<String>) -> Response<Full<Bytes>> {
 }
 
 async fn answer(
-    routes: &HashMap<String, Arc<dyn Handler>>,
+    routes: &HashMap<String, Route>,
     req: http::Request<Incoming>,
     max_body: usize,
     timeout: Duration,
@@ -225,7 +249,13 @@ async fn answer(
         }
         Err(err) => return text(StatusCode::BAD_REQUEST, err.to_string()),
     };
-    match tokio::time::timeout(timeout, super::review(handler, &body)).await {
+    let answered = match handler {
+        Route::Admission(handler) => {
+            tokio::time::timeout(timeout, super::review(handler, &body)).await
+        }
+        Route::Conversion(conversion) => Ok(convert(conversion, &body)),
+    };
+    match answered {
         Ok(Some(json)) => {
             let mut response = text(StatusCode::OK, String::new());
             *response.body_mut() = Full::new(Bytes::from(json));
@@ -237,13 +267,20 @@ async fn answer(
         }
         Ok(None) => text(
             StatusCode::BAD_REQUEST,
-            "the body is not an AdmissionReview with a request",
+            "the body is not an AdmissionReview or ConversionReview with a request",
         ),
         Err(_) => text(
             StatusCode::GATEWAY_TIMEOUT,
             format!("the webhook took longer than {timeout:?}"),
         ),
     }
+}
+
+/// Answers one ConversionReview body; `None` when it is not one with a request.
+fn convert(conversion: &super::conversion::Conversion, body: &[u8]) -> Option<Vec<u8>> {
+    let review: kube::core::conversion::ConversionReview = serde_json::from_slice(body).ok()?;
+    let request = kube::core::conversion::ConversionRequest::from_review(review).ok()?;
+    serde_json::to_vec(&conversion.review(request).into_review()).ok()
 }
 
 /// The serving certificate and key in a directory (`tls.crt`, `tls.key`), loaded again when

@@ -1,0 +1,208 @@
+//! Conversion webhooks: a kind served in several versions whose Rust types differ, converted
+//! through its hub, the storage version (controller-runtime's hub and spoke).
+//!
+//! The conversions are plain Rust: `TryFrom` (or `From`) between each other version's type
+//! and the hub's, in both directions. A missing one is a compile error naming the two types
+//! (``the trait bound `v1alpha1::Foo: From<v1beta1::Foo>` is not satisfied``). Any two
+//! versions convert through the hub; the object's `metadata` is carried over untouched
+//! whatever a conversion does with it, and `apiVersion` and `kind` are the target's.
+//!
+//! ```ignore
+//! // v1alpha1::Foo is the hub (`+kubebuilder:storageversion`); v1beta1 nests the Deployment.
+//! impl From<v1beta1::Foo> for v1alpha1::Foo {
+//!     fn from(foo: v1beta1::Foo) -> Self {
+//!         let spec = v1alpha1::FooSpec {
+//!             deployment_name: foo.spec.deployment.name,
+//!             replicas: foo.spec.deployment.replicas,
+//!         };
+//!         Self { metadata: foo.metadata, spec, status: foo.status }
+//!     }
+//! }
+//! // ... and From<v1alpha1::Foo> for v1beta1::Foo.
+//!
+//! let conversion = Conversion::hub::<v1alpha1::Foo>().spoke::<v1beta1::Foo, v1alpha1::Foo>();
+//! WebhookServer::new().conversion("/convert-samplecontroller-k8s-io-foo", conversion);
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt::Display;
+
+use kube::Resource;
+use kube::core::conversion::{ConversionRequest, ConversionResponse};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// One direction of a conversion, on JSON.
+type Step = Box<dyn Fn(Value) -> Result<Value, String> + Send + Sync>;
+
+struct Spoke {
+    to_hub: Step,
+    from_hub: Step,
+}
+
+/// The conversions of one kind: its hub and the versions that convert to and from it.
+pub struct Conversion {
+    kind: String,
+    hub: String,
+    spokes: BTreeMap<String, Spoke>,
+}
+
+impl std::fmt::Debug for Conversion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conversion")
+            .field("kind", &self.kind)
+            .field("hub", &self.hub)
+            .field("versions", &self.spokes.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// `value` read as `T`, or why not.
+fn read<T: DeserializeOwned>(value: Value) -> Result<T, String> {
+    serde_json::from_value(value).map_err(|e| e.to_string())
+}
+
+fn write<T: Serialize>(value: &T) -> Result<Value, String> {
+    serde_json::to_value(value).map_err(|e| e.to_string())
+}
+
+impl Conversion {
+    /// The conversions of the kind whose hub (storage version) is `H`.
+    pub fn hub<H: Resource<DynamicType = ()>>() -> Self {
+        Self {
+            kind: H::kind(&()).into_owned(),
+            hub: H::api_version(&()).into_owned(),
+            spokes: BTreeMap::new(),
+        }
+    }
+
+    /// Adds the version whose type is `S`, converted to and from the hub `H` with `TryFrom`.
+    #[must_use]
+    pub fn spoke<S, H>(mut self) -> Self
+    where
+        S: Resource<DynamicType = ()> + Serialize + DeserializeOwned + TryFrom<H> + 'static,
+        H: Resource<DynamicType = ()> + Serialize + DeserializeOwned + TryFrom<S> + 'static,
+        <S as TryFrom<H>>::Error: Display,
+        <H as TryFrom<S>>::Error: Display,
+    {
+        let spoke = Spoke {
+            to_hub: Box::new(|value| {
+                let from: S = read(value)?;
+                write(&H::try_from(from).map_err(|e| e.to_string())?)
+            }),
+            from_hub: Box::new(|value| {
+                let hub: H = read(value)?;
+                write(&S::try_from(hub).map_err(|e| e.to_string())?)
+            }),
+        };
+        self.spokes.insert(S::api_version(&()).into_owned(), spoke);
+        self
+    }
+
+    /// Every version converted: the hub's first.
+    pub fn api_versions(&self) -> Vec<&str> {
+        std::iter::once(self.hub.as_str())
+            .chain(self.spokes.keys().map(String::as_str))
+            .collect()
+    }
+
+    fn step(&self, api_version: &str) -> Result<&Spoke, String> {
+        self.spokes.get(api_version).ok_or_else(|| {
+            format!(
+                "{api_version} is not a version of {} this webhook converts (it converts {})",
+                self.kind,
+                self.api_versions().join(", ")
+            )
+        })
+    }
+
+    /// `object` in `desired` (an `apiVersion`), through the hub; its `metadata` untouched.
+    pub fn convert(&self, object: Value, desired: &str) -> Result<Value, String> {
+        let from = object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .ok_or("the object has no apiVersion")?
+            .to_owned();
+        if from == desired {
+            return Ok(object);
+        }
+        let metadata = object.get("metadata").cloned();
+        let hub = if from == self.hub {
+            object
+        } else {
+            (self.step(&from)?.to_hub)(object)?
+        };
+        let mut out = if desired == self.hub {
+            hub
+        } else {
+            (self.step(desired)?.from_hub)(hub)?
+        };
+        if let Some(map) = out.as_object_mut() {
+            map.insert("apiVersion".into(), Value::from(desired));
+            map.insert("kind".into(), Value::from(self.kind.as_str()));
+            match metadata {
+                Some(metadata) => map.insert("metadata".into(), metadata),
+                None => map.remove("metadata"),
+            };
+        }
+        Ok(out)
+    }
+
+    /// The answer to a ConversionReview's request: every object converted, in order, or a
+    /// failure naming the first that could not be.
+    pub fn review(&self, request: ConversionRequest) -> ConversionResponse {
+        let desired = request.desired_api_version.clone();
+        let converted: Result<Vec<Value>, String> = request
+            .objects
+            .iter()
+            .cloned()
+            .map(|o| {
+                let name = o
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                self.convert(o, &desired)
+                    .map_err(|e| format!("converting {} \"{name}\" to {desired}: {e}", self.kind))
+            })
+            .collect();
+        let response = ConversionResponse::for_request(request);
+        match converted {
+            Ok(objects) => response.success(objects),
+            Err(message) => {
+                response.failure(kube::core::Status::failure(&message, "ConversionFailed"))
+            }
+        }
+    }
+
+    /// Checks that `hub` (an object of the hub version, as JSON) comes back unchanged from
+    /// every other version: hub -> version -> hub. The first version that loses something,
+    /// with the object before and after, or why a conversion failed.
+    pub fn round_trip(&self, hub: &Value) -> Result<(), String> {
+        for version in self.spokes.keys() {
+            let there = self.convert(hub.clone(), version)?;
+            let back = self.convert(there, &self.hub)?;
+            if back != *hub {
+                return Err(format!(
+                    "{} -> {version} -> {} is not lossless:\n  before: {hub}\n  after:  {back}",
+                    self.hub, self.hub
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Conversion::round_trip`] for test code: panics with the difference.
+    ///
+    /// # Panics
+    ///
+    /// When a round trip through any version changes `hub` or fails.
+    #[track_caller]
+    pub fn assert_lossless<H: Serialize>(&self, hub: &H) {
+        let value = serde_json::to_value(hub).expect("the hub object serializes");
+        if let Err(why) = self.round_trip(&value) {
+            panic!("{why}");
+        }
+    }
+}

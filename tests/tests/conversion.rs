@@ -1,0 +1,291 @@
+//! Conversion between versions of a kind whose Rust types differ, through the hub
+//! (`kube-codegen-runtime`'s `webhook::conversion`), and served as ConversionReviews.
+
+use std::sync::Arc;
+
+use kube::CustomResource;
+use kube::core::conversion::{ConversionRequest, ConversionReview};
+use kube_codegen_runtime::webhook::WebhookServer;
+use kube_codegen_runtime::webhook::conversion::Conversion;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+mod v1alpha1 {
+    use super::*;
+
+    /// The hub: a flat spec.
+    #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[kube(
+        group = "conversion.example.com",
+        version = "v1alpha1",
+        kind = "Gizmo",
+        namespaced,
+        status = "GizmoStatus"
+    )]
+    #[serde(rename_all = "camelCase")]
+    pub struct GizmoSpec {
+        pub deployment_name: String,
+        pub replicas: Option<i32>,
+    }
+
+    #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    pub struct GizmoStatus {
+        pub available_replicas: i32,
+    }
+}
+
+mod v1beta1 {
+    use super::*;
+
+    /// The spoke: the Deployment nested; the same status.
+    #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[kube(
+        group = "conversion.example.com",
+        version = "v1beta1",
+        kind = "Gizmo",
+        namespaced,
+        status = "super::v1alpha1::GizmoStatus"
+    )]
+    pub struct GizmoSpec {
+        pub deployment: Deployment,
+    }
+
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+    pub struct Deployment {
+        pub name: String,
+        pub replicas: Option<i32>,
+    }
+}
+
+impl From<v1beta1::Gizmo> for v1alpha1::Gizmo {
+    fn from(g: v1beta1::Gizmo) -> Self {
+        let spec = v1alpha1::GizmoSpec {
+            deployment_name: g.spec.deployment.name,
+            replicas: g.spec.deployment.replicas,
+        };
+        Self {
+            metadata: g.metadata,
+            spec,
+            status: g.status,
+        }
+    }
+}
+
+impl TryFrom<v1alpha1::Gizmo> for v1beta1::Gizmo {
+    type Error = String;
+
+    fn try_from(g: v1alpha1::Gizmo) -> Result<Self, String> {
+        if g.spec.deployment_name.contains('/') {
+            return Err(format!(
+                "`{}` cannot be a Deployment name",
+                g.spec.deployment_name
+            ));
+        }
+        let deployment = v1beta1::Deployment {
+            name: g.spec.deployment_name,
+            replicas: g.spec.replicas,
+        };
+        Ok(Self {
+            metadata: g.metadata,
+            spec: v1beta1::GizmoSpec { deployment },
+            status: g.status,
+        })
+    }
+}
+
+fn conversion() -> Conversion {
+    Conversion::hub::<v1alpha1::Gizmo>().spoke::<v1beta1::Gizmo, v1alpha1::Gizmo>()
+}
+
+fn hub_object(name: &str) -> Value {
+    json!({
+        "apiVersion": "conversion.example.com/v1alpha1", "kind": "Gizmo",
+        "metadata": {"name": name, "namespace": "default", "uid": "u-1", "resourceVersion": "7",
+            "labels": {"app": "a"}, "generation": 3},
+        "spec": {"deploymentName": "a", "replicas": 2},
+        "status": {"availableReplicas": 1},
+    })
+}
+
+#[test]
+fn versions_convert_through_the_hub_with_metadata_untouched() {
+    let c = conversion();
+    assert_eq!(
+        c.api_versions(),
+        [
+            "conversion.example.com/v1alpha1",
+            "conversion.example.com/v1beta1"
+        ]
+    );
+    let beta = c
+        .convert(hub_object("a"), "conversion.example.com/v1beta1")
+        .unwrap();
+    assert_eq!(beta["apiVersion"], "conversion.example.com/v1beta1");
+    assert_eq!(
+        beta["spec"],
+        json!({"deployment": {"name": "a", "replicas": 2}})
+    );
+    assert_eq!(beta["status"], json!({"availableReplicas": 1}));
+    assert_eq!(beta["metadata"], hub_object("a")["metadata"]);
+    let back = c.convert(beta, "conversion.example.com/v1alpha1").unwrap();
+    assert_eq!(back, hub_object("a"));
+    // The same version is left as it is.
+    assert_eq!(
+        c.convert(hub_object("a"), "conversion.example.com/v1alpha1")
+            .unwrap(),
+        hub_object("a")
+    );
+    c.assert_lossless(&serde_json::from_value::<v1alpha1::Gizmo>(hub_object("a")).unwrap());
+}
+
+#[test]
+fn failures_name_the_object_and_why() {
+    let c = conversion();
+    let mut bad = hub_object("slashed");
+    bad["spec"]["deploymentName"] = json!("a/b");
+    assert_eq!(
+        c.convert(bad.clone(), "conversion.example.com/v1beta1")
+            .unwrap_err(),
+        "`a/b` cannot be a Deployment name"
+    );
+    let unknown = c
+        .convert(hub_object("a"), "conversion.example.com/v2")
+        .unwrap_err();
+    assert_eq!(
+        unknown,
+        "conversion.example.com/v2 is not a version of Gizmo this webhook converts (it converts conversion.example.com/v1alpha1, conversion.example.com/v1beta1)"
+    );
+    assert!(
+        c.round_trip(&bad)
+            .unwrap_err()
+            .contains("cannot be a Deployment name")
+    );
+
+    let request: ConversionRequest = serde_json::from_value(json!({
+        "uid": "r-1", "desiredAPIVersion": "conversion.example.com/v1beta1",
+        "objects": [hub_object("a"), bad],
+    }))
+    .unwrap();
+    let response = c.review(request);
+    assert_eq!(response.uid, "r-1");
+    assert_eq!(
+        response.result.status,
+        Some(kube::core::response::StatusSummary::Failure)
+    );
+    assert_eq!(
+        response.result.message,
+        "converting Gizmo \"slashed\" to conversion.example.com/v1beta1: `a/b` cannot be a Deployment name"
+    );
+}
+
+#[test]
+fn a_lossy_version_fails_the_round_trip() {
+    // A spoke that drops `replicas` on the way out.
+    #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[kube(
+        group = "conversion.example.com",
+        version = "v1",
+        kind = "Gizmo",
+        namespaced,
+        status = "v1alpha1::GizmoStatus"
+    )]
+    #[serde(rename_all = "camelCase")]
+    struct LossySpec {
+        deployment_name: String,
+    }
+    impl From<Gizmo> for v1alpha1::Gizmo {
+        fn from(g: Gizmo) -> Self {
+            let spec = v1alpha1::GizmoSpec {
+                deployment_name: g.spec.deployment_name,
+                replicas: None,
+            };
+            Self {
+                metadata: g.metadata,
+                spec,
+                status: g.status,
+            }
+        }
+    }
+    impl From<v1alpha1::Gizmo> for Gizmo {
+        fn from(g: v1alpha1::Gizmo) -> Self {
+            Self {
+                metadata: g.metadata,
+                spec: LossySpec {
+                    deployment_name: g.spec.deployment_name,
+                },
+                status: g.status,
+            }
+        }
+    }
+    let c = Conversion::hub::<v1alpha1::Gizmo>().spoke::<Gizmo, v1alpha1::Gizmo>();
+    let err = c.round_trip(&hub_object("a")).unwrap_err();
+    assert!(err.starts_with("conversion.example.com/v1alpha1 -> conversion.example.com/v1 -> conversion.example.com/v1alpha1 is not lossless"), "{err}");
+}
+
+#[tokio::test]
+async fn conversion_reviews_are_served() {
+    let dir = std::env::temp_dir().join(format!("kube-codegen-conversion-{}", std::process::id()));
+    let ca =
+        kube_codegen_runtime::webhook::dev::certificate(&dir, &["127.0.0.1".to_owned()]).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(
+        WebhookServer::new()
+            .conversion("/convert", conversion())
+            .serve_on(listener, dir.clone(), async {
+                let _ = stopped.await;
+            }),
+    );
+    let review = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+        "request": {"uid": "r-2", "desiredAPIVersion": "conversion.example.com/v1beta1", "objects": [hub_object("a")]},
+    });
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(ca.as_bytes()).unwrap())
+        .unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
+        .await
+        .unwrap();
+    let body = review.to_string();
+    let head = format!(
+        "POST /convert HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    tls.write_all(head.as_bytes()).await.unwrap();
+    tls.write_all(body.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    let _ = tls.read_to_end(&mut raw).await;
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    assert!(
+        raw.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&raw)
+    );
+    let answer: ConversionReview = serde_json::from_slice(&raw[split..]).unwrap();
+    let response = answer.response.expect("a response");
+    assert_eq!(response.uid, "r-2");
+    assert_eq!(response.converted_objects.len(), 1);
+    assert_eq!(
+        response.converted_objects[0]["spec"]["deployment"]["name"],
+        "a"
+    );
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
