@@ -214,8 +214,18 @@ fn run(cli: Cli) -> ExitCode {
         Command::Webhooks(args) => return webhooks::run(&args),
     };
     let command = args.reproduce_command();
-    let files = match kube_codegen_core::generate(&args.input, &args.api_module, &command) {
-        Ok(files) => files,
+    let generated = kube_codegen_core::source::load(&args.input)
+        .map_err(kube_codegen_core::GenerateError::Io)
+        .and_then(|sources| {
+            kube_codegen_core::generate_with_warnings(&sources, &args.api_module, &command)
+        });
+    let files = match generated {
+        Ok((files, warnings)) => {
+            for w in &warnings {
+                eprint!("{w}");
+            }
+            files
+        }
         Err(err) => {
             eprintln!("{err}");
             return ExitCode::FAILURE;

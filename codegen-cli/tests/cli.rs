@@ -709,3 +709,57 @@ pub struct WidgetStatus {
     }
     assert!(!tmp.0.join("generated").exists());
 }
+
+#[test]
+fn a_default_on_an_option_written_as_null_is_a_warning_not_an_error() {
+    let tmp = TempDir::new("nullable-default");
+    write(
+        &tmp.0,
+        "apis/widgets/v1/mod.rs",
+        "//! +groupName=widgets.example.com\npub mod widget;\n",
+    );
+    let source = r#"use kube::CustomResource;
+use serde::{Deserialize, Serialize};
+
+/// +genclient
+#[derive(CustomResource, Clone, Debug, Serialize, Deserialize)]
+#[kube(group = "widgets.example.com", version = "v1", kind = "Widget", namespaced)]
+pub struct WidgetSpec {
+    /// +kubebuilder:default=false
+    pub paused: Option<bool>,
+    /// +kubebuilder:default=1
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+    /// +kubebuilder:default="a"
+    /// +nullable=false
+    pub name: Option<String>,
+}
+"#;
+    write(&tmp.0, "apis/widgets/v1/widget.rs", source);
+    let out = generate(&tmp.0);
+    assert!(
+        out.status.success(),
+        "a warning does not fail: {}",
+        stderr(&out)
+    );
+    let err = stderr(&out);
+    let line = source
+        .lines()
+        .position(|l| l.contains("default=false"))
+        .unwrap()
+        + 1;
+    let col = source
+        .lines()
+        .nth(line - 1)
+        .unwrap()
+        .find("+kubebuilder:default")
+        .unwrap()
+        + 1;
+    assert!(
+        err.contains(&format!(
+            "warning: `+kubebuilder:default` on `paused`, an `Option` serde writes as `null` when `None`: kube-apiserver keeps the `null` of a nullable field and never applies the default to objects written from Rust; add `#[serde(skip_serializing_if = \"Option::is_none\")]` (or `+nullable=false`)\n --> apis/widgets/v1/widget.rs:{line}:{col}"
+        )),
+        "{err}"
+    );
+    assert_eq!(err.matches("warning:").count(), 1, "only `paused`: {err}");
+}

@@ -74,6 +74,8 @@ impl Loc {
 #[derive(Debug, Default)]
 pub struct Ctxt {
     diagnostics: Vec<Diagnostic>,
+    /// What is legal but most likely not what the user meant; never fails a run.
+    warnings: Vec<Diagnostic>,
     checked: bool,
 }
 
@@ -109,6 +111,22 @@ impl Ctxt {
             doc_range: loc.doc_range.clone(),
             message: message.into(),
         });
+    }
+
+    /// Records a warning at `loc`: legal, but most likely not what the user meant. The CLI
+    /// prints it and succeeds; the derive cannot show it (stable Rust has no warnings from
+    /// proc macros).
+    pub fn warn_at(&mut self, loc: &Loc, message: impl Into<String>) {
+        self.warnings.push(Diagnostic {
+            span: loc.span,
+            doc_range: loc.doc_range.clone(),
+            message: message.into(),
+        });
+    }
+
+    /// The warnings recorded so far, taken out.
+    pub fn take_warnings(&mut self) -> Vec<Diagnostic> {
+        std::mem::take(&mut self.warnings)
     }
 
     /// Records a `syn` parse error, keeping its span.

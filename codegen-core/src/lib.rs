@@ -170,8 +170,40 @@ pub fn generate_from_sources(
     api_module: &str,
     command: &str,
 ) -> Result<Vec<emit::files::OutputFile>, GenerateError> {
+    generate_with_warnings(files, api_module, command).map(|(files, _)| files)
+}
+
+/// [`generate_from_sources`], with the warnings of the sources rendered as the CLI prints
+/// them (`warning: ...`, `--> file:line:col`, a caret): what is legal but most likely a
+/// mistake.
+pub fn generate_with_warnings(
+    files: &[source::SourceFile],
+    api_module: &str,
+    command: &str,
+) -> Result<(Vec<emit::files::OutputFile>, Vec<String>), GenerateError> {
     let tree = build_tree(files, api_module)?;
-    emit::files::tree_files(&tree, command).map_err(GenerateError::Internal)
+    let warnings = rendered(files, &tree.warnings, "warning");
+    let out = emit::files::tree_files(&tree, command).map_err(GenerateError::Internal)?;
+    Ok((out, warnings))
+}
+
+/// Diagnostics of `files` as the CLI prints them, with `severity`.
+fn rendered(
+    files: &[source::SourceFile],
+    diagnostics: &[tree::FileDiagnostics],
+    severity: &str,
+) -> Vec<String> {
+    diagnostics
+        .iter()
+        .flat_map(|fd| {
+            fd.diagnostics
+                .iter()
+                .map(move |d| match fd.file.and_then(|i| files.get(i)) {
+                    Some(file) => render::render_as(severity, file, d),
+                    None => format!("{severity}: {}\n", d.message),
+                })
+        })
+        .collect()
 }
 
 /// The validated tree, or every mistake rendered with `file:line:col`.
@@ -179,21 +211,8 @@ fn build_tree(
     files: &[source::SourceFile],
     api_module: &str,
 ) -> Result<tree::ApiTree, GenerateError> {
-    tree::build(files, api_module).map_err(|errors| {
-        GenerateError::Diagnostics(
-            errors
-                .iter()
-                .flat_map(|fd| {
-                    fd.diagnostics
-                        .iter()
-                        .map(|d| match fd.file.and_then(|i| files.get(i)) {
-                            Some(file) => render::render(file, d),
-                            None => format!("error: {}\n", d.message),
-                        })
-                })
-                .collect(),
-        )
-    })
+    tree::build(files, api_module)
+        .map_err(|errors| GenerateError::Diagnostics(rendered(files, &errors, "error")))
 }
 
 /// For `kube-codegen crds`: the tree of `files` read as the module `api_module` of the

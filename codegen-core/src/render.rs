@@ -67,12 +67,17 @@ pub fn position(file: &SourceFile, d: &Diagnostic) -> Position {
 
 /// `error: message`, `--> file:line:col`, the line and a caret, as rustc prints them.
 pub fn render(file: &SourceFile, d: &Diagnostic) -> String {
+    render_as("error", file, d)
+}
+
+/// [`render`] with another severity (`warning`).
+pub fn render_as(severity: &str, file: &SourceFile, d: &Diagnostic) -> String {
     let pos = position(file, d);
     let line_text = file.text.lines().nth(pos.line - 1).unwrap_or("");
     let number = pos.line.to_string();
     let pad = " ".repeat(number.len());
     let mut out = String::new();
-    let _ = writeln!(out, "error: {}", d.message);
+    let _ = writeln!(out, "{severity}: {}", d.message);
     let _ = writeln!(
         out,
         "{pad}--> {}:{}:{}",

@@ -83,6 +83,8 @@ pub struct ApiTree {
     /// `#[derive(CustomResource)]` without `+genclient` still has a CRD), sorted by
     /// group, kind, version.
     pub crds: Vec<CrdVersion>,
+    /// What is legal but most likely a mistake, per file (the run still succeeds).
+    pub warnings: Vec<FileDiagnostics>,
 }
 
 /// Parses and validates the tree; `api_module` is the Rust path of the input directory.
@@ -197,6 +199,15 @@ pub fn build(files: &[SourceFile], api_module: &str) -> Result<ApiTree, Vec<File
             dir.apply.push(module);
         }
     }
+    let warnings: Vec<FileDiagnostics> = cxs
+        .iter_mut()
+        .enumerate()
+        .map(|(index, cx)| FileDiagnostics {
+            file: Some(index),
+            diagnostics: cx.take_warnings(),
+        })
+        .filter(|fd| !fd.diagnostics.is_empty())
+        .collect();
     let mut errors: Vec<FileDiagnostics> = cxs
         .into_iter()
         .enumerate()
@@ -206,7 +217,8 @@ pub fn build(files: &[SourceFile], api_module: &str) -> Result<ApiTree, Vec<File
         })
         .filter(|fd| !fd.diagnostics.is_empty())
         .collect();
-    let tree = assemble(versions, &mut errors);
+    let mut tree = assemble(versions, &mut errors);
+    tree.warnings = warnings;
     if errors.is_empty() {
         Ok(tree)
     } else {
@@ -691,6 +703,7 @@ fn assemble(
     ApiTree {
         versions: out,
         crds,
+        warnings: Vec::new(),
     }
 }
 

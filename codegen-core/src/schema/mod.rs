@@ -600,6 +600,7 @@ impl<'a> Walker<'_, '_, 'a> {
         }
         self.list_map(cx, own, name, field_shape, markers);
         check_default(cx, own, name, field_shape, markers);
+        default_on_nullable(cx, f, name, markers);
         match (optional, required) {
             (Some(o), Some(_)) => cx.error_at(
                 &o.name_loc,
@@ -742,6 +743,26 @@ fn key_not_required(s: &ItemStruct, key: &str) -> Option<&'static str> {
         return Some("is marked optional and has no default");
     }
     is_option(&f.ty).then_some("is an `Option` without a default")
+}
+
+/// A `+kubebuilder:default` on an `Option` that serde writes as `null` when `None`: kube's
+/// schema makes the field `nullable`, and kube-apiserver keeps a `null` of a nullable field
+/// instead of defaulting it, so the default never applies to objects written from Rust.
+/// Legal (YAML that leaves the field out is defaulted), hence a warning.
+fn default_on_nullable(cx: &mut Ctxt, f: &syn::Field, name: &str, markers: &[Marker]) {
+    let Some(dm) = markers.iter().find(|m| m.name == "kubebuilder:default") else {
+        return;
+    };
+    let not_nullable = markers
+        .iter()
+        .any(|m| m.name == "nullable" && m.value.as_deref() == Some("false"));
+    let skips_none = ast::serde_value(&f.attrs, "skip_serializing_if").is_some();
+    if is_option(&f.ty) && !not_nullable && !skips_none {
+        cx.warn_at(
+            &dm.name_loc,
+            format!("`+kubebuilder:default` on `{name}`, an `Option` serde writes as `null` when `None`: kube-apiserver keeps the `null` of a nullable field and never applies the default to objects written from Rust; add `#[serde(skip_serializing_if = \"Option::is_none\")]` (or `+nullable=false`)"),
+        );
+    }
 }
 
 /// A `+kubebuilder:default` that breaks the field's own markers or its Rust enum: the API
