@@ -153,8 +153,10 @@ fn list(value: &str) -> Vec<String> {
         .map_or_else(|| value.replace(';', ","), str::to_owned);
     inner
         .split(',')
-        .map(|v| unquote(v.trim()))
+        .map(str::trim)
+        // `""` is an item (the core group), an empty place is not.
         .filter(|v| !v.is_empty())
+        .map(unquote)
         .collect()
 }
 
@@ -347,10 +349,14 @@ pub fn parse(body: &str) -> Result<Webhook, Vec<Mistake>> {
         match_policy: canonical("matchPolicy", &["Exact", "Equivalent"]),
         side_effects: canonical("sideEffects", &["None", "NoneOnDryRun"]).unwrap_or_default(),
         timeout_seconds: valid.get("timeoutSeconds").and_then(|t| t.parse().ok()),
-        groups: list(&text("groups"))
-            .into_iter()
-            .map(|g| if g == "core" { String::new() } else { g })
-            .collect(),
+        groups: (if text("groups").is_empty() {
+            vec![String::new()]
+        } else {
+            list(&text("groups"))
+        })
+        .into_iter()
+        .map(|g| if g == "core" { String::new() } else { g })
+        .collect(),
         versions: list(&text("versions")),
         resources: list(&text("resources")),
         operations: list(&text("verbs"))
@@ -574,6 +580,15 @@ mod tests {
     fn quoted_urls_braced_lists_and_core_read_as_controller_gen_reads_them() {
         let w = parse(r#"mutating=true,failurePolicy=Ignore,sideEffects=NoneOnDryRun,groups={core,apps},resources=pods,verbs=*,versions=v1,name=m.pods.example.com,url="https://127.0.0.1:9443/mutate",admissionReviewVersions=v1,reinvocationPolicy=ifneeded"#).unwrap();
         assert_eq!(w.groups, ["", "apps"]);
+        let core = parse(&VALID.replace("groups=testdata.kubebuilder.io", "groups=\"\"")).unwrap();
+        assert_eq!(
+            core.groups,
+            [""],
+            "kubebuilder's spelling of the core group"
+        );
+        let braced =
+            parse(&VALID.replace("groups=testdata.kubebuilder.io", "groups={\"\",apps}")).unwrap();
+        assert_eq!(braced.groups, ["", "apps"]);
         assert_eq!(w.operations, ["*"]);
         assert_eq!(
             w.client,

@@ -84,21 +84,12 @@ pub(crate) fn configured(state: &State) -> bool {
 
 fn rule_matches(rule: &Value, a: &Attributes<'_>) -> bool {
     let any = |list: &[&str], v: &str| list.iter().any(|x| *x == "*" || *x == v);
-    let resource = match a.subresource {
-        Some(sub) => format!("{}/{sub}", a.rt.plural),
-        None => a.rt.plural.clone(),
-    };
+    // kube-apiserver's rule: `res/sub`, where `*` matches anything and no `/sub` means no
+    // subresource (so `pods/*` matches `pods` too).
+    let sub = a.subresource.unwrap_or("");
     let resources_match = strings(rule.get("resources")).iter().any(|r| {
-        if *r == "*/*" || *r == resource {
-            return true;
-        }
-        match (r.split_once('/'), a.subresource) {
-            (None, None) => *r == "*",
-            (Some((res, sub)), Some(s)) => {
-                (res == "*" || res == a.rt.plural) && (sub == "*" || sub == s)
-            }
-            _ => false,
-        }
+        let (res, want) = r.split_once('/').unwrap_or((r, ""));
+        (res == "*" || res == a.rt.plural) && (want == "*" || want == sub)
     });
     let scope_matches = match rule.get("scope").and_then(Value::as_str).unwrap_or("*") {
         "Cluster" => a.namespace.is_none(),
@@ -181,10 +172,20 @@ fn matching(
             {
                 continue;
             }
-            let object_selected = objects
-                .iter()
-                .flatten()
-                .any(|o| selects(hook.get("objectSelector"), o.pointer("/metadata/labels")));
+            let selector = hook.get("objectSelector");
+            let everything = selector.is_none_or(|s| {
+                s.get("matchLabels")
+                    .and_then(Value::as_object)
+                    .is_none_or(|m| m.is_empty())
+                    && s.get("matchExpressions")
+                        .and_then(Value::as_array)
+                        .is_none_or(|e| e.is_empty())
+            });
+            let object_selected = everything
+                || objects
+                    .iter()
+                    .flatten()
+                    .any(|o| selects(selector, o.pointer("/metadata/labels")));
             if !object_selected {
                 continue;
             }
@@ -388,7 +389,12 @@ fn review(
 
 /// Calls one webhook: its response, `None` when it failed and `failurePolicy: Ignore` skips
 /// it, or the error the request fails with.
-async fn call(hook: &Hook, review: &Value, uid: &str) -> Result<Option<Value>, ApiError> {
+async fn call(
+    hook: &Hook,
+    review: &Value,
+    uid: &str,
+    mutating: bool,
+) -> Result<Option<Value>, ApiError> {
     let failed = |why: String| {
         let message = format!("failed calling webhook \"{}\": {why}", hook.name);
         let mut err = ApiError::internal(format!("Internal error occurred: {message}"));
@@ -414,6 +420,10 @@ async fn call(hook: &Hook, review: &Value, uid: &str) -> Result<Option<Value>, A
             "received invalid webhook response: expected response.uid=\"{uid}\", got \"{}\"",
             r["uid"].as_str().unwrap_or("")
         )),
+        Some(r) if !mutating && r.get("patch").is_some_and(|p| !p.is_null()) => Err(
+            "received invalid webhook response: validating webhook may not return response.patch"
+                .to_owned(),
+        ),
         Some(r) => Ok(r.clone()),
     });
     match response {
@@ -459,7 +469,8 @@ async fn mutate_once(
     old: Option<&Value>,
     warnings: &mut Vec<String>,
 ) -> Result<bool, ApiError> {
-    let Some(response) = call(hook, &review(uid, a, hook, Some(object), old), uid).await? else {
+    let Some(response) = call(hook, &review(uid, a, hook, Some(object), old), uid, true).await?
+    else {
         return Ok(false);
     };
     warnings_of(&response, warnings);
@@ -531,6 +542,38 @@ async fn mutate(
     Ok(changed)
 }
 
+/// Mutating webhooks on a delete: they may refuse it, but a patch is an error (kube-apiserver:
+/// the operation does not support modifying the object).
+async fn refuse_only(
+    hooks: &[Hook],
+    a: &Attributes<'_>,
+    uid: &str,
+    old: Option<&Value>,
+    warnings: &mut Vec<String>,
+) -> Result<(), ApiError> {
+    for hook in hooks {
+        let Some(response) = call(hook, &review(uid, a, hook, None, old), uid, true).await? else {
+            continue;
+        };
+        warnings_of(&response, warnings);
+        if response["allowed"].as_bool() != Some(true) {
+            return Err(denied(hook, &response));
+        }
+        let patched = match response.get("patch") {
+            Some(Value::String(p)) => !p.is_empty(),
+            Some(Value::Array(p)) => !p.is_empty(),
+            _ => false,
+        };
+        if patched {
+            return Err(ApiError::internal(format!(
+                "Internal error occurred: admission webhook \"{}\" attempted to modify the object, which is not supported for this operation",
+                hook.name
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Runs the validating webhooks.
 async fn validate(
     hooks: &[Hook],
@@ -541,7 +584,8 @@ async fn validate(
     warnings: &mut Vec<String>,
 ) -> Result<(), ApiError> {
     for hook in hooks {
-        let Some(response) = call(hook, &review(uid, a, hook, object, old), uid).await? else {
+        let Some(response) = call(hook, &review(uid, a, hook, object, old), uid, false).await?
+        else {
             continue;
         };
         warnings_of(&response, warnings);
@@ -578,7 +622,17 @@ where
         "patch" if old.is_none() => "CREATE",
         _ => "UPDATE",
     };
-    let dry_run = query.get("dryRun").is_some_and(|d| !d.is_empty());
+    // Deletes may say it in their DeleteOptions body, as kube-rs and client-go do.
+    let in_body = verb == "delete"
+        && serde_json::from_slice::<Value>(body)
+            .ok()
+            .and_then(|o| {
+                o.get("dryRun")
+                    .and_then(Value::as_array)
+                    .map(|d| !d.is_empty())
+            })
+            .unwrap_or(false);
+    let dry_run = in_body || query.get("dryRun").is_some_and(|d| !d.is_empty());
     // The object the request makes: the body, or for a patch the result of a dry run.
     let mut object: Option<Value> = match verb {
         "create" | "update" => serde_json::from_slice(body).ok(),
@@ -608,7 +662,7 @@ where
     let (mutating, validating, uid) = {
         let mut state = shared.lock();
         let objects = [object.as_ref(), old.as_ref()];
-        let m = if operation == "DELETE" || object.is_none() {
+        let m = if object.is_none() && operation != "DELETE" {
             Vec::new()
         } else {
             matching(&state, shared, true, &a, objects)?
@@ -620,22 +674,63 @@ where
         return respond(verb, query, content_type, body);
     }
     let mut warnings = Vec::new();
+    // Errors carry the warnings the webhooks gave before them, as kube-apiserver's do.
+    let with_warnings = |mut e: ApiError, warnings: &[String]| {
+        e.warnings.splice(0..0, warnings.iter().cloned());
+        e
+    };
     let (mut verb, mut content_type, mut body) = (verb, content_type.to_owned(), body.to_vec());
-    if let Some(obj) = object.as_mut()
-        && mutate(&mutating, &a, &uid, obj, old.as_ref(), &mut warnings).await?
-    {
-        body = serde_json::to_vec(obj).unwrap_or_default();
-        content_type = "application/json".to_owned();
-        // A patch the webhooks changed is written as the whole object they saw.
-        if verb == "patch" {
-            verb = if old.is_some() { "update" } else { "create" };
+    if operation == "DELETE" {
+        // Mutating webhooks see deletes too (no object), and may refuse, not change them.
+        refuse_only(&mutating, &a, &uid, old.as_ref(), &mut warnings)
+            .await
+            .map_err(|e| with_warnings(e, &warnings))?;
+    } else if let Some(obj) = object.as_mut() {
+        let changed = mutate(&mutating, &a, &uid, obj, old.as_ref(), &mut warnings)
+            .await
+            .map_err(|e| with_warnings(e, &warnings))?;
+        if changed {
+            body = serde_json::to_vec(obj).unwrap_or_default();
+            content_type = "application/json".to_owned();
+            // A patch the webhooks changed is written as the whole object they saw.
+            if verb == "patch" {
+                verb = if old.is_some() { "update" } else { "create" };
+            }
         }
     }
     if !validating.is_empty() {
         let stored = if operation == "DELETE" {
             None
         } else {
-            Some(respond(verb, &query.with("dryRun", "All"), &content_type, &body)?.1)
+            let stored = respond(verb, &query.with("dryRun", "All"), &content_type, &body)
+                .map_err(|e| with_warnings(e, &warnings))?
+                .1;
+            // A name the server generated (generateName) is the one the write keeps.
+            if verb == "create"
+                && let (Ok(mut sent), Some(generated)) = (
+                    serde_json::from_slice::<Value>(&body),
+                    stored.pointer("/metadata/name").cloned(),
+                )
+                && sent
+                    .pointer("/metadata/name")
+                    .is_none_or(|n| n.as_str() == Some(""))
+                && let Some(meta) = sent.get_mut("metadata").and_then(Value::as_object_mut)
+            {
+                meta.insert("name".into(), generated);
+                body = serde_json::to_vec(&sent).unwrap_or_default();
+                content_type = "application/json".to_owned();
+            }
+            Some(stored)
+        };
+        let stored_name = stored
+            .as_ref()
+            .and_then(|o| o.pointer("/metadata/name"))
+            .and_then(Value::as_str)
+            .unwrap_or(a.name)
+            .to_owned();
+        let a = Attributes {
+            name: &stored_name,
+            ..a
         };
         validate(
             &validating,
@@ -645,7 +740,8 @@ where
             old.as_ref(),
             &mut warnings,
         )
-        .await?;
+        .await
+        .map_err(|e| with_warnings(e, &warnings))?;
     }
     let (code, value, more) = respond(verb, query, &content_type, &body).map_err(|e| {
         let mut e = e;

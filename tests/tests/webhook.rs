@@ -414,3 +414,64 @@ async fn development_certificates_are_served_and_verify_against_their_ca() {
     let _ = stop.send(());
     done.await.unwrap().unwrap();
 }
+
+/// A kind whose `Option` serde writes as `null`: the raw object the API server holds lacks
+/// the field, the typed one has it.
+#[derive(
+    kube::CustomResource, Clone, Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[kube(
+    group = "samplecontroller.k8s.io",
+    version = "v1alpha1",
+    kind = "Knob",
+    namespaced
+)]
+pub struct KnobSpec {
+    paused: Option<bool>,
+    size: i32,
+}
+
+struct KnobDefaults;
+
+impl Defaulter<Knob> for KnobDefaults {
+    async fn default(&self, knob: &mut Knob, _: &Request<'_>) -> Result<Warnings, Denial> {
+        knob.spec.paused.get_or_insert(false);
+        Ok(Warnings::new())
+    }
+}
+
+#[tokio::test]
+async fn the_patch_applies_to_the_object_the_api_server_holds() {
+    let dir = cert_dir("raw", "a");
+    let server = start(
+        &dir,
+        WebhookServer::new().defaulting::<Knob, _>("/knob", KnobDefaults),
+    )
+    .await;
+    // No `paused`, and a field the Rust type does not know.
+    let raw = json!({"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Knob",
+        "metadata": {"name": "a", "namespace": "default"}, "spec": {"size": 1, "extra": "kept"}});
+    let (code, body) = call(
+        server.addr,
+        "POST",
+        "/knob",
+        &review("CREATE", Some(raw.clone()), None),
+    )
+    .await;
+    assert_eq!(code, 200);
+    let patch: Value = serde_json::from_slice(&response(&body).patch.expect("a patch")).unwrap();
+    assert_eq!(
+        patch,
+        json!([{"op": "add", "path": "/spec/paused", "value": false}])
+    );
+    // Applied to the raw object, it gives what the defaulter meant and keeps the rest.
+    let mut applied = raw;
+    let ops: json_patch::Patch = serde_json::from_value(patch).unwrap();
+    json_patch::patch(&mut applied, &ops).unwrap();
+    assert_eq!(
+        applied["spec"],
+        json!({"size": 1, "extra": "kept", "paused": false})
+    );
+    let _ = server.stop.send(());
+    server.done.await.unwrap().unwrap();
+}

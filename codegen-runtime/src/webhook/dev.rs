@@ -151,9 +151,19 @@ pub async fn install(
             });
         }
         let params = PatchParams::apply(field_manager).force();
-        api(client, &kind)
+        let applied = api(client, &kind)
             .patch(&name, &params, &Patch::Apply(&config))
-            .await?;
+            .await;
+        if let Err(e) = applied {
+            // Nothing half installed: `failurePolicy: Fail` webhooks pointing at a process
+            // that gave up would refuse every write.
+            let partial = Installed {
+                objects,
+                client: client.clone(),
+            };
+            let _ = partial.uninstall().await;
+            return Err(e);
+        }
         objects.push((kind, name));
     }
     Ok(Installed {

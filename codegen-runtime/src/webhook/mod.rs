@@ -235,7 +235,19 @@ where
             match self.defaulter.default(&mut obj, &request).await {
                 Ok(warnings) => {
                     let after = serde_json::to_value(&obj).unwrap_or_default();
-                    let patch = json_patch::diff(&before, &after);
+                    // What the defaulter changed, laid over the object the API server holds
+                    // (which may lack fields `K` writes, such as a `null` for `None`, and
+                    // hold fields `K` does not know): the patch is against that object.
+                    let raw = req
+                        .object
+                        .as_ref()
+                        .and_then(|o| serde_json::to_value(o).ok())
+                        .unwrap_or_default();
+                    let mut changed = raw.clone();
+                    for op in json_patch::diff(&before, &after).0 {
+                        overlay(&mut changed, &op);
+                    }
+                    let patch = json_patch::diff(&raw, &changed);
                     let response = allow(req, warnings);
                     if patch.0.is_empty() {
                         return response;
@@ -252,6 +264,74 @@ where
                 Err(denial) => deny(req, &denial),
             }
         })
+    }
+}
+
+/// Applies one operation of a diff between two typed renderings to the raw object,
+/// leniently: a value set where the raw object has no such member (or no parent) is added,
+/// creating the parents; a removal of what is not there is nothing.
+fn overlay(target: &mut serde_json::Value, op: &json_patch::PatchOperation) {
+    use json_patch::PatchOperation;
+    use serde_json::Value;
+    let (path, value) = match op {
+        PatchOperation::Add(o) => (o.path.to_string(), Some(o.value.clone())),
+        PatchOperation::Replace(o) => (o.path.to_string(), Some(o.value.clone())),
+        PatchOperation::Remove(o) => (o.path.to_string(), None),
+        // A diff makes only adds, replaces and removes.
+        _ => return,
+    };
+    let tokens: Vec<String> = path
+        .split('/')
+        .skip(1)
+        .map(|t| t.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    let Some((last, parents)) = tokens.split_last() else {
+        if let Some(value) = value {
+            *target = value;
+        }
+        return;
+    };
+    let mut at = target;
+    for token in parents {
+        if at.is_null() {
+            *at = Value::Object(serde_json::Map::new());
+        }
+        at = match at {
+            Value::Object(map) => map.entry(token.clone()).or_insert(Value::Null),
+            Value::Array(items) => match token.parse::<usize>().ok().and_then(|i| items.get_mut(i))
+            {
+                Some(item) => item,
+                None => return,
+            },
+            _ => return,
+        };
+    }
+    if at.is_null() && value.is_some() {
+        *at = Value::Object(serde_json::Map::new());
+    }
+    match (at, value) {
+        (Value::Object(map), Some(v)) => {
+            map.insert(last.clone(), v);
+        }
+        (Value::Object(map), None) => {
+            map.remove(last);
+        }
+        (Value::Array(items), v) => {
+            let index = if last == "-" {
+                items.len()
+            } else {
+                last.parse().unwrap_or(usize::MAX)
+            };
+            match (v, matches!(op, PatchOperation::Add(_))) {
+                (Some(v), true) if index <= items.len() => items.insert(index, v),
+                (Some(v), false) if index < items.len() => items[index] = v,
+                (None, _) if index < items.len() => {
+                    items.remove(index);
+                }
+                _ => {}
+            }
+        }
+        _ => {}
     }
 }
 

@@ -341,7 +341,11 @@ fn certified_key(dir: &Path) -> std::io::Result<Arc<CertifiedKey>> {
         .key_provider
         .load_private_key(key)
         .map_err(|e| invalid("tls.key", &e))?;
-    Ok(Arc::new(CertifiedKey::new(certs, signer)))
+    let key = CertifiedKey::new(certs, signer);
+    // A certificate renewed on disk while its key is still the old one is not served.
+    key.keys_match()
+        .map_err(|e| invalid("tls.key", &format!("does not match tls.crt: {e}")))?;
+    Ok(Arc::new(key))
 }
 
 impl ResolvesServerCert for TlsFiles {

@@ -532,3 +532,74 @@ async fn object_selectors_timeouts_and_failure_policies() {
     })
     .await;
 }
+
+/// Refuses deletes of objects labelled `protect=yes`, saying whether it was a dry run.
+struct Protect;
+
+impl Validator<ConfigMap> for Protect {
+    async fn validate_delete(&self, cm: &ConfigMap, req: &Request<'_>) -> Result<Warnings, Denial> {
+        let labels = cm.metadata.labels.clone().unwrap_or_default();
+        if labels.get("protect").map(String::as_str) == Some("yes") {
+            return Err(Denial::new(format!(
+                "protected (dry run: {})",
+                req.dry_run()
+            )));
+        }
+        Ok(Warnings::new())
+    }
+}
+
+#[tokio::test]
+async fn deletes_go_through_webhooks_whose_rules_name_subresources_too() {
+    case("webhook-delete", |env| async move {
+        let dir = std::env::temp_dir().join(format!("contract-delete-{}", env.ns));
+        let ca = kube_codegen_runtime::webhook::dev::certificate(&dir, &["127.0.0.1".to_owned()])
+            .expect("a development certificate");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(
+            WebhookServer::new()
+                .validating::<ConfigMap, _>("/validate", Protect)
+                .serve_on(listener, dir.clone(), async {
+                    let _ = stopped.await;
+                }),
+        );
+        // `configmaps/*` matches the resource itself as well as its subresources.
+        let mut body = configuration(&env, false, port, &ca);
+        body["webhooks"][0]["rules"] = json!([{"apiGroups": [""], "apiVersions": ["v1"],
+            "operations": ["DELETE"], "resources": ["configmaps/*"]}]);
+        let plural = "validatingwebhookconfigurations";
+        let r = env
+            .raw("POST", &format!("/apis/admissionregistration.k8s.io/v1/{plural}"), "application/json", &body.to_string())
+            .await;
+        assert_eq!(r.code, 201, "{}", r.body);
+        let gvk = GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration");
+        env.delete_later(ApiResource::from_gvk_with_plural(&gvk, plural), &env.ns);
+
+        let cms = env.api::<ConfigMap>();
+        let mut cm = config_map("kept", &[]);
+        cm.metadata.labels.get_or_insert_with(Default::default).insert("protect".into(), "yes".into());
+        cms.create(&PostParams::default(), &cm).await.unwrap();
+        let denied = |e: kube::Error| match e {
+            kube::Error::Api(s) => (s.code, s.message),
+            other => panic!("{other:?}"),
+        };
+        let expected = |dry: bool| {
+            format!("admission webhook \"vcm.{}.contract.example.com\" denied the request: protected (dry run: {dry})", env.ns)
+        };
+        let dry = kube::api::DeleteParams { dry_run: true, ..Default::default() };
+        let (code, message) = eventually("the webhook sees deletes", || {
+            let (cms, dry) = (cms.clone(), dry.clone());
+            async move { cms.delete("kept", &dry).await.err().map(denied) }
+        })
+        .await;
+        assert_eq!((code, message), (403, expected(true)));
+        let (code, message) = denied(cms.delete("kept", &Default::default()).await.unwrap_err());
+        assert_eq!((code, message), (403, expected(false)));
+        let _ = stop.send(());
+        server.await.unwrap().unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+    })
+    .await;
+}
