@@ -152,11 +152,7 @@ fn webhook(hook: &Value, at: &str, mutating: bool, errors: &mut Vec<FieldError>)
             label_selector(selector, &format!("{at}.{key}"), errors);
         }
     }
-    client_config(
-        hook.get("clientConfig"),
-        &format!("{at}.clientConfig"),
-        errors,
-    );
+    // Mutating webhooks: the reinvocation policy comes before the client configuration.
     if mutating
         && let Some(p) = text("reinvocationPolicy")
         && !["IfNeeded", "Never"].contains(&p)
@@ -167,6 +163,11 @@ fn webhook(hook: &Value, at: &str, mutating: bool, errors: &mut Vec<FieldError>)
             &["IfNeeded", "Never"],
         ));
     }
+    client_config(
+        hook.get("clientConfig"),
+        &format!("{at}.clientConfig"),
+        errors,
+    );
 }
 
 /// `IsFullyQualifiedName`: a DNS subdomain of at least three segments.
@@ -390,7 +391,8 @@ fn client_config(config: Option<&Value>, at: &str, errors: &mut Vec<FieldError>)
 
 fn webhook_url(url: &str, at: &str, errors: &mut Vec<FieldError>) {
     const FORM: &str = "; desired format: https://host[/path]";
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    // Without `scheme://`, Go's url.Parse reads everything as a path: no host.
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", ""));
     if scheme != "https" {
         errors.push(FieldError::invalid_str(
             at,
