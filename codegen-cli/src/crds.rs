@@ -51,6 +51,20 @@ pub struct CrdsArgs {
     /// Compare with the files on disk instead of writing; exit 1 and list what drifted.
     #[arg(long)]
     pub verify: bool,
+    /// The Service of the conversion webhook, `NAMESPACE/NAME[:PORT]`: a kind served in
+    /// versions whose schemas differ gets `spec.conversion` with `strategy: Webhook`, this
+    /// Service and the path `/convert-<group>-<kind>` (the runtime's
+    /// `webhook::conversion::path`).
+    #[arg(long, value_name = "NAMESPACE/NAME[:PORT]")]
+    pub conversion_service: Option<String>,
+    /// Adds cert-manager's `cert-manager.io/inject-ca-from: <NAMESPACE>/<CERTIFICATE>` to the
+    /// CRDs that convert through the webhook, so cert-manager fills in their `caBundle`.
+    #[arg(
+        long,
+        value_name = "NAMESPACE/CERTIFICATE",
+        requires = "conversion_service"
+    )]
+    pub cert_manager_certificate: Option<String>,
 }
 
 impl CrdsArgs {
@@ -64,8 +78,90 @@ impl CrdsArgs {
         if self.api_module != "crate::apis" {
             cmd.push_str(&format!(" --api-module {}", self.api_module));
         }
+        if let Some(service) = &self.conversion_service {
+            cmd.push_str(&format!(" --conversion-service {service}"));
+        }
+        if let Some(certificate) = &self.cert_manager_certificate {
+            cmd.push_str(&format!(" --cert-manager-certificate {certificate}"));
+        }
         cmd
     }
+}
+
+/// `NAMESPACE/NAME[:PORT]`.
+struct Service {
+    namespace: String,
+    name: String,
+    port: Option<u16>,
+}
+
+fn service(text: &str) -> Result<Service, String> {
+    let bad = || format!("error: `--conversion-service {text}` is `NAMESPACE/NAME[:PORT]`");
+    let (namespace, rest) = text.split_once('/').ok_or_else(bad)?;
+    let (name, port) = match rest.split_once(':') {
+        Some((name, port)) => (name, Some(port.parse::<u16>().map_err(|_| bad())?)),
+        None => (rest, None),
+    };
+    if namespace.is_empty() || name.is_empty() || name.contains('/') {
+        return Err(bad());
+    }
+    Ok(Service {
+        namespace: namespace.to_owned(),
+        name: name.to_owned(),
+        port,
+    })
+}
+
+/// A CRD whose served versions' schemas differ converts through a webhook: `spec.conversion`
+/// when `service` is given; a warning when it is not (with `strategy: None` kube-apiserver
+/// only rewrites `apiVersion`, so an object read in another version keeps the stored shape).
+fn conversion(
+    crd: &mut Value,
+    service: Option<&Service>,
+    certificate: Option<&str>,
+) -> Option<String> {
+    let versions = crd.pointer("/spec/versions").and_then(Value::as_array)?;
+    let schemas: Vec<&Value> = versions
+        .iter()
+        .filter_map(|v| v.pointer("/schema/openAPIV3Schema"))
+        .collect();
+    if schemas.len() < 2 || schemas.windows(2).all(|w| w[0] == w[1]) {
+        return None;
+    }
+    let group = crd
+        .pointer("/spec/group")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let kind = crd
+        .pointer("/spec/names/kind")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let Some(service) = service else {
+        return Some(format!(
+            "the versions of {kind} have different schemas, but without a conversion webhook kube-apiserver only rewrites `apiVersion`; give `--conversion-service NAMESPACE/NAME` to convert through one"
+        ));
+    };
+    let mut reference = serde_json::json!({
+        "namespace": service.namespace,
+        "name": service.name,
+        "path": format!("/convert-{}-{}", group.replace('.', "-"), kind.to_ascii_lowercase()),
+    });
+    if let Some(port) = service.port {
+        reference["port"] = Value::from(port);
+    }
+    crd["spec"]["conversion"] = serde_json::json!({
+        "strategy": "Webhook",
+        "webhook": {
+            "conversionReviewVersions": ["v1"],
+            "clientConfig": {"service": reference},
+        },
+    });
+    if let Some(certificate) = certificate {
+        crd["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] = Value::from(certificate);
+    }
+    None
 }
 
 /// The crate the API tree belongs to, as `cargo metadata` describes it.
@@ -125,9 +221,27 @@ fn crds(args: &CrdsArgs) -> Result<String, String> {
         ));
     }
     let command = args.reproduce_command();
+    let conversion_service = args
+        .conversion_service
+        .as_deref()
+        .map(service)
+        .transpose()?;
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    for (resources, result) in kinds.iter().zip(results) {
+    for (resources, mut result) in kinds.iter().zip(results) {
+        if let Some(crd) = result.get_mut("crd")
+            && let Some(warning) = conversion(
+                crd,
+                conversion_service.as_ref(),
+                args.cert_manager_certificate.as_deref(),
+            )
+        {
+            let name = crd
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            eprintln!("warning: {name}: {warning}");
+        }
         match crd_file(&result, &command) {
             Ok((file, warnings)) => {
                 for w in warnings {

@@ -252,3 +252,90 @@ fn a_crate_that_does_not_build_is_a_clear_error() {
     );
     assert!(!krate.0.join("config/crd").exists());
 }
+
+#[test]
+fn versions_with_different_schemas_convert_through_the_webhook_service_given() {
+    // v1 (stored) as WAREHOUSE; v2 names the city `town`.
+    let stored = WAREHOUSE.replace(
+        "/// +kubebuilder:resource:shortName=wh",
+        "/// +kubebuilder:resource:shortName=wh\n/// +kubebuilder:storageversion",
+    );
+    let krate = fresh_crate("crds-conversion", &stored);
+    write(
+        &krate.0,
+        "src/apis/stock/mod.rs",
+        "pub mod v1;\npub mod v2;\n",
+    );
+    write(
+        &krate.0,
+        "src/apis/stock/v2/mod.rs",
+        "//! +groupName=stock.example.com\npub mod warehouse;\n",
+    );
+    write(
+        &krate.0,
+        "src/apis/stock/v2/warehouse.rs",
+        r#"use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A warehouse, v2.
+#[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[kube(group = "stock.example.com", version = "v2", kind = "Warehouse", namespaced)]
+pub struct WarehouseSpec {
+    pub town: String,
+}
+"#,
+    );
+    let out = crds(&krate, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("warning: warehouses.stock.example.com: the versions of Warehouse have different schemas, but without a conversion webhook kube-apiserver only rewrites `apiVersion`"),
+        "{}",
+        stderr(&out)
+    );
+    let file = krate.0.join("config/crd/stock.example.com_warehouses.yaml");
+    let crd: serde_json::Value =
+        serde_saphyr::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(
+        crd["spec"]
+            .get("conversion")
+            .is_none_or(|c| c["strategy"] == "None"),
+        "{crd}"
+    );
+
+    let out = crds(
+        &krate,
+        &[
+            "--conversion-service",
+            "ops/stock-webhooks:8443",
+            "--cert-manager-certificate",
+            "ops/stock-serving",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
+    let yaml = fs::read_to_string(&file).unwrap();
+    assert!(
+        yaml.contains("--conversion-service ops/stock-webhooks:8443 --cert-manager-certificate ops/stock-serving"),
+        "the header reproduces the command: {yaml}"
+    );
+    let crd: serde_json::Value = serde_saphyr::from_str(&yaml).unwrap();
+    assert_eq!(
+        crd["spec"]["conversion"],
+        serde_json::json!({"strategy": "Webhook", "webhook": {
+            "conversionReviewVersions": ["v1"],
+            "clientConfig": {"service": {"namespace": "ops", "name": "stock-webhooks",
+                "path": "/convert-stock-example-com-warehouse", "port": 8443}}}})
+    );
+    assert_eq!(
+        crd["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
+        "ops/stock-serving"
+    );
+    let bad = crds(&krate, &["--conversion-service", "stock-webhooks"]);
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("`--conversion-service stock-webhooks` is `NAMESPACE/NAME[:PORT]`"),
+        "{}",
+        stderr(&bad)
+    );
+}

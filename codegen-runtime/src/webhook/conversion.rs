@@ -33,6 +33,16 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+/// The path `kube-codegen crds --conversion-service` gives a kind's conversion webhook:
+/// `/convert-<group with dashes>-<kind>`.
+pub fn path<K: Resource<DynamicType = ()>>() -> String {
+    format!(
+        "/convert-{}-{}",
+        K::group(&()).replace('.', "-"),
+        K::kind(&()).to_ascii_lowercase()
+    )
+}
+
 /// One direction of a conversion, on JSON.
 type Step = Box<dyn Fn(Value) -> Result<Value, String> + Send + Sync>;
 
