@@ -289,3 +289,49 @@ async fn conversion_reviews_are_served() {
     server.await.unwrap().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn development_mode_points_a_crds_conversion_at_the_server_and_back() {
+    use kube::CustomResourceExt;
+    use kube_codegen_runtime::webhook::dev;
+
+    let fake = fake_apiserver::FakeApiServer::new();
+    let crd = kube::core::crd::merge_crds(
+        vec![v1alpha1::Gizmo::crd(), v1beta1::Gizmo::crd()],
+        "v1alpha1",
+    )
+    .unwrap();
+    fake.seed(crd).unwrap();
+    let client = kube::Client::new(fake.clone(), "default");
+    let url = format!(
+        "https://127.0.0.1:9443{}",
+        kube_codegen_runtime::webhook::conversion::path::<v1alpha1::Gizmo>()
+    );
+    assert_eq!(
+        url,
+        "https://127.0.0.1:9443/convert-conversion-example-com-gizmo"
+    );
+    let ca = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+    let installed = dev::install_conversion(&client, "gizmos.conversion.example.com", &url, ca)
+        .await
+        .unwrap();
+    let read = |fake: &fake_apiserver::FakeApiServer| {
+        fake.get(
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            None,
+            "gizmos.conversion.example.com",
+        )
+        .unwrap()["spec"]["conversion"]
+            .clone()
+    };
+    let conversion = read(&fake);
+    assert_eq!(conversion["strategy"], "Webhook");
+    assert_eq!(conversion["webhook"]["clientConfig"]["url"], url.as_str());
+    assert_eq!(
+        conversion["webhook"]["conversionReviewVersions"],
+        json!(["v1"])
+    );
+    installed.uninstall().await.unwrap();
+    assert_eq!(read(&fake), json!({"strategy": "None"}));
+}

@@ -193,3 +193,83 @@ impl Installed {
         &self.objects
     }
 }
+
+/// A CRD's conversion pointed at a development server by [`install_conversion`].
+#[derive(Clone)]
+pub struct InstalledConversion {
+    crd: String,
+    previous: serde_json::Value,
+    client: kube::Client,
+}
+
+impl std::fmt::Debug for InstalledConversion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InstalledConversion")
+            .field("crd", &self.crd)
+            .finish()
+    }
+}
+
+fn crds(client: &kube::Client) -> Api<DynamicObject> {
+    let gvk = GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition");
+    Api::all_with(
+        client.clone(),
+        &ApiResource::from_gvk_with_plural(&gvk, "customresourcedefinitions"),
+    )
+}
+
+/// Points the conversion of the CRD `crd` (`<plural>.<group>`) at `url` (the serving
+/// address and the kind's conversion path) with `ca_pem` as `caBundle`;
+/// [`InstalledConversion::uninstall`] puts back the conversion it had.
+pub async fn install_conversion(
+    client: &kube::Client,
+    crd: &str,
+    url: &str,
+    ca_pem: &str,
+) -> Result<InstalledConversion, kube::Error> {
+    let api = crds(client);
+    let current = api.get(crd).await?;
+    let previous = current
+        .data
+        .pointer("/spec/conversion")
+        .cloned()
+        .unwrap_or_else(|| serde_json::json!({"strategy": "None"}));
+    let conversion = serde_json::json!({
+        "strategy": "Webhook",
+        "webhook": {
+            "conversionReviewVersions": ["v1"],
+            "clientConfig": {
+                "url": url,
+                "caBundle": apiserver_rules::base64::base64_encode(ca_pem.as_bytes()),
+            },
+        },
+    });
+    replace_conversion(&api, crd, conversion).await?;
+    Ok(InstalledConversion {
+        crd: crd.to_owned(),
+        previous,
+        client: client.clone(),
+    })
+}
+
+/// Sets `spec.conversion` as a whole (a JSON patch, so no Service is left beside a URL).
+async fn replace_conversion(
+    api: &Api<DynamicObject>,
+    crd: &str,
+    conversion: serde_json::Value,
+) -> Result<(), kube::Error> {
+    let patch: json_patch::Patch = serde_json::from_value(serde_json::json!([
+        {"op": "add", "path": "/spec/conversion", "value": conversion}
+    ]))
+    .map_err(kube::Error::SerdeError)?;
+    api.patch(crd, &PatchParams::default(), &Patch::<()>::Json(patch))
+        .await
+        .map(drop)
+}
+
+impl InstalledConversion {
+    /// Puts back the conversion the CRD had before.
+    pub async fn uninstall(self) -> Result<(), kube::Error> {
+        replace_conversion(&crds(&self.client), &self.crd, self.previous).await
+    }
+}
