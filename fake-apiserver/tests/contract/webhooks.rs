@@ -75,23 +75,48 @@ fn config_map(name: &str, data: &[(&str, &str)]) -> ConfigMap {
     .unwrap()
 }
 
+/// A webhook server on loopback, with a development certificate for `host` in its own
+/// directory (removed when it stops).
+struct Served {
+    addr: std::net::SocketAddr,
+    ca: String,
+    dir: std::path::PathBuf,
+    stop: tokio::sync::oneshot::Sender<()>,
+    done: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Served {
+    async fn start(name: &str, host: &str, server: WebhookServer) -> Self {
+        let dir = std::env::temp_dir().join(name);
+        let ca = kube_codegen_runtime::webhook::dev::certificate(&dir, &[host.to_owned()])
+            .expect("a development certificate");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let done = tokio::spawn(server.serve_on(listener, dir.clone(), async {
+            let _ = stopped.await;
+        }));
+        Self {
+            addr,
+            ca,
+            dir,
+            stop,
+            done,
+        }
+    }
+
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        self.done.await.unwrap().unwrap();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 #[tokio::test]
 async fn webhooks_default_refuse_warn_and_fail_closed_when_down() {
     case("webhooks", |env| async move {
-        let dir = std::env::temp_dir().join(format!("contract-webhooks-{}", env.ns));
-        let ca = kube_codegen_runtime::webhook::dev::certificate(&dir, &["127.0.0.1".to_owned()])
-            .expect("a development certificate");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(
-            WebhookServer::new()
-                .defaulting::<ConfigMap, _>("/mutate", Hooks)
-                .validating::<ConfigMap, _>("/validate", Hooks)
-                .serve_on(listener, dir.clone(), async {
-                    let _ = stopped.await;
-                }),
-        );
+        let served = Served::start(&format!("contract-webhooks-{}", env.ns), "127.0.0.1", WebhookServer::new() .defaulting::<ConfigMap, _>("/mutate", Hooks) .validating::<ConfigMap, _>("/validate", Hooks)).await;
+        let (port, ca) = (served.addr.port(), served.ca.clone());
         for mutating in [true, false] {
             let body = configuration(&env, mutating, port, &ca);
             let kind = body["kind"].as_str().unwrap().to_owned();
@@ -146,8 +171,7 @@ async fn webhooks_default_refuse_warn_and_fail_closed_when_down() {
         assert_eq!(warned.warnings, ["data.warn: careful now"]);
 
         // The server stops: `failurePolicy: Fail` refuses what the webhook cannot see.
-        let _ = stop.send(());
-        server.await.unwrap().unwrap();
+        served.stop().await;
         let down = env
             .raw("POST", &path, "application/json", &serde_json::to_string(&config_map("down", &[])).unwrap())
             .await;
@@ -158,7 +182,6 @@ async fn webhooks_default_refuse_warn_and_fail_closed_when_down() {
         );
         assert_eq!(down.message(), format!("Internal error occurred: {expected}"));
         assert_eq!(down.body["details"]["causes"][0]["message"], expected);
-        let _ = std::fs::remove_dir_all(&dir);
     })
     .await;
 }
@@ -219,19 +242,13 @@ async fn webhook_configurations_are_validated() {
 /// name, as kube-apiserver requires.
 #[tokio::test]
 async fn fake_only_a_service_is_reached_at_the_address_the_test_gives() {
-    let dir = std::env::temp_dir().join(format!("fake-webhook-service-{}", std::process::id()));
-    let ca = kube_codegen_runtime::webhook::dev::certificate(&dir, &["hooks.ops.svc".to_owned()])
-        .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(
-        WebhookServer::new()
-            .validating::<ConfigMap, _>("/validate", Hooks)
-            .serve_on(listener, dir.clone(), async {
-                let _ = stopped.await;
-            }),
-    );
+    let served = Served::start(
+        &format!("fake-webhook-service-{}", std::process::id()),
+        "hooks.ops.svc",
+        WebhookServer::new().validating::<ConfigMap, _>("/validate", Hooks),
+    )
+    .await;
+    let (addr, ca) = (served.addr, served.ca.clone());
     let fake = fake_apiserver::FakeApiServer::with_config(fake_apiserver::Config {
         webhook_services: [("ops/hooks".to_owned(), addr)].into(),
         ..Default::default()
@@ -271,9 +288,7 @@ async fn fake_only_a_service_is_reached_at_the_address_the_test_gives() {
     cms.create(&PostParams::default(), &config_map("b", &[]))
         .await
         .unwrap();
-    let _ = stop.send(());
-    server.await.unwrap().unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
+    served.stop().await;
 }
 
 /// Writes into `data.<key>` how many other keys it sees.
@@ -291,20 +306,15 @@ impl Defaulter<ConfigMap> for Counter {
 #[tokio::test]
 async fn a_webhook_that_asks_is_called_again_after_a_later_one_changed_the_object() {
     case("reinvocation", |env| async move {
-        let dir = std::env::temp_dir().join(format!("contract-reinvocation-{}", env.ns));
-        let ca = kube_codegen_runtime::webhook::dev::certificate(&dir, &["127.0.0.1".to_owned()])
-            .expect("a development certificate");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(
+        let served = Served::start(
+            &format!("contract-reinvocation-{}", env.ns),
+            "127.0.0.1",
             WebhookServer::new()
                 .defaulting::<ConfigMap, _>("/mutate", Counter("a"))
-                .defaulting::<ConfigMap, _>("/other", Counter("b"))
-                .serve_on(listener, dir.clone(), async {
-                    let _ = stopped.await;
-                }),
-        );
+                .defaulting::<ConfigMap, _>("/other", Counter("b")),
+        )
+        .await;
+        let (port, ca) = (served.addr.port(), served.ca.clone());
         // Two configurations, called in the order of their names: `a` asks to be called
         // again if needed, then `b` adds a key.
         let plural = "mutatingwebhookconfigurations";
@@ -354,9 +364,7 @@ async fn a_webhook_that_asks_is_called_again_after_a_later_one_changed_the_objec
             ("1", "1"),
             "{data:?}"
         );
-        let _ = stop.send(());
-        server.await.unwrap().unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
+        served.stop().await;
     })
     .await;
 }
@@ -400,19 +408,8 @@ async fn an_equivalent_match_sees_the_request_in_the_version_its_rules_name() {
             &format!("gizmos.{group}"),
         );
 
-        let dir = std::env::temp_dir().join(format!("contract-equivalent-{}", env.ns));
-        let ca = kube_codegen_runtime::webhook::dev::certificate(&dir, &["127.0.0.1".to_owned()])
-            .expect("a development certificate");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(
-            WebhookServer::new()
-                .validating::<kube::core::DynamicObject, _>("/validate", SeenAs)
-                .serve_on(listener, dir.clone(), async {
-                    let _ = stopped.await;
-                }),
-        );
+        let served = Served::start(&format!("contract-equivalent-{}", env.ns), "127.0.0.1", WebhookServer::new() .validating::<kube::core::DynamicObject, _>("/validate", SeenAs)).await;
+        let (port, ca) = (served.addr.port(), served.ca.clone());
         // Registered for v1 only, with the default `matchPolicy: Equivalent`.
         let mut body = configuration(&env, false, port, &ca);
         body["webhooks"][0]["rules"] = json!([{"apiGroups": [group], "apiVersions": ["v1"],
@@ -442,9 +439,7 @@ async fn an_equivalent_match_sees_the_request_in_the_version_its_rules_name() {
             refused.message(),
             format!("admission webhook \"vcm.{}.contract.example.com\" denied the request: seen as {group}/v1", env.ns)
         );
-        let _ = stop.send(());
-        server.await.unwrap().unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
+        served.stop().await;
     })
     .await;
 }
@@ -462,19 +457,8 @@ impl Validator<ConfigMap> for Slow {
 #[tokio::test]
 async fn object_selectors_timeouts_and_failure_policies() {
     case("webhook-timeout", |env| async move {
-        let dir = std::env::temp_dir().join(format!("contract-timeout-{}", env.ns));
-        let ca = kube_codegen_runtime::webhook::dev::certificate(&dir, &["127.0.0.1".to_owned()])
-            .expect("a development certificate");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(
-            WebhookServer::new()
-                .validating::<ConfigMap, _>("/validate", Slow)
-                .serve_on(listener, dir.clone(), async {
-                    let _ = stopped.await;
-                }),
-        );
+        let served = Served::start(&format!("contract-timeout-{}", env.ns), "127.0.0.1", WebhookServer::new() .validating::<ConfigMap, _>("/validate", Slow)).await;
+        let (port, ca) = (served.addr.port(), served.ca.clone());
         let mut body = configuration(&env, false, port, &ca);
         body["webhooks"][0]["timeoutSeconds"] = json!(1);
         body["webhooks"][0]["objectSelector"] = json!({"matchLabels": {"check": "yes"}});
@@ -526,9 +510,7 @@ async fn object_selectors_timeouts_and_failure_policies() {
             async move { (env.raw("POST", &path, "application/json", &body).await.code == 201).then_some(()) }
         })
         .await;
-        let _ = stop.send(());
-        server.await.unwrap().unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
+        served.stop().await;
     })
     .await;
 }
@@ -552,19 +534,8 @@ impl Validator<ConfigMap> for Protect {
 #[tokio::test]
 async fn deletes_go_through_webhooks_whose_rules_name_subresources_too() {
     case("webhook-delete", |env| async move {
-        let dir = std::env::temp_dir().join(format!("contract-delete-{}", env.ns));
-        let ca = kube_codegen_runtime::webhook::dev::certificate(&dir, &["127.0.0.1".to_owned()])
-            .expect("a development certificate");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(
-            WebhookServer::new()
-                .validating::<ConfigMap, _>("/validate", Protect)
-                .serve_on(listener, dir.clone(), async {
-                    let _ = stopped.await;
-                }),
-        );
+        let served = Served::start(&format!("contract-delete-{}", env.ns), "127.0.0.1", WebhookServer::new() .validating::<ConfigMap, _>("/validate", Protect)).await;
+        let (port, ca) = (served.addr.port(), served.ca.clone());
         // `configmaps/*` matches the resource itself as well as its subresources.
         let mut body = configuration(&env, false, port, &ca);
         body["webhooks"][0]["rules"] = json!([{"apiGroups": [""], "apiVersions": ["v1"],
@@ -597,9 +568,7 @@ async fn deletes_go_through_webhooks_whose_rules_name_subresources_too() {
         assert_eq!((code, message), (403, expected(true)));
         let (code, message) = denied(cms.delete("kept", &Default::default()).await.unwrap_err());
         assert_eq!((code, message), (403, expected(false)));
-        let _ = stop.send(());
-        server.await.unwrap().unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
+        served.stop().await;
     })
     .await;
 }
