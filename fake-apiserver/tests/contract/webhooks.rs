@@ -75,6 +75,21 @@ fn config_map(name: &str, data: &[(&str, &str)]) -> ConfigMap {
     .unwrap()
 }
 
+/// Creates a webhook configuration, removed when the case ends: the object as stored.
+async fn register(env: &Env, body: &serde_json::Value) -> serde_json::Value {
+    let kind = body["kind"].as_str().unwrap();
+    let name = body["metadata"]["name"].as_str().unwrap();
+    let plural = format!("{}s", kind.to_ascii_lowercase());
+    let path = format!("/apis/admissionregistration.k8s.io/v1/{plural}");
+    let r = env
+        .raw("POST", &path, "application/json", &body.to_string())
+        .await;
+    assert_eq!(r.code, 201, "{}", r.body);
+    let gvk = GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", kind);
+    env.delete_later(ApiResource::from_gvk_with_plural(&gvk, &plural), name);
+    r.body
+}
+
 /// A webhook server on loopback, with a development certificate for `host` in its own
 /// directory (removed when it stops).
 struct Served {
@@ -115,29 +130,16 @@ impl Served {
 #[tokio::test]
 async fn webhooks_default_refuse_warn_and_fail_closed_when_down() {
     case("webhooks", |env| async move {
-        let served = Served::start(&format!("contract-webhooks-{}", env.ns), "127.0.0.1", WebhookServer::new() .defaulting::<ConfigMap, _>("/mutate", Hooks) .validating::<ConfigMap, _>("/validate", Hooks)).await;
+        let served = Served::start(&format!("contract-webhooks-{}", env.ns), "127.0.0.1", WebhookServer::new().defaulting::<ConfigMap, _>("/mutate", Hooks).validating::<ConfigMap, _>("/validate", Hooks)).await;
         let (port, ca) = (served.addr.port(), served.ca.clone());
         for mutating in [true, false] {
-            let body = configuration(&env, mutating, port, &ca);
-            let kind = body["kind"].as_str().unwrap().to_owned();
-            let plural = format!("{}s", kind.to_ascii_lowercase());
-            let r = env
-                .raw(
-                    "POST",
-                    &format!("/apis/admissionregistration.k8s.io/v1/{plural}"),
-                    "application/json",
-                    &body.to_string(),
-                )
-                .await;
-            assert_eq!(r.code, 201, "{}", r.body);
+            let stored = register(&env, &configuration(&env, mutating, port, &ca)).await;
             // Defaults the server fills in.
-            let hook = &r.body["webhooks"][0];
+            let hook = &stored["webhooks"][0];
             assert_eq!(hook["matchPolicy"], "Equivalent");
             assert_eq!(hook["rules"][0]["scope"], "*");
             assert_eq!(hook["objectSelector"], json!({}));
             assert_eq!(hook.get("reinvocationPolicy").is_some(), mutating);
-            let gvk = GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", &kind);
-            env.delete_later(ApiResource::from_gvk_with_plural(&gvk, &plural), &env.ns);
         }
         let cms = env.api::<ConfigMap>();
         let pp = PostParams::default();
@@ -317,12 +319,6 @@ async fn a_webhook_that_asks_is_called_again_after_a_later_one_changed_the_objec
         let (port, ca) = (served.addr.port(), served.ca.clone());
         // Two configurations, called in the order of their names: `a` asks to be called
         // again if needed, then `b` adds a key.
-        let plural = "mutatingwebhookconfigurations";
-        let gvk = GroupVersionKind::gvk(
-            "admissionregistration.k8s.io",
-            "v1",
-            "MutatingWebhookConfiguration",
-        );
         for (prefix, path, reinvoke) in [("a", "/mutate", "IfNeeded"), ("b", "/other", "Never")] {
             let mut body = configuration(&env, true, port, &ca);
             let name = format!("{prefix}-{}", env.ns);
@@ -332,16 +328,7 @@ async fn a_webhook_that_asks_is_called_again_after_a_later_one_changed_the_objec
             body["webhooks"][0]["clientConfig"]["url"] =
                 json!(format!("https://127.0.0.1:{port}{path}"));
             body["webhooks"][0]["reinvocationPolicy"] = json!(reinvoke);
-            let r = env
-                .raw(
-                    "POST",
-                    &format!("/apis/admissionregistration.k8s.io/v1/{plural}"),
-                    "application/json",
-                    &body.to_string(),
-                )
-                .await;
-            assert_eq!(r.code, 201, "{}", r.body);
-            env.delete_later(ApiResource::from_gvk_with_plural(&gvk, plural), &name);
+            register(&env, &body).await;
         }
         let cms = env.api::<ConfigMap>();
         let mut n = 0;
@@ -408,19 +395,13 @@ async fn an_equivalent_match_sees_the_request_in_the_version_its_rules_name() {
             &format!("gizmos.{group}"),
         );
 
-        let served = Served::start(&format!("contract-equivalent-{}", env.ns), "127.0.0.1", WebhookServer::new() .validating::<kube::core::DynamicObject, _>("/validate", SeenAs)).await;
+        let served = Served::start(&format!("contract-equivalent-{}", env.ns), "127.0.0.1", WebhookServer::new().validating::<kube::core::DynamicObject, _>("/validate", SeenAs)).await;
         let (port, ca) = (served.addr.port(), served.ca.clone());
         // Registered for v1 only, with the default `matchPolicy: Equivalent`.
         let mut body = configuration(&env, false, port, &ca);
         body["webhooks"][0]["rules"] = json!([{"apiGroups": [group], "apiVersions": ["v1"],
             "operations": ["CREATE"], "resources": ["gizmos"]}]);
-        let plural = "validatingwebhookconfigurations";
-        let r = env
-            .raw("POST", &format!("/apis/admissionregistration.k8s.io/v1/{plural}"), "application/json", &body.to_string())
-            .await;
-        assert_eq!(r.code, 201, "{}", r.body);
-        let gvk = GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration");
-        env.delete_later(ApiResource::from_gvk_with_plural(&gvk, plural), &env.ns);
+        register(&env, &body).await;
 
         let path = format!("/apis/{group}/v2/namespaces/{}/gizmos", env.ns);
         let mut n = 0;
@@ -457,17 +438,13 @@ impl Validator<ConfigMap> for Slow {
 #[tokio::test]
 async fn object_selectors_timeouts_and_failure_policies() {
     case("webhook-timeout", |env| async move {
-        let served = Served::start(&format!("contract-timeout-{}", env.ns), "127.0.0.1", WebhookServer::new() .validating::<ConfigMap, _>("/validate", Slow)).await;
+        let served = Served::start(&format!("contract-timeout-{}", env.ns), "127.0.0.1", WebhookServer::new().validating::<ConfigMap, _>("/validate", Slow)).await;
         let (port, ca) = (served.addr.port(), served.ca.clone());
         let mut body = configuration(&env, false, port, &ca);
         body["webhooks"][0]["timeoutSeconds"] = json!(1);
         body["webhooks"][0]["objectSelector"] = json!({"matchLabels": {"check": "yes"}});
-        let plural = "validatingwebhookconfigurations";
-        let configs = format!("/apis/admissionregistration.k8s.io/v1/{plural}");
-        let r = env.raw("POST", &configs, "application/json", &body.to_string()).await;
-        assert_eq!(r.code, 201, "{}", r.body);
-        let gvk = GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration");
-        env.delete_later(ApiResource::from_gvk_with_plural(&gvk, plural), &env.ns);
+        register(&env, &body).await;
+        let configs = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
 
         let path = env.path("v1", "configmaps");
         let object = |name: &str, checked: bool| {
@@ -534,19 +511,13 @@ impl Validator<ConfigMap> for Protect {
 #[tokio::test]
 async fn deletes_go_through_webhooks_whose_rules_name_subresources_too() {
     case("webhook-delete", |env| async move {
-        let served = Served::start(&format!("contract-delete-{}", env.ns), "127.0.0.1", WebhookServer::new() .validating::<ConfigMap, _>("/validate", Protect)).await;
+        let served = Served::start(&format!("contract-delete-{}", env.ns), "127.0.0.1", WebhookServer::new().validating::<ConfigMap, _>("/validate", Protect)).await;
         let (port, ca) = (served.addr.port(), served.ca.clone());
         // `configmaps/*` matches the resource itself as well as its subresources.
         let mut body = configuration(&env, false, port, &ca);
         body["webhooks"][0]["rules"] = json!([{"apiGroups": [""], "apiVersions": ["v1"],
             "operations": ["DELETE"], "resources": ["configmaps/*"]}]);
-        let plural = "validatingwebhookconfigurations";
-        let r = env
-            .raw("POST", &format!("/apis/admissionregistration.k8s.io/v1/{plural}"), "application/json", &body.to_string())
-            .await;
-        assert_eq!(r.code, 201, "{}", r.body);
-        let gvk = GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration");
-        env.delete_later(ApiResource::from_gvk_with_plural(&gvk, plural), &env.ns);
+        register(&env, &body).await;
 
         let cms = env.api::<ConfigMap>();
         let mut cm = config_map("kept", &[]);
