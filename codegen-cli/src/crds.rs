@@ -182,16 +182,7 @@ struct Crate {
 }
 
 pub fn run(args: &CrdsArgs) -> ExitCode {
-    match crds(args) {
-        Ok(summary) => {
-            eprintln!("{summary}");
-            ExitCode::SUCCESS
-        }
-        Err(err) => {
-            eprintln!("{err}");
-            ExitCode::FAILURE
-        }
-    }
+    output::report(crds(args))
 }
 
 fn crds(args: &CrdsArgs) -> Result<String, String> {
@@ -267,11 +258,7 @@ fn crds(args: &CrdsArgs) -> Result<String, String> {
         ));
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
-    let summary = if args.verify {
-        output::verify(&args.output, &out, &command, output::YAML)
-    } else {
-        output::write(&args.output, &out, output::YAML)
-    }?;
+    let summary = output::write_or_verify(&args.output, &out, output::YAML, args.verify, &command)?;
     Ok(if kinds.is_empty() {
         format!(
             "kube-codegen: `{}` defines no CRDs ({summary})",

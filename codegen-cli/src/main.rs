@@ -231,19 +231,11 @@ fn run(cli: Cli) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = if verify {
-        output::verify(&args.output, &files, &command, output::RUST)
-    } else {
-        output::write(&args.output, &files, output::RUST)
-    };
-    match result {
-        Ok(summary) => {
-            eprintln!("{summary}");
-            ExitCode::SUCCESS
-        }
-        Err(err) => {
-            eprintln!("{err}");
-            ExitCode::FAILURE
-        }
-    }
+    output::report(output::write_or_verify(
+        &args.output,
+        &files,
+        output::RUST,
+        verify,
+        &command,
+    ))
 }

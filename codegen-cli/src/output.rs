@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use kube_codegen_core::emit::files::{HEADER_LINE, OutputFile};
 
@@ -96,6 +97,37 @@ fn plan(dir: &Path, files: &[OutputFile], style: Style) -> Result<Plan, String> 
     }
     plan.stale = stale.into_iter().collect();
     Ok(plan)
+}
+
+/// The end of every tree-writing command: writes `files` into `dir`, or with `verify` only
+/// compares them, naming `command` as the way to regenerate. The one-line summary, or what
+/// drifted or failed.
+pub fn write_or_verify(
+    dir: &Path,
+    files: &[OutputFile],
+    style: Style,
+    verify: bool,
+    command: &str,
+) -> Result<String, String> {
+    if verify {
+        self::verify(dir, files, command, style)
+    } else {
+        write(dir, files, style)
+    }
+}
+
+/// Prints a command's summary or its error to stderr: the process's exit code.
+pub fn report(result: Result<String, String>) -> ExitCode {
+    match result {
+        Ok(summary) => {
+            eprintln!("{summary}");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("{err}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// Writes every changed file and removes stale generated files, all or nothing: new

@@ -45,32 +45,23 @@ impl WebhooksArgs {
 }
 
 pub fn run(args: &WebhooksArgs) -> ExitCode {
-    match files(args) {
-        Ok(files) => {
-            let command = args.reproduce_command();
-            let result = if args.verify {
-                output::verify(&args.output, &files, &command, output::YAML)
-            } else {
-                output::write(&args.output, &files, output::YAML)
-            };
-            match result {
-                Ok(summary) => {
-                    eprintln!("{summary}");
-                    ExitCode::SUCCESS
-                }
-                Err(err) => {
-                    eprintln!("{err}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
+    let files = match files(args) {
+        Ok(files) => files,
         Err(errors) => {
             for e in &errors {
                 eprintln!("{e}");
             }
-            ExitCode::FAILURE
+            return ExitCode::FAILURE;
         }
-    }
+    };
+    let command = args.reproduce_command();
+    output::report(output::write_or_verify(
+        &args.output,
+        &files,
+        output::YAML,
+        args.verify,
+        &command,
+    ))
 }
 
 /// `manifests.yaml`, or nothing when no marker declares a webhook.

@@ -201,12 +201,9 @@ fn import(args: &ImportArgs) -> Result<String, Vec<String>> {
             }
         }
     }
-    let result = if args.verify {
-        output::verify(&args.output, &files, &args.command(), STYLE)
-    } else {
-        output::write(&args.output, &files, STYLE)
-    };
-    let written = result.map_err(|e| vec![e])?;
+    let written =
+        output::write_or_verify(&args.output, &files, STYLE, args.verify, &args.command())
+            .map_err(|e| vec![e])?;
     let mut summary = String::new();
     for k in &kinds {
         if k.exceptions.is_empty() {
