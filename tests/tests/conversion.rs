@@ -1,18 +1,15 @@
 //! Conversion between versions of a kind whose Rust types differ, through the hub
 //! (`kube-codegen-runtime`'s `webhook::conversion`), and served as ConversionReviews.
 
-use std::sync::Arc;
+mod https;
 
 use kube::CustomResource;
 use kube::core::conversion::{ConversionRequest, ConversionReview};
 use kube_codegen_runtime::webhook::WebhookServer;
 use kube_codegen_runtime::webhook::conversion::Conversion;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 mod v1alpha1 {
     use super::*;
@@ -246,38 +243,16 @@ async fn conversion_reviews_are_served() {
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
         "request": {"uid": "r-2", "desiredAPIVersion": "conversion.example.com/v1beta1", "objects": [hub_object("a")]},
     });
-    let mut roots = rustls::RootCertStore::empty();
-    roots
-        .add(CertificateDer::from_pem_slice(ca.as_bytes()).unwrap())
-        .unwrap();
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let mut tls = tokio_rustls::TlsConnector::from(Arc::new(config))
-        .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
-        .await
-        .unwrap();
-    let body = review.to_string();
-    let head = format!(
-        "POST /convert HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
-    tls.write_all(head.as_bytes()).await.unwrap();
-    tls.write_all(body.as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    let _ = tls.read_to_end(&mut raw).await;
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
-    assert!(
-        raw.starts_with(b"HTTP/1.1 200"),
-        "{}",
-        String::from_utf8_lossy(&raw)
-    );
-    let answer: ConversionReview = serde_json::from_slice(&raw[split..]).unwrap();
+    let (code, body) = https::call(
+        addr,
+        ca.as_bytes(),
+        "POST",
+        "/convert",
+        review.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(code, 200, "{}", String::from_utf8_lossy(&body));
+    let answer: ConversionReview = serde_json::from_slice(&body).unwrap();
     let response = answer.response.expect("a response");
     assert_eq!(response.uid, "r-2");
     assert_eq!(response.converted_objects.len(), 1);

@@ -2,8 +2,9 @@
 //! loopback: typed defaulting and validation, certificates replaced on disk, malformed and
 //! oversized bodies, health, and shutdown.
 
+mod https;
+
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use codegen_tests::{Foo, FooSpec};
@@ -12,11 +13,10 @@ use kube::core::admission::AdmissionReview;
 use kube_codegen_runtime::webhook::{
     Defaulter, Denial, Request, Validator, Warnings, WebhookServer, mutate_path, validate_path,
 };
+use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 
 fn certs() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/webhook-certs")
@@ -108,55 +108,14 @@ fn hooks() -> WebhookServer {
         .validating::<Foo, _>(validate_path::<Foo>(), FooHooks)
 }
 
-/// Connects with the test CA as the only root: the certificate served, and the stream.
-async fn connect(
-    addr: std::net::SocketAddr,
-) -> (
-    CertificateDer<'static>,
-    tokio_rustls::client::TlsStream<TcpStream>,
-) {
-    let mut roots = rustls::RootCertStore::empty();
-    for ca in CertificateDer::pem_file_iter(certs().join("ca.crt")).unwrap() {
-        roots.add(ca.unwrap()).unwrap();
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
-    let tcp = TcpStream::connect(addr).await.unwrap();
-    let name = ServerName::try_from("127.0.0.1").unwrap();
-    let tls = connector.connect(name, tcp).await.unwrap();
-    let served = tls.get_ref().1.peer_certificates().unwrap()[0]
-        .clone()
-        .into_owned();
-    (served, tls)
+/// The CA that signed the test certificates.
+fn test_ca() -> Vec<u8> {
+    std::fs::read(certs().join("ca.crt")).unwrap()
 }
 
-/// One HTTP/1.1 request over TLS: the status code and body.
+/// One HTTP/1.1 request over TLS, trusting the test CA: the status code and body.
 async fn call(addr: std::net::SocketAddr, method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8>) {
-    let (_, mut tls) = connect(addr).await;
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
-    tls.write_all(head.as_bytes()).await.unwrap();
-    tls.write_all(body).await.unwrap();
-    let mut raw = Vec::new();
-    let _ = tls.read_to_end(&mut raw).await;
-    let text = String::from_utf8_lossy(&raw);
-    let code = text
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .map_or(raw.len(), |i| i + 4);
-    (code, raw[split..].to_vec())
+    https::call(addr, &test_ca(), method, path, body).await
 }
 
 fn foo(name: &str, deployment: &str, replicas: i32) -> Value {
@@ -346,15 +305,24 @@ async fn certificates_replaced_on_disk_are_served_without_a_restart() {
     let server = start(&dir, hooks()).await;
     let pem =
         |which: &str| CertificateDer::from_pem_file(certs().join(which).join("tls.crt")).unwrap();
-    assert_eq!(connect(server.addr).await.0, pem("a"));
+    assert_eq!(
+        https::connect(server.addr, &test_ca()).await.unwrap().0,
+        pem("a")
+    );
     // A renewal: new files in place (the modification time may not move within a second,
     // the contents and length do).
     tokio::time::sleep(Duration::from_millis(20)).await;
     install(&dir, "b");
-    assert_eq!(connect(server.addr).await.0, pem("b"));
+    assert_eq!(
+        https::connect(server.addr, &test_ca()).await.unwrap().0,
+        pem("b")
+    );
     // Half-written files keep the last good certificate in use.
     std::fs::write(dir.join("tls.key"), b"-----BEGIN PRIVATE KEY-----\n").unwrap();
-    assert_eq!(connect(server.addr).await.0, pem("b"));
+    assert_eq!(
+        https::connect(server.addr, &test_ca()).await.unwrap().0,
+        pem("b")
+    );
     let _ = server.stop.send(());
     server.done.await.unwrap().unwrap();
 }
@@ -386,21 +354,7 @@ async fn development_certificates_are_served_and_verify_against_their_ca() {
         let _ = stopped.await;
     }));
     // A client that trusts only the CA just made.
-    let mut roots = rustls::RootCertStore::empty();
-    roots
-        .add(CertificateDer::from_pem_slice(ca.as_bytes()).unwrap())
-        .unwrap();
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    let tcp = TcpStream::connect(addr).await.unwrap();
-    let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
-        .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
-        .await;
+    let tls = https::connect(addr, ca.as_bytes()).await;
     assert!(tls.is_ok(), "{:?}", tls.err());
     #[cfg(unix)]
     {
