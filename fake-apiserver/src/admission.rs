@@ -24,11 +24,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Full};
-use hyper::body::Bytes;
-use hyper_util::rt::TokioIo;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName};
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
@@ -38,15 +33,12 @@ use crate::request::Target;
 use crate::rules::kinds::webhook::strings;
 use crate::shared::Shared;
 use crate::state::State;
+use crate::webhook_client::Endpoint;
 
 /// One webhook whose rules match a request.
 struct Hook {
     name: String,
-    url: String,
-    /// `host:port` to dial, and the name the certificate must carry.
-    dial: String,
-    server_name: String,
-    ca: Vec<CertificateDer<'static>>,
+    endpoint: Endpoint,
     fail: bool,
     timeout: Duration,
     /// `reinvocationPolicy: IfNeeded`.
@@ -198,63 +190,12 @@ fn matching(
 }
 
 fn hook_of(hook: &Value, shared: &Shared) -> Result<Hook, ApiError> {
-    let name = hook["name"].as_str().unwrap_or("").to_owned();
-    let client = &hook["clientConfig"];
-    let ca = client["caBundle"]
-        .as_str()
-        .and_then(|b| apiserver_rules::base64::base64_decode(b).ok())
-        .map(|pem| {
-            CertificateDer::pem_slice_iter(&pem)
-                .filter_map(Result::ok)
-                .collect()
-        })
-        .unwrap_or_default();
-    let timeout = Duration::from_secs(hook["timeoutSeconds"].as_u64().unwrap_or(10));
-    let fail = hook["failurePolicy"].as_str() != Some("Ignore");
-    let reinvoke = hook["reinvocationPolicy"].as_str() == Some("IfNeeded");
-    let (url, dial, server_name) = if let Some(url) = client["url"].as_str() {
-        let rest = url.strip_prefix("https://").unwrap_or(url);
-        let authority = rest.split(['/', '?']).next().unwrap_or("");
-        let host = authority
-            .rsplit_once(':')
-            .filter(|(_, p)| p.parse::<u16>().is_ok())
-            .map_or(authority, |(h, _)| h);
-        let dial = if authority.contains(':') && !authority.ends_with(']') {
-            authority.to_owned()
-        } else {
-            format!("{authority}:443")
-        };
-        (
-            url.to_owned(),
-            dial,
-            host.trim_matches(['[', ']']).to_owned(),
-        )
-    } else {
-        let service = &client["service"];
-        let (ns, svc) = (
-            service["namespace"].as_str().unwrap_or(""),
-            service["name"].as_str().unwrap_or(""),
-        );
-        let port = service["port"].as_u64().unwrap_or(443);
-        let path = service["path"].as_str().unwrap_or("");
-        let host = format!("{svc}.{ns}.svc");
-        let dial = shared
-            .config
-            .webhook_services
-            .get(&format!("{ns}/{svc}"))
-            .map(ToString::to_string)
-            .unwrap_or_else(|| format!("{host}:{port}"));
-        (format!("https://{host}:{port}{path}"), dial, host)
-    };
     Ok(Hook {
-        name,
-        url,
-        dial,
-        server_name,
-        ca,
-        fail,
-        timeout,
-        reinvoke,
+        name: hook["name"].as_str().unwrap_or("").to_owned(),
+        endpoint: Endpoint::of(&hook["clientConfig"], shared),
+        fail: hook["failurePolicy"].as_str() != Some("Ignore"),
+        timeout: Duration::from_secs(hook["timeoutSeconds"].as_u64().unwrap_or(10)),
+        reinvoke: hook["reinvocationPolicy"].as_str() == Some("IfNeeded"),
         version: None,
     })
 }
@@ -275,71 +216,6 @@ fn equivalent<'v>(
             rules.clone().any(|r| rule_matches(r, &other))
         })
         .cloned()
-}
-
-/// Posts `review` to the webhook: its response, or the error in Go's words.
-async fn post(hook: &Hook, review: &Value) -> Result<Value, String> {
-    let mut roots = rustls::RootCertStore::empty();
-    for ca in &hook.ca {
-        let _ = roots.add(ca.clone());
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let tcp = tokio::net::TcpStream::connect(&hook.dial)
-        .await
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::ConnectionRefused {
-                format!("dial tcp {}: connect: connection refused", hook.dial)
-            } else {
-                format!("dial tcp {}: {e}", hook.dial)
-            }
-        })?;
-    let name = ServerName::try_from(hook.server_name.clone()).map_err(|e| e.to_string())?;
-    let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
-        .connect(name, tcp)
-        .await
-        .map_err(|e| {
-            if e.to_string().contains("UnknownIssuer") {
-                "tls: failed to verify certificate: x509: certificate signed by unknown authority"
-                    .to_owned()
-            } else {
-                format!("tls: failed to verify certificate: {e}")
-            }
-        })?;
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
-        .await
-        .map_err(|e| e.to_string())?;
-    tokio::spawn(conn);
-    let uri = format!("{}?timeout={}s", hook.url, hook.timeout.as_secs());
-    let body = serde_json::to_vec(review).unwrap_or_default();
-    let request = http::Request::post(&uri)
-        .header(http::header::HOST, hook.server_name.as_str())
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .header(http::header::ACCEPT, "application/json")
-        .body(Full::new(Bytes::from(body)))
-        .map_err(|e| e.to_string())?;
-    let response = sender
-        .send_request(request)
-        .await
-        .map_err(|e| e.to_string())?;
-    let status = response.status();
-    let bytes = response
-        .into_body()
-        .collect()
-        .await
-        .map_err(|e| e.to_string())?
-        .to_bytes();
-    if !status.is_success() {
-        return Err(format!(
-            "expected response code 200, got {}",
-            status.as_u16()
-        ));
-    }
-    serde_json::from_slice(&bytes).map_err(|e| format!("received invalid webhook response: {e}"))
 }
 
 /// The AdmissionReview sent for a request.
@@ -401,19 +277,20 @@ async fn call(
         err.details = Some(json!({"causes": [{"message": message}]}));
         err
     };
-    let answer = match tokio::time::timeout(hook.timeout, post(hook, review)).await {
-        Ok(Ok(answer)) => Ok(answer),
-        Ok(Err(why)) => Err(format!(
-            "failed to call webhook: Post \"{}?timeout={}s\": {why}",
-            hook.url,
-            hook.timeout.as_secs()
-        )),
-        Err(_) => Err(format!(
-            "failed to call webhook: Post \"{}?timeout={}s\": context deadline exceeded",
-            hook.url,
-            hook.timeout.as_secs()
-        )),
-    };
+    let answer =
+        match tokio::time::timeout(hook.timeout, hook.endpoint.post(hook.timeout, review)).await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(why)) => Err(format!(
+                "failed to call webhook: Post \"{}?timeout={}s\": {why}",
+                hook.endpoint.url,
+                hook.timeout.as_secs()
+            )),
+            Err(_) => Err(format!(
+                "failed to call webhook: Post \"{}?timeout={}s\": context deadline exceeded",
+                hook.endpoint.url,
+                hook.timeout.as_secs()
+            )),
+        };
     let response = answer.and_then(|a| match a.get("response").filter(|r| r.is_object()) {
         None => Err("received invalid webhook response: response is nil".to_owned()),
         Some(r) if r["uid"].as_str() != Some(uid) => Err(format!(

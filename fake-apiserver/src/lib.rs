@@ -34,6 +34,7 @@ mod admission;
 mod body;
 pub mod builtin;
 mod control;
+mod conversion;
 mod crd;
 mod discovery;
 mod error;
@@ -58,6 +59,7 @@ mod store;
 pub mod test_env;
 mod type_meta;
 mod watch;
+mod webhook_client;
 mod writer;
 
 #[cfg(feature = "test-env")]

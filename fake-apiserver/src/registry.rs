@@ -75,6 +75,9 @@ pub struct ResourceType {
     pub warnings: Vec<String>,
     /// A CRD version's CEL rules, parsed once.
     pub rules: Option<std::sync::Arc<apiserver_rules::cel::Rules>>,
+    /// The CRD's `spec.conversion.webhook` when its strategy is `Webhook`: objects stored
+    /// in another version are converted by calling it.
+    pub conversion: Option<std::sync::Arc<Value>>,
 }
 
 impl ResourceType {
@@ -487,6 +490,7 @@ pub fn builtins() -> Vec<ResourceType> {
             },
             warnings: Vec::new(),
             rules: None,
+            conversion: None,
         })
         .collect()
 }
@@ -531,6 +535,11 @@ pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, String> {
         ));
     }
     let storage_version = text(storage[0], "name").ok_or("spec.versions[].name is required")?;
+    let conversion = spec
+        .get("conversion")
+        .filter(|c| c.get("strategy").and_then(Value::as_str) == Some("Webhook"))
+        .and_then(|c| c.get("webhook"))
+        .map(|w| std::sync::Arc::new(w.clone()));
     let mut out = Vec::new();
     for v in versions {
         if v.get("served").and_then(Value::as_bool) != Some(true) {
@@ -591,6 +600,7 @@ pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, String> {
             warnings: deprecation_warning(v, &group, &kind, versions)
                 .into_iter()
                 .collect(),
+            conversion: conversion.clone(),
         });
     }
     Ok(out)

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use crate::body::{self, ResponseBody};
 use crate::builtin::protobuf::DecodeError;
 use crate::control::{Action, Recorded};
+use crate::conversion::{self, Conversions};
 use crate::error::ApiError;
 use crate::options::{DeleteOptions, FieldValidation, ListOptions, Query, WriteOptions};
 use crate::patch;
@@ -181,6 +182,68 @@ async fn handle_resource(
     let content_type = media_type(header(parts, http::header::CONTENT_TYPE));
     let user_agent = header(parts, http::header::USER_AGENT).to_owned();
     let writes = matches!(verb, "create" | "update" | "patch" | "delete");
+    // Objects a conversion webhook converts stop the request before it changes anything;
+    // it runs again once they are converted.
+    let mut conversions = Conversions::default();
+    let mut rounds = 0;
+    let result = loop {
+        let result = run(
+            shared,
+            rt,
+            target,
+            verb,
+            query,
+            &content_type,
+            &user_agent,
+            &accept,
+            &body,
+            writes,
+            &conversions,
+        )
+        .await;
+        let pending = result.as_ref().err().and_then(conversion::pending_of);
+        match pending {
+            Some((objects, desired)) if rounds < conversion::ROUNDS => {
+                rounds += 1;
+                if let Err(e) =
+                    conversion::convert(shared, rt, &objects, &desired, &mut conversions).await
+                {
+                    break Err(e);
+                }
+            }
+            Some(_) => {
+                break Err(ApiError::internal(
+                    "the objects of this request kept changing while they were converted",
+                ));
+            }
+            None => break result,
+        }
+    };
+    match result {
+        Ok((code, Out::Owned(value), warnings)) => {
+            body::json_with_warnings(code, &value, &warnings)
+        }
+        Ok((code, Out::Json(json), _)) => body::json_bytes(code, json),
+        Err(err) => body::error(&err),
+    }
+}
+
+/// One run of a request that is not a watch: through the admission webhooks when
+/// configurations register some, with the conversions done so far.
+#[allow(clippy::too_many_arguments)] // one request's parts, passed through as they are
+async fn run(
+    shared: &Arc<Shared>,
+    rt: &ResourceType,
+    target: &Target,
+    verb: &str,
+    query: &Query,
+    content_type: &str,
+    user_agent: &str,
+    accept: &str,
+    body: &[u8],
+    writes: bool,
+    conversions: &Conversions,
+) -> Result<Answer, ApiError> {
     let this = |verb: &str, query: &Query, content_type: &str, body: &[u8]| {
         respond(
             shared,
@@ -189,38 +252,23 @@ async fn handle_resource(
             verb,
             query,
             content_type,
-            &user_agent,
-            &accept,
+            user_agent,
+            accept,
             body,
+            conversions,
         )
     };
-    let result = if writes && crate::admission::configured(&shared.lock()) {
+    if writes && crate::admission::configured(&shared.lock()) {
         // Through the admission webhooks the configurations register.
         let respond = |verb: &str, query: &Query, content_type: &str, body: &[u8]| {
             this(verb, query, content_type, body)
                 .map(|(code, out, warnings)| (code, out.into_value(), warnings))
         };
-        crate::admission::admit(
-            shared,
-            rt,
-            target,
-            verb,
-            query,
-            &content_type,
-            &body,
-            respond,
-        )
-        .await
-        .map(|(code, value, warnings)| (code, Out::Owned(value), warnings))
+        crate::admission::admit(shared, rt, target, verb, query, content_type, body, respond)
+            .await
+            .map(|(code, value, warnings)| (code, Out::Owned(value), warnings))
     } else {
-        this(verb, query, &content_type, &body)
-    };
-    match result {
-        Ok((code, Out::Owned(value), warnings)) => {
-            body::json_with_warnings(code, &value, &warnings)
-        }
-        Ok((code, Out::Json(json), _)) => body::json_bytes(code, json),
-        Err(err) => body::error(&err),
+        this(verb, query, content_type, body)
     }
 }
 
@@ -314,6 +362,7 @@ fn respond(
     user_agent: &str,
     accept: &str,
     body: &[u8],
+    conversions: &Conversions,
 ) -> Result<Answer, ApiError> {
     let ns = target.namespace.as_deref();
     let name = target.name.as_deref().unwrap_or("");
@@ -328,6 +377,7 @@ fn respond(
             dry_run: options.dry_run,
             field_validation: options.field_validation,
             warnings: Vec::new(),
+            conversions: conversions.clone(),
         };
         Ok((ctx, options.force))
     };
@@ -358,7 +408,7 @@ fn respond(
                     Out::Json(stored.json.clone())
                 }
                 Some(_) => {
-                    let obj = state.get(rt, ns, name)?;
+                    let obj = conversion::serve(rt, &state.get(rt, ns, name)?, conversions)?;
                     Out::Owned(if sub == Some("scale") {
                         scale_of(rt, &obj)
                     } else {
@@ -371,7 +421,7 @@ fn respond(
         ("list", _) => {
             let options = ListOptions::parse(query, false)?;
             let state = shared.lock();
-            let value = list(&state, rt, ns, &options, accept)?;
+            let value = list(&state, rt, ns, &options, accept, conversions)?;
             Ok((StatusCode::OK, value, Vec::new()))
         }
         ("create", _) => {
@@ -438,6 +488,7 @@ fn respond(
             let options = delete_options(content_type, body, query)?;
             let mut ctx = Ctx::named(&default_manager(user_agent));
             ctx.dry_run = options.dry_run;
+            ctx.conversions = conversions.clone();
             let obj = shared.lock().delete(rt, ns, name, &options, &ctx)?;
             Ok((StatusCode::OK, Out::Owned(obj), Vec::new()))
         }
@@ -446,8 +497,9 @@ fn respond(
             let list_options = ListOptions::parse(query, false)?;
             let mut ctx = Ctx::named(&default_manager(user_agent));
             ctx.dry_run = options.dry_run;
+            ctx.conversions = conversions.clone();
             let mut state = shared.lock();
-            let listed = list(&state, rt, ns, &list_options, "")?.into_value();
+            let listed = list(&state, rt, ns, &list_options, "", conversions)?.into_value();
             let mut deleted = Vec::new();
             for item in listed["items"].as_array().cloned().unwrap_or_default() {
                 let item_ns = item
@@ -649,6 +701,7 @@ fn list(
     ns: Option<&str>,
     options: &ListOptions,
     accept: &str,
+    conversions: &Conversions,
 ) -> Result<Out, ApiError> {
     let (labels, fields) = selectors(rt, options)?;
     let start_after = match options.continue_token.as_str() {
@@ -706,8 +759,8 @@ fn list(
         let items: Vec<Value> = items
             .into_iter()
             .filter_map(crate::store::Encoded::value)
-            .map(|obj| State::served(rt, &obj))
             .collect();
+        let items = conversion::serve_all(rt, items, conversions)?;
         if accept.contains("as=Table") {
             return Ok(Out::Owned(crate::discovery::table(rt, &items, metadata)));
         }

@@ -2,6 +2,7 @@
 
 use serde_json::{Value, json};
 
+use crate::conversion;
 use crate::error::ApiError;
 use crate::options::DeleteOptions;
 use crate::options::FieldValidation;
@@ -125,9 +126,14 @@ impl State {
             .contains(&(String::new(), "namespaces".into(), String::new(), ns.into()))
     }
 
+    /// `obj` (as stored) with this version's `apiVersion` and `kind`; an object the CRD's
+    /// conversion webhook converts is left as stored (see [`conversion::serve`]).
     pub(crate) fn served(rt: &ResourceType, obj: &Value) -> Value {
         let mut out = obj.clone();
-        rt.rewrite(&mut out);
+        let stored = obj.get("apiVersion").and_then(Value::as_str);
+        if !stored.is_some_and(|v| rt.converts(v)) {
+            rt.rewrite(&mut out);
+        }
         out
     }
 
@@ -290,7 +296,7 @@ impl State {
         let rv = self.store.next_rv();
         set_meta(&mut obj, "resourceVersion", json!(rv.to_string()));
         let mut stored = obj.clone();
-        self.to_storage(rt, &mut stored);
+        self.to_storage(rt, &mut stored, ctx)?;
         self.store.put(key, stored);
         if rt.plural == "customresourcedefinitions" && rt.group == "apiextensions.k8s.io" {
             self.register_crd(&obj);
@@ -330,14 +336,24 @@ impl State {
             .is_some_and(|n| n.pointer("/metadata/deletionTimestamp").is_some())
     }
 
-    pub(crate) fn to_storage(&self, rt: &ResourceType, obj: &mut Value) {
+    /// `obj`, written in `rt`'s version, in the storage version: rewritten, or converted
+    /// by the CRD's webhook (once the request has converted it; else a pending error).
+    pub(crate) fn to_storage(
+        &self,
+        rt: &ResourceType,
+        obj: &mut Value,
+        ctx: &Ctx,
+    ) -> Result<(), ApiError> {
         if rt.storage_version != rt.version
             && let Some(storage) = self.types.iter().find(|t| {
                 t.group == rt.group && t.plural == rt.plural && t.version == t.storage_version
             })
         {
-            storage.rewrite(obj);
+            let desired = storage.api_version();
+            *obj =
+                conversion::to_version(rt, &desired, vec![obj.take()], &ctx.conversions)?.remove(0);
         }
+        Ok(())
     }
 
     pub(crate) fn prepare_builtin_create(&self, rt: &ResourceType, obj: &mut Value) {
@@ -475,7 +491,7 @@ impl State {
             default_builtin(rt, &mut new);
         }
         // The stored object as this version serves it, which every check below compares with.
-        let served_old = Self::served(rt, &old);
+        let served_old = conversion::serve(rt, &old, &ctx.conversions)?;
         let mut errors = meta::validate_update(&new, rt.meta);
         errors.extend(immutable);
         if !rt.custom && subresource.is_none() {
@@ -559,7 +575,7 @@ impl State {
             let rv = self.store.next_rv();
             set_meta(&mut new, "resourceVersion", json!(rv.to_string()));
             let mut stored = new.clone();
-            self.to_storage(rt, &mut stored);
+            self.to_storage(rt, &mut stored, ctx)?;
             self.store.remove(&key, &stored);
             self.after_delete(&new);
             return Ok(new);
@@ -567,7 +583,7 @@ impl State {
         let rv = self.store.next_rv();
         set_meta(&mut new, "resourceVersion", json!(rv.to_string()));
         let mut stored = new.clone();
-        self.to_storage(rt, &mut stored);
+        self.to_storage(rt, &mut stored, ctx)?;
         self.store.put(key, stored);
         if rt.group == "apiextensions.k8s.io" && rt.plural == "customresourcedefinitions" {
             self.register_crd(&new);
@@ -599,7 +615,11 @@ impl State {
                 .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?
         };
         let key = Self::key(rt, namespace, name);
-        let existing = self.store.get(&key).map(|o| Self::served(rt, &o));
+        let existing = self
+            .store
+            .get(&key)
+            .map(|o| conversion::serve(rt, &o, &ctx.conversions))
+            .transpose()?;
         if kind == "application/apply-patch+yaml" {
             check_applied(rt, name, &parsed)?;
             let applied = self.server_side_apply(
@@ -775,9 +795,14 @@ impl State {
                 Vec::new(),
             ));
         }
+        // Served in the version asked for (converted before anything changes).
+        let served_old = conversion::serve(rt, &old, &ctx.conversions)?;
         if ctx.dry_run {
-            return Ok(Self::served(rt, &old));
+            return Ok(served_old);
         }
+        let served = |obj: &Value| {
+            conversion::serve(rt, obj, &ctx.conversions).unwrap_or_else(|_| Self::served(rt, obj))
+        };
         // Jobs and CronJobs orphan their dependents unless told otherwise.
         let default_policy = if rt.group == "batch" {
             "Orphan"
@@ -798,7 +823,7 @@ impl State {
         }
         if fins.is_empty() {
             let obj = self.remove_now(&key, old);
-            return Ok(Self::served(rt, &obj));
+            return Ok(served(&obj));
         }
         // Finalizers keep the object; it is marked and removed when they are gone.
         let mut marked = old.clone();
@@ -814,7 +839,7 @@ impl State {
         }
         self.collect_garbage();
         let current = self.store.get(&Self::key(rt, namespace, name));
-        Ok(Self::served(rt, current.as_ref().unwrap_or(&marked)))
+        Ok(served(current.as_ref().unwrap_or(&marked)))
     }
 
     /// Removes an object at a new version, and collects its dependents.

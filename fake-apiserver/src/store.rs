@@ -147,7 +147,11 @@ impl Watcher {
     /// Sends one event line; false when the watch is closed.
     pub fn send(&self, kind: &str, object: &Value) -> bool {
         let mut object = object.clone();
-        self.served.rewrite(&mut object);
+        // What the conversion webhook converts is left as stored: the watch's stream calls it.
+        let stored = object.get("apiVersion").and_then(Value::as_str);
+        if !stored.is_some_and(|v| self.served.converts(v)) {
+            self.served.rewrite(&mut object);
+        }
         let line = json!({"type": kind, "object": object});
         let mut bytes = serde_json::to_vec(&line).unwrap_or_default();
         bytes.push(b'\n');
@@ -169,6 +173,12 @@ impl ResourceType {
             Some((g, v)) => g == self.group && v == self.version,
             None => self.group.is_empty() && api_version == self.version,
         }
+    }
+
+    /// Whether an object stored in `api_version` is served in this version by the CRD's
+    /// conversion webhook (strategy `Webhook`) rather than by rewriting its `apiVersion`.
+    pub fn converts(&self, api_version: &str) -> bool {
+        self.conversion.is_some() && !self.is_api_version(api_version)
     }
 
     /// Sets `apiVersion` and `kind` to this served version (conversion strategy `None`).

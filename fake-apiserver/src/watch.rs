@@ -25,6 +25,8 @@ struct Live {
     served: ResourceType,
     bookmarks: Option<Interval>,
     deadline: Instant,
+    /// An event could not be converted: its ERROR event was the last.
+    failed: bool,
 }
 
 fn line(kind: &str, object: &Value) -> Bytes {
@@ -111,11 +113,25 @@ pub fn start(
         served: rt.clone(),
         bookmarks,
         deadline: Instant::now() + timeout,
+        failed: false,
     };
     let events = futures::stream::unfold(live, |mut live| async move {
+        if live.failed {
+            return None;
+        }
         let next = tokio::select! {
             biased;
-            msg = live.rx.recv() => msg,
+            msg = live.rx.recv() => match msg {
+                // An object the CRD's conversion webhook converts; a failure ends the watch.
+                Some(line) => match crate::conversion::event_line(&live.shared, &live.served, line).await {
+                    Ok(line) => Some(line),
+                    Err(error) => {
+                        live.failed = true;
+                        Some(error)
+                    }
+                },
+                None => None,
+            },
             () = tick(&mut live.bookmarks) => {
                 let rv = live.shared.lock().store.resource_version();
                 let mut mark = json!({"metadata": {"resourceVersion": rv.to_string()}});

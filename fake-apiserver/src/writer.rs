@@ -10,6 +10,8 @@ pub struct Ctx {
     pub(crate) dry_run: bool,
     pub(crate) field_validation: FieldValidation,
     pub(crate) warnings: Vec<String>,
+    /// What the CRD's conversion webhook has converted for this request.
+    pub(crate) conversions: crate::conversion::Conversions,
 }
 
 impl Ctx {
@@ -24,6 +26,7 @@ impl Ctx {
             dry_run: false,
             field_validation: FieldValidation::Ignore,
             warnings: Vec::new(),
+            conversions: crate::conversion::Conversions::default(),
         }
     }
 }

@@ -87,27 +87,54 @@ impl Conversion {
         }
     }
 
+    /// The conversions of `kind` whose hub is `hub_api_version`, for kinds without Rust
+    /// types (a group chosen at run time, say): add versions with [`Conversion::version`].
+    pub fn untyped(kind: &str, hub_api_version: &str) -> Self {
+        Self {
+            kind: kind.to_owned(),
+            hub: hub_api_version.to_owned(),
+            spokes: BTreeMap::new(),
+        }
+    }
+
+    /// Adds `api_version`, converted on JSON: `to_hub` gets an object of this version and
+    /// returns it as the hub's, `from_hub` the reverse. `apiVersion`, `kind` and `metadata`
+    /// are set afterwards whatever they return.
+    #[must_use]
+    pub fn version(
+        mut self,
+        api_version: &str,
+        to_hub: impl Fn(Value) -> Result<Value, String> + Send + Sync + 'static,
+        from_hub: impl Fn(Value) -> Result<Value, String> + Send + Sync + 'static,
+    ) -> Self {
+        let spoke = Spoke {
+            to_hub: Box::new(to_hub),
+            from_hub: Box::new(from_hub),
+        };
+        self.spokes.insert(api_version.to_owned(), spoke);
+        self
+    }
+
     /// Adds the version whose type is `S`, converted to and from the hub `H` with `TryFrom`.
     #[must_use]
-    pub fn spoke<S, H>(mut self) -> Self
+    pub fn spoke<S, H>(self) -> Self
     where
         S: Resource<DynamicType = ()> + Serialize + DeserializeOwned + TryFrom<H> + 'static,
         H: Resource<DynamicType = ()> + Serialize + DeserializeOwned + TryFrom<S> + 'static,
         <S as TryFrom<H>>::Error: Display,
         <H as TryFrom<S>>::Error: Display,
     {
-        let spoke = Spoke {
-            to_hub: Box::new(|value| {
+        self.version(
+            &S::api_version(&()),
+            |value| {
                 let from: S = read(value)?;
                 write(&H::try_from(from).map_err(|e| e.to_string())?)
-            }),
-            from_hub: Box::new(|value| {
+            },
+            |value| {
                 let hub: H = read(value)?;
                 write(&S::try_from(hub).map_err(|e| e.to_string())?)
-            }),
-        };
-        self.spokes.insert(S::api_version(&()).into_owned(), spoke);
-        self
+            },
+        )
     }
 
     /// Every version converted: the hub's first.

@@ -11,6 +11,7 @@
 mod env;
 
 mod cel;
+mod conversion;
 mod crd;
 mod crd_admission;
 mod crud;

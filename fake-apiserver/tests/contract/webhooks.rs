@@ -92,16 +92,16 @@ async fn register(env: &Env, body: &serde_json::Value) -> serde_json::Value {
 
 /// A webhook server on loopback, with a development certificate for `host` in its own
 /// directory (removed when it stops).
-struct Served {
-    addr: std::net::SocketAddr,
-    ca: String,
+pub(crate) struct Served {
+    pub(crate) addr: std::net::SocketAddr,
+    pub(crate) ca: String,
     dir: std::path::PathBuf,
     stop: tokio::sync::oneshot::Sender<()>,
     done: tokio::task::JoinHandle<std::io::Result<()>>,
 }
 
 impl Served {
-    async fn start(name: &str, host: &str, server: WebhookServer) -> Self {
+    pub(crate) async fn start(name: &str, host: &str, server: WebhookServer) -> Self {
         let dir = std::env::temp_dir().join(name);
         let ca = kube_codegen_runtime::webhook::dev::certificate(&dir, &[host.to_owned()])
             .expect("a development certificate");
@@ -120,7 +120,7 @@ impl Served {
         }
     }
 
-    async fn stop(self) {
+    pub(crate) async fn stop(self) {
         let _ = self.stop.send(());
         self.done.await.unwrap().unwrap();
         let _ = std::fs::remove_dir_all(&self.dir);

@@ -1,0 +1,375 @@
+//! Conversion webhooks: a CRD whose `spec.conversion.strategy` is `Webhook` has its objects
+//! converted between versions by calling the webhook, as kube-apiserver does, so a kind
+//! whose versions differ in shape is tested through `kube::Client` like any other.
+//!
+//! Objects are stored in the storage version. Serving one in another version (a read, a
+//! list, a watch event, the object a write returns), and storing one written in another
+//! version, posts a `ConversionReview` (`apiextensions.k8s.io/v1`) with that one object, as
+//! the real server's storage does object by object. The converted object keeps the
+//! original's metadata, except the labels and annotations the webhook returns. A webhook
+//! that cannot be called, or answers with a failure or a malformed review, fails the
+//! request with the real server's 500: `conversion webhook for <group>/<version>,
+//! Kind=<kind> failed: <why>` (a watch gets it as an `ERROR` event and ends).
+//!
+//! The server's own work stays synchronous: a request that meets an object it has not
+//! converted yet stops before changing anything with [`pending`], the handler converts
+//! what it names, and runs the request again with the results in [`Conversions`].
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::error::ApiError;
+use crate::registry::ResourceType;
+use crate::shared::Shared;
+use crate::webhook_client::Endpoint;
+
+/// How long kube-apiserver waits for a conversion webhook (not configurable).
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The reason of the internal error that asks the handler to convert objects first; it
+/// never reaches a client.
+const PENDING: &str = "ConversionPending";
+
+/// How many times one request is run again after converting what it met.
+pub(crate) const ROUNDS: usize = 4;
+
+/// One object converted: its content (metadata aside), the version asked for, the
+/// content returned and the labels and annotations the webhook gave it.
+#[derive(Debug, Clone)]
+struct Converted {
+    input: Value,
+    desired: String,
+    output: Value,
+    labels: Option<Value>,
+    annotations: Option<Value>,
+}
+
+/// The conversions done for one request.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Conversions(Vec<Converted>);
+
+/// `obj` without its metadata: what a conversion depends on.
+fn content(obj: &Value) -> Value {
+    let mut content = obj.clone();
+    if let Some(map) = content.as_object_mut() {
+        map.remove("metadata");
+    }
+    content
+}
+
+impl Conversions {
+    /// `obj` in `desired`, when this request has converted it: the webhook's content with
+    /// `obj`'s metadata (and the webhook's labels and annotations).
+    fn lookup(&self, obj: &Value, desired: &str) -> Option<Value> {
+        let input = content(obj);
+        let done = self
+            .0
+            .iter()
+            .find(|c| c.desired == desired && c.input == input)?;
+        let mut out = done.output.clone();
+        let mut metadata = obj.get("metadata").cloned().unwrap_or_else(|| json!({}));
+        if let Some(meta) = metadata.as_object_mut() {
+            for (key, value) in [("labels", &done.labels), ("annotations", &done.annotations)] {
+                match value {
+                    Some(v) => meta.insert(key.to_owned(), v.clone()),
+                    None => meta.remove(key),
+                };
+            }
+        }
+        if let Some(map) = out.as_object_mut() {
+            map.insert("metadata".to_owned(), metadata);
+        }
+        Some(out)
+    }
+}
+
+/// The internal error that stops a request until `objects` are converted to `desired`.
+fn pending(objects: Vec<Value>, desired: &str) -> ApiError {
+    let mut err = ApiError::custom(500, PENDING, "conversion pending");
+    err.details = Some(json!({"objects": objects, "desired": desired}));
+    err
+}
+
+/// What a [`pending`] error asks to convert: the objects and the version.
+pub(crate) fn pending_of(err: &ApiError) -> Option<(Vec<Value>, String)> {
+    if err.reason != PENDING {
+        return None;
+    }
+    let details = err.details.as_ref()?;
+    Some((
+        details["objects"].as_array().cloned().unwrap_or_default(),
+        details["desired"].as_str().unwrap_or("").to_owned(),
+    ))
+}
+
+/// `objects` (as stored) in `rt`'s version: rewritten where no webhook converts them, else
+/// as this request converted them, or a [`pending`] error naming all it has not.
+pub(crate) fn serve_all(
+    rt: &ResourceType,
+    objects: Vec<Value>,
+    done: &Conversions,
+) -> Result<Vec<Value>, ApiError> {
+    to_version(rt, &rt.api_version(), objects, done)
+}
+
+/// One object of [`serve_all`].
+pub(crate) fn serve(rt: &ResourceType, obj: &Value, done: &Conversions) -> Result<Value, ApiError> {
+    serve_all(rt, vec![obj.clone()], done).map(|mut v| v.remove(0))
+}
+
+/// `objects` of `rt`'s CRD in `desired` (any of its versions).
+pub(crate) fn to_version(
+    rt: &ResourceType,
+    desired: &str,
+    objects: Vec<Value>,
+    done: &Conversions,
+) -> Result<Vec<Value>, ApiError> {
+    let mut missing = Vec::new();
+    let out = objects
+        .into_iter()
+        .map(|mut obj| {
+            let from = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+            if rt.conversion.is_none() || from == desired {
+                if let Some(map) = obj.as_object_mut() {
+                    map.insert("apiVersion".to_owned(), Value::from(desired));
+                    map.insert("kind".to_owned(), Value::from(rt.kind.as_str()));
+                }
+                return obj;
+            }
+            done.lookup(&obj, desired).unwrap_or_else(|| {
+                missing.push(obj.clone());
+                obj
+            })
+        })
+        .collect();
+    if missing.is_empty() {
+        Ok(out)
+    } else {
+        Err(pending(missing, desired))
+    }
+}
+
+/// Converts `objects` of `rt`'s CRD to `desired` through its webhook, one review each, and
+/// records them in `done`; the first failure is the request's error.
+pub(crate) async fn convert(
+    shared: &Shared,
+    rt: &ResourceType,
+    objects: &[Value],
+    desired: &str,
+    done: &mut Conversions,
+) -> Result<(), ApiError> {
+    let Some(webhook) = &rt.conversion else {
+        return Ok(());
+    };
+    let endpoint = Endpoint::of(&webhook["clientConfig"], shared);
+    for obj in objects {
+        let uid = shared.lock().store.next_uid();
+        let from = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        let gvk = format!("{from}, Kind={}", rt.kind);
+        let converted = call(&endpoint, &uid, obj, desired)
+            .await
+            .map_err(|why| why.error(&gvk))?;
+        done.0.push(Converted {
+            input: content(obj),
+            desired: desired.to_owned(),
+            labels: converted.pointer("/metadata/labels").cloned(),
+            annotations: converted.pointer("/metadata/annotations").cloned(),
+            output: content(&converted),
+        });
+    }
+    Ok(())
+}
+
+/// Why a conversion failed, in the real server's words after `conversion webhook for
+/// <gvk>`.
+enum Failure {
+    /// `failed: <why>`.
+    Failed(String),
+    /// `returned invalid object: <why>` and the like: the whole tail.
+    Returned(String),
+}
+
+impl Failure {
+    fn error(self, gvk: &str) -> ApiError {
+        let message = match self {
+            Failure::Failed(why) => format!("conversion webhook for {gvk} failed: {why}"),
+            Failure::Returned(tail) => format!("conversion webhook for {gvk} {tail}"),
+        };
+        ApiError::custom(500, "", &message)
+    }
+}
+
+/// Go's rest client's words for an answer that is not a 2xx.
+fn status_error(code: u16, body: &[u8]) -> String {
+    match code {
+        400 => "the server rejected our request for an unknown reason".to_owned(),
+        401 => "Unauthorized".to_owned(),
+        403 => "Forbidden".to_owned(),
+        404 => "the server could not find the requested resource".to_owned(),
+        500 => format!(
+            "an error on the server ({:?}) has prevented the request from succeeding",
+            String::from_utf8_lossy(body)
+        ),
+        503 => "the server is currently unable to handle the request".to_owned(),
+        504 => "the server was unable to return a response in the time allotted, but may still be processing the request".to_owned(),
+        code => format!("the server responded with the status code {code} but did not return more information"),
+    }
+}
+
+/// One review: the converted object, checked as the real server checks it.
+async fn call(
+    endpoint: &Endpoint,
+    uid: &str,
+    obj: &Value,
+    desired: &str,
+) -> Result<Value, Failure> {
+    let review = json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "ConversionReview",
+        "request": {"uid": uid, "desiredAPIVersion": desired, "objects": [obj]},
+    });
+    let post = |why: &str| {
+        Failure::Failed(format!(
+            "Post \"{}?timeout={}s\": {why}",
+            endpoint.url,
+            TIMEOUT.as_secs()
+        ))
+    };
+    let (code, body) =
+        match tokio::time::timeout(TIMEOUT, endpoint.exchange(TIMEOUT, &review)).await {
+            Err(_) => return Err(post("context deadline exceeded")),
+            Ok(Err(why)) => return Err(post(&why)),
+            Ok(Ok(answer)) => answer,
+        };
+    if !(200..300).contains(&code) {
+        return Err(Failure::Failed(status_error(code, &body)));
+    }
+    let answer: Value =
+        serde_json::from_slice(&body).map_err(|e| Failure::Failed(e.to_string()))?;
+    let gvk = format!(
+        "{}, Kind={}",
+        answer["apiVersion"].as_str().unwrap_or("/"),
+        answer["kind"].as_str().unwrap_or("")
+    );
+    if gvk != "apiextensions.k8s.io/v1, Kind=ConversionReview" {
+        return Err(Failure::Failed(format!(
+            "expected webhook response of apiextensions.k8s.io/v1, Kind=ConversionReview, got {gvk}"
+        )));
+    }
+    let Some(response) = answer.get("response").filter(|r| r.is_object()) else {
+        return Err(Failure::Failed("no response provided".to_owned()));
+    };
+    let got = response["uid"].as_str().unwrap_or("");
+    if got != uid {
+        return Err(Failure::Failed(format!(
+            "expected response.uid={uid:?}, got {got:?}"
+        )));
+    }
+    let status = response
+        .pointer("/result/status")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if status != "Success" {
+        let message = response
+            .pointer("/result/message")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        return Err(Failure::Failed(if message.is_empty() {
+            format!("response.result.status was '{status}', not 'Success'")
+        } else {
+            message.to_owned()
+        }));
+    }
+    let converted = response["convertedObjects"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
+    if converted.len() != 1 {
+        return Err(Failure::Returned(format!(
+            "returned {} objects, expected 1",
+            converted.len()
+        )));
+    }
+    check_converted(obj, &converted[0], desired).map_err(Failure::Returned)?;
+    Ok(converted[0].clone())
+}
+
+/// The real server's checks of a converted object: its version, kind and identity.
+fn check_converted(original: &Value, converted: &Value, desired: &str) -> Result<(), String> {
+    let text = |o: &Value, p: &str| {
+        o.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    let got = text(converted, "/apiVersion");
+    if got != desired {
+        return Err(format!(
+            "returned invalid object at index 0: invalid groupVersion (expected {desired}, received {got})"
+        ));
+    }
+    let (want, got) = (text(original, "/kind"), text(converted, "/kind"));
+    if want != got {
+        return Err(format!(
+            "returned invalid object at index 0: invalid kind (expected {want}, received {got})"
+        ));
+    }
+    for (field, what) in [("name", "name"), ("namespace", "namespace"), ("uid", "UID")] {
+        let pointer = format!("/metadata/{field}");
+        let (want, got) = (text(original, &pointer), text(converted, &pointer));
+        if want != got {
+            return Err(format!(
+                "returned invalid object: must have the same {what}: {want} != {got}"
+            ));
+        }
+    }
+    if !converted.get("metadata").is_some_and(Value::is_object) {
+        return Err("returned invalid metadata: missing metadata in converted object".to_owned());
+    }
+    Ok(())
+}
+
+/// A watch event line in the watch's version `rt`: its object converted by the webhook when
+/// it is stored in another version. A failure is the `ERROR` event that ends the watch.
+pub(crate) async fn event_line(
+    shared: &Shared,
+    rt: &ResourceType,
+    line: bytes::Bytes,
+) -> Result<bytes::Bytes, bytes::Bytes> {
+    if rt.conversion.is_none() {
+        return Ok(line);
+    }
+    let Ok(mut event) = serde_json::from_slice::<Value>(&line) else {
+        return Ok(line);
+    };
+    let stored = event.pointer("/object/apiVersion").and_then(Value::as_str);
+    if !stored.is_some_and(|v| rt.converts(v)) {
+        return Ok(line);
+    }
+    let object = event["object"].take();
+    let mut done = Conversions::default();
+    let converted = match convert(
+        shared,
+        rt,
+        std::slice::from_ref(&object),
+        &rt.api_version(),
+        &mut done,
+    )
+    .await
+    {
+        Ok(()) => serve(rt, &object, &done),
+        Err(e) => Err(e),
+    };
+    let encode = |event: &Value| {
+        let mut bytes = serde_json::to_vec(event).unwrap_or_default();
+        bytes.push(b'\n');
+        bytes::Bytes::from(bytes)
+    };
+    match converted {
+        Ok(object) => {
+            event["object"] = object;
+            Ok(encode(&event))
+        }
+        Err(e) => Err(encode(&json!({"type": "ERROR", "object": e.to_status()}))),
+    }
+}
