@@ -23,3 +23,9 @@ done
 # Admission webhook configurations from the +kubebuilder:webhook markers in the sample's sources.
 "$codegen" webhooks --input sample-controller/src --output sample-controller/artifacts/webhooks \
   --cert-manager-certificate default/sample-controller-webhook
+
+# Foo's CRD converting between its versions through the sample's webhook Service, for a
+# cluster that runs it (artifacts/deploy-webhooks); artifacts/crds converts as `None`.
+"$codegen" crds --input sample-controller/src/apis --output sample-controller/artifacts/deploy-webhooks/crds \
+  --conversion-service default/sample-controller-webhook:443 \
+  --cert-manager-certificate default/sample-controller-webhook

@@ -26,6 +26,12 @@ done < hack/codegen-trees.txt
   --output sample-controller/artifacts/webhooks \
   --cert-manager-certificate default/sample-controller-webhook || failed=1
 
+# Foo's CRD with the conversion webhook, for artifacts/deploy-webhooks.
+"$codegen" crds --verify --input sample-controller/src/apis \
+  --output sample-controller/artifacts/deploy-webhooks/crds \
+  --conversion-service default/sample-controller-webhook:443 \
+  --cert-manager-certificate default/sample-controller-webhook || failed=1
+
 if [ "$failed" -ne 0 ]; then
   echo "to fix, run: hack/update-codegen.sh" >&2
   exit 1

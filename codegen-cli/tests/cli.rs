@@ -595,6 +595,83 @@ fn a_kind_in_several_versions_needs_exactly_one_storage_version() {
 }
 
 #[test]
+fn conversion_wiring_goes_on_the_hub_of_a_kind_in_several_versions() {
+    let tmp = TempDir::new("conversion");
+    let app = |v: &str, markers: &str| {
+        format!(
+            "/// +genclient\n{markers}#[kube(group = \"apps.example.com\", version = \"{v}\", kind = \"App\")]\npub struct AppSpec {{}}\n"
+        )
+    };
+    for v in ["v1", "v2"] {
+        write(
+            &tmp.0,
+            &format!("apis/apps/{v}/mod.rs"),
+            "//! +groupName=apps.example.com\npub mod app;\n",
+        );
+    }
+    // On the version that is not stored: an error there.
+    write(
+        &tmp.0,
+        "apis/apps/v1/app.rs",
+        &app("v1", "/// +kubebuilder:storageversion\n"),
+    );
+    write(
+        &tmp.0,
+        "apis/apps/v2/app.rs",
+        &app("v2", "/// +kube-codegen:conversion\n"),
+    );
+    let out = generate(&tmp.0);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("`+kube-codegen:conversion` goes on the hub: the version of `App` marked `+kubebuilder:storageversion`, not v2"),
+        "{err}"
+    );
+    assert!(err.contains("--> apis/apps/v2/app.rs:"), "{err}");
+    // A misspelt marker of the family is caught, with a suggestion.
+    write(
+        &tmp.0,
+        "apis/apps/v2/app.rs",
+        &app("v2", "/// +kube-codegen:convertion\n"),
+    );
+    let err = stderr(&generate(&tmp.0));
+    assert!(
+        err.contains(
+            "unknown marker `+kube-codegen:convertion`; did you mean `+kube-codegen:conversion`?"
+        ),
+        "{err}"
+    );
+    // On the hub: `conversion.rs` lists the kind.
+    write(
+        &tmp.0,
+        "apis/apps/v1/app.rs",
+        &app(
+            "v1",
+            "/// +kubebuilder:storageversion\n/// +kube-codegen:conversion\n",
+        ),
+    );
+    write(&tmp.0, "apis/apps/v2/app.rs", &app("v2", ""));
+    let out = generate(&tmp.0);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let wiring = std::fs::read_to_string(tmp.0.join("generated/conversion.rs")).unwrap();
+    assert!(
+        wiring.contains("Conversion::hub::<") && wiring.contains("apps::v2::app::App"),
+        "{wiring}"
+    );
+    let root = std::fs::read_to_string(tmp.0.join("generated/mod.rs")).unwrap();
+    assert!(root.contains("pub mod conversion;"), "{root}");
+    // Without the marker, no `conversion.rs` (removed as stale).
+    write(
+        &tmp.0,
+        "apis/apps/v1/app.rs",
+        &app("v1", "/// +kubebuilder:storageversion\n"),
+    );
+    let out = generate(&tmp.0);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!tmp.0.join("generated/conversion.rs").exists());
+}
+
+#[test]
 fn markers_on_status_and_nested_types_and_unusable_enums_are_reported() {
     let tmp = TempDir::new("markers");
     write(

@@ -305,6 +305,7 @@ pub fn resource_from_alias(cx: &mut Ctxt, item: &ItemType) -> Option<Resource> {
         status_type,
         builtin: true,
         storage_version: false,
+        conversion: false,
         verbs: Vec::new(),
         methods: Vec::new(),
         kube: Default::default(),

@@ -208,6 +208,9 @@ pub struct Resource {
     pub builtin: bool,
     /// `+kubebuilder:storageversion`: the version stored when a kind has several.
     pub storage_version: bool,
+    /// `+kube-codegen:conversion` (on the storage version): the kind's versions convert
+    /// through it, and `conversion.rs` wires them.
+    pub conversion: bool,
     /// `+kubebuilder:ac:generate=true` (on the type or, with the CLI, its package), or a
     /// built-in kind: an apply configuration and typed `apply` are generated.
     pub apply_configuration: bool,
@@ -415,6 +418,7 @@ pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -
         has_scale: has_scale && has_status,
         builtin: false,
         storage_version: storage_version_marker(&input.attrs),
+        conversion: has_marker(&input.attrs, "+kube-codegen:conversion"),
         apply_configuration: has_marker(&input.attrs, "+kubebuilder:ac:generate=true"),
         verbs: Vec::new(),
         methods: Vec::new(),

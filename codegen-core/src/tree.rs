@@ -874,6 +874,7 @@ fn check_storage_versions(crds: &mut [CrdVersion], errors: &mut Vec<FileDiagnost
             .iter()
             .filter(|c| c.resource.resource.storage_version)
             .collect();
+        check_conversion(same, errors);
         if same.len() < 2 || stored.len() == 1 {
             continue;
         }
@@ -899,6 +900,27 @@ fn check_storage_versions(crds: &mut [CrdVersion], errors: &mut Vec<FileDiagnost
                 Diagnostic::new(c.resource.resource.span, message.clone()),
             );
         }
+    }
+}
+
+/// `+kube-codegen:conversion` sits on the storage version of a kind served in several.
+fn check_conversion(same: &[CrdVersion], errors: &mut Vec<FileDiagnostics>) {
+    for c in same.iter().filter(|c| c.resource.resource.conversion) {
+        let r = &c.resource.resource;
+        let why = if same.len() < 2 {
+            format!(
+                "`+kube-codegen:conversion` wires the conversion between a kind's versions, but `{}` of `{}` has only {}",
+                r.kind, c.group, c.version
+            )
+        } else if !r.storage_version {
+            format!(
+                "`+kube-codegen:conversion` goes on the hub: the version of `{}` marked `+kubebuilder:storageversion`, not {}",
+                r.kind, c.version
+            )
+        } else {
+            continue;
+        };
+        push(errors, c.resource.file, Diagnostic::new(r.span, why));
     }
 }
 

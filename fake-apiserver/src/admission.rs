@@ -49,7 +49,9 @@ struct Hook {
 }
 
 /// What a request is, as admission sees it.
+#[derive(Clone, Copy)]
 pub(crate) struct Attributes<'a> {
+    pub shared: &'a Shared,
     pub rt: &'a ResourceType,
     pub namespace: Option<&'a str>,
     pub name: &'a str,
@@ -219,26 +221,25 @@ fn equivalent<'v>(
 }
 
 /// The AdmissionReview sent for a request.
-fn review(
+async fn review(
     uid: &str,
     a: &Attributes<'_>,
     hook: &Hook,
     object: Option<&Value>,
     old: Option<&Value>,
-) -> Value {
+) -> Result<Value, ApiError> {
     let gvk =
         |rt: &ResourceType| json!({"group": rt.group, "version": rt.version, "kind": rt.kind});
     let gvr = |rt: &ResourceType| json!({"group": rt.group, "version": rt.version, "resource": rt.plural});
     // In the version the webhook asked for; the request's own stays in `request*`.
     let seen = hook.version.as_deref().unwrap_or(a.rt);
-    let converted = |o: Option<&Value>| {
-        o.map(|o| {
-            let mut o = o.clone();
-            seen.rewrite(&mut o);
-            o
-        })
+    let converted = async |o: Option<&Value>| match o {
+        Some(o) => crate::conversion::into_version(a.shared, seen, o)
+            .await
+            .map(Some),
+        None => Ok(None),
     };
-    let (object, old) = (converted(object), converted(old));
+    let (object, old) = (converted(object).await?, converted(old).await?);
     let (object, old) = (object.as_ref(), old.as_ref());
     let mut request = json!({
         "uid": uid,
@@ -260,7 +261,7 @@ fn review(
         request["subResource"] = json!(sub);
         request["requestSubResource"] = json!(sub);
     }
-    json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
+    Ok(json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}))
 }
 
 /// Calls one webhook: its response, `None` when it failed and `failurePolicy: Ignore` skips
@@ -346,8 +347,8 @@ async fn mutate_once(
     old: Option<&Value>,
     warnings: &mut Vec<String>,
 ) -> Result<bool, ApiError> {
-    let Some(response) = call(hook, &review(uid, a, hook, Some(object), old), uid, true).await?
-    else {
+    let review = review(uid, a, hook, Some(object), old).await?;
+    let Some(response) = call(hook, &review, uid, true).await? else {
         return Ok(false);
     };
     warnings_of(&response, warnings);
@@ -376,13 +377,13 @@ async fn mutate_once(
     };
     let before = object.clone();
     // The patch is against the object in the webhook's version; applied there, and the
-    // result converted back (versions here differ only in `apiVersion`).
+    // result converted back.
     if let Some(version) = &hook.version {
-        version.rewrite(object);
+        *object = crate::conversion::into_version(a.shared, version, object).await?;
     }
     let applied = crate::patch::json_patch(object, &ops);
     if hook.version.is_some() {
-        a.rt.rewrite(object);
+        *object = crate::conversion::into_version(a.shared, a.rt, object).await?;
     }
     applied.map_err(|e| {
         ApiError::internal(format!(
@@ -429,7 +430,8 @@ async fn refuse_only(
     warnings: &mut Vec<String>,
 ) -> Result<(), ApiError> {
     for hook in hooks {
-        let Some(response) = call(hook, &review(uid, a, hook, None, old), uid, true).await? else {
+        let review = review(uid, a, hook, None, old).await?;
+        let Some(response) = call(hook, &review, uid, true).await? else {
             continue;
         };
         warnings_of(&response, warnings);
@@ -461,8 +463,8 @@ async fn validate(
     warnings: &mut Vec<String>,
 ) -> Result<(), ApiError> {
     for hook in hooks {
-        let Some(response) = call(hook, &review(uid, a, hook, object, old), uid, false).await?
-        else {
+        let review = review(uid, a, hook, object, old).await?;
+        let Some(response) = call(hook, &review, uid, false).await? else {
             continue;
         };
         warnings_of(&response, warnings);
@@ -492,7 +494,12 @@ where
 {
     let namespace = target.namespace.as_deref();
     let name = target.name.as_deref().unwrap_or("");
-    let old = shared.lock().get(rt, namespace, name).ok();
+    // The stored object in the request's version.
+    let stored = shared.lock().get(rt, namespace, name).ok();
+    let old = match stored {
+        Some(o) => Some(crate::conversion::into_version(shared, rt, &o).await?),
+        None => None,
+    };
     let operation = match verb {
         "delete" => "DELETE",
         "create" => "CREATE",
@@ -529,6 +536,7 @@ where
         .unwrap_or(name)
         .to_owned();
     let a = Attributes {
+        shared,
         rt,
         namespace,
         name: &object_name,

@@ -329,6 +329,30 @@ fn check_converted(original: &Value, converted: &Value, desired: &str) -> Result
     Ok(())
 }
 
+/// `obj` (any version of `rt`'s kind) in `rt`'s version, calling the CRD's conversion
+/// webhook when it has one.
+pub(crate) async fn into_version(
+    shared: &Shared,
+    rt: &ResourceType,
+    obj: &Value,
+) -> Result<Value, ApiError> {
+    let mut done = Conversions::default();
+    match serve(rt, obj, &done) {
+        Err(e) if pending_of(&e).is_some() => {
+            convert(
+                shared,
+                rt,
+                std::slice::from_ref(obj),
+                &rt.api_version(),
+                &mut done,
+            )
+            .await?;
+            serve(rt, obj, &done)
+        }
+        served => served,
+    }
+}
+
 /// A watch event line in the watch's version `rt`: its object converted by the webhook when
 /// it is stored in another version. A failure is the `ERROR` event that ends the watch.
 pub(crate) async fn event_line(
@@ -346,20 +370,7 @@ pub(crate) async fn event_line(
     if !stored.is_some_and(|v| rt.converts(v)) {
         return Ok(line);
     }
-    let object = event["object"].take();
-    let mut done = Conversions::default();
-    let converted = match convert(
-        shared,
-        rt,
-        std::slice::from_ref(&object),
-        &rt.api_version(),
-        &mut done,
-    )
-    .await
-    {
-        Ok(()) => serve(rt, &object, &done),
-        Err(e) => Err(e),
-    };
+    let converted = into_version(shared, rt, &event["object"]).await;
     let encode = |event: &Value| {
         let mut bytes = serde_json::to_vec(event).unwrap_or_default();
         bytes.push(b'\n');

@@ -103,6 +103,7 @@ pub async fn demo(mut options: Options) -> Result<()> {
     );
 
     webhooks(&fake, &foos).await?;
+    conversion(&client).await?;
 
     let _ = stop.send(());
     let health = controller.await??;
@@ -158,6 +159,39 @@ async fn webhooks(fake: &FakeApiServer, foos: &Api<Foo>) -> Result<()> {
         Ok(_) => return Err("the validating webhook let Foo thief take example-foo".into()),
         Err(e) => return Err(e.into()),
     }
+    Ok(())
+}
+
+/// Foo in v1beta1, through the generated client: the in-memory server converts through the
+/// conversion webhook the controller serves.
+async fn conversion(client: &Client) -> Result<()> {
+    use crate::apis::samplecontroller::v1beta1;
+    let clients = crate::generated::Clientset::new(
+        client.clone(),
+        kube_codegen_runtime::FieldManager::new("sample-demo"),
+    );
+    let beta = clients.samplecontroller_v1beta1().foos("default");
+    println!("\nconversion webhook (v1alpha1 is stored; v1beta1 nests the Deployment):");
+    let read = beta.get("example-foo").await?;
+    println!(
+        "  Foo example-foo read as v1beta1: spec.deployment = {}",
+        serde_json::to_string(&read.spec.deployment)?
+    );
+    let spec = v1beta1::FooSpec {
+        deployment: v1beta1::FooDeployment {
+            name: "nested".into(),
+            replicas: Some(1),
+        },
+    };
+    beta.create(&v1beta1::Foo::new("nested", spec), &PostParams::default())
+        .await?;
+    let foos: Api<Foo> = Api::default_namespaced(client.clone());
+    let stored = foos.get("nested").await?;
+    println!(
+        "  Foo nested created as v1beta1, read as v1alpha1: deploymentName \"{}\", replicas {}",
+        stored.spec.deployment_name,
+        stored.spec.replicas.unwrap_or(0)
+    );
     Ok(())
 }
 

@@ -231,10 +231,8 @@ pub async fn run(
     }
     health.ready.store(false, Ordering::Relaxed);
     if let Some((installed, server)) = webhooks {
-        if let Some(installed) = installed
-            && let Err(err) = installed.uninstall().await
-        {
-            tracing::warn!(%err, "could not remove the development webhook configurations");
+        if let Some(installed) = installed {
+            installed.uninstall().await;
         }
         let _ = server.await;
     }
@@ -249,15 +247,34 @@ pub async fn run(
     Ok(health)
 }
 
-/// Serves Foo's webhooks on `options.addr` until `stop`; in development mode, first makes a
-/// certificate and installs the configurations pointing here.
+/// What development mode installed on the cluster: the webhook configurations and Foo's
+/// conversion, removed (put back) at shutdown.
+struct DevInstalled {
+    webhooks: kube_codegen_runtime::webhook::dev::Installed,
+    conversion: kube_codegen_runtime::webhook::dev::InstalledConversion,
+}
+
+impl DevInstalled {
+    async fn uninstall(self) {
+        if let Err(err) = self.webhooks.uninstall().await {
+            tracing::warn!(%err, "could not remove the development webhook configurations");
+        }
+        if let Err(err) = self.conversion.uninstall().await {
+            tracing::warn!(%err, "could not put back Foo's conversion");
+        }
+    }
+}
+
+/// Serves Foo's webhooks (admission and conversion) on `options.addr` until `stop`; in
+/// development mode, first makes a certificate and points the configurations and Foo's CRD
+/// here.
 async fn serve_webhooks(
     client: &Client,
     options: &WebhookOptions,
     deployments: crate::generated::apps::v1::DeploymentLister,
     stop: ShutdownSignal,
 ) -> anyhow_free::Result<(
-    Option<kube_codegen_runtime::webhook::dev::Installed>,
+    Option<DevInstalled>,
     tokio::task::JoinHandle<std::io::Result<()>>,
 )> {
     use kube_codegen_runtime::webhook::dev;
@@ -276,18 +293,34 @@ async fn serve_webhooks(
     };
     let listener = tokio::net::TcpListener::bind(options.addr).await?;
     let bound = listener.local_addr()?;
-    let server = crate::webhook::server(crate::webhook::FooWebhook { deployments });
-    tracing::info!(%bound, paths = ?server.paths(), "serving Foo's admission webhooks");
+    let server = crate::webhook::server(crate::webhook::FooWebhook { deployments })
+        .conversions(crate::generated::conversion::conversions());
+    tracing::info!(%bound, paths = ?server.paths(), "serving Foo's admission and conversion webhooks");
     let task = tokio::spawn(server.serve_on(listener, options.cert_dir.clone(), stop));
     let installed = match ca {
         Some(ca) => {
             let configurations: Vec<serde_json::Value> =
                 serde_saphyr::from_multiple(crate::webhook::MANIFESTS)?;
             let base = format!("https://{host}:{}", bound.port());
-            let installed =
-                dev::install(client, &configurations, &base, &ca, FIELD_MANAGER).await?;
-            tracing::info!(objects = ?installed.objects(), url = %base, "installed the webhook configurations (development mode)");
-            Some(installed)
+            let webhooks = dev::install(client, &configurations, &base, &ca, FIELD_MANAGER).await?;
+            let path = kube_codegen_runtime::webhook::conversion::path::<
+                crate::apis::samplecontroller::v1alpha1::Foo,
+            >();
+            let url = format!("{base}{path}");
+            let conversion =
+                dev::install_conversion(client, crate::webhook::FOO_CRD, &url, &ca).await;
+            let conversion = match conversion {
+                Ok(c) => c,
+                Err(err) => {
+                    let _ = webhooks.uninstall().await;
+                    return Err(err.into());
+                }
+            };
+            tracing::info!(objects = ?webhooks.objects(), url = %base, "installed the webhook configurations and Foo's conversion (development mode)");
+            Some(DevInstalled {
+                webhooks,
+                conversion,
+            })
         }
         None => None,
     };

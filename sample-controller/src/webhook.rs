@@ -1,6 +1,7 @@
 //! Foo's admission webhooks: defaulting and validation, served by the runtime's
 //! `WebhookServer` and declared by the markers below (`kube-codegen webhooks` writes
-//! `artifacts/webhooks/manifests.yaml` from them).
+//! `artifacts/webhooks/manifests.yaml` from them). The same server answers Foo's conversion
+//! between v1alpha1 and v1beta1 (`generated::conversion`).
 //!
 //! - Defaulting: an empty `deploymentName` becomes the Foo's own name.
 //! - Validation: a `deploymentName` naming a Deployment that exists and is not controlled
@@ -85,6 +86,9 @@ pub fn server(webhook: FooWebhook) -> WebhookServer {
         .defaulting::<Foo, _>(mutate_path::<Foo>(), webhook.clone())
         .validating::<Foo, _>(validate_path::<Foo>(), webhook)
 }
+
+/// Foo's CRD, whose conversion between v1alpha1 and v1beta1 the server answers.
+pub const FOO_CRD: &str = "foos.samplecontroller.k8s.io";
 
 /// The configurations `kube-codegen webhooks` wrote from the markers above.
 pub const MANIFESTS: &str = include_str!("../artifacts/webhooks/manifests.yaml");

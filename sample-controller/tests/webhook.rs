@@ -1,7 +1,9 @@
 //! Foo's admission webhooks, on the in-memory API server's caches: an empty
 //! `deploymentName` is defaulted to the Foo's name; a `deploymentName` that names a
-//! Deployment this Foo does not control is refused. (The server they run in, and TLS, are
-//! tested in `tests/tests/webhook.rs`; a real kube-apiserver calling them is in the README.)
+//! Deployment this Foo does not control is refused; Foo v1beta1 converts to and from
+//! v1alpha1 losslessly, through the conversion webhook the controller serves. (The server
+//! they run in, and TLS, are tested in `tests/tests/webhook.rs`; a real kube-apiserver
+//! calling them is in the README.)
 
 use std::time::Duration;
 
@@ -13,6 +15,7 @@ use kube::core::admission::{AdmissionRequest, AdmissionReview};
 use kube_codegen_runtime::SharedInformerFactory;
 use kube_codegen_runtime::webhook::{Defaulter, Request, Validator};
 use sample_controller::apis::samplecontroller::v1alpha1::{Foo, FooSpec};
+use sample_controller::apis::samplecontroller::v1beta1::{self, FooDeployment};
 use sample_controller::generated::InformerFactoryExt;
 use sample_controller::webhook::FooWebhook;
 use serde_json::json;
@@ -51,6 +54,18 @@ async fn create_taken(client: &kube::Client) {
         .create(&PostParams::default(), &deployment)
         .await
         .unwrap();
+}
+
+fn v1beta1_foo(name: &str, deployment: &str, replicas: i32) -> v1beta1::Foo {
+    v1beta1::Foo::new(
+        name,
+        v1beta1::FooSpec {
+            deployment: FooDeployment {
+                name: deployment.into(),
+                replicas: Some(replicas),
+            },
+        },
+    )
 }
 
 fn foo(name: &str, deployment: &str) -> Foo {
@@ -121,6 +136,33 @@ async fn foo_webhooks_default_the_name_and_refuse_a_deployment_they_do_not_own()
     factory.shutdown().await;
 }
 
+#[test]
+fn foo_converts_to_v1beta1_and_back_losslessly() {
+    let conversions = sample_controller::generated::conversion::conversions();
+    let [(path, conversion)] = conversions.as_slice() else {
+        panic!("one kind converts: {conversions:?}")
+    };
+    assert_eq!(path, "/convert-samplecontroller-k8s-io-foo");
+    assert_eq!(
+        conversion.api_versions(),
+        [
+            "samplecontroller.k8s.io/v1alpha1",
+            "samplecontroller.k8s.io/v1beta1"
+        ]
+    );
+    let mut with_status = foo("full", "full-deployment");
+    with_status.spec.replicas = Some(3);
+    with_status.metadata.labels = Some([("app".to_owned(), "x".to_owned())].into());
+    with_status.status = Some(
+        sample_controller::apis::samplecontroller::v1alpha1::FooStatus {
+            available_replicas: 2,
+        },
+    );
+    for hub in [foo("bare", ""), with_status] {
+        conversion.assert_lossless(&hub);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_fake_calls_the_foo_webhooks_the_controller_installs() {
     use sample_controller::run::{self, Options, WebhookOptions, shutdown_signal};
@@ -189,6 +231,51 @@ async fn the_fake_calls_the_foo_webhooks_the_controller_installs() {
         "admission webhook \"vfoo.samplecontroller.k8s.io\" denied the request: spec.deploymentName: Deployment \"taken\" already exists and is not managed by Foo \"thief\""
     );
 
+    // Foo v1beta1 through the generated client: the fake converts through the conversion
+    // webhook the controller serves and installed, and the admission webhooks (registered
+    // for v1alpha1) see the object converted.
+    let clientset = sample_controller::generated::Clientset::new(
+        client.clone(),
+        kube_codegen_runtime::FieldManager::new("webhook-test"),
+    );
+    let beta = clientset.samplecontroller_v1beta1().foos("default");
+    let nested = beta
+        .create(&v1beta1_foo("nested", "", 2), &pp)
+        .await
+        .unwrap();
+    assert_eq!(
+        nested.spec.deployment,
+        FooDeployment {
+            name: "nested".into(),
+            replicas: Some(2)
+        },
+        "defaulted by the v1alpha1 mutating webhook, converted back"
+    );
+    assert_eq!(
+        foos.get("nested").await.unwrap().spec.deployment_name,
+        "nested"
+    );
+    let web = beta.get("web").await.unwrap();
+    assert_eq!(web.spec.deployment.name, "web");
+    let mut names: Vec<String> = beta
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(|f| f.spec.deployment.name.clone())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["nested", "web"]);
+    let refused = beta
+        .create(&v1beta1_foo("thief2", "taken", 1), &pp)
+        .await
+        .unwrap_err();
+    let kube::Error::Api(status) = refused else {
+        panic!("{refused:?}")
+    };
+    assert_eq!(status.code, 403, "{}", status.message);
+
     let _ = stop.send(());
     tokio::time::timeout(Duration::from_secs(15), controller)
         .await
@@ -196,5 +283,17 @@ async fn the_fake_calls_the_foo_webhooks_the_controller_installs() {
         .unwrap()
         .unwrap();
     assert_eq!(configurations(), 0, "removed at shutdown");
+    let crd = fake
+        .get(
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            None,
+            "foos.samplecontroller.k8s.io",
+        )
+        .unwrap();
+    assert_eq!(
+        crd["spec"]["conversion"]["strategy"], "None",
+        "the conversion put back at shutdown"
+    );
     let _ = std::fs::remove_dir_all(&cert_dir);
 }

@@ -106,3 +106,9 @@ golden_case!(
     "../golden/apply/input/mod.rs",
     "../golden/apply/expected/mod.rs"
 );
+golden_case!(
+    conversion_apis,
+    conversion_generated,
+    "../golden/conversion/input/mod.rs",
+    "../golden/conversion/expected/mod.rs"
+);

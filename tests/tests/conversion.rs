@@ -310,3 +310,38 @@ async fn development_mode_points_a_crds_conversion_at_the_server_and_back() {
     installed.uninstall().await.unwrap();
     assert_eq!(read(&fake), json!({"strategy": "None"}));
 }
+
+/// The `conversion` golden case's generated `conversions()`: the kind at the path `crds
+/// --conversion-service` writes, converting through its hub with the input's `From` and
+/// `TryFrom`, and a `TryFrom` error as the review's failure.
+#[test]
+fn generated_conversions_convert_through_the_hub() {
+    use codegen_tests::conversion_apis::shop::{v1, v2};
+    let conversions = codegen_tests::conversion_generated::conversion::conversions();
+    let [(path, conversion)] = conversions.as_slice() else {
+        panic!("one kind: {conversions:?}")
+    };
+    assert_eq!(path, "/convert-shop-example-com-gadget");
+    let hub = v1::gadget::Gadget::new(
+        "g",
+        v1::gadget::GadgetSpec {
+            color: "red".into(),
+            size: 3,
+        },
+    );
+    conversion.assert_lossless(&hub);
+    let spoke = conversion
+        .convert(serde_json::to_value(&hub).unwrap(), "shop.example.com/v2")
+        .unwrap();
+    let spoke: v2::gadget::Gadget = serde_json::from_value(spoke).unwrap();
+    assert_eq!(spoke.spec.look.color, "red");
+    let mut negative = hub.clone();
+    negative.spec.size = -1;
+    let err = conversion
+        .convert(
+            serde_json::to_value(&negative).unwrap(),
+            "shop.example.com/v2",
+        )
+        .unwrap_err();
+    assert_eq!(err, "size -1 is negative");
+}

@@ -13,6 +13,7 @@ const CASES: &[&str] = &[
     "all_verbs",
     "apply",
     "builtins",
+    "conversion",
     "filters",
     "groups",
     "markers",

@@ -12,5 +12,6 @@ fn ui() {
     t.compile_fail("ui/crd/*.rs");
     t.compile_fail("ui/scope/*.rs");
     t.compile_fail("ui/apply/*.rs");
+    t.compile_fail("ui/conversion/*.rs");
     t.pass("ui/pass/*.rs");
 }

@@ -3,8 +3,8 @@
 //!
 //! This module only splits a marker into its name, value and `key=value` arguments, with a
 //! location for each; [`crate::schema`] decides what they mean for the type they sit on.
-//! Unknown `+kubebuilder:` names are errors with a suggestion, so a typo never passes
-//! silently; markers of other families (`+genclient`, `+groupName`, `+k8s:`) are left alone.
+//! Unknown `+kubebuilder:` and `+kube-codegen:` names are errors with a suggestion, so a
+//! typo never passes silently; markers of other families (`+genclient`, `+groupName`, `+k8s:`) are left alone.
 
 use syn::Attribute;
 
@@ -101,6 +101,8 @@ pub const KNOWN: &[(&str, Place, Option<bool>)] = &[
     ("kubebuilder:subresource:scale", Place::Type, Some(false)),
     ("kubebuilder:selectablefield", Place::Type, Some(false)),
     ("kubebuilder:storageversion", Place::Type, None),
+    // Ours: the kind's conversion webhook wiring is generated (`conversion.rs`).
+    ("kube-codegen:conversion", Place::Type, None),
     ("kubebuilder:skipversion", Place::Type, None),
     ("kubebuilder:unservedversion", Place::Type, None),
     ("kubebuilder:deprecatedversion", Place::Type, Some(false)),
@@ -240,7 +242,7 @@ fn parse(cx: &mut Ctxt, text: &str, loc: &dyn Fn(usize, usize) -> Loc) -> Option
             return None;
         }
         let word = full.split('=').next().unwrap_or(full);
-        if word.split(':').next() == Some("kubebuilder")
+        if matches!(word.split(':').next(), Some("kubebuilder" | "kube-codegen"))
             && !IGNORED.iter().any(|i| word.starts_with(i))
         {
             cx.error_at(&loc(0, 1 + word.len()), unknown_marker(word));

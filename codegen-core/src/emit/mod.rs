@@ -3,6 +3,7 @@
 pub mod apply;
 pub mod client;
 pub mod clientset;
+pub mod conversion;
 pub mod crd;
 pub mod files;
 pub mod informer;

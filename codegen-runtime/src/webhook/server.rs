@@ -128,6 +128,20 @@ impl WebhookServer {
         self
     }
 
+    /// Serves each `(path, conversion)`: what a generated tree's `conversion::conversions()`
+    /// returns.
+    #[must_use]
+    pub fn conversions(
+        self,
+        conversions: impl IntoIterator<Item = (String, super::conversion::Conversion)>,
+    ) -> Self {
+        conversions
+            .into_iter()
+            .fold(self, |server, (path, conversion)| {
+                server.conversion(path, conversion)
+            })
+    }
+
     /// The largest AdmissionReview body read; a larger one gets 413.
     #[must_use]
     pub fn max_body(mut self, bytes: usize) -> Self {

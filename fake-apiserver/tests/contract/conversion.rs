@@ -39,11 +39,14 @@ fn conversion(group: &str) -> Conversion {
 }
 
 fn crd(group: &str, port: u16, ca: &str) -> Value {
-    let object = |spec: Value| json!({"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}});
+    let object =
+        |spec: Value| json!({"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}});
     let flat = object(json!({"type": "object", "properties": {
         "deploymentName": {"type": "string"}, "replicas": {"type": "integer"}}}));
-    let nested = object(json!({"type": "object", "properties": {"deployment": {"type": "object",
-        "properties": {"name": {"type": "string"}, "replicas": {"type": "integer"}}}}}));
+    let nested = object(
+        json!({"type": "object", "properties": {"deployment": {"type": "object",
+        "properties": {"name": {"type": "string"}, "replicas": {"type": "integer"}}}}}),
+    );
     json!({
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": format!("gizmos.{group}")},

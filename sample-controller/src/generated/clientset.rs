@@ -77,4 +77,15 @@ impl Clientset {
             self.field_manager.clone(),
         )
     }
+
+    /// Clients of `samplecontroller.k8s.io/v1beta1`.
+    #[inline]
+    pub fn samplecontroller_v1beta1(
+        &self,
+    ) -> super::samplecontroller::v1beta1::SamplecontrollerV1beta1Client {
+        super::samplecontroller::v1beta1::SamplecontrollerV1beta1Client::new(
+            self.client.clone(),
+            self.field_manager.clone(),
+        )
+    }
 }

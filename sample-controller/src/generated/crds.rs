@@ -14,7 +14,13 @@ pub fn crds() -> ::core::result::Result<
 > {
     ::core::result::Result::Ok(
         ::std::vec::Vec::from([
-            crate::apis::samplecontroller::v1alpha1::foo::Foo::crd_with_markers()?,
+            ::kube_codegen_runtime::crd::merge(
+                ::std::vec::Vec::from([
+                    crate::apis::samplecontroller::v1alpha1::foo::Foo::crd_with_markers()?,
+                    crate::apis::samplecontroller::v1beta1::foo::Foo::crd_with_markers()?,
+                ]),
+                "v1alpha1",
+            )?,
             crate::apis::samplecontroller::v1alpha1::icecream::Icecream::crd_with_markers()?,
         ]),
     )

@@ -5,6 +5,7 @@
 
 pub mod builtin_applyconfigurations;
 pub mod clientset;
+pub mod conversion;
 pub mod crds;
 pub mod informers;
 pub mod apps;

@@ -1,3 +1,4 @@
 //! API group `samplecontroller.k8s.io`.
 
 pub mod v1alpha1;
+pub mod v1beta1;

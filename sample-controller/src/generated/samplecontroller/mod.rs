@@ -4,6 +4,7 @@
 //! API group `samplecontroller`.
 
 pub mod v1alpha1;
+pub mod v1beta1;
 
 /// The informers of this group, by version.
 #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug)]
@@ -22,5 +23,11 @@ impl<'a> Informers<'a> {
     #[inline]
     pub fn v1alpha1(&self) -> v1alpha1::Informers<'a> {
         v1alpha1::Informers::new(self.factory)
+    }
+
+    /// Informers of version `v1beta1`.
+    #[inline]
+    pub fn v1beta1(&self) -> v1beta1::Informers<'a> {
+        v1beta1::Informers::new(self.factory)
     }
 }

@@ -1,4 +1,5 @@
-//! Foo: asks for a Deployment of a given name and size (Go's sample-controller).
+//! Foo: asks for a Deployment of a given name and size (Go's sample-controller). The
+//! storage version and hub: v1beta1 converts to and from it.
 
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -9,6 +10,8 @@ use serde::{Deserialize, Serialize};
 /// +genclient
 /// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=unapproved, sample API: not reviewed by the Kubernetes API reviewers"
 /// +kubebuilder:subresource:status
+/// +kubebuilder:storageversion
+/// +kube-codegen:conversion
 /// +kubebuilder:printcolumn:name=Deployment,type=string,JSONPath=.spec.deploymentName
 /// +kubebuilder:printcolumn:name=Available,type=integer,JSONPath=.status.availableReplicas
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -1,0 +1,2 @@
+//! +groupName=shop.example.com
+pub mod gadget;
