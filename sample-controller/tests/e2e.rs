@@ -17,6 +17,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use sample_controller::apis::samplecontroller::v1alpha1::{Foo, FooSpec};
+use sample_controller::apis::samplecontroller::v1beta1;
 
 fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
@@ -103,6 +104,7 @@ async fn the_binary_reconciles_holds_the_lease_and_shuts_down_gracefully() {
     }
 
     let port = free_port();
+    let webhook_port = free_port();
     let child = Command::new(env!("CARGO_BIN_EXE_sample-controller"))
         .args([
             "--kubeconfig",
@@ -119,6 +121,12 @@ async fn the_binary_reconciles_holds_the_lease_and_shuts_down_gracefully() {
             "--shutdown-deadline",
             "5",
         ])
+        // Development mode: the admission and conversion webhooks on loopback, installed on
+        // the server (which reaches 127.0.0.1, fake or kube-apiserver) until SIGTERM.
+        .args(["--webhook-addr", &format!("127.0.0.1:{webhook_port}")])
+        .arg("--webhook-cert-dir")
+        .arg(dir.join("certs"))
+        .arg("--install-webhooks")
         .env("RUST_LOG", "info")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -149,6 +157,53 @@ async fn the_binary_reconciles_holds_the_lease_and_shuts_down_gracefully() {
     })
     .await;
     assert_eq!(d.spec.replicas, Some(2));
+
+    // Foo in v1beta1 through the generated client, converted by the binary's webhook: the
+    // v1alpha1 Foo reads nested, and one written as v1beta1 reads flat as v1alpha1.
+    let clients = sample_controller::generated::Clientset::new(
+        client.clone(),
+        kube_codegen_runtime::FieldManager::new("sample-controller-e2e"),
+    );
+    let beta = clients.samplecontroller_v1beta1().foos("default");
+    let read = until(
+        "e2e-foo served as v1beta1 by the conversion webhook",
+        || async { beta.get("e2e-foo").await.ok() },
+    )
+    .await;
+    assert_eq!(
+        (
+            read.spec.deployment.name.as_str(),
+            read.spec.deployment.replicas
+        ),
+        ("e2e-foo", Some(2))
+    );
+    let _ = foos.delete("e2e-beta", &DeleteParams::default()).await;
+    let nested = v1beta1::Foo::new(
+        "e2e-beta",
+        v1beta1::FooSpec {
+            deployment: v1beta1::FooDeployment {
+                name: "e2e-beta".into(),
+                replicas: Some(1),
+            },
+        },
+    );
+    beta.create(&nested, &PostParams::default()).await.unwrap();
+    let flat = foos.get("e2e-beta").await.unwrap();
+    assert_eq!(
+        (flat.spec.deployment_name.as_str(), flat.spec.replicas),
+        ("e2e-beta", Some(1))
+    );
+    let listed: Vec<String> = beta
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|f| f.spec.deployment.name)
+        .collect();
+    for name in ["e2e-foo", "e2e-beta"] {
+        assert!(listed.iter().any(|n| n == name), "{name} in {listed:?}");
+    }
 
     let leases: Api<Lease> = Api::namespaced(client.clone(), "default");
     let lease = leases.get("sample-controller").await.unwrap();
@@ -203,6 +258,19 @@ async fn the_binary_reconciles_holds_the_lease_and_shuts_down_gracefully() {
         "the lease is released on shutdown, held by {holder:?}"
     );
 
+    let conversion = crds
+        .get("foos.samplecontroller.k8s.io")
+        .await
+        .unwrap()
+        .spec
+        .conversion
+        .map(|c| c.strategy);
+    assert_eq!(
+        conversion.as_deref(),
+        Some("None"),
+        "the conversion put back at shutdown"
+    );
+    let _ = foos.delete("e2e-beta", &DeleteParams::default()).await;
     if let Some(fake) = &fake {
         assert!(
             fake.get("apps/v1", "Deployment", Some("default"), "e2e-foo")
