@@ -384,3 +384,95 @@ pub(crate) async fn event_line(
         Err(e) => Err(encode(&json!({"type": "ERROR", "object": e.to_status()}))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gizmo(api_version: &str, spec: Value) -> Value {
+        json!({"apiVersion": api_version, "kind": "Gizmo",
+            "metadata": {"name": "a", "namespace": "ns", "uid": "u1", "resourceVersion": "7",
+                "labels": {"app": "a"}},
+            "spec": spec})
+    }
+
+    #[test]
+    fn a_converted_object_keeps_the_original_metadata_but_the_webhooks_labels() {
+        let original = gizmo("example.com/v1", json!({"size": 1}));
+        let mut converted = gizmo("example.com/v2", json!({"look": {"size": 1}}));
+        converted["metadata"]["resourceVersion"] = json!("0");
+        converted["metadata"]["labels"] = json!({"app": "a", "converted": "yes"});
+        converted["metadata"]["annotations"] = json!({"note": "v2"});
+        let mut done = Conversions::default();
+        done.0.push(Converted {
+            input: content(&original),
+            desired: "example.com/v2".into(),
+            labels: converted.pointer("/metadata/labels").cloned(),
+            annotations: converted.pointer("/metadata/annotations").cloned(),
+            output: content(&converted),
+        });
+        // A later write of the same content (new resourceVersion) finds it too.
+        let mut rewritten = original.clone();
+        rewritten["metadata"]["resourceVersion"] = json!("8");
+        let out = done.lookup(&rewritten, "example.com/v2").unwrap();
+        assert_eq!(out["spec"], json!({"look": {"size": 1}}));
+        assert_eq!(out["metadata"]["resourceVersion"], "8");
+        assert_eq!(
+            out["metadata"]["labels"],
+            json!({"app": "a", "converted": "yes"})
+        );
+        assert_eq!(out["metadata"]["annotations"], json!({"note": "v2"}));
+        assert!(done.lookup(&original, "example.com/v3").is_none());
+        let mut changed = original.clone();
+        changed["spec"]["size"] = json!(2);
+        assert!(done.lookup(&changed, "example.com/v2").is_none());
+    }
+
+    #[test]
+    fn converted_objects_are_checked_as_the_real_server_checks_them() {
+        let original = gizmo("example.com/v1", json!({}));
+        let good = gizmo("example.com/v2", json!({}));
+        assert_eq!(check_converted(&original, &good, "example.com/v2"), Ok(()));
+        let wrong_version = gizmo("example.com/v1", json!({}));
+        assert_eq!(
+            check_converted(&original, &wrong_version, "example.com/v2"),
+            Err("returned invalid object at index 0: invalid groupVersion (expected example.com/v2, received example.com/v1)".into())
+        );
+        let mut renamed = good.clone();
+        renamed["metadata"]["name"] = json!("b");
+        assert_eq!(
+            check_converted(&original, &renamed, "example.com/v2"),
+            Err("returned invalid object: must have the same name: a != b".into())
+        );
+        let mut other_kind = good.clone();
+        other_kind["kind"] = json!("Widget");
+        assert_eq!(
+            check_converted(&original, &other_kind, "example.com/v2"),
+            Err("returned invalid object at index 0: invalid kind (expected Gizmo, received Widget)".into())
+        );
+    }
+
+    #[test]
+    fn a_request_that_meets_an_unconverted_object_names_all_it_needs() {
+        let rt = crate::registry::from_crd(&json!({"spec": {"group": "example.com",
+            "scope": "Namespaced", "names": {"plural": "gizmos", "kind": "Gizmo"},
+            "conversion": {"strategy": "Webhook", "webhook": {"clientConfig": {"url": "https://127.0.0.1:1/c"}}},
+            "versions": [{"name": "v1", "served": true, "storage": true},
+                         {"name": "v2", "served": true, "storage": false}]}}))
+        .unwrap()
+        .into_iter()
+        .find(|t| t.version == "v2")
+        .unwrap();
+        let stored = vec![
+            gizmo("example.com/v1", json!({"n": 1})),
+            gizmo("example.com/v2", json!({"n": 2})),
+            gizmo("example.com/v1", json!({"n": 3})),
+        ];
+        let err = serve_all(&rt, stored, &Conversions::default()).unwrap_err();
+        let (objects, desired) = pending_of(&err).unwrap();
+        assert_eq!(desired, "example.com/v2");
+        let sizes: Vec<&Value> = objects.iter().map(|o| &o["spec"]["n"]).collect();
+        assert_eq!(sizes, [&json!(1), &json!(3)]);
+        assert!(pending_of(&ApiError::internal("x")).is_none());
+    }
+}

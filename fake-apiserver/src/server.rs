@@ -187,20 +187,15 @@ async fn handle_resource(
     let mut conversions = Conversions::default();
     let mut rounds = 0;
     let result = loop {
-        let result = run(
+        let req = Req {
             shared,
             rt,
             target,
-            verb,
-            query,
-            &content_type,
-            &user_agent,
-            &accept,
-            &body,
-            writes,
-            &conversions,
-        )
-        .await;
+            user_agent: &user_agent,
+            accept: &accept,
+            conversions: &conversions,
+        };
+        let result = run(&req, verb, query, &content_type, &body, writes).await;
         let pending = result.as_ref().err().and_then(conversion::pending_of);
         match pending {
             Some((objects, desired)) if rounds < conversion::ROUNDS => {
@@ -228,35 +223,34 @@ async fn handle_resource(
     }
 }
 
+/// What stays the same across the runs of one request that is not a watch (admission runs
+/// it again with another verb, query or body; a conversion, with more objects converted).
+#[derive(Clone, Copy)]
+struct Req<'a> {
+    shared: &'a Arc<Shared>,
+    rt: &'a ResourceType,
+    target: &'a Target,
+    user_agent: &'a str,
+    accept: &'a str,
+    /// What the CRD's conversion webhook has converted for the request so far.
+    conversions: &'a Conversions,
+}
+
 /// One run of a request that is not a watch: through the admission webhooks when
-/// configurations register some, with the conversions done so far.
-#[allow(clippy::too_many_arguments)] // one request's parts, passed through as they are
+/// configurations register some.
 async fn run(
-    shared: &Arc<Shared>,
-    rt: &ResourceType,
-    target: &Target,
+    req: &Req<'_>,
     verb: &str,
     query: &Query,
     content_type: &str,
-    user_agent: &str,
-    accept: &str,
     body: &[u8],
     writes: bool,
-    conversions: &Conversions,
 ) -> Result<Answer, ApiError> {
+    let Req {
+        shared, rt, target, ..
+    } = *req;
     let this = |verb: &str, query: &Query, content_type: &str, body: &[u8]| {
-        respond(
-            shared,
-            rt,
-            target,
-            verb,
-            query,
-            content_type,
-            user_agent,
-            accept,
-            body,
-            conversions,
-        )
+        respond(req, verb, query, content_type, body)
     };
     if writes && crate::admission::configured(&shared.lock()) {
         // Through the admission webhooks the configurations register.
@@ -351,19 +345,22 @@ impl Out {
     }
 }
 
-#[allow(clippy::too_many_arguments)] // one request's parts, passed through as they are
+/// The server's own handling of one run of a request that is not a watch.
 fn respond(
-    shared: &Arc<Shared>,
-    rt: &ResourceType,
-    target: &Target,
+    req: &Req<'_>,
     verb: &str,
     query: &Query,
     content_type: &str,
-    user_agent: &str,
-    accept: &str,
     body: &[u8],
-    conversions: &Conversions,
 ) -> Result<Answer, ApiError> {
+    let Req {
+        shared,
+        rt,
+        target,
+        user_agent,
+        accept,
+        conversions,
+    } = *req;
     let ns = target.namespace.as_deref();
     let name = target.name.as_deref().unwrap_or("");
     let sub = target.subresource.as_deref();
