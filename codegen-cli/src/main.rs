@@ -6,6 +6,7 @@
 mod cluster;
 mod crds;
 mod import;
+mod init;
 mod output;
 mod paths;
 mod webhooks;
@@ -44,10 +45,13 @@ enum Command {
     /// Write (or with --verify, check) the admission webhook configurations declared by
     /// `+kubebuilder:webhook` markers in a controller's sources: `manifests.yaml`.
     Webhooks(webhooks::WebhooksArgs),
+    /// Start a new operator crate: an API type, its generated clients, CRD and RBAC, a
+    /// controller, a binary, a test on the in-memory API server, scripts and manifests.
+    Init(init::InitArgs),
 }
 
 #[derive(Debug, Args)]
-struct RbacArgs {
+pub(crate) struct RbacArgs {
     /// Directory of the controller's sources; every `.rs` file below it is read.
     #[arg(long, value_name = "DIR")]
     input: PathBuf,
@@ -124,7 +128,7 @@ fn rbac(args: &RbacArgs) -> ExitCode {
 }
 
 #[derive(Debug, Args)]
-struct GenerateArgs {
+pub(crate) struct GenerateArgs {
     /// Directory of API types: `<group>/<version>/*.rs` (for example `src/apis`).
     #[arg(long, value_name = "DIR")]
     input: PathBuf,
@@ -194,25 +198,25 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> ExitCode {
-    let (args, verify) = match cli.command {
-        Command::Generate(args) => {
-            let verify = args.verify;
-            (args, verify)
-        }
-        Command::Verify(v) => (
-            GenerateArgs {
-                input: v.input,
-                output: v.output,
-                api_module: v.api_module,
-                verify: true,
-            },
-            true,
-        ),
-        Command::Rbac(args) => return rbac(&args),
-        Command::Crds(args) => return crds::run(&args),
-        Command::Import(args) => return import::run(&args),
-        Command::Webhooks(args) => return webhooks::run(&args),
-    };
+    match cli.command {
+        Command::Generate(args) => generate_tree(&args),
+        Command::Verify(v) => generate_tree(&GenerateArgs {
+            input: v.input,
+            output: v.output,
+            api_module: v.api_module,
+            verify: true,
+        }),
+        Command::Rbac(args) => rbac(&args),
+        Command::Crds(args) => crds::run(&args),
+        Command::Import(args) => import::run(&args),
+        Command::Webhooks(args) => webhooks::run(&args),
+        Command::Init(args) => init::run(&args),
+    }
+}
+
+/// `generate` (or `verify`, with `args.verify`): the typed clients of `args.input`.
+fn generate_tree(args: &GenerateArgs) -> ExitCode {
+    let verify = args.verify;
     let command = args.reproduce_command();
     let generated = kube_codegen_core::source::load(&args.input)
         .map_err(kube_codegen_core::GenerateError::Io)

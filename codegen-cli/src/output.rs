@@ -186,7 +186,7 @@ pub fn write_one(target: &Path, contents: &str, style: Style) -> Result<(), Stri
     }
 }
 
-/// The steps of one [`write`], so that they can be undone.
+/// The steps of one [`write()`], so that they can be undone.
 #[derive(Default)]
 struct Transaction {
     /// Directories this write created, outermost first.

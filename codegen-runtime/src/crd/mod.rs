@@ -3,7 +3,7 @@
 //! when the CRD is created.
 //!
 //! Generated code calls [`build`] (or [`build_with`], when structs deriving
-//! [`CrdMarkers`](crate::CrdMarkers) add their patches) once per kind and version, and [`merge`]
+//! [`CrdMarkers`] add their patches) once per kind and version, and [`merge`]
 //! when a kind has several versions. Neither panics, and neither returns a CRD a cluster
 //! would refuse: a schema kube cannot build, a marker that does not fit the schema, a marker
 //! nobody read, or anything apiextensions-apiserver rejects is a [`CrdError`].

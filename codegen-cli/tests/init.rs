@@ -1,0 +1,218 @@
+//! `kube-codegen init` as a new user runs it: a crate outside this workspace that passes
+//! its own `cargo test` and `hack/verify-codegen.sh` at once; arguments it refuses leave
+//! nothing behind; a second `init` into the crate is refused.
+//!
+//! The crate depends on this checkout by path and shares this workspace's target directory
+//! and lock file, so only the crate itself, its CRD runner and its test are compiled.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// This repository's root.
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The target directory the tests were built in (`<target>/debug/kube-codegen`).
+fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .ancestors()
+        .nth(2)
+        .unwrap()
+        .to_path_buf()
+}
+
+/// A scratch directory outside the workspace, removed at the end.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
+    let dir = std::env::temp_dir().join(format!("kube-codegen-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    Scratch(dir)
+}
+
+fn init(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .current_dir(cwd)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .arg("init")
+        .args(args)
+        .args(["--kube-codegen-path", repo().to_str().unwrap()])
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Runs `program` in the crate as its user would, with this build's target directory and
+/// kube-codegen.
+fn in_crate(dir: &Path, program: &str, args: &[&str]) -> Output {
+    Command::new(program)
+        .current_dir(dir)
+        .args(args)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .env("KUBE_CODEGEN", env!("CARGO_BIN_EXE_kube-codegen"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
+    let tmp = scratch("init");
+    let out = init(
+        &tmp.0,
+        &[
+            "backup-operator",
+            "--group",
+            "backup.example.com",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Backup",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dir = tmp.0.join("backup-operator");
+    for file in [
+        "Cargo.toml",
+        "README.md",
+        "Dockerfile",
+        ".ci/run",
+        "hack/update-codegen.sh",
+        "hack/verify-codegen.sh",
+        "src/main.rs",
+        "src/controller.rs",
+        "src/apis/backup/v1alpha1/backup.rs",
+        "src/generated/mod.rs",
+        "src/generated/backup/v1alpha1/applyconfigurations/backup.rs",
+        "config/crd/backup.example.com_backups.yaml",
+        "config/rbac/role.yaml",
+        "config/manager/deployment.yaml",
+        "config/samples/backup_v1alpha1_backup.yaml",
+        "tests/controller.rs",
+    ] {
+        assert!(dir.join(file).is_file(), "{file} written");
+    }
+    let crd = fs::read_to_string(dir.join("config/crd/backup.example.com_backups.yaml")).unwrap();
+    assert!(crd.contains("x-kubernetes-list-map-keys:\n"), "{crd}");
+    let role = fs::read_to_string(dir.join("config/rbac/role.yaml")).unwrap();
+    assert!(role.contains("resources: [\"backups/status\"]"), "{role}");
+
+    let test = in_crate(&dir, "cargo", &["test", "--quiet"]);
+    assert!(
+        test.status.success(),
+        "cargo test in the new crate:\n{}{}",
+        String::from_utf8_lossy(&test.stdout),
+        stderr(&test)
+    );
+    assert!(
+        String::from_utf8_lossy(&test.stdout).contains("1 passed"),
+        "{}",
+        String::from_utf8_lossy(&test.stdout)
+    );
+    let verify = in_crate(&dir, "hack/verify-codegen.sh", &[]);
+    assert!(verify.status.success(), "verify:\n{}", stderr(&verify));
+
+    // A second init into the crate is refused, and changes nothing.
+    let before = fs::read_to_string(dir.join("src/controller.rs")).unwrap();
+    let again = init(
+        &tmp.0,
+        &[
+            "backup-operator",
+            "--group",
+            "x.example.com",
+            "--version",
+            "v1",
+            "--kind",
+            "X",
+        ],
+    );
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        stderr(&again).contains("exists and is not an empty directory"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(
+        fs::read_to_string(dir.join("src/controller.rs")).unwrap(),
+        before
+    );
+}
+
+#[test]
+fn arguments_init_refuses_leave_nothing_behind() {
+    let tmp = scratch("init-refused");
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &[
+                "op",
+                "--group",
+                "backup",
+                "--version",
+                "v1",
+                "--kind",
+                "Backup",
+            ],
+            "`--group backup` must be a DNS subdomain with at least one dot",
+        ),
+        (
+            &[
+                "op",
+                "--group",
+                "a.example.com",
+                "--version",
+                "1",
+                "--kind",
+                "Backup",
+            ],
+            "`--version 1` must look like `v1`",
+        ),
+        (
+            &[
+                "op",
+                "--group",
+                "a.example.com",
+                "--version",
+                "v1",
+                "--kind",
+                "backup",
+            ],
+            "`--kind backup` must be UpperCamelCase",
+        ),
+        (
+            &[
+                "My Op",
+                "--group",
+                "a.example.com",
+                "--version",
+                "v1",
+                "--kind",
+                "Backup",
+            ],
+            "cannot name a crate",
+        ),
+    ];
+    for (args, message) in cases {
+        let out = init(&tmp.0, args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(stderr(&out).contains(message), "{args:?}: {}", stderr(&out));
+        assert_eq!(
+            fs::read_dir(&tmp.0).unwrap().count(),
+            0,
+            "{args:?} wrote something"
+        );
+    }
+}
