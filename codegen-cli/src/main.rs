@@ -221,7 +221,9 @@ fn generate_tree(args: &GenerateArgs) -> ExitCode {
     let generated = kube_codegen_core::source::load(&args.input)
         .map_err(kube_codegen_core::GenerateError::Io)
         .and_then(|sources| {
-            kube_codegen_core::generate_with_warnings(&sources, &args.api_module, &command)
+            // The tree's mod.rs fails the build once an input file changes after this run.
+            let input = paths::relative(&args.output, &args.input);
+            kube_codegen_core::generate_checked(&sources, &args.api_module, &command, Some(&input))
         });
     let files = match generated {
         Ok((files, warnings)) => {

@@ -82,9 +82,39 @@ pub fn shown(path: &Path, root: &Path) -> String {
     }
 }
 
+/// `to` as a relative path from the directory `from` (`../apis` from `src/generated` to
+/// `src/apis`), with `/`.
+pub fn relative(from: &Path, to: &Path) -> String {
+    let (from, to) = (absolute(from), absolute(to));
+    let from: Vec<Component<'_>> = from.components().collect();
+    let to: Vec<Component<'_>> = to.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let ups = std::iter::repeat_n("..".to_owned(), from.len() - common);
+    let downs = to[common..]
+        .iter()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned());
+    let path = ups.chain(downs).collect::<Vec<_>>().join("/");
+    if path.is_empty() {
+        ".".to_owned()
+    } else {
+        path
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn relative_paths_go_up_then_down() {
+        let root = absolute(Path::new("/r"));
+        assert_eq!(
+            relative(&root.join("src/generated"), &root.join("src/apis")),
+            "../apis"
+        );
+        assert_eq!(relative(&root.join("gen"), &root.join("a/b")), "../a/b");
+        assert_eq!(relative(&root.join("x"), &root.join("x")), ".");
+    }
 
     #[test]
     fn paths_outside_the_root_are_absolute_with_one_slash() {

@@ -1,6 +1,8 @@
 //! `kube-codegen init` as a new user runs it: a crate outside this workspace that passes
-//! its own `cargo test` and `hack/verify-codegen.sh` at once; arguments it refuses leave
-//! nothing behind; a second `init` into the crate is refused.
+//! its own `cargo test` and `hack/verify-codegen.sh` at once; a spec field renamed without
+//! regenerating fails the build with the command to run; regenerating after adding one
+//! builds again; arguments it refuses leave nothing behind; a second `init` into the crate
+//! is refused.
 //!
 //! The crate depends on this checkout by path and shares this workspace's target directory
 //! and lock file, so only the crate itself, its CRD runner and its test are compiled.
@@ -125,6 +127,43 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     );
     let verify = in_crate(&dir, "hack/verify-codegen.sh", &[]);
     assert!(verify.status.success(), "verify:\n{}", stderr(&verify));
+
+    // Renaming a spec field without regenerating fails the build, naming the command.
+    let kind_file = dir.join("src/apis/backup/v1alpha1/backup.rs");
+    let original = fs::read_to_string(&kind_file).unwrap();
+    fs::write(
+        &kind_file,
+        original.replace(
+            "pub description: Option<String>",
+            "pub note: Option<String>",
+        ),
+    )
+    .unwrap();
+    let build = in_crate(&dir, "cargo", &["build", "--quiet", "--lib"]);
+    assert!(!build.status.success());
+    assert!(
+        stderr(&build).contains(
+            "generated code is stale: `backup/v1alpha1/backup.rs` changed since it was generated; run `kube-codegen generate --input src/apis --output src/generated`"
+        ),
+        "{}",
+        stderr(&build)
+    );
+    // An added field, regenerated: the library builds again.
+    fs::write(
+        &kind_file,
+        original.replace(
+            "    pub description: Option<String>,\n",
+            "    pub description: Option<String>,\n    /// +optional\n    pub schedule: Option<String>,\n",
+        ),
+    )
+    .unwrap();
+    let update = in_crate(&dir, "hack/update-codegen.sh", &[]);
+    assert!(update.status.success(), "{}", stderr(&update));
+    // (The library: main.rs and the test construct the spec with every field.)
+    let build = in_crate(&dir, "cargo", &["build", "--quiet", "--lib"]);
+    assert!(build.status.success(), "{}", stderr(&build));
+    let crd = fs::read_to_string(dir.join("config/crd/backup.example.com_backups.yaml")).unwrap();
+    assert!(crd.contains("schedule:"), "{crd}");
 
     // A second init into the crate is refused, and changes nothing.
     let before = fs::read_to_string(dir.join("src/controller.rs")).unwrap();

@@ -181,7 +181,22 @@ pub fn generate_with_warnings(
     api_module: &str,
     command: &str,
 ) -> Result<(Vec<emit::files::OutputFile>, Vec<String>), GenerateError> {
-    let tree = build_tree(files, api_module)?;
+    generate_checked(files, api_module, command, None)
+}
+
+/// [`generate_with_warnings`] for a tree written to a directory: with `input_from_output`
+/// (the input directory's path from the output's, `../apis`), the tree's `mod.rs` fails the
+/// build, naming `command`, once an input file changes (see `emit::fresh`).
+pub fn generate_checked(
+    files: &[source::SourceFile],
+    api_module: &str,
+    command: &str,
+    input_from_output: Option<&str>,
+) -> Result<(Vec<emit::files::OutputFile>, Vec<String>), GenerateError> {
+    let mut tree = build_tree(files, api_module)?;
+    if let Some(path) = input_from_output {
+        tree.inputs = emit::fresh::inputs(files, path);
+    }
     let warnings = rendered(files, &tree.warnings, "warning");
     let out = emit::files::tree_files(&tree, command).map_err(GenerateError::Internal)?;
     Ok((out, warnings))

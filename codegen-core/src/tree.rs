@@ -85,6 +85,8 @@ pub struct ApiTree {
     pub crds: Vec<CrdVersion>,
     /// What is legal but most likely a mistake, per file (the run still succeeds).
     pub warnings: Vec<FileDiagnostics>,
+    /// The input files the generated `mod.rs` checks at compile time (empty: no checks).
+    pub inputs: Vec<crate::emit::fresh::Input>,
 }
 
 /// Parses and validates the tree; `api_module` is the Rust path of the input directory.
@@ -704,6 +706,7 @@ fn assemble(
         versions: out,
         crds,
         warnings: Vec::new(),
+        inputs: Vec::new(),
     }
 }
 

@@ -15,6 +15,7 @@ pub mod client;
 pub mod config;
 pub mod crd;
 pub mod factory;
+pub mod fresh;
 pub mod informer;
 pub mod lister;
 pub mod scope;

@@ -30,11 +30,14 @@ fn generate(case: &str) -> Vec<OutputFile> {
     let command = format!(
         "kube-codegen generate --input tests/golden/{case}/input --output tests/golden/{case}/expected --api-module crate::{case}_apis"
     );
-    kube_codegen_core::generate(
-        &case_dir(case).join("input"),
+    let sources = source::load(&case_dir(case).join("input")).unwrap();
+    kube_codegen_core::generate_checked(
+        &sources,
         &format!("crate::{case}_apis"),
         &command,
+        Some("../input"),
     )
+    .map(|(files, _)| files)
     .unwrap_or_else(|e| panic!("golden case `{case}` does not generate:\n{e}"))
 }
 

@@ -6,6 +6,7 @@ pub mod clientset;
 pub mod conversion;
 pub mod crd;
 pub mod files;
+pub mod fresh;
 pub mod informer;
 
 /// Everything generated per resource, in the same order from both front ends: the typed

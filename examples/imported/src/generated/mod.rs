@@ -17,3 +17,213 @@ pub mod testing;
 pub use clientset::Clientset;
 pub use crds::crds;
 pub use informers::InformerFactoryExt;
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/batch/mod.rs"),
+    7218024763984107421u64,
+    "generated code is stale: `batch/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/batch/v1/batch_run.rs"),
+    16241736004658692129u64,
+    "generated code is stale: `batch/v1/batch_run.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/batch/v1/blob.rs"),
+    4145783129019907434u64,
+    "generated code is stale: `batch/v1/blob.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/batch/v1/mod.rs"),
+    17150832826366464647u64,
+    "generated code is stale: `batch/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/certs/mod.rs"),
+    14832882749800849231u64,
+    "generated code is stale: `certs/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/certs/v1/certificate.rs"),
+    15619341121561438015u64,
+    "generated code is stale: `certs/v1/certificate.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/certs/v1/cluster_issuer.rs"),
+    5694479211660438897u64,
+    "generated code is stale: `certs/v1/cluster_issuer.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/certs/v1/mod.rs"),
+    14634807233903523084u64,
+    "generated code is stale: `certs/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/mod.rs"),
+    6043708869134581312u64,
+    "generated code is stale: `mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/monitoring/mod.rs"),
+    7549657155827520043u64,
+    "generated code is stale: `monitoring/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/monitoring/v1/mod.rs"),
+    7666391527918696532u64,
+    "generated code is stale: `monitoring/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/monitoring/v1/service_monitor.rs"),
+    4340872427221668003u64,
+    "generated code is stale: `monitoring/v1/service_monitor.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/monitoring/v1alpha1/alert_route.rs"),
+    17463889990104117223u64,
+    "generated code is stale: `monitoring/v1alpha1/alert_route.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/monitoring/v1alpha1/mod.rs"),
+    14239740737994556970u64,
+    "generated code is stale: `monitoring/v1alpha1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/net/mod.rs"),
+    16018819080356395258u64,
+    "generated code is stale: `net/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/net/v1/mod.rs"),
+    4088603669902572595u64,
+    "generated code is stale: `net/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/net/v1/route.rs"),
+    2345191302874231446u64,
+    "generated code is stale: `net/v1/route.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/ops/mod.rs"),
+    930941969225327791u64,
+    "generated code is stale: `ops/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/ops/v1/backup_schedule.rs"),
+    17711637755911375499u64,
+    "generated code is stale: `ops/v1/backup_schedule.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/ops/v1/mod.rs"),
+    2798311795027633741u64,
+    "generated code is stale: `ops/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/ops/v1beta1/dashboard.rs"),
+    15245557430539137403u64,
+    "generated code is stale: `ops/v1beta1/dashboard.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/ops/v1beta1/mod.rs"),
+    7565972261180654183u64,
+    "generated code is stale: `ops/v1beta1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/platform/mod.rs"),
+    7435104925069715483u64,
+    "generated code is stale: `platform/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/platform/v1/mod.rs"),
+    7760924282521111156u64,
+    "generated code is stale: `platform/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/platform/v1/tenant.rs"),
+    17906578382121998054u64,
+    "generated code is stale: `platform/v1/tenant.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/shop/mod.rs"),
+    17122504059649151707u64,
+    "generated code is stale: `shop/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/shop/v1/mod.rs"),
+    10905623379514930180u64,
+    "generated code is stale: `shop/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/shop/v1/widget.rs"),
+    13749501536214687296u64,
+    "generated code is stale: `shop/v1/widget.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/shop/v1alpha1/mod.rs"),
+    4724764614296403751u64,
+    "generated code is stale: `shop/v1alpha1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/shop/v1alpha1/widget.rs"),
+    1699617084768434887u64,
+    "generated code is stale: `shop/v1alpha1/widget.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/shop/v1beta1/mod.rs"),
+    6254061986269546627u64,
+    "generated code is stale: `shop/v1beta1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/shop/v1beta1/widget.rs"),
+    578650934555125342u64,
+    "generated code is stale: `shop/v1beta1/widget.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/testing/mod.rs"),
+    15030724950528552840u64,
+    "generated code is stale: `testing/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/testing/v1/mod.rs"),
+    5907348186732784224u64,
+    "generated code is stale: `testing/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/testing/v1/probe.rs"),
+    14078428249167525452u64,
+    "generated code is stale: `testing/v1/probe.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);

@@ -10,3 +10,33 @@ pub mod garden;
 pub use clientset::Clientset;
 pub use crds::crds;
 pub use informers::InformerFactoryExt;
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/garden/mod.rs"),
+    4376133011368250792u64,
+    "generated code is stale: `garden/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/apply/input --output tests/golden/apply/expected --api-module crate::apply_apis`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/garden/v1/greenhouse.rs"),
+    1916824040876249139u64,
+    "generated code is stale: `garden/v1/greenhouse.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/apply/input --output tests/golden/apply/expected --api-module crate::apply_apis`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/garden/v1/mod.rs"),
+    4506145752509853909u64,
+    "generated code is stale: `garden/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/apply/input --output tests/golden/apply/expected --api-module crate::apply_apis`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/garden/v1/planter.rs"),
+    3107628399601955662u64,
+    "generated code is stale: `garden/v1/planter.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/apply/input --output tests/golden/apply/expected --api-module crate::apply_apis`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/mod.rs"),
+    1572105376231856739u64,
+    "generated code is stale: `mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/apply/input --output tests/golden/apply/expected --api-module crate::apply_apis`",
+);

@@ -11,3 +11,39 @@ pub mod shop;
 pub use clientset::Clientset;
 pub use crds::crds;
 pub use informers::InformerFactoryExt;
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/mod.rs"),
+    17138262602424818749u64,
+    "generated code is stale: `mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/conversion/input --output tests/golden/conversion/expected --api-module crate::conversion_apis`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/shop/mod.rs"),
+    15759591608927051668u64,
+    "generated code is stale: `shop/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/conversion/input --output tests/golden/conversion/expected --api-module crate::conversion_apis`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/shop/v1/gadget.rs"),
+    2842111653486407717u64,
+    "generated code is stale: `shop/v1/gadget.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/conversion/input --output tests/golden/conversion/expected --api-module crate::conversion_apis`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/shop/v1/mod.rs"),
+    4826190155315656271u64,
+    "generated code is stale: `shop/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/conversion/input --output tests/golden/conversion/expected --api-module crate::conversion_apis`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/shop/v2/gadget.rs"),
+    7796818345407917842u64,
+    "generated code is stale: `shop/v2/gadget.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/conversion/input --output tests/golden/conversion/expected --api-module crate::conversion_apis`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/shop/v2/mod.rs"),
+    4826190155315656271u64,
+    "generated code is stale: `shop/v2/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/conversion/input --output tests/golden/conversion/expected --api-module crate::conversion_apis`",
+);

@@ -11,3 +11,57 @@ pub mod extensions_example;
 pub use clientset::Clientset;
 pub use crds::crds;
 pub use informers::InformerFactoryExt;
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/apps/mod.rs"),
+    15759591608927051668u64,
+    "generated code is stale: `apps/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/groups/input --output tests/golden/groups/expected --api-module crate::groups_apis`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/apps/v1/app.rs"),
+    3771033980772322172u64,
+    "generated code is stale: `apps/v1/app.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/groups/input --output tests/golden/groups/expected --api-module crate::groups_apis`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/apps/v1/mod.rs"),
+    10694108391120611656u64,
+    "generated code is stale: `apps/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/groups/input --output tests/golden/groups/expected --api-module crate::groups_apis`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/apps/v2/app.rs"),
+    1789909840121626538u64,
+    "generated code is stale: `apps/v2/app.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/groups/input --output tests/golden/groups/expected --api-module crate::groups_apis`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/apps/v2/mod.rs"),
+    10694108391120611656u64,
+    "generated code is stale: `apps/v2/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/groups/input --output tests/golden/groups/expected --api-module crate::groups_apis`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/extensions/mod.rs"),
+    726103474943489444u64,
+    "generated code is stale: `extensions/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/groups/input --output tests/golden/groups/expected --api-module crate::groups_apis`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/extensions/v1/mod.rs"),
+    15168044516928643467u64,
+    "generated code is stale: `extensions/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/groups/input --output tests/golden/groups/expected --api-module crate::groups_apis`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/extensions/v1/plugin.rs"),
+    9309816447078140313u64,
+    "generated code is stale: `extensions/v1/plugin.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/groups/input --output tests/golden/groups/expected --api-module crate::groups_apis`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/mod.rs"),
+    6300295540265300203u64,
+    "generated code is stale: `mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/groups/input --output tests/golden/groups/expected --api-module crate::groups_apis`",
+);

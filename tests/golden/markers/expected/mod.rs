@@ -10,3 +10,33 @@ pub mod shop;
 pub use clientset::Clientset;
 pub use crds::crds;
 pub use informers::InformerFactoryExt;
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/mod.rs"),
+    18201788215501703324u64,
+    "generated code is stale: `mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/markers/input --output tests/golden/markers/expected --api-module crate::markers_apis`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/shop/mod.rs"),
+    726103474943489444u64,
+    "generated code is stale: `shop/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/markers/input --output tests/golden/markers/expected --api-module crate::markers_apis`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/shop/v1/coupon.rs"),
+    9546050935465795495u64,
+    "generated code is stale: `shop/v1/coupon.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/markers/input --output tests/golden/markers/expected --api-module crate::markers_apis`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/shop/v1/mod.rs"),
+    10958938445810996554u64,
+    "generated code is stale: `shop/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/markers/input --output tests/golden/markers/expected --api-module crate::markers_apis`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/shop/v1/order.rs"),
+    17854370955991069758u64,
+    "generated code is stale: `shop/v1/order.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/markers/input --output tests/golden/markers/expected --api-module crate::markers_apis`",
+);
