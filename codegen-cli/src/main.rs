@@ -48,6 +48,9 @@ enum Command {
     /// Start a new operator crate: an API type, its generated clients, CRD and RBAC, a
     /// controller, a binary, a test on the in-memory API server, scripts and manifests.
     Init(init::InitArgs),
+    /// Add to a crate `init` wrote: `create api --group G --version V --kind K` adds a kind,
+    /// its controller, test and sample, and regenerates.
+    Create(init::CreateArgs),
 }
 
 #[derive(Debug, Args)]
@@ -211,6 +214,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Import(args) => import::run(&args),
         Command::Webhooks(args) => webhooks::run(&args),
         Command::Init(args) => init::run(&args),
+        Command::Create(args) => init::create(&args),
     }
 }
 

@@ -1,5 +1,6 @@
 //! `kube-codegen init` as a new user runs it: a crate outside this workspace that passes
-//! its own `cargo test` and `hack/verify-codegen.sh` at once; a spec field renamed without
+//! its own `cargo test` and `hack/verify-codegen.sh` at once, and again after `create api`
+//! adds a cluster-scoped kind in another group (the same kind again is refused); a spec field renamed without
 //! regenerating fails the build with the command to run; regenerating after adding one
 //! builds again; arguments it refuses leave nothing behind; a second `init` into the crate
 //! is refused.
@@ -96,7 +97,7 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
         "hack/update-codegen.sh",
         "hack/verify-codegen.sh",
         "src/main.rs",
-        "src/controller.rs",
+        "src/controllers/backup.rs",
         "src/apis/backup/v1alpha1/backup.rs",
         "src/generated/mod.rs",
         "src/generated/backup/v1alpha1/applyconfigurations/backup.rs",
@@ -104,7 +105,7 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
         "config/rbac/role.yaml",
         "config/manager/deployment.yaml",
         "config/samples/backup_v1alpha1_backup.yaml",
-        "tests/controller.rs",
+        "tests/backup.rs",
     ] {
         assert!(dir.join(file).is_file(), "{file} written");
     }
@@ -127,6 +128,63 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     );
     let verify = in_crate(&dir, "hack/verify-codegen.sh", &[]);
     assert!(verify.status.success(), "verify:\n{}", stderr(&verify));
+
+    // A second kind, cluster-scoped, in another group: both green.
+    let create = Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .current_dir(&dir)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .args([
+            "create",
+            "api",
+            "--group",
+            "restore.example.com",
+            "--version",
+            "v1",
+        ])
+        .args(["--kind", "RestoreJob", "--cluster"])
+        .output()
+        .unwrap();
+    assert!(create.status.success(), "{}", stderr(&create));
+    let controllers = fs::read_to_string(dir.join("src/controllers/mod.rs")).unwrap();
+    assert!(
+        controllers.contains("pub mod restore_job;")
+            && controllers.contains("restore_job::run(client.clone(), shutdown.clone())"),
+        "{controllers}"
+    );
+    let test = in_crate(&dir, "cargo", &["test", "--quiet"]);
+    let out = String::from_utf8_lossy(&test.stdout);
+    assert!(test.status.success(), "{out}{}", stderr(&test));
+    assert_eq!(out.matches("1 passed").count(), 2, "{out}");
+    let verify = in_crate(&dir, "hack/verify-codegen.sh", &[]);
+    assert!(verify.status.success(), "verify:\n{}", stderr(&verify));
+    assert!(
+        dir.join("config/crd/restore.example.com_restorejobs.yaml")
+            .is_file()
+    );
+    // The same kind again is refused, and nothing changes.
+    let again = Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .current_dir(&dir)
+        .args([
+            "create",
+            "api",
+            "--group",
+            "restore.example.com",
+            "--version",
+            "v1",
+        ])
+        .args(["--kind", "RestoreJob"])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        stderr(&again).contains("never overwrites your code"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(
+        fs::read_to_string(dir.join("src/controllers/mod.rs")).unwrap(),
+        controllers
+    );
 
     // Renaming a spec field without regenerating fails the build, naming the command.
     let kind_file = dir.join("src/apis/backup/v1alpha1/backup.rs");
@@ -166,7 +224,7 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     assert!(crd.contains("schedule:"), "{crd}");
 
     // A second init into the crate is refused, and changes nothing.
-    let before = fs::read_to_string(dir.join("src/controller.rs")).unwrap();
+    let before = fs::read_to_string(dir.join("src/controllers/backup.rs")).unwrap();
     let again = init(
         &tmp.0,
         &[
@@ -186,7 +244,7 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
         stderr(&again)
     );
     assert_eq!(
-        fs::read_to_string(dir.join("src/controller.rs")).unwrap(),
+        fs::read_to_string(dir.join("src/controllers/backup.rs")).unwrap(),
         before
     );
 }

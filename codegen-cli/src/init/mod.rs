@@ -200,89 +200,27 @@ impl Names {
             .replace("__PLURAL__", &self.plural)
     }
 
-    /// The hand-written files: path in the crate, contents, executable.
-    fn files(&self) -> Vec<(PathBuf, String, bool)> {
-        let api = PathBuf::from("src/apis")
+    /// The directory of the kind's version, in the crate.
+    fn version_dir(&self) -> PathBuf {
+        PathBuf::from("src/apis")
             .join(&self.group_mod)
-            .join(&self.version);
-        let mut files = vec![
+            .join(&self.version)
+    }
+
+    /// The files of one kind: its type, controller, test and sample.
+    fn kind_files(&self) -> Vec<(PathBuf, String, bool)> {
+        [
             (
-                "Cargo.toml".into(),
-                include_str!("template/Cargo.toml.tmpl"),
-                false,
-            ),
-            (
-                "README.md".into(),
-                include_str!("template/README.md.tmpl"),
-                false,
-            ),
-            (
-                "Dockerfile".into(),
-                include_str!("template/Dockerfile.tmpl"),
-                false,
-            ),
-            (
-                ".gitignore".into(),
-                include_str!("template/gitignore.tmpl"),
-                false,
-            ),
-            (".ci/run".into(), include_str!("template/ci.sh.tmpl"), true),
-            (
-                "hack/update-codegen.sh".into(),
-                include_str!("template/update-codegen.sh.tmpl"),
-                true,
-            ),
-            (
-                "hack/verify-codegen.sh".into(),
-                include_str!("template/verify-codegen.sh.tmpl"),
-                true,
-            ),
-            (
-                "src/lib.rs".into(),
-                include_str!("template/lib.rs.tmpl"),
-                false,
-            ),
-            (
-                "src/main.rs".into(),
-                include_str!("template/main.rs.tmpl"),
-                false,
-            ),
-            (
-                "src/controller.rs".into(),
-                include_str!("template/controller.rs.tmpl"),
-                false,
-            ),
-            (
-                "src/apis/mod.rs".into(),
-                include_str!("template/apis_mod.rs.tmpl"),
-                false,
-            ),
-            (
-                PathBuf::from("src/apis")
-                    .join(&self.group_mod)
-                    .join("mod.rs"),
-                include_str!("template/group_mod.rs.tmpl"),
-                false,
-            ),
-            (
-                api.join("mod.rs"),
-                include_str!("template/version_mod.rs.tmpl"),
-                false,
-            ),
-            (
-                api.join(format!("{}.rs", self.kind_snake)),
+                self.version_dir().join(format!("{}.rs", self.kind_snake)),
                 include_str!("template/kind.rs.tmpl"),
-                false,
             ),
             (
-                "tests/controller.rs".into(),
+                PathBuf::from("src/controllers").join(format!("{}.rs", self.kind_snake)),
+                include_str!("template/controller_kind.rs.tmpl"),
+            ),
+            (
+                PathBuf::from("tests").join(format!("{}.rs", self.kind_snake)),
                 include_str!("template/test_controller.rs.tmpl"),
-                false,
-            ),
-            (
-                "config/manager/deployment.yaml".into(),
-                include_str!("template/deployment.yaml.tmpl"),
-                false,
             ),
             (
                 PathBuf::from("config/samples").join(format!(
@@ -290,12 +228,80 @@ impl Names {
                     self.group_mod, self.version, self.kind_snake
                 )),
                 include_str!("template/sample.yaml.tmpl"),
+            ),
+        ]
+        .into_iter()
+        .map(|(path, text)| (path, self.fill(text), false))
+        .collect()
+    }
+
+    /// `src/apis/<group>/mod.rs` and `src/apis/<group>/<version>/mod.rs` for this kind alone.
+    fn module_files(&self) -> Vec<(PathBuf, String, bool)> {
+        vec![
+            (
+                PathBuf::from("src/apis")
+                    .join(&self.group_mod)
+                    .join("mod.rs"),
+                self.fill(include_str!("template/group_mod.rs.tmpl")),
+                false,
+            ),
+            (
+                self.version_dir().join("mod.rs"),
+                self.fill(include_str!("template/version_mod.rs.tmpl")),
+                false,
+            ),
+        ]
+    }
+
+    /// Every file of a new crate: the crate's own, then the first kind's.
+    fn files(&self) -> Vec<(PathBuf, String, bool)> {
+        let mut files = [
+            (
+                "Cargo.toml",
+                include_str!("template/Cargo.toml.tmpl"),
+                false,
+            ),
+            ("README.md", include_str!("template/README.md.tmpl"), false),
+            (
+                "Dockerfile",
+                include_str!("template/Dockerfile.tmpl"),
+                false,
+            ),
+            (".gitignore", include_str!("template/gitignore.tmpl"), false),
+            (".ci/run", include_str!("template/ci.sh.tmpl"), true),
+            (
+                "hack/update-codegen.sh",
+                include_str!("template/update-codegen.sh.tmpl"),
+                true,
+            ),
+            (
+                "hack/verify-codegen.sh",
+                include_str!("template/verify-codegen.sh.tmpl"),
+                true,
+            ),
+            ("src/lib.rs", include_str!("template/lib.rs.tmpl"), false),
+            ("src/main.rs", include_str!("template/main.rs.tmpl"), false),
+            (
+                "src/apis/mod.rs",
+                include_str!("template/apis_mod.rs.tmpl"),
+                false,
+            ),
+            (
+                "src/controllers/mod.rs",
+                include_str!("template/controllers_mod.rs.tmpl"),
+                false,
+            ),
+            (
+                "config/manager/deployment.yaml",
+                include_str!("template/deployment.yaml.tmpl"),
                 false,
             ),
         ]
         .into_iter()
-        .map(|(path, text, exec)| (path, self.fill(text), exec))
+        .map(|(path, text, exec)| (PathBuf::from(path), self.fill(text), exec))
         .collect::<Vec<_>>();
+        files.extend(self.module_files());
+        files.extend(self.kind_files());
         if let Some(root) = &self.checkout
             && let Ok(lock) = std::fs::read_to_string(root.join("Cargo.lock"))
         {
@@ -330,13 +336,18 @@ fn step(what: &str, code: ExitCode) -> Result<(), String> {
     if code == ExitCode::SUCCESS {
         Ok(())
     } else {
-        Err(format!("error: init stopped: {what} failed (above)"))
+        Err(format!("error: stopped: {what} failed (above)"))
     }
 }
 
 /// Everything but the checks: the files, then kube-codegen's commands on them.
 fn write_crate(dir: &Path, names: &Names) -> Result<(), String> {
     write_files(dir, &names.files())?;
+    regenerate(dir, names)
+}
+
+/// What `hack/update-codegen.sh` does, in process: the typed clients, the RBAC, the CRDs.
+fn regenerate(dir: &Path, names: &Names) -> Result<(), String> {
     step(
         "generating the typed clients",
         crate::generate_tree(&crate::GenerateArgs {
@@ -413,6 +424,267 @@ pub fn run(args: &InitArgs) -> ExitCode {
                 }
             }
             eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Arguments of `kube-codegen create`.
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    #[command(subcommand)]
+    what: Create,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Create {
+    /// Add a kind to a crate `init` wrote: its type, controller (wired into
+    /// `src/controllers/mod.rs`), test and sample; then regenerate the clients, CRDs and RBAC.
+    Api(ApiArgs),
+}
+
+/// Arguments of `kube-codegen create api`.
+#[derive(Debug, Args)]
+pub struct ApiArgs {
+    /// The API group (a DNS subdomain with a dot).
+    #[arg(long)]
+    group: String,
+    /// The version (`v1`, `v1alpha1`).
+    #[arg(long)]
+    version: String,
+    /// The kind (`Restore`).
+    #[arg(long)]
+    kind: String,
+    /// The kind is cluster-scoped (default: namespaced).
+    #[arg(long)]
+    cluster: bool,
+    /// The crate's directory.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    dir: PathBuf,
+}
+
+/// The marker lines of `src/controllers/mod.rs` that `create api` writes above.
+const MODULES_MARKER: &str = "// kube-codegen create api: new controller modules above this line.";
+const RUN_MARKER: &str = "        // kube-codegen create api: new controllers above this line.";
+
+/// Every file of the crate but `target/` and `.git/`, with its bytes: what a failed
+/// `create api` puts back.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name();
+            if d == dir && (name == "target" || name == ".git") {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                out.push((path, bytes));
+            }
+        }
+    }
+    out
+}
+
+/// Puts the crate back as `before` had it: files restored, files and directories it did not
+/// have removed.
+fn restore(dir: &Path, before: &[(PathBuf, Vec<u8>)]) {
+    for (path, _) in snapshot(dir) {
+        if !before.iter().any(|(p, _)| *p == path) {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+    for (path, bytes) in before {
+        if std::fs::read(path).ok().as_deref() != Some(bytes.as_slice()) {
+            let _ = std::fs::write(path, bytes);
+        }
+    }
+    // Directories left empty by the removals (deepest first).
+    let mut dirs = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = entry.path();
+            if p.is_dir()
+                && !(d == dir && (entry.file_name() == "target" || entry.file_name() == ".git"))
+            {
+                stack.push(p.clone());
+                dirs.push(p);
+            }
+        }
+    }
+    for d in dirs.iter().rev() {
+        let _ = std::fs::remove_dir(d);
+    }
+}
+
+/// The crate's package name, from its `Cargo.toml`.
+fn package_name(dir: &Path) -> Result<String, String> {
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).map_err(|e| {
+        format!(
+            "error: `{}` has no readable Cargo.toml ({e}); run create api in a crate `kube-codegen init` wrote",
+            dir.display()
+        )
+    })?;
+    manifest
+        .lines()
+        .skip_while(|l| l.trim() != "[package]")
+        .find_map(|l| {
+            let (key, value) = l.split_once('=')?;
+            (key.trim() == "name").then(|| value.trim().trim_matches('"').to_owned())
+        })
+        .ok_or_else(|| format!("error: `{}/Cargo.toml` names no package", dir.display()))
+}
+
+/// Appends `line` to the file at `path` unless it has it.
+fn ensure_line(path: &Path, line: &str) -> Result<(), String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("error: cannot read `{}`: {e}", path.display()))?;
+    if text.lines().any(|l| l.trim() == line) {
+        return Ok(());
+    }
+    let sep = if text.ends_with('\n') || text.is_empty() {
+        ""
+    } else {
+        "\n"
+    };
+    std::fs::write(path, format!("{text}{sep}{line}\n"))
+        .map_err(|e| format!("error: cannot write `{}`: {e}", path.display()))
+}
+
+/// The edits and files of `create api`, before regenerating.
+fn add_kind(dir: &Path, names: &Names) -> Result<(), String> {
+    let controllers = dir.join("src/controllers/mod.rs");
+    let text = std::fs::read_to_string(&controllers).unwrap_or_default();
+    if !text.contains(MODULES_MARKER) || !text.contains(RUN_MARKER) {
+        return Err(format!(
+            "error: `{}` lacks the lines create api writes above:\n  {MODULES_MARKER}\n  {}\nput them back (as `kube-codegen init` wrote them), or add the kind by hand",
+            controllers.display(),
+            RUN_MARKER.trim()
+        ));
+    }
+    for (path, _, _) in names.kind_files() {
+        if dir.join(&path).exists() {
+            return Err(format!(
+                "error: `{}` exists: create api adds new kinds only and never overwrites your code",
+                path.display()
+            ));
+        }
+    }
+    let version_mod = dir.join(names.version_dir()).join("mod.rs");
+    if let Ok(existing) = std::fs::read_to_string(&version_mod) {
+        let group = existing
+            .lines()
+            .find_map(|l| {
+                l.trim_start_matches("//!")
+                    .trim()
+                    .strip_prefix("+groupName=")
+            })
+            .unwrap_or("");
+        if group != names.group {
+            return Err(format!(
+                "error: `{}` is version {} of group `{group}`, not `{}`; the group's first DNS label names its directory, so two groups that share it cannot live in one tree",
+                version_mod.display(),
+                names.version,
+                names.group
+            ));
+        }
+    }
+    let with_modules = text
+        .replacen(
+            MODULES_MARKER,
+            &format!("pub mod {};\n{MODULES_MARKER}", names.kind_snake),
+            1,
+        )
+        .replacen(
+            RUN_MARKER,
+            &format!(
+                "        {}::run(client.clone(), shutdown.clone()).boxed(),\n{RUN_MARKER}",
+                names.kind_snake
+            ),
+            1,
+        );
+    std::fs::write(&controllers, with_modules)
+        .map_err(|e| format!("error: cannot write `{}`: {e}", controllers.display()))?;
+    ensure_line(
+        &dir.join("src/apis/mod.rs"),
+        &format!("pub mod {};", names.group_mod),
+    )?;
+    let modules = names.module_files();
+    let (group_mod, version_file) = (&modules[0], &modules[1]);
+    if dir.join(&group_mod.0).exists() {
+        ensure_line(
+            &dir.join(&group_mod.0),
+            &format!("pub mod {};", names.version),
+        )?;
+    } else {
+        write_files(dir, std::slice::from_ref(group_mod))?;
+    }
+    if version_mod.exists() {
+        ensure_line(&version_mod, &format!("pub mod {};", names.kind_snake))?;
+        let k = &names.kind;
+        ensure_line(
+            &version_mod,
+            &format!(
+                "pub use {}::{{{k}, {k}Condition, {k}Spec, {k}Status}};",
+                names.kind_snake
+            ),
+        )?;
+    } else {
+        write_files(dir, std::slice::from_ref(version_file))?;
+    }
+    write_files(dir, &names.kind_files())
+}
+
+/// `kube-codegen create api`.
+pub fn create(args: &CreateArgs) -> ExitCode {
+    let Create::Api(api) = &args.what;
+    let dir = crate::paths::absolute(&api.dir);
+    let names = package_name(&dir).and_then(|krate| {
+        // The checks of init's arguments, on a directory that does not exist: only the
+        // names are looked at.
+        let probe = InitArgs {
+            dir: dir
+                .join(format!(".create-api-{}", std::process::id()))
+                .join(&krate),
+            group: api.group.clone(),
+            version: api.version.clone(),
+            kind: api.kind.clone(),
+            cluster: api.cluster,
+            kube_codegen_path: None,
+        };
+        check(&probe)
+    });
+    let names = match names {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let before = snapshot(&dir);
+    match add_kind(&dir, &names).and_then(|()| regenerate(&dir, &names)) {
+        Ok(()) => {
+            eprintln!(
+                "kube-codegen: added {} ({}/{}) to `{}`: src/controllers/{}.rs, tests/{}.rs",
+                names.kind,
+                names.group,
+                names.version,
+                names.krate,
+                names.kind_snake,
+                names.kind_snake
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            restore(&dir, &before);
+            eprintln!("{e}\nerror: nothing was changed");
             ExitCode::FAILURE
         }
     }
