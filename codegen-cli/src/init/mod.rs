@@ -282,6 +282,16 @@ impl Names {
             ("src/lib.rs", include_str!("template/lib.rs.tmpl"), false),
             ("src/main.rs", include_str!("template/main.rs.tmpl"), false),
             (
+                "src/health.rs",
+                include_str!("template/health.rs.tmpl"),
+                false,
+            ),
+            (
+                "src/leader.rs",
+                include_str!("template/leader.rs.tmpl"),
+                false,
+            ),
+            (
                 "src/apis/mod.rs",
                 include_str!("template/apis_mod.rs.tmpl"),
                 false,
