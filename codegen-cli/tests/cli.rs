@@ -672,6 +672,61 @@ fn conversion_wiring_goes_on_the_hub_of_a_kind_in_several_versions() {
 }
 
 #[test]
+fn value_validations_on_other_types_are_kept_with_a_warning() {
+    // As import writes them from CRDs kube-apiserver accepts (Karpenter's `values`).
+    let tmp = TempDir::new("value-validations");
+    write(
+        &tmp.0,
+        "apis/widgets/v1/mod.rs",
+        "//! +groupName=widgets.example.com\npub mod widget;\n",
+    );
+    write(
+        &tmp.0,
+        "apis/widgets/v1/widget.rs",
+        r#"/// +genclient
+#[derive(CustomResource)]
+#[kube(group = "widgets.example.com", version = "v1", kind = "Widget", namespaced)]
+pub struct WidgetSpec {
+    /// +kubebuilder:validation:MaxLength=63
+    /// +kubebuilder:validation:Pattern=`^[a-z]+$`
+    pub values: Vec<String>,
+    /// +kubebuilder:validation:items:Minimum=1
+    pub tags: Vec<String>,
+    /// +listType=atomic
+    pub count: i32,
+}
+"#,
+    );
+    let out = generate(&tmp.0);
+    // A structural marker on the wrong type stays an error: kube-apiserver refuses it.
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("`+listType` applies to lists (`Vec<_>`), but `count` is an integer"),
+        "{}",
+        stderr(&out)
+    );
+    let fixed = std::fs::read_to_string(tmp.0.join("apis/widgets/v1/widget.rs"))
+        .unwrap()
+        .replace("    /// +listType=atomic\n", "");
+    write(&tmp.0, "apis/widgets/v1/widget.rs", &fixed);
+    let out = generate(&tmp.0);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    for expected in [
+        "warning: `+kubebuilder:validation:MaxLength` applies to strings, but `values` is a list (`Vec<String>`): kube-apiserver accepts it there and ignores it",
+        "warning: `+kubebuilder:validation:Pattern` applies to strings, but `values` is a list",
+        "warning: `+kubebuilder:validation:items:Minimum` applies to integers and numbers, but the items of `tags` are a string",
+    ] {
+        assert!(err.contains(expected), "missing `{expected}` in:\n{err}");
+    }
+    let client = std::fs::read_to_string(tmp.0.join("generated/widgets/v1/widget.rs")).unwrap();
+    assert!(
+        client.contains(r#"{"maxLength":63,"pattern":"^[a-z]+$"}"#),
+        "kept in the CRD as written:\n{client}"
+    );
+}
+
+#[test]
 fn markers_on_status_and_nested_types_and_unusable_enums_are_reported() {
     let tmp = TempDir::new("markers");
     write(
@@ -717,8 +772,6 @@ pub struct WidgetStatus {
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     for expected in [
-        "`+kubebuilder:validation:MaxItems` applies to lists (`Vec<_>`), but `name` is a string (`String`)",
-        " --> apis/widgets/v1/widget.rs:11:9",
         "`Shape` is tagged with `#[serde(tag = \"kind\")]`",
         "`Colour` mixes unit variants (`Red`, a string) with data variants (`Custom`, an object)",
         "`+kubebuilder:printcolumn` goes on the spec struct, not on a field",

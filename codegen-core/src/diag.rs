@@ -114,8 +114,8 @@ impl Ctxt {
     }
 
     /// Records a warning at `loc`: legal, but most likely not what the user meant. The CLI
-    /// prints it and succeeds; the derive cannot show it (stable Rust has no warnings from
-    /// proc macros).
+    /// prints it and succeeds; the derive reports it as a deprecation warning
+    /// ([`to_warnings`]).
     pub fn warn_at(&mut self, loc: &Loc, message: impl Into<String>) {
         self.warnings.push(Diagnostic {
             span: loc.span,
@@ -167,6 +167,26 @@ impl Ctxt {
             Err(diagnostics)
         }
     }
+}
+
+/// Warnings for the derive: stable Rust has no warnings from proc macros, so each becomes the
+/// use of a deprecated constant at its span, which rustc reports as a warning with the
+/// message (`use of deprecated constant `_::kube_codegen`: ...`).
+pub fn to_warnings(diagnostics: &[Diagnostic]) -> TokenStream {
+    diagnostics
+        .iter()
+        .map(|d| {
+            let note = &d.message;
+            quote::quote_spanned! {d.span=>
+                const _: () = {
+                    #[deprecated(note = #note)]
+                    #[allow(non_upper_case_globals)]
+                    const kube_codegen: () = ();
+                    let _ = kube_codegen;
+                };
+            }
+        })
+        .collect()
 }
 
 /// All diagnostics as `compile_error!` invocations, for the derive.

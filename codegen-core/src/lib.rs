@@ -67,9 +67,11 @@ pub fn derive_gen_client(input: TokenStream) -> TokenStream {
         );
     }
     let spec = syn::parse2::<syn::ItemStruct>(quote::ToTokens::to_token_stream(&input)).ok();
+    let warnings = diag::to_warnings(&cx.take_warnings());
     match (cx.finish(()), resource) {
         (Ok(()), Some(resource)) => {
-            let mut items = emit::resource_items(&resource);
+            let mut items = warnings;
+            items.extend(emit::resource_items(&resource));
             items.extend(emit::crd::crd_items(&resource, &markers));
             if let Some(spec) = spec.filter(|_| resource.apply_configuration) {
                 items.extend(emit::apply::kind_items(&resource, &spec.ident));
@@ -97,8 +99,12 @@ pub fn derive_crd_markers(input: TokenStream) -> TokenStream {
     };
     let mut cx = Ctxt::new();
     let markers = schema::struct_markers(&mut cx, &s);
+    let mut warnings = diag::to_warnings(&cx.take_warnings());
     match cx.finish(()) {
-        Ok(()) => emit::crd::crd_markers_impl(&s, &markers),
+        Ok(()) => {
+            warnings.extend(emit::crd::crd_markers_impl(&s, &markers));
+            warnings
+        }
         Err(diagnostics) => diag::to_compile_errors(&diagnostics),
     }
 }

@@ -286,6 +286,9 @@ fn a_schema_kube_cannot_build_is_an_error_not_a_panic() {
     assert!(text.contains("widgets.example.com"), "{text}");
 }
 
+// The default on an `Option` is the point of these cases: the derive's warning about it is
+// expected here.
+#[allow(deprecated)]
 mod unseen {
     use kube::CustomResource;
     use kube_codegen_runtime::GenClient;
@@ -346,6 +349,7 @@ fn what_the_derive_cannot_see_fails_the_crd_build_naming_the_marker() {
     );
 }
 
+#[allow(deprecated)]
 mod refused {
     use kube::CustomResource;
     use kube_codegen_runtime::GenClient;

@@ -127,6 +127,27 @@ fn needs(name: &str) -> Needs {
     }
 }
 
+/// A value validation (bounds, lengths, pattern, format, counts): kube-apiserver accepts one
+/// on a field of a type it does not apply to, and ignores it there, as CRDs in the wild have
+/// (Karpenter's `values` list carries `maxLength` and `pattern`). Structural markers
+/// (`listType`, `mapType`, ...) on the wrong type it refuses.
+fn is_value_validation(name: &str) -> bool {
+    matches!(
+        name.rsplit(':').next().unwrap_or(name),
+        "Minimum"
+            | "Maximum"
+            | "MultipleOf"
+            | "MinLength"
+            | "MaxLength"
+            | "Pattern"
+            | "Format"
+            | "MinItems"
+            | "MaxItems"
+            | "MinProperties"
+            | "MaxProperties"
+    )
+}
+
 fn fits(needs: Needs, shape: &Shape<'_>) -> bool {
     let unit_enum =
         matches!(shape, Shape::Enum(e) if e.variants.iter().all(|v| v.fields.is_empty()));
@@ -533,16 +554,20 @@ impl<'a> Walker<'_, '_, 'a> {
                     }
                 };
                 if !fits(need, &item_shape) {
-                    cx.error_at(
-                        &m.name_loc,
-                        format!(
-                            "`{}` applies to {}, but the items of `{name}` are {}",
-                            m.display(),
-                            needs_text(need),
-                            item_shape.describe()
-                        ),
+                    let message = format!(
+                        "`{}` applies to {}, but the items of `{name}` are {}",
+                        m.display(),
+                        needs_text(need),
+                        item_shape.describe()
                     );
-                    continue;
+                    if !is_value_validation(m.name) {
+                        cx.error_at(&m.name_loc, message);
+                        continue;
+                    }
+                    cx.warn_at(
+                        &m.name_loc,
+                        format!("{message}: kube-apiserver accepts it there and ignores it"),
+                    );
                 }
                 let path = [name.to_owned(), "[]".to_owned()];
                 if let Some(p) = field_patch(cx, m, &item_shape, self.structs, &path) {
@@ -551,17 +576,22 @@ impl<'a> Walker<'_, '_, 'a> {
                 continue;
             }
             if !fits(need, field_shape) {
-                cx.error_at(
-                    &m.name_loc,
-                    format!(
-                        "`{}` applies to {}, but `{name}` is {} (`{}`)",
-                        m.display(),
-                        needs_text(need),
-                        field_shape.describe(),
-                        f.ty.to_token_stream().to_string().replace(' ', "")
-                    ),
+                let message = format!(
+                    "`{}` applies to {}, but `{name}` is {} (`{}`)",
+                    m.display(),
+                    needs_text(need),
+                    field_shape.describe(),
+                    f.ty.to_token_stream().to_string().replace(' ', "")
                 );
-                continue;
+                if !is_value_validation(m.name) {
+                    cx.error_at(&m.name_loc, message);
+                    continue;
+                }
+                // Kept in the CRD as written, as controller-gen and the real server keep it.
+                cx.warn_at(
+                    &m.name_loc,
+                    format!("{message}: kube-apiserver accepts it there and ignores it"),
+                );
             }
             if let Some(clash) = clashes(m.name).iter().find(|c| taken.contains(**c)) {
                 let (attr, key) = clash.split_once('.').unwrap_or((clash, ""));

@@ -1,3 +1,6 @@
+// A value validation on a field it does not apply to is kept in the CRD (kube-apiserver
+// accepts and ignores it, and CRDs in the wild carry such) with a warning at the marker.
+// The type error in `main` only makes the warnings part of the expected output.
 use kube::CustomResource;
 use kube_codegen_runtime::GenClient;
 use schemars::JsonSchema;
@@ -8,6 +11,10 @@ use serde::{Deserialize, Serialize};
 struct FooSpec {
     /// +kubebuilder:validation:Minimum=1
     name: String,
+    /// +kubebuilder:validation:MaxLength=63
+    values: Vec<String>,
 }
 
-fn main() {}
+fn main() {
+    let _: () = 1;
+}
