@@ -178,6 +178,7 @@ pub fn to_warnings(diagnostics: &[Diagnostic]) -> TokenStream {
         .map(|d| {
             let note = &d.message;
             quote::quote_spanned! {d.span=>
+                #[allow(clippy::let_unit_value)]
                 const _: () = {
                     #[deprecated(note = #note)]
                     #[allow(non_upper_case_globals)]
