@@ -727,6 +727,51 @@ pub struct WidgetSpec {
 }
 
 #[test]
+fn list_map_keys_on_k8s_openapi_items_are_checked_at_the_marker() {
+    let tmp = TempDir::new("k8s-keys");
+    write(
+        &tmp.0,
+        "apis/pods/v1/mod.rs",
+        "//! +groupName=pods.example.com\npub mod runner;\n",
+    );
+    write(
+        &tmp.0,
+        "apis/pods/v1/runner.rs",
+        r#"use k8s_openapi::api::core::v1::Container;
+
+/// +genclient
+#[derive(CustomResource)]
+#[kube(group = "pods.example.com", version = "v1", kind = "Runner", namespaced)]
+pub struct RunnerSpec {
+    /// +listType=map
+    /// +listMapKey=nam
+    pub containers: Vec<Container>,
+    /// +listType=map
+    /// +listMapKey=image
+    pub sidecars: Vec<k8s_openapi::api::core::v1::Container>,
+}
+"#,
+    );
+    let out = generate(&tmp.0);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    for expected in [
+        "`+listMapKey=nam`: k8s-openapi's `Container` has no field `nam`; did you mean `name`?",
+        " --> apis/pods/v1/runner.rs:8:21",
+        "`+listMapKey=image`: `Container.image` is optional in k8s-openapi's schema and has no default",
+    ] {
+        assert!(err.contains(expected), "missing `{expected}` in:\n{err}");
+    }
+    let fixed = std::fs::read_to_string(tmp.0.join("apis/pods/v1/runner.rs"))
+        .unwrap()
+        .replace("listMapKey=nam\n", "listMapKey=name\n")
+        .replace("listMapKey=image", "listMapKey=name");
+    write(&tmp.0, "apis/pods/v1/runner.rs", &fixed);
+    let out = generate(&tmp.0);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
 fn markers_on_status_and_nested_types_and_unusable_enums_are_reported() {
     let tmp = TempDir::new("markers");
     write(

@@ -120,6 +120,12 @@ fn unique<'a, T>(
 }
 
 impl<'a> Structs<'a> {
+    /// Whether the other files of the tree are searched too (the CLI), so that a name no
+    /// layer defines comes from outside the tree; the derive sees one item only.
+    pub fn sees_tree(&self) -> bool {
+        !self.layers.is_empty()
+    }
+
     /// The structs among `items` (a file's items), plus `extra` (the derive's input).
     pub fn new(items: impl IntoIterator<Item = &'a Item>, extra: Option<&'a ItemStruct>) -> Self {
         let mut local = Layer::default();

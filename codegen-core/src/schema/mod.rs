@@ -127,6 +127,40 @@ fn needs(name: &str) -> Needs {
     }
 }
 
+/// The k8s-openapi struct a Rust type names, from the built-in types table: by its full path
+/// (`k8s_openapi::api::core::v1::Container`), or, when the whole tree was searched and no
+/// file of it defines the name (`bare`), by a name only one struct of the table has
+/// (`Container` imported with `use`). The derive sees one item, so a bare name there may be
+/// the user's own type: only full paths are checked.
+fn k8s_openapi_type(ty: &syn::Type, bare: bool) -> Option<&'static apiserver_rules::builtin::Type> {
+    let syn::Type::Path(p) = ty else {
+        return None;
+    };
+    let segments: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    let types = apiserver_rules::builtin::types();
+    if segments.first().is_some_and(|s| s == "k8s_openapi") && segments.len() > 2 {
+        return types.get(&format!("io.k8s.{}", segments[1..].join(".")));
+    }
+    let [name] = segments.as_slice() else {
+        return None;
+    };
+    if !bare {
+        return None;
+    }
+    let mut found = types.all().filter(|t| t.go_name() == name.as_str());
+    let first = found.next()?;
+    // Several versions of one struct (`Condition` of several groups) may share a name; their
+    // fields agree or the check is skipped.
+    found
+        .all(|t| t.fields.keys().eq(first.fields.keys()) && t.required == first.required)
+        .then_some(first)
+}
+
 /// A value validation (bounds, lengths, pattern, format, counts): kube-apiserver accepts one
 /// on a field of a type it does not apply to, and ignores it there, as CRDs in the wild have
 /// (Karpenter's `values` list carries `maxLength` and `pattern`). Structural markers
@@ -726,6 +760,30 @@ impl<'a> Walker<'_, '_, 'a> {
                             did_you_mean(key, names)
                         ),
                     );
+                }
+            }
+        } else if let (Shape::Unknown, Shape::Array(item_ty)) = (item, field_shape)
+            && let Some(ty) = k8s_openapi_type(item_ty, self.structs.sees_tree())
+        {
+            // Items of a k8s-openapi type: its fields from the built-in types table.
+            for k in &keys {
+                let key = k.value.as_deref().unwrap_or_default();
+                let go = ty.go_name();
+                match ty.fields.get(key) {
+                    None => cx.error_at(
+                        &k.value_loc,
+                        format!(
+                            "`+listMapKey={key}`: k8s-openapi's `{go}` has no field `{key}`{}",
+                            did_you_mean(key, ty.fields.keys().map(String::as_str))
+                        ),
+                    ),
+                    Some(f) if f.default.is_none() && !ty.required.iter().any(|r| r == key) => {
+                        cx.error_at(
+                            &k.value_loc,
+                            format!("`+listMapKey={key}`: `{go}.{key}` is optional in k8s-openapi's schema and has no default; kube-apiserver rejects list-map keys that are neither required nor defaulted"),
+                        );
+                    }
+                    Some(_) => {}
                 }
             }
         } else if !matches!(item, Shape::Unknown) {
