@@ -6,26 +6,13 @@
 //! The crate depends on this repository's crates by path and shares this workspace's target
 //! directory, lock file and profile, so only the crate itself and the runner are compiled.
 
+mod support;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// This repository's root.
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-/// The target directory the tests were built in (`<target>/debug/kube-codegen`).
-fn target_dir() -> PathBuf {
-    Path::new(env!("CARGO_BIN_EXE_kube-codegen"))
-        .ancestors()
-        .nth(2)
-        .unwrap()
-        .to_path_buf()
-}
+use support::{repo, target_dir};
 
 struct Crate(PathBuf);
 

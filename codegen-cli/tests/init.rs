@@ -8,42 +8,13 @@
 //! The crate depends on this checkout by path and shares this workspace's target directory
 //! and lock file, so only the crate itself, its CRD runner and its test are compiled.
 
+mod support;
+
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-/// This repository's root.
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-/// The target directory the tests were built in (`<target>/debug/kube-codegen`).
-fn target_dir() -> PathBuf {
-    Path::new(env!("CARGO_BIN_EXE_kube-codegen"))
-        .ancestors()
-        .nth(2)
-        .unwrap()
-        .to_path_buf()
-}
-
-/// A scratch directory outside the workspace, removed at the end.
-struct Scratch(PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
-fn scratch(name: &str) -> Scratch {
-    let dir = std::env::temp_dir().join(format!("kube-codegen-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    Scratch(dir)
-}
+use support::{TempDir, repo, stderr, target_dir};
 
 fn init(cwd: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
@@ -56,8 +27,15 @@ fn init(cwd: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
+/// `kube-codegen create api args` in the crate.
+fn create_api(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .args(["create", "api"])
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 /// Runs `program` in the crate as its user would, with this build's target directory and
@@ -74,7 +52,7 @@ fn in_crate(dir: &Path, program: &str, args: &[&str]) -> Output {
 
 #[test]
 fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
-    let tmp = scratch("init");
+    let tmp = TempDir::new("init");
     let out = init(
         &tmp.0,
         &[
@@ -130,20 +108,15 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     assert!(verify.status.success(), "verify:\n{}", stderr(&verify));
 
     // A second kind, cluster-scoped, in another group: both green.
-    let create = Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
-        .current_dir(&dir)
-        .env("CARGO_TARGET_DIR", target_dir())
-        .args([
-            "create",
-            "api",
-            "--group",
-            "restore.example.com",
-            "--version",
-            "v1",
-        ])
-        .args(["--kind", "RestoreJob", "--cluster"])
-        .output()
-        .unwrap();
+    let restore = [
+        "--group",
+        "restore.example.com",
+        "--version",
+        "v1",
+        "--kind",
+        "RestoreJob",
+    ];
+    let create = create_api(&dir, &[&restore[..], &["--cluster"]].concat());
     assert!(create.status.success(), "{}", stderr(&create));
     let controllers = fs::read_to_string(dir.join("src/controllers/mod.rs")).unwrap();
     assert!(
@@ -162,19 +135,7 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
             .is_file()
     );
     // The same kind again is refused, and nothing changes.
-    let again = Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
-        .current_dir(&dir)
-        .args([
-            "create",
-            "api",
-            "--group",
-            "restore.example.com",
-            "--version",
-            "v1",
-        ])
-        .args(["--kind", "RestoreJob"])
-        .output()
-        .unwrap();
+    let again = create_api(&dir, &restore);
     assert_eq!(again.status.code(), Some(1));
     assert!(
         stderr(&again).contains("never overwrites your code"),
@@ -251,7 +212,7 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
 
 #[test]
 fn arguments_init_refuses_leave_nothing_behind() {
-    let tmp = scratch("init-refused");
+    let tmp = TempDir::new("init-refused");
     let cases: [(&[&str], &str); 4] = [
         (
             &[

@@ -1,5 +1,6 @@
 //! What the CLI test binaries share: a scratch directory, files in it, and running the
-//! binary there.
+//! binary there. Each test binary uses a part of it.
+#![allow(dead_code)]
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -47,4 +48,22 @@ pub fn run(cwd: &Path, args: &[&str]) -> Output {
 /// The command's standard error.
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// This repository's root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The target directory the tests were built in (`<target>/debug/kube-codegen`), which
+/// crates built by a test share so that only they are compiled.
+pub fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .ancestors()
+        .nth(2)
+        .unwrap()
+        .to_path_buf()
 }
