@@ -292,6 +292,11 @@ impl Names {
                 false,
             ),
             (
+                "src/metrics.rs",
+                include_str!("template/metrics.rs.tmpl"),
+                false,
+            ),
+            (
                 "src/apis/mod.rs",
                 include_str!("template/apis_mod.rs.tmpl"),
                 false,
