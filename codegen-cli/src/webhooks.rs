@@ -15,17 +15,17 @@ pub struct WebhooksArgs {
     /// Directory of the sources whose comments hold the markers; every `.rs` file below it
     /// is read.
     #[arg(long, value_name = "DIR")]
-    input: PathBuf,
+    pub input: PathBuf,
     /// Directory to write `manifests.yaml` into (for example `artifacts/webhooks`).
     #[arg(long, value_name = "DIR")]
-    output: PathBuf,
+    pub output: PathBuf,
     /// Adds cert-manager's `cert-manager.io/inject-ca-from: <NAMESPACE>/<CERTIFICATE>`
     /// annotation, so cert-manager fills in each webhook's `caBundle`.
     #[arg(long, value_name = "NAMESPACE/CERTIFICATE")]
-    cert_manager_certificate: Option<String>,
+    pub cert_manager_certificate: Option<String>,
     /// Compare with the directory instead of writing; exit 1 when it differs.
     #[arg(long)]
-    verify: bool,
+    pub verify: bool,
 }
 
 impl WebhooksArgs {

@@ -1,6 +1,7 @@
 //! `kube-codegen init` as a new user runs it: a crate outside this workspace that passes
 //! its own `cargo test` and `hack/verify-codegen.sh` at once, and again after `create api`
-//! adds a cluster-scoped kind in another group (the same kind again is refused); a spec field renamed without
+//! adds a cluster-scoped kind in another group (the same kind again is refused) and after
+//! `create webhook` adds the first kind's admission webhooks; a spec field renamed without
 //! regenerating fails the build with the command to run; regenerating after adding one
 //! builds again; arguments it refuses leave nothing behind; a second `init` into the crate
 //! is refused.
@@ -146,6 +147,29 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
         fs::read_to_string(dir.join("src/controllers/mod.rs")).unwrap(),
         controllers
     );
+
+    // The first kind's admission webhooks: served in the crate's test through the fake.
+    let webhook = Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .current_dir(&dir)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .args(["create", "webhook", "--group", "backup.example.com"])
+        .args(["--version", "v1alpha1", "--kind", "Backup"])
+        .output()
+        .unwrap();
+    assert!(webhook.status.success(), "{}", stderr(&webhook));
+    let main = fs::read_to_string(dir.join("src/main.rs")).unwrap();
+    assert!(main.contains("webhooks::serve("), "{main}");
+    let test = in_crate(
+        &dir,
+        "cargo",
+        &["test", "--quiet", "--test", "backup_webhook"],
+    );
+    let out = String::from_utf8_lossy(&test.stdout);
+    assert!(test.status.success(), "{out}{}", stderr(&test));
+    assert!(out.contains("1 passed"), "{out}");
+    let verify = in_crate(&dir, "hack/verify-codegen.sh", &[]);
+    assert!(verify.status.success(), "verify:\n{}", stderr(&verify));
+    assert!(dir.join("config/webhook/manifests.yaml").is_file());
 
     // Renaming a spec field without regenerating fails the build, naming the command.
     let kind_file = dir.join("src/apis/backup/v1alpha1/backup.rs");

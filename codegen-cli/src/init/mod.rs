@@ -192,6 +192,8 @@ impl Names {
             .replace("__CRATE_IDENT__", &self.krate.replace('-', "_"))
             .replace("__CRATE__", &self.krate)
             .replace("__GROUP_MOD__", &self.group_mod)
+            .replace("__GROUP_DASHES__", &self.group.replace('.', "-"))
+            .replace("__KIND_LOWER__", &self.kind.to_ascii_lowercase())
             .replace("__GROUP__", &self.group)
             .replace("__VERSION__", &self.version)
             .replace("__KIND_SNAKE__", &self.kind_snake)
@@ -382,6 +384,17 @@ fn regenerate(dir: &Path, names: &Names) -> Result<(), String> {
             verify: false,
         }),
     )?;
+    if dir.join("src/webhooks").is_dir() {
+        step(
+            "writing the webhook configurations",
+            crate::webhooks::run(&crate::webhooks::WebhooksArgs {
+                input: dir.join("src"),
+                output: dir.join("config/webhook"),
+                cert_manager_certificate: None,
+                verify: false,
+            }),
+        )?;
+    }
     step(
         "building the CRD",
         crate::crds::run(&crate::crds::CrdsArgs {
@@ -456,6 +469,10 @@ enum Create {
     /// Add a kind to a crate `init` wrote: its type, controller (wired into
     /// `src/controllers/mod.rs`), test and sample; then regenerate the clients, CRDs and RBAC.
     Api(ApiArgs),
+    /// Add a kind's admission webhooks (defaulting and validation examples) to a crate `init`
+    /// wrote: `src/webhooks/<kind>.rs` with its markers, wired into `src/webhooks/mod.rs`
+    /// and the binary (`WEBHOOK_ADDR`), a test, and the configurations in `config/webhook`.
+    Webhook(ApiArgs),
 }
 
 /// Arguments of `kube-codegen create api`.
@@ -657,9 +674,164 @@ fn add_kind(dir: &Path, names: &Names) -> Result<(), String> {
     write_files(dir, &names.kind_files())
 }
 
-/// `kube-codegen create api`.
+/// The marker lines `create webhook` writes above, and the one of `main.rs` it replaces.
+const WEBHOOK_MODULES_MARKER: &str =
+    "// kube-codegen create webhook: new webhook modules above this line.";
+const WEBHOOK_SERVER_MARKER: &str =
+    "    // kube-codegen create webhook: new webhooks above this line.";
+const MAIN_MARKER: &str = "    // kube-codegen create webhook: serving the webhooks goes here.";
+
+/// What `main.rs` serves the webhooks with, in place of [`MAIN_MARKER`].
+const MAIN_WEBHOOKS: &str = r#"    // The admission webhooks on WEBHOOK_ADDR, with the certificate in WEBHOOK_CERT_DIR (a
+    // mounted Secret); INSTALL_WEBHOOKS=1 makes one and installs the configurations
+    // (development). Shutting down then waits for them to stop and remove what they installed.
+    let shutdown = match std::env::var("WEBHOOK_ADDR") {
+        Err(_) => shutdown,
+        Ok(addr) => {
+            let options = __CRATE_IDENT__::webhooks::Options {
+                addr: addr.parse().map_err(|e| format!("WEBHOOK_ADDR {addr}: {e}"))?,
+                cert_dir: std::env::var("WEBHOOK_CERT_DIR")
+                    .unwrap_or_else(|_| "/tmp/k8s-webhook-server/serving-certs".into())
+                    .into(),
+                install: std::env::var("INSTALL_WEBHOOKS").is_ok_and(|v| v == "1"),
+            };
+            let serving = tokio::spawn(__CRATE_IDENT__::webhooks::serve(
+                client.clone(),
+                options,
+                shutdown.clone(),
+            ));
+            async move {
+                match serving.await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => tracing::error!(error = %e, "the webhooks stopped"),
+                    Err(e) => tracing::error!(error = %e, "the webhooks stopped"),
+                }
+            }
+            .boxed()
+            .shared()
+        }
+    };"#;
+
+/// `text` with `line` inserted above `marker`.
+fn above(text: &str, marker: &str, line: &str) -> String {
+    text.replacen(marker, &format!("{line}\n{marker}"), 1)
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| format!("error: cannot read `{}`: {e}", path.display()))
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("error: cannot write `{}`: {e}", path.display()))
+}
+
+/// The first webhook of a crate: `src/webhooks/mod.rs`, the runtime's `webhook` feature and
+/// a YAML reader in `Cargo.toml`, and the serving in `main.rs`.
+fn add_webhooks_module(dir: &Path, names: &Names) -> Result<(), String> {
+    let main = dir.join("src/main.rs");
+    let main_text = read(&main)?;
+    if !main_text.contains(MAIN_MARKER) {
+        return Err(format!(
+            "error: `{}` lacks the line create webhook replaces:\n{}\nput it back where the webhooks should start (after `shutdown` is made), or wire `webhooks::serve` by hand",
+            main.display(),
+            MAIN_MARKER.trim()
+        ));
+    }
+    let manifest = dir.join("Cargo.toml");
+    let cargo = read(&manifest)?;
+    let Some(line) = cargo
+        .lines()
+        .find(|l| l.starts_with("kube-codegen-runtime = {") && l.ends_with('}'))
+    else {
+        return Err(format!(
+            "error: `{}` has no one-line `kube-codegen-runtime = {{ ... }}` dependency to add the `webhook` feature to; add `features = [\"webhook\"]` and `serde-saphyr = \"2\"` by hand",
+            manifest.display()
+        ));
+    };
+    let with_feature = format!(
+        "{}, features = [\"webhook\"] }}\n# The webhook configurations are read from YAML in development mode.\nserde-saphyr = \"2\"",
+        line.trim_end_matches('}').trim_end()
+    );
+    write(&manifest, &cargo.replacen(line, &with_feature, 1))?;
+    write(
+        &main,
+        &main_text.replacen(MAIN_MARKER, &names.fill(MAIN_WEBHOOKS), 1),
+    )?;
+    ensure_line(&dir.join("src/lib.rs"), "pub mod webhooks;")?;
+    write_files(
+        dir,
+        &[(
+            PathBuf::from("src/webhooks/mod.rs"),
+            names.fill(include_str!("template/webhooks_mod.rs.tmpl")),
+            false,
+        )],
+    )
+}
+
+/// The edits and files of `create webhook`, before regenerating.
+fn add_webhook(dir: &Path, names: &Names) -> Result<(), String> {
+    let kind_file = dir
+        .join(names.version_dir())
+        .join(format!("{}.rs", names.kind_snake));
+    if !kind_file.is_file() {
+        return Err(format!(
+            "error: `{}` does not exist: add the kind first (`kube-codegen create api`)",
+            kind_file.display()
+        ));
+    }
+    let files = [
+        (
+            PathBuf::from("src/webhooks").join(format!("{}.rs", names.kind_snake)),
+            names.fill(include_str!("template/webhook_kind.rs.tmpl")),
+            false,
+        ),
+        (
+            PathBuf::from("tests").join(format!("{}_webhook.rs", names.kind_snake)),
+            names.fill(include_str!("template/test_webhook.rs.tmpl")),
+            false,
+        ),
+    ];
+    for (path, _, _) in &files {
+        if dir.join(path).exists() {
+            return Err(format!(
+                "error: `{}` exists: create webhook never overwrites your code",
+                path.display()
+            ));
+        }
+    }
+    let module = dir.join("src/webhooks/mod.rs");
+    if !module.exists() {
+        add_webhooks_module(dir, names)?;
+    }
+    let text = read(&module)?;
+    if !text.contains(WEBHOOK_MODULES_MARKER) || !text.contains(WEBHOOK_SERVER_MARKER) {
+        return Err(format!(
+            "error: `{}` lacks the lines create webhook writes above:\n  {WEBHOOK_MODULES_MARKER}\n  {}\nput them back, or add the webhook by hand",
+            module.display(),
+            WEBHOOK_SERVER_MARKER.trim()
+        ));
+    }
+    let text = above(
+        &text,
+        WEBHOOK_MODULES_MARKER,
+        &format!("pub mod {};", names.kind_snake),
+    );
+    let text = above(
+        &text,
+        WEBHOOK_SERVER_MARKER,
+        &format!("    let server = {}::register(server);", names.kind_snake),
+    );
+    write(&module, &text)?;
+    write_files(dir, &files)
+}
+
+/// `kube-codegen create api` and `create webhook`.
 pub fn create(args: &CreateArgs) -> ExitCode {
-    let Create::Api(api) = &args.what;
+    let (api, webhook) = match &args.what {
+        Create::Api(api) => (api, false),
+        Create::Webhook(api) => (api, true),
+    };
     let dir = crate::paths::absolute(&api.dir);
     let names = package_name(&dir).and_then(|krate| {
         // The checks of init's arguments, on a directory that does not exist: only the
@@ -684,7 +856,19 @@ pub fn create(args: &CreateArgs) -> ExitCode {
         }
     };
     let before = snapshot(&dir);
-    match add_kind(&dir, &names).and_then(|()| regenerate(&dir, &names)) {
+    let added = if webhook {
+        add_webhook(&dir, &names)
+    } else {
+        add_kind(&dir, &names)
+    };
+    match added.and_then(|()| regenerate(&dir, &names)) {
+        Ok(()) if webhook => {
+            eprintln!(
+                "kube-codegen: added the {} webhooks to `{}`: src/webhooks/{}.rs, tests/{}_webhook.rs, config/webhook/manifests.yaml; serve them with WEBHOOK_ADDR (INSTALL_WEBHOOKS=1 in development)",
+                names.kind, names.krate, names.kind_snake, names.kind_snake
+            );
+            ExitCode::SUCCESS
+        }
         Ok(()) => {
             eprintln!(
                 "kube-codegen: added {} ({}/{}) to `{}`: src/controllers/{}.rs, tests/{}.rs",
