@@ -169,7 +169,35 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     assert!(out.contains("1 passed"), "{out}");
     let verify = in_crate(&dir, "hack/verify-codegen.sh", &[]);
     assert!(verify.status.success(), "verify:\n{}", stderr(&verify));
-    assert!(dir.join("config/webhook/manifests.yaml").is_file());
+    // A second kind's webhooks join the same two configurations.
+    let second = Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .current_dir(&dir)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .args(["create", "webhook"])
+        .args(&restore)
+        .output()
+        .unwrap();
+    assert!(second.status.success(), "{}", stderr(&second));
+    let test = in_crate(
+        &dir,
+        "cargo",
+        &["test", "--quiet", "--test", "restore_job_webhook"],
+    );
+    let out = String::from_utf8_lossy(&test.stdout);
+    assert!(test.status.success(), "{out}{}", stderr(&test));
+    let manifests = fs::read_to_string(dir.join("config/webhook/manifests.yaml")).unwrap();
+    assert_eq!(
+        manifests
+            .matches("kind: MutatingWebhookConfiguration")
+            .count(),
+        1,
+        "{manifests}"
+    );
+    assert!(
+        manifests.contains("name: mbackup.backup.example.com")
+            && manifests.contains("name: mrestorejob.restore.example.com"),
+        "{manifests}"
+    );
 
     // Renaming a spec field without regenerating fails the build, naming the command.
     let kind_file = dir.join("src/apis/backup/v1alpha1/backup.rs");

@@ -769,6 +769,36 @@ fn add_webhooks_module(dir: &Path, names: &Names) -> Result<(), String> {
     )
 }
 
+/// Whether the kind in `text` (a kind file) is namespaced, by its `#[kube(...)]`.
+fn is_namespaced(text: &str) -> Option<bool> {
+    let file = syn::parse_file(text).ok()?;
+    file.items.iter().find_map(|item| {
+        let syn::Item::Struct(s) = item else {
+            return None;
+        };
+        s.attrs
+            .iter()
+            .find(|a| a.path().is_ident("kube"))
+            .map(|a| quote_free_words(&a.meta).any(|w| w == "namespaced"))
+    })
+}
+
+/// The identifiers of an attribute's tokens.
+fn quote_free_words(meta: &syn::Meta) -> impl Iterator<Item = String> {
+    let syn::Meta::List(list) = meta else {
+        return Vec::new().into_iter();
+    };
+    list.tokens
+        .clone()
+        .into_iter()
+        .filter_map(|t| match t {
+            proc_macro2::TokenTree::Ident(i) => Some(i.to_string()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+}
+
 /// The edits and files of `create webhook`, before regenerating.
 fn add_webhook(dir: &Path, names: &Names) -> Result<(), String> {
     let kind_file = dir
@@ -848,13 +878,26 @@ pub fn create(args: &CreateArgs) -> ExitCode {
         };
         check(&probe)
     });
-    let names = match names {
+    let mut names = match names {
         Ok(n) => n,
         Err(e) => {
             eprintln!("{e}");
             return ExitCode::FAILURE;
         }
     };
+    if webhook {
+        // The kind exists: its scope is what its `#[kube]` says, whatever the flag.
+        let kind_file = dir
+            .join(names.version_dir())
+            .join(format!("{}.rs", names.kind_snake));
+        if let Some(namespaced) = std::fs::read_to_string(&kind_file)
+            .ok()
+            .as_deref()
+            .and_then(is_namespaced)
+        {
+            names.cluster = !namespaced;
+        }
+    }
     let before = snapshot(&dir);
     let added = if webhook {
         add_webhook(&dir, &names)
