@@ -174,7 +174,7 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
         .current_dir(&dir)
         .env("CARGO_TARGET_DIR", target_dir())
         .args(["create", "webhook"])
-        .args(&restore)
+        .args(restore)
         .output()
         .unwrap();
     assert!(second.status.success(), "{}", stderr(&second));
