@@ -169,12 +169,13 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     assert!(out.contains("1 passed"), "{out}");
     let verify = in_crate(&dir, "hack/verify-codegen.sh", &[]);
     assert!(verify.status.success(), "verify:\n{}", stderr(&verify));
-    // A second kind's webhooks join the same two configurations.
+    // A second kind's defaulting webhook alone joins the same configuration.
     let second = Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
         .current_dir(&dir)
         .env("CARGO_TARGET_DIR", target_dir())
         .args(["create", "webhook"])
         .args(restore)
+        .arg("--defaulting")
         .output()
         .unwrap();
     assert!(second.status.success(), "{}", stderr(&second));
@@ -195,9 +196,12 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     );
     assert!(
         manifests.contains("name: mbackup.backup.example.com")
-            && manifests.contains("name: mrestorejob.restore.example.com"),
+            && manifests.contains("name: mrestorejob.restore.example.com")
+            && !manifests.contains("name: vrestorejob"),
         "{manifests}"
     );
+    let hooks = fs::read_to_string(dir.join("src/webhooks/restore_job.rs")).unwrap();
+    assert!(!hooks.contains("impl Validator"), "{hooks}");
 
     // Renaming a spec field without regenerating fails the build, naming the command.
     let kind_file = dir.join("src/apis/backup/v1alpha1/backup.rs");

@@ -472,7 +472,58 @@ enum Create {
     /// Add a kind's admission webhooks (defaulting and validation examples) to a crate `init`
     /// wrote: `src/webhooks/<kind>.rs` with its markers, wired into `src/webhooks/mod.rs`
     /// and the binary (`WEBHOOK_ADDR`), a test, and the configurations in `config/webhook`.
-    Webhook(ApiArgs),
+    Webhook(WebhookArgs),
+}
+
+/// Arguments of `kube-codegen create webhook`.
+#[derive(Debug, Args)]
+pub struct WebhookArgs {
+    #[command(flatten)]
+    kind: ApiArgs,
+    /// A defaulting (mutating) webhook; with neither flag, both.
+    #[arg(long)]
+    defaulting: bool,
+    /// A validating webhook; with neither flag, both.
+    #[arg(long)]
+    validation: bool,
+}
+
+impl WebhookArgs {
+    /// The template sections to keep: `defaulting`, `validation`.
+    fn sections(&self) -> Vec<&'static str> {
+        let both = !self.defaulting && !self.validation;
+        [
+            ("defaulting", self.defaulting),
+            ("validation", self.validation),
+        ]
+        .into_iter()
+        .filter(|(_, on)| *on || both)
+        .map(|(name, _)| name)
+        .collect()
+    }
+}
+
+/// `template` with the `// @<name>` ... `// @end` sections not in `keep` left out, and the
+/// section lines themselves dropped.
+fn sections(template: &str, keep: &[&str]) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut skipping = false;
+    for line in template.lines() {
+        let marker = line.trim();
+        if let Some(name) = marker.strip_prefix("// @") {
+            if name == "end" {
+                skipping = false;
+            } else {
+                skipping = !keep.contains(&name);
+            }
+            continue;
+        }
+        if !skipping {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// Arguments of `kube-codegen create api`.
@@ -800,7 +851,7 @@ fn quote_free_words(meta: &syn::Meta) -> impl Iterator<Item = String> {
 }
 
 /// The edits and files of `create webhook`, before regenerating.
-fn add_webhook(dir: &Path, names: &Names) -> Result<(), String> {
+fn add_webhook(dir: &Path, names: &Names, keep: &[&str]) -> Result<(), String> {
     let kind_file = dir
         .join(names.version_dir())
         .join(format!("{}.rs", names.kind_snake));
@@ -813,12 +864,18 @@ fn add_webhook(dir: &Path, names: &Names) -> Result<(), String> {
     let files = [
         (
             PathBuf::from("src/webhooks").join(format!("{}.rs", names.kind_snake)),
-            names.fill(include_str!("template/webhook_kind.rs.tmpl")),
+            names.fill(&sections(
+                include_str!("template/webhook_kind.rs.tmpl"),
+                keep,
+            )),
             false,
         ),
         (
             PathBuf::from("tests").join(format!("{}_webhook.rs", names.kind_snake)),
-            names.fill(include_str!("template/test_webhook.rs.tmpl")),
+            names.fill(&sections(
+                include_str!("template/test_webhook.rs.tmpl"),
+                keep,
+            )),
             false,
         ),
     ];
@@ -859,8 +916,8 @@ fn add_webhook(dir: &Path, names: &Names) -> Result<(), String> {
 /// `kube-codegen create api` and `create webhook`.
 pub fn create(args: &CreateArgs) -> ExitCode {
     let (api, webhook) = match &args.what {
-        Create::Api(api) => (api, false),
-        Create::Webhook(api) => (api, true),
+        Create::Api(api) => (api, None),
+        Create::Webhook(w) => (&w.kind, Some(w.sections())),
     };
     let dir = crate::paths::absolute(&api.dir);
     let names = package_name(&dir).and_then(|krate| {
@@ -885,7 +942,7 @@ pub fn create(args: &CreateArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if webhook {
+    if webhook.is_some() {
         // The kind exists: its scope is what its `#[kube]` says, whatever the flag.
         let kind_file = dir
             .join(names.version_dir())
@@ -899,13 +956,12 @@ pub fn create(args: &CreateArgs) -> ExitCode {
         }
     }
     let before = snapshot(&dir);
-    let added = if webhook {
-        add_webhook(&dir, &names)
-    } else {
-        add_kind(&dir, &names)
+    let added = match &webhook {
+        Some(keep) => add_webhook(&dir, &names, keep),
+        None => add_kind(&dir, &names),
     };
     match added.and_then(|()| regenerate(&dir, &names)) {
-        Ok(()) if webhook => {
+        Ok(()) if webhook.is_some() => {
             eprintln!(
                 "kube-codegen: added the {} webhooks to `{}`: src/webhooks/{}.rs, tests/{}_webhook.rs, config/webhook/manifests.yaml; serve them with WEBHOOK_ADDR (INSTALL_WEBHOOKS=1 in development)",
                 names.kind, names.krate, names.kind_snake, names.kind_snake
