@@ -146,10 +146,12 @@ pub fn check_paths(cx: &mut Ctxt, kube: &KubeAttrs, spec: &ItemStruct, structs: 
         if let (Some(ty), Some(col_type)) = (ty, &column.type_)
             && !fits(&col_type.value, ty, structs)
         {
-            cx.error(
+            // kube-apiserver accepts any type for any path (CRDs in the wild show a count as
+            // a string): a warning, and the column is kept as written.
+            cx.warn(
                 col_type.span,
                 format!(
-                    "printcolumn type `{}` does not fit `{}` (`{}`); use {}",
+                    "printcolumn type `{}` does not fit `{}` (`{}`); use {} (kube-apiserver accepts it as written)",
                     col_type.value,
                     path.value,
                     inner(ty).to_token_stream().to_string().replace(' ', ""),

@@ -98,6 +98,11 @@ impl Ctxt {
         self.diagnostics.push(Diagnostic::new(span, message));
     }
 
+    /// Records a warning at `span` (see [`Ctxt::warn_at`]).
+    pub fn warn(&mut self, span: Span, message: impl Into<String>) {
+        self.warnings.push(Diagnostic::new(span, message));
+    }
+
     /// Records a mistake inside the text of a doc comment.
     pub fn error_in_doc(&mut self, span: Span, range: Range<usize>, message: impl Into<String>) {
         self.diagnostics

@@ -347,10 +347,11 @@ fn printcolumn(c: &Context<'_>, cx: &mut Ctxt, m: &Marker) -> Option<Patch> {
         && let Some(Value::String(t)) = column.get("type")
         && !check::fits(t, ty, c.structs)
     {
-        cx.error_at(
+        // kube-apiserver accepts any type for any path: a warning, the column kept as written.
+        cx.warn_at(
             &arg.loc,
             format!(
-                "printer column type `{t}` does not fit `{}` (`{}`)",
+                "printer column type `{t}` does not fit `{}` (`{}`); kube-apiserver accepts it as written",
                 arg.value,
                 ast::inner(ty)
                     .to_token_stream()
