@@ -70,27 +70,6 @@ fn check(args: &InitArgs) -> Result<Names, String> {
             args.dir.display()
         ));
     }
-    if !naming::is_dns_subdomain(&args.group) || !args.group.contains('.') {
-        return Err(format!(
-            "error: `--group {}` must be a DNS subdomain with at least one dot (`{}.example.com`): kube-apiserver refuses a CRD of any other group",
-            args.group,
-            args.group.split('.').next().unwrap_or("batch")
-        ));
-    }
-    if !naming::is_kube_version(&args.version) {
-        return Err(format!(
-            "error: `--version {}` must look like `v1`, `v1alpha1` or `v2beta1`",
-            args.version
-        ));
-    }
-    let kind_ok = args.kind.starts_with(|c: char| c.is_ascii_uppercase())
-        && args.kind.chars().all(|c| c.is_ascii_alphanumeric());
-    if !kind_ok {
-        return Err(format!(
-            "error: `--kind {}` must be UpperCamelCase letters and digits (`Backup`, `DatabaseCluster`)",
-            args.kind
-        ));
-    }
     if dir.exists()
         && std::fs::read_dir(&dir)
             .map(|mut d| d.next().is_some())
@@ -118,15 +97,63 @@ fn check(args: &InitArgs) -> Result<Names, String> {
             .filter(|p| p.join("codegen-runtime/Cargo.toml").is_file())
             .map(Path::to_path_buf),
     };
-    let kind_snake = args.kind.to_snake_case();
+    kind_names(krate, &args.kind_args(), checkout)
+}
+
+/// The group, version, kind and scope of one kind, as `init` and `create` take them.
+struct KindArgs<'a> {
+    group: &'a str,
+    version: &'a str,
+    kind: &'a str,
+    cluster: bool,
+}
+
+impl InitArgs {
+    fn kind_args(&self) -> KindArgs<'_> {
+        KindArgs {
+            group: &self.group,
+            version: &self.version,
+            kind: &self.kind,
+            cluster: self.cluster,
+        }
+    }
+}
+
+/// The names of a kind in crate `krate`, or why its group, version or kind are refused.
+fn kind_names(
+    krate: String,
+    args: &KindArgs<'_>,
+    checkout: Option<PathBuf>,
+) -> Result<Names, String> {
+    if !naming::is_dns_subdomain(args.group) || !args.group.contains('.') {
+        return Err(format!(
+            "error: `--group {}` must be a DNS subdomain with at least one dot (`{}.example.com`): kube-apiserver refuses a CRD of any other group",
+            args.group,
+            args.group.split('.').next().unwrap_or("batch")
+        ));
+    }
+    if !naming::is_kube_version(args.version) {
+        return Err(format!(
+            "error: `--version {}` must look like `v1`, `v1alpha1` or `v2beta1`",
+            args.version
+        ));
+    }
+    let kind_ok = args.kind.starts_with(|c: char| c.is_ascii_uppercase())
+        && args.kind.chars().all(|c| c.is_ascii_alphanumeric());
+    if !kind_ok {
+        return Err(format!(
+            "error: `--kind {}` must be UpperCamelCase letters and digits (`Backup`, `DatabaseCluster`)",
+            args.kind
+        ));
+    }
     Ok(Names {
         krate,
-        group: args.group.clone(),
-        group_mod: naming::group_module(&naming::group_go_name(&args.group)),
-        version: args.version.clone(),
-        kind: args.kind.clone(),
+        group: args.group.to_owned(),
+        group_mod: naming::group_module(&naming::group_go_name(args.group)),
+        version: args.version.to_owned(),
+        kind: args.kind.to_owned(),
         plural: naming::plural_of(&args.kind.to_ascii_lowercase()),
-        kind_snake,
+        kind_snake: args.kind.to_snake_case(),
         cluster: args.cluster,
         checkout,
     })
@@ -827,27 +854,17 @@ fn is_namespaced(text: &str) -> Option<bool> {
         let syn::Item::Struct(s) = item else {
             return None;
         };
-        s.attrs
-            .iter()
-            .find(|a| a.path().is_ident("kube"))
-            .map(|a| quote_free_words(&a.meta).any(|w| w == "namespaced"))
+        let kube = s.attrs.iter().find(|a| a.path().is_ident("kube"))?;
+        let syn::Meta::List(list) = &kube.meta else {
+            return Some(false);
+        };
+        Some(
+            list.tokens
+                .clone()
+                .into_iter()
+                .any(|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == "namespaced")),
+        )
     })
-}
-
-/// The identifiers of an attribute's tokens.
-fn quote_free_words(meta: &syn::Meta) -> impl Iterator<Item = String> {
-    let syn::Meta::List(list) = meta else {
-        return Vec::new().into_iter();
-    };
-    list.tokens
-        .clone()
-        .into_iter()
-        .filter_map(|t| match t {
-            proc_macro2::TokenTree::Ident(i) => Some(i.to_string()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .into_iter()
 }
 
 /// The edits and files of `create webhook`, before regenerating.
@@ -920,21 +937,14 @@ pub fn create(args: &CreateArgs) -> ExitCode {
         Create::Webhook(w) => (&w.kind, Some(w.sections())),
     };
     let dir = crate::paths::absolute(&api.dir);
-    let names = package_name(&dir).and_then(|krate| {
-        // The checks of init's arguments, on a directory that does not exist: only the
-        // names are looked at.
-        let probe = InitArgs {
-            dir: dir
-                .join(format!(".create-api-{}", std::process::id()))
-                .join(&krate),
-            group: api.group.clone(),
-            version: api.version.clone(),
-            kind: api.kind.clone(),
-            cluster: api.cluster,
-            kube_codegen_path: None,
-        };
-        check(&probe)
-    });
+    let kind = KindArgs {
+        group: &api.group,
+        version: &api.version,
+        kind: &api.kind,
+        cluster: api.cluster,
+    };
+    // The kind's files only: no dependency or script is written, so no checkout is needed.
+    let names = package_name(&dir).and_then(|krate| kind_names(krate, &kind, None));
     let mut names = match names {
         Ok(n) => n,
         Err(e) => {
