@@ -494,16 +494,13 @@ where
 {
     let namespace = target.namespace.as_deref();
     let name = target.name.as_deref().unwrap_or("");
-    // The stored object in the request's version.
+    // The stored object; its metadata is all the matching reads, so it is converted to the
+    // request's version only once a webhook matches.
     let stored = shared.lock().get(rt, namespace, name).ok();
-    let old = match stored {
-        Some(o) => Some(crate::conversion::into_version(shared, rt, &o).await?),
-        None => None,
-    };
     let operation = match verb {
         "delete" => "DELETE",
         "create" => "CREATE",
-        "patch" if old.is_none() => "CREATE",
+        "patch" if stored.is_none() => "CREATE",
         _ => "UPDATE",
     };
     // Deletes may say it in their DeleteOptions body, as kube-rs and client-go do.
@@ -546,7 +543,7 @@ where
     };
     let (mutating, validating, uid) = {
         let mut state = shared.lock();
-        let objects = [object.as_ref(), old.as_ref()];
+        let objects = [object.as_ref(), stored.as_ref()];
         let m = if object.is_none() && operation != "DELETE" {
             Vec::new()
         } else {
@@ -558,6 +555,10 @@ where
     if mutating.is_empty() && validating.is_empty() {
         return respond(verb, query, content_type, body);
     }
+    let old = match stored {
+        Some(o) => Some(crate::conversion::into_version(shared, rt, &o).await?),
+        None => None,
+    };
     let mut warnings = Vec::new();
     // Errors carry the warnings the webhooks gave before them, as kube-apiserver's do.
     let with_warnings = |mut e: ApiError, warnings: &[String]| {
