@@ -28,12 +28,12 @@ fn init(cwd: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// `kube-codegen create api args` in the crate.
-fn create_api(dir: &Path, args: &[&str]) -> Output {
+/// `kube-codegen create <what> args` in the crate.
+fn create(dir: &Path, what: &str, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
         .current_dir(dir)
         .env("CARGO_TARGET_DIR", target_dir())
-        .args(["create", "api"])
+        .args(["create", what])
         .args(args)
         .output()
         .unwrap()
@@ -117,8 +117,8 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
         "--kind",
         "RestoreJob",
     ];
-    let create = create_api(&dir, &[&restore[..], &["--cluster"]].concat());
-    assert!(create.status.success(), "{}", stderr(&create));
+    let created = create(&dir, "api", &[&restore[..], &["--cluster"]].concat());
+    assert!(created.status.success(), "{}", stderr(&created));
     let controllers = fs::read_to_string(dir.join("src/controllers/mod.rs")).unwrap();
     assert!(
         controllers.contains("pub mod restore_job;")
@@ -136,7 +136,7 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
             .is_file()
     );
     // The same kind again is refused, and nothing changes.
-    let again = create_api(&dir, &restore);
+    let again = create(&dir, "api", &restore);
     assert_eq!(again.status.code(), Some(1));
     assert!(
         stderr(&again).contains("never overwrites your code"),
@@ -149,13 +149,15 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     );
 
     // The first kind's admission webhooks: served in the crate's test through the fake.
-    let webhook = Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
-        .current_dir(&dir)
-        .env("CARGO_TARGET_DIR", target_dir())
-        .args(["create", "webhook", "--group", "backup.example.com"])
-        .args(["--version", "v1alpha1", "--kind", "Backup"])
-        .output()
-        .unwrap();
+    let backup = [
+        "--group",
+        "backup.example.com",
+        "--version",
+        "v1alpha1",
+        "--kind",
+        "Backup",
+    ];
+    let webhook = create(&dir, "webhook", &backup);
     assert!(webhook.status.success(), "{}", stderr(&webhook));
     let main = fs::read_to_string(dir.join("src/main.rs")).unwrap();
     assert!(main.contains("webhooks::serve("), "{main}");
@@ -170,14 +172,7 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     let verify = in_crate(&dir, "hack/verify-codegen.sh", &[]);
     assert!(verify.status.success(), "verify:\n{}", stderr(&verify));
     // A second kind's defaulting webhook alone joins the same configuration.
-    let second = Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
-        .current_dir(&dir)
-        .env("CARGO_TARGET_DIR", target_dir())
-        .args(["create", "webhook"])
-        .args(restore)
-        .arg("--defaulting")
-        .output()
-        .unwrap();
+    let second = create(&dir, "webhook", &[&restore[..], &["--defaulting"]].concat());
     assert!(second.status.success(), "{}", stderr(&second));
     let test = in_crate(
         &dir,
