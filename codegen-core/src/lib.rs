@@ -70,10 +70,17 @@ pub fn derive_gen_client(input: TokenStream) -> TokenStream {
     let warnings = diag::to_warnings(&cx.take_warnings());
     match (cx.finish(()), resource) {
         (Ok(()), Some(resource)) => {
-            let mut items = warnings;
+            let spec = spec.filter(|_| resource.apply_configuration);
+            // The checks of what the apply configuration reaches come first: they are the
+            // errors that say what to do.
+            let mut items = spec
+                .as_ref()
+                .map(apply_model::custom::reached_checks)
+                .unwrap_or_default();
+            items.extend(warnings);
             items.extend(emit::resource_items(&resource));
             items.extend(emit::crd::crd_items(&resource, &markers));
-            if let Some(spec) = spec.filter(|_| resource.apply_configuration) {
+            if let Some(spec) = spec {
                 items.extend(emit::apply::kind_items(&resource, &spec.ident));
                 items.extend(emit::apply::struct_items(&spec));
             }
@@ -113,7 +120,11 @@ pub fn derive_crd_markers(input: TokenStream) -> TokenStream {
 /// spec (for specs marked `+kubebuilder:ac:generate=true`).
 pub fn derive_apply_configuration(input: TokenStream) -> TokenStream {
     match syn::parse2::<syn::Item>(input) {
-        Ok(syn::Item::Struct(s)) if s.generics.params.is_empty() => emit::apply::struct_items(&s),
+        Ok(syn::Item::Struct(s)) if s.generics.params.is_empty() => {
+            let mut items = apply_model::custom::reached_checks(&s);
+            items.extend(emit::apply::struct_items(&s));
+            items
+        }
         Ok(syn::Item::Enum(e)) if e.generics.params.is_empty() => emit::apply::enum_items(&e),
         Ok(other) => syn::Error::new_spanned(
             other,

@@ -36,6 +36,9 @@ pub trait Apply {
     const MERGE: Merge = Merge::Atomic;
 }
 
+// Left out of diagnostics, so that a type of the user's API without an apply configuration
+// is reported as lacking `Apply` (with the advice above), not k8s-openapi's `DeepMerge`.
+#[diagnostic::do_not_recommend]
 impl<T> Apply for T
 where
     T: k8s_openapi::DeepMerge + Serialize + DeserializeOwned + Clone + Debug + PartialEq,

@@ -9,7 +9,8 @@
 //! `kube_codegen_runtime::apply::Apply`, so the derive and the CLI write the same code.
 
 use proc_macro2::TokenStream;
-use quote::{ToTokens, format_ident, quote};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 use syn::{ItemStruct, Type};
 
 use super::{AcField, AcStruct, Builder, Reached};
@@ -143,7 +144,8 @@ fn leaf(ty: &Type) -> TokenStream {
         ty.to_token_stream()
     } else {
         let rt = rt();
-        quote!(<#ty as #rt::apply::Apply>::Configuration)
+        // Spanned at the type, so a type without one is reported where the user wrote it.
+        quote_spanned!(ty.span()=> <#ty as #rt::apply::Apply>::Configuration)
     }
 }
 
@@ -168,6 +170,54 @@ fn held(f: &Field<'_>) -> TokenStream {
             ty.to_token_stream()
         }
         _ => leaf(ty),
+    }
+}
+
+/// The types of a field that must have an apply configuration of their own: those [`held`]
+/// reaches through `Apply`.
+fn reached<'a>(f: &Field<'a>) -> Vec<&'a Type> {
+    let ty = ast::inner(f.ty);
+    let needs = |t: &'a Type| {
+        let t = ast::inner(t);
+        (!is_primitive(t) && container(t).is_none()).then_some(t)
+    };
+    let args = generic_args(ty);
+    match last_ident(ty).unwrap_or_default().as_str() {
+        "Vec" | "VecDeque" if f.list_map => {
+            args.first().and_then(|t| needs(t)).into_iter().collect()
+        }
+        "Vec" | "VecDeque" | "HashSet" | "BTreeSet" => Vec::new(),
+        "HashMap" | "BTreeMap" if !f.map_atomic && args.len() == 2 => {
+            needs(args[1]).into_iter().collect()
+        }
+        "HashMap" | "BTreeMap" => Vec::new(),
+        _ if f.struct_atomic || !matches!(ty, Type::Path(_)) => Vec::new(),
+        _ => needs(ty).into_iter().collect(),
+    }
+}
+
+/// For the derive: one check per type a struct's apply configuration reaches through
+/// `Apply`, spanned at the type and emitted before the rest, so that a type without
+/// `#[derive(ApplyConfiguration)]` is first reported where the field names it, with the
+/// advice of `Apply`'s message, instead of through the projections that use it.
+pub fn reached_checks(s: &ItemStruct) -> TokenStream {
+    let rt = rt();
+    let fields = fields(s);
+    let checks: Vec<TokenStream> = fields
+        .iter()
+        .flat_map(reached)
+        .map(|ty| quote_spanned!(ty.span()=> Reached<#ty>,))
+        .collect();
+    if checks.is_empty() {
+        return TokenStream::new();
+    }
+    quote! {
+        const _: () = {
+            #[allow(dead_code)]
+            struct Reached<T: #rt::apply::Apply>(::core::marker::PhantomData<T>);
+            #[allow(dead_code)]
+            struct Fields(#(#checks)*);
+        };
     }
 }
 
@@ -209,7 +259,8 @@ fn leaf_merge(ty: &Type) -> Option<TokenStream> {
         // Nested maps merge key by key (a map's default); nested lists are atomic.
         Some(true) => Some(quote!(#rt::apply::Merge::ENTRIES)),
         Some(false) => None,
-        None => (!is_primitive(ty)).then(|| quote!(<#ty as #rt::apply::Apply>::MERGE)),
+        None => (!is_primitive(ty))
+            .then(|| quote_spanned!(ty.span()=> <#ty as #rt::apply::Apply>::MERGE)),
     }
 }
 
