@@ -267,6 +267,56 @@ async fn replace_conversion(
         .map(drop)
 }
 
+/// The conversions of every CRD a [`WebhookServer`](super::WebhookServer) converts, pointed
+/// at it by [`install_conversions`].
+#[derive(Clone, Debug, Default)]
+pub struct InstalledConversions {
+    installed: Vec<InstalledConversion>,
+}
+
+impl InstalledConversions {
+    /// The CRDs whose conversion was pointed at the server.
+    pub fn crds(&self) -> Vec<&str> {
+        self.installed.iter().map(|c| c.crd.as_str()).collect()
+    }
+
+    /// Puts back the conversion each CRD had before; the first error, after trying all.
+    pub async fn uninstall(self) -> Result<(), kube::Error> {
+        let mut first = Ok(());
+        for installed in self.installed {
+            if let Err(e) = installed.uninstall().await
+                && first.is_ok()
+            {
+                first = Err(e);
+            }
+        }
+        first
+    }
+}
+
+/// Points the conversion of each CRD `server` converts (its
+/// [`conversion_crds`](super::WebhookServer::conversion_crds)) at `base` (the serving
+/// address, `https://host:port`) and that kind's path, with `ca_pem` as `caBundle`. All or
+/// nothing: when one fails, those already pointed are put back.
+pub async fn install_conversions(
+    client: &kube::Client,
+    server: &super::WebhookServer,
+    base: &str,
+    ca_pem: &str,
+) -> Result<InstalledConversions, kube::Error> {
+    let mut done = InstalledConversions::default();
+    for (path, crd) in server.conversion_crds() {
+        match install_conversion(client, crd, &format!("{base}{path}"), ca_pem).await {
+            Ok(installed) => done.installed.push(installed),
+            Err(e) => {
+                let _ = done.uninstall().await;
+                return Err(e);
+            }
+        }
+    }
+    Ok(done)
+}
+
 impl InstalledConversion {
     /// Puts back the conversion the CRD had before.
     pub async fn uninstall(self) -> Result<(), kube::Error> {

@@ -156,6 +156,22 @@ impl WebhookServer {
         self
     }
 
+    /// `(path, CRD name)` of each conversion served whose CRD is known (see
+    /// [`Conversion::crd`](super::conversion::Conversion::crd)), by path: what
+    /// [`dev::install_conversions`](super::dev::install_conversions) points at this server.
+    pub fn conversion_crds(&self) -> Vec<(&str, &str)> {
+        let mut crds: Vec<(&str, &str)> = self
+            .routes
+            .iter()
+            .filter_map(|(path, route)| match route {
+                Route::Conversion(c) => c.crd().map(|crd| (path.as_str(), crd)),
+                Route::Admission(_) => None,
+            })
+            .collect();
+        crds.sort_unstable();
+        crds
+    }
+
     /// The paths served, sorted.
     pub fn paths(&self) -> Vec<&str> {
         let mut paths: Vec<&str> = self.routes.keys().map(String::as_str).collect();
