@@ -94,18 +94,20 @@ fn files(args: &WebhooksArgs) -> Result<Vec<OutputFile>, Vec<String>> {
         &webhooks,
         args.cert_manager_certificate.as_deref(),
     );
-    if documents.is_empty() {
-        eprintln!(
-            "kube-codegen: no `+kubebuilder:webhook` marker in `{}`",
-            args.input.display()
-        );
-        return Ok(Vec::new());
-    }
     let mut contents = format!(
         "{}\n# Regenerate with: {}\n",
         output::YAML_HEADER_LINE,
         args.reproduce_command()
     );
+    if documents.is_empty() {
+        // Still written, with no document: code that embeds the file (a crate serving only
+        // conversion webhooks, say) builds, and stays right once markers are added.
+        eprintln!(
+            "kube-codegen: no `+kubebuilder:webhook` marker in `{}`: no configuration",
+            args.input.display()
+        );
+        contents.push_str("# No `+kubebuilder:webhook` marker: no configuration.\n");
+    }
     for doc in documents {
         let yaml = serde_saphyr::to_string(&crate::crds::sorted(&doc))
             .map_err(|e| vec![format!("error: cannot write YAML: {e}")])?;

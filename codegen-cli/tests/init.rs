@@ -1,10 +1,11 @@
 //! `kube-codegen init` as a new user runs it: a crate outside this workspace that passes
 //! its own `cargo test` and `hack/verify-codegen.sh` at once, and again after `create api`
-//! adds a cluster-scoped kind in another group (the same kind again is refused) and after
-//! `create webhook` adds the first kind's admission webhooks; a spec field renamed without
-//! regenerating fails the build with the command to run; regenerating after adding one
-//! builds again; arguments it refuses leave nothing behind; a second `init` into the crate
-//! is refused.
+//! adds a cluster-scoped kind in another group (the same kind again is refused), after
+//! `create webhook` adds the first kind's admission webhooks, and after `create api` adds a
+//! second version of a kind and `create webhook --conversion` converts between them; a spec
+//! field renamed without regenerating fails the build with the command to run; regenerating
+//! after adding one builds again; arguments it refuses leave nothing behind; a second `init`
+//! into the crate is refused.
 //!
 //! The crate depends on this checkout by path and shares this workspace's target directory
 //! and lock file, so only the crate itself, its CRD runner and its test are compiled.
@@ -197,6 +198,93 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     );
     let hooks = fs::read_to_string(dir.join("src/webhooks/restore_job.rs")).unwrap();
     assert!(!hooks.contains("impl Validator"), "{hooks}");
+
+    // A conversion needs a second version; a second version of a kind is its type alone,
+    // the first stays the storage version; the hub of a conversion must be that version.
+    let restore_v2 = [
+        "--group",
+        "restore.example.com",
+        "--version",
+        "v2",
+        "--kind",
+        "RestoreJob",
+    ];
+    let one = create(&dir, "webhook", &[&restore[..], &["--conversion"]].concat());
+    assert_eq!(one.status.code(), Some(1));
+    assert!(
+        stderr(&one).contains("RestoreJob has one version, v1: a conversion needs a second"),
+        "{}",
+        stderr(&one)
+    );
+    let controllers = fs::read_to_string(dir.join("src/controllers/mod.rs")).unwrap();
+    let v2 = create(&dir, "api", &restore_v2);
+    assert!(v2.status.success(), "{}", stderr(&v2));
+    assert_eq!(
+        fs::read_to_string(dir.join("src/controllers/mod.rs")).unwrap(),
+        controllers,
+        "no second controller"
+    );
+    let v1_file = fs::read_to_string(dir.join("src/apis/restore/v1/restore_job.rs")).unwrap();
+    assert!(
+        v1_file.contains("/// +kubebuilder:storageversion\n#[derive("),
+        "{v1_file}"
+    );
+    let spoke_hub = create(
+        &dir,
+        "webhook",
+        &[&restore_v2[..], &["--conversion"]].concat(),
+    );
+    assert_eq!(spoke_hub.status.code(), Some(1));
+    assert!(
+        stderr(&spoke_hub).contains(
+            "RestoreJob stores v1 (`+kubebuilder:storageversion`): run with `--version v1`"
+        ),
+        "{}",
+        stderr(&spoke_hub)
+    );
+    let conversion = create(&dir, "webhook", &[&restore[..], &["--conversion"]].concat());
+    assert!(conversion.status.success(), "{}", stderr(&conversion));
+    assert!(
+        dir.join("src/apis/restore/v2/restore_job_conversion.rs")
+            .is_file()
+    );
+    let script = fs::read_to_string(dir.join("hack/update-codegen.sh")).unwrap();
+    assert!(
+        script.contains("--conversion-service backup-operator-system/backup-operator-webhook"),
+        "{script}"
+    );
+    // Served in the crate's test: the sample round-trips, and the fake reads every version
+    // through the webhook.
+    let test = in_crate(
+        &dir,
+        "cargo",
+        &["test", "--quiet", "--test", "restore_job_conversion"],
+    );
+    let out = String::from_utf8_lossy(&test.stdout);
+    assert!(test.status.success(), "{out}{}", stderr(&test));
+    assert!(out.contains("2 passed"), "{out}");
+    let verify = in_crate(&dir, "hack/verify-codegen.sh", &[]);
+    assert!(verify.status.success(), "verify:\n{}", stderr(&verify));
+    // Once v2's fields differ, the CRD's conversion goes through the webhook Service.
+    let v2_file = dir.join("src/apis/restore/v2/restore_job.rs");
+    let v2_text = fs::read_to_string(&v2_file).unwrap();
+    fs::write(
+        &v2_file,
+        v2_text.replace(
+            "    pub description: Option<String>,\n",
+            "    pub description: Option<String>,\n    /// +optional\n    pub paused: Option<bool>,\n",
+        ),
+    )
+    .unwrap();
+    let update = in_crate(&dir, "hack/update-codegen.sh", &[]);
+    assert!(update.status.success(), "{}", stderr(&update));
+    let crd =
+        fs::read_to_string(dir.join("config/crd/restore.example.com_restorejobs.yaml")).unwrap();
+    assert!(
+        crd.contains("strategy: Webhook")
+            && crd.contains("path: /convert-restore-example-com-restorejob"),
+        "{crd}"
+    );
 
     // Renaming a spec field without regenerating fails the build, naming the command.
     let kind_file = dir.join("src/apis/backup/v1alpha1/backup.rs");

@@ -14,6 +14,8 @@ use clap::Args;
 use heck::ToSnakeCase;
 use kube_codegen_core::naming;
 
+mod versions;
+
 /// Arguments of `kube-codegen init`.
 #[derive(Debug, Args)]
 pub struct InitArgs {
@@ -433,7 +435,7 @@ fn regenerate(dir: &Path, names: &Names) -> Result<(), String> {
             all_features: false,
             no_default_features: false,
             verify: false,
-            conversion_service: None,
+            conversion_service: versions::conversion_service(dir, names),
             cert_manager_certificate: None,
         }),
     )
@@ -495,10 +497,13 @@ pub struct CreateArgs {
 enum Create {
     /// Add a kind to a crate `init` wrote: its type, controller (wired into
     /// `src/controllers/mod.rs`), test and sample; then regenerate the clients, CRDs and RBAC.
+    /// For a kind the crate has in another version: the new version's type and sample (the
+    /// version there stays the storage version, marked so).
     Api(ApiArgs),
     /// Add a kind's admission webhooks (defaulting and validation examples) to a crate `init`
     /// wrote: `src/webhooks/<kind>.rs` with its markers, wired into `src/webhooks/mod.rs`
     /// and the binary (`WEBHOOK_ADDR`), a test, and the configurations in `config/webhook`.
+    /// With `--conversion`, the conversion webhook between the kind's versions.
     Webhook(WebhookArgs),
 }
 
@@ -513,12 +518,18 @@ pub struct WebhookArgs {
     /// A validating webhook; with neither flag, both.
     #[arg(long)]
     validation: bool,
+    /// A conversion webhook between the kind's versions, through `--version` (the storage
+    /// version, the hub): marks it `+kube-codegen:conversion` and writes each other version's
+    /// conversions, a test, and the Service into `config/crd`. Alone, no admission webhooks.
+    #[arg(long)]
+    conversion: bool,
 }
 
 impl WebhookArgs {
-    /// The template sections to keep: `defaulting`, `validation`.
+    /// The template sections to keep: `defaulting`, `validation`; none with `--conversion`
+    /// alone.
     fn sections(&self) -> Vec<&'static str> {
-        let both = !self.defaulting && !self.validation;
+        let both = !self.defaulting && !self.validation && !self.conversion;
         [
             ("defaulting", self.defaulting),
             ("validation", self.validation),
@@ -668,8 +679,13 @@ fn ensure_line(path: &Path, line: &str) -> Result<(), String> {
         .map_err(|e| format!("error: cannot write `{}`: {e}", path.display()))
 }
 
-/// The edits and files of `create api`, before regenerating.
+/// The edits and files of `create api`, before regenerating: a new kind, or a new version
+/// of a kind the crate has.
 fn add_kind(dir: &Path, names: &Names) -> Result<(), String> {
+    let others = versions::other_versions(dir, names);
+    if !others.is_empty() {
+        return versions::add_version(dir, names, &others);
+    }
     let controllers = dir.join("src/controllers/mod.rs");
     let text = std::fs::read_to_string(&controllers).unwrap_or_default();
     if !text.contains(MODULES_MARKER) || !text.contains(RUN_MARKER) {
@@ -687,6 +703,29 @@ fn add_kind(dir: &Path, names: &Names) -> Result<(), String> {
             ));
         }
     }
+    let with_modules = text
+        .replacen(
+            MODULES_MARKER,
+            &format!("pub mod {};\n{MODULES_MARKER}", names.kind_snake),
+            1,
+        )
+        .replacen(
+            RUN_MARKER,
+            &format!(
+                "        {}::run(client.clone(), shutdown.clone()).boxed(),\n{RUN_MARKER}",
+                names.kind_snake
+            ),
+            1,
+        );
+    add_modules(dir, names)?;
+    std::fs::write(&controllers, with_modules)
+        .map_err(|e| format!("error: cannot write `{}`: {e}", controllers.display()))?;
+    write_files(dir, &names.kind_files())
+}
+
+/// The module lines of a kind's version: `src/apis/mod.rs`, the group's and the version's
+/// `mod.rs` (written when new), after checking that the version's directory is this group's.
+fn add_modules(dir: &Path, names: &Names) -> Result<(), String> {
     let version_mod = dir.join(names.version_dir()).join("mod.rs");
     if let Ok(existing) = std::fs::read_to_string(&version_mod) {
         let group = existing
@@ -706,22 +745,6 @@ fn add_kind(dir: &Path, names: &Names) -> Result<(), String> {
             ));
         }
     }
-    let with_modules = text
-        .replacen(
-            MODULES_MARKER,
-            &format!("pub mod {};\n{MODULES_MARKER}", names.kind_snake),
-            1,
-        )
-        .replacen(
-            RUN_MARKER,
-            &format!(
-                "        {}::run(client.clone(), shutdown.clone()).boxed(),\n{RUN_MARKER}",
-                names.kind_snake
-            ),
-            1,
-        );
-    std::fs::write(&controllers, with_modules)
-        .map_err(|e| format!("error: cannot write `{}`: {e}", controllers.display()))?;
     ensure_line(
         &dir.join("src/apis/mod.rs"),
         &format!("pub mod {};", names.group_mod),
@@ -745,11 +768,10 @@ fn add_kind(dir: &Path, names: &Names) -> Result<(), String> {
                 "pub use {}::{{{k}, {k}Condition, {k}Spec, {k}Status}};",
                 names.kind_snake
             ),
-        )?;
+        )
     } else {
-        write_files(dir, std::slice::from_ref(version_file))?;
+        write_files(dir, std::slice::from_ref(version_file))
     }
-    write_files(dir, &names.kind_files())
 }
 
 /// The marker lines `create webhook` writes above, and the one of `main.rs` it replaces.
@@ -934,7 +956,7 @@ fn add_webhook(dir: &Path, names: &Names, keep: &[&str]) -> Result<(), String> {
 pub fn create(args: &CreateArgs) -> ExitCode {
     let (api, webhook) = match &args.what {
         Create::Api(api) => (api, None),
-        Create::Webhook(w) => (&w.kind, Some(w.sections())),
+        Create::Webhook(w) => (&w.kind, Some(w)),
     };
     let dir = crate::paths::absolute(&api.dir);
     let kind = KindArgs {
@@ -952,42 +974,67 @@ pub fn create(args: &CreateArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if webhook.is_some() {
-        // The kind exists: its scope is what its `#[kube]` says, whatever the flag.
-        let kind_file = dir
-            .join(names.version_dir())
-            .join(format!("{}.rs", names.kind_snake));
-        if let Some(namespaced) = std::fs::read_to_string(&kind_file)
-            .ok()
-            .as_deref()
-            .and_then(is_namespaced)
-        {
-            names.cluster = !namespaced;
-        }
+    // A kind the crate has: its scope is what its `#[kube]` says, whatever the flag.
+    let existing = versions::other_versions(&dir, &names)
+        .into_iter()
+        .chain(std::iter::once(names.version.clone()))
+        .filter_map(|v| {
+            let file = dir
+                .join("src/apis")
+                .join(&names.group_mod)
+                .join(v)
+                .join(format!("{}.rs", names.kind_snake));
+            std::fs::read_to_string(file)
+                .ok()
+                .as_deref()
+                .and_then(is_namespaced)
+        })
+        .next();
+    if let Some(namespaced) = existing {
+        names.cluster = !namespaced;
     }
+    let new_version = webhook.is_none() && existing.is_some();
     let before = snapshot(&dir);
-    let added = match &webhook {
-        Some(keep) => add_webhook(&dir, &names, keep),
+    let added = match webhook {
+        Some(w) => {
+            let keep = w.sections();
+            let admission = if keep.is_empty() {
+                Ok(())
+            } else {
+                add_webhook(&dir, &names, &keep)
+            };
+            admission.and_then(|()| {
+                if w.conversion {
+                    versions::add_conversion(&dir, &names)
+                } else {
+                    Ok(())
+                }
+            })
+        }
         None => add_kind(&dir, &names),
     };
     match added.and_then(|()| regenerate(&dir, &names)) {
-        Ok(()) if webhook.is_some() => {
-            eprintln!(
-                "kube-codegen: added the {} webhooks to `{}`: src/webhooks/{}.rs, tests/{}_webhook.rs, config/webhook/manifests.yaml; serve them with WEBHOOK_ADDR (INSTALL_WEBHOOKS=1 in development)",
-                names.kind, names.krate, names.kind_snake, names.kind_snake
-            );
-            ExitCode::SUCCESS
-        }
         Ok(()) => {
-            eprintln!(
-                "kube-codegen: added {} ({}/{}) to `{}`: src/controllers/{}.rs, tests/{}.rs",
-                names.kind,
-                names.group,
-                names.version,
-                names.krate,
-                names.kind_snake,
-                names.kind_snake
-            );
+            let (k, snake) = (&names.kind, &names.kind_snake);
+            let what = match webhook {
+                Some(w) if w.conversion && w.sections().is_empty() => format!(
+                    "the {k} conversion webhook through {} (src/apis/{}/<version>/{snake}_conversion.rs, tests/{snake}_conversion.rs), served with the webhooks on WEBHOOK_ADDR (INSTALL_WEBHOOKS=1 in development)",
+                    names.version, names.group_mod
+                ),
+                Some(w) => format!(
+                    "the {k} webhooks{} (src/webhooks/{snake}.rs, tests/{snake}_webhook.rs, config/webhook/manifests.yaml); serve them with WEBHOOK_ADDR (INSTALL_WEBHOOKS=1 in development)",
+                    if w.conversion { " and conversion" } else { "" }
+                ),
+                None if new_version => format!(
+                    "{k} {}/{} (src/apis/{}/{}/{snake}.rs); its controller keeps watching the storage version, and `kube-codegen create webhook --conversion` converts between the versions",
+                    names.group, names.version, names.group_mod, names.version
+                ),
+                None => format!(
+                    "{k} {}/{} (src/controllers/{snake}.rs, tests/{snake}.rs)",
+                    names.group, names.version
+                ),
+            };
+            eprintln!("kube-codegen: added to `{}`: {what}", names.krate);
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -1,0 +1,290 @@
+//! A kind in several versions: `create api` for a version of a kind the crate has, and
+//! `create webhook --conversion`, which converts between them through the storage version.
+//!
+//! A new version is a type, its sample and its module lines: the controller keeps watching
+//! the version it was written for, which stays the storage version (marked so when it is
+//! the first to get a sibling). Conversion marks that version the hub (`+kube-codegen:
+//! conversion`), writes each other version's `TryFrom` pair over
+//! `kube_codegen_runtime::webhook::conversion::same_fields` (right while the fields agree,
+//! an error naming the first field that would be lost once they do not), serves the
+//! generated `conversions()` beside the admission webhooks, and points the CRDs of
+//! `config/crd` at the webhook Service.
+
+use std::path::{Path, PathBuf};
+
+use super::{
+    Names, WEBHOOK_SERVER_MARKER, add_webhooks_module, ensure_line, read, write, write_files,
+};
+
+const STORAGE: &str = "+kubebuilder:storageversion";
+const CONVERSION: &str = "+kube-codegen:conversion";
+
+/// The line `create webhook --conversion` adds to `server()` in `src/webhooks/mod.rs`.
+const SERVE_CONVERSIONS: &str =
+    "    let server = server.conversions(crate::generated::conversion::conversions());";
+
+/// The `crds` lines of the scripts, and what conversion makes of them.
+const CRDS_LINES: [&str; 2] = [
+    "crds --input src/apis --output config/crd",
+    "crds --verify --input src/apis --output config/crd",
+];
+
+/// The Service the conversion webhook of `config/crd` is reached at: the admission
+/// webhooks' (`serviceName`, `serviceNamespace` of their markers).
+fn service(names: &Names) -> String {
+    format!("{0}-system/{0}-webhook", names.krate)
+}
+
+/// The kind's file in `version`.
+fn kind_file(dir: &Path, names: &Names, version: &str) -> PathBuf {
+    dir.join("src/apis")
+        .join(&names.group_mod)
+        .join(version)
+        .join(format!("{}.rs", names.kind_snake))
+}
+
+/// The versions of the kind in the crate other than `names.version`, sorted.
+pub(super) fn other_versions(dir: &Path, names: &Names) -> Vec<String> {
+    let group = dir.join("src/apis").join(&names.group_mod);
+    let mut versions: Vec<String> = std::fs::read_dir(group)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|v| *v != names.version && kind_file(dir, names, v).is_file())
+        .collect();
+    versions.sort();
+    versions
+}
+
+/// Whether the kind's struct in `text` carries `marker` in its docs; `None` when `text`
+/// has no struct with `#[kube(...)]`.
+fn has_marker(text: &str, marker: &str) -> Option<bool> {
+    let file = syn::parse_file(text).ok()?;
+    file.items.iter().find_map(|item| match item {
+        syn::Item::Struct(s) if s.attrs.iter().any(|a| a.path().is_ident("kube")) => {
+            Some(s.attrs.iter().any(|a| match &a.meta {
+                syn::Meta::NameValue(nv) if nv.path.is_ident("doc") => matches!(
+                    &nv.value,
+                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(doc), .. })
+                        if doc.value().trim() == marker
+                ),
+                _ => false,
+            }))
+        }
+        _ => None,
+    })
+}
+
+/// `text` with `/// <marker>` on its own line above the first attribute of the kind's struct
+/// that is not a doc comment (its `#[derive(...)]`), so it ends the struct's docs.
+fn with_marker(text: &str, marker: &str) -> Option<String> {
+    let file = syn::parse_file(text).ok()?;
+    let line = file.items.iter().find_map(|item| match item {
+        syn::Item::Struct(s) if s.attrs.iter().any(|a| a.path().is_ident("kube")) => s
+            .attrs
+            .iter()
+            .find(|a| !a.path().is_ident("doc"))
+            .map(|a| a.pound_token.span.start().line),
+        _ => None,
+    })?;
+    let mut lines: Vec<&str> = text.lines().collect();
+    let at = line.checked_sub(1).filter(|i| *i < lines.len())?;
+    let indent: String = lines[at]
+        .chars()
+        .take_while(|c| c.is_whitespace())
+        .collect();
+    let added = format!("{indent}/// {marker}");
+    lines.insert(at, &added);
+    Some(lines.join("\n") + if text.ends_with('\n') { "\n" } else { "" })
+}
+
+/// Adds `marker` to the kind's docs in `path`, unless there already.
+fn mark(path: &Path, marker: &str) -> Result<(), String> {
+    let text = read(path)?;
+    let unreadable = || {
+        format!(
+            "error: `{}` has no struct with `#[kube(...)]` that create could read; add `/// {marker}` to the kind's docs by hand",
+            path.display()
+        )
+    };
+    if has_marker(&text, marker).ok_or_else(unreadable)? {
+        return Ok(());
+    }
+    write(path, &with_marker(&text, marker).ok_or_else(unreadable)?)
+}
+
+/// `create api` for a kind the crate has in `others`: the new version's type, sample and
+/// module lines; the version already there becomes the storage version unless one is.
+pub(super) fn add_version(dir: &Path, names: &Names, others: &[String]) -> Result<(), String> {
+    let files: Vec<_> = names
+        .kind_files()
+        .into_iter()
+        .filter(|(path, _, _)| !path.starts_with("src/controllers") && !path.starts_with("tests"))
+        .collect();
+    for (path, _, _) in &files {
+        if dir.join(path).exists() {
+            return Err(format!(
+                "error: `{}` exists: create api adds new versions only and never overwrites your code",
+                path.display()
+            ));
+        }
+    }
+    let mut stored = Vec::new();
+    for version in others {
+        let text = read(&kind_file(dir, names, version))?;
+        if has_marker(&text, STORAGE) == Some(true) {
+            stored.push(version.clone());
+        }
+    }
+    match (stored.as_slice(), others) {
+        ([], [only]) => mark(&kind_file(dir, names, only), STORAGE)?,
+        ([], _) => {
+            return Err(format!(
+                "error: none of the versions of {} ({}) is marked `{STORAGE}`; mark the one kube-apiserver stores, then add {}",
+                names.kind,
+                others.join(", "),
+                names.version
+            ));
+        }
+        _ => {}
+    }
+    super::add_modules(dir, names)?;
+    write_files(dir, &files)
+}
+
+/// `create webhook --conversion`: the kind's version `names.version`, its storage version,
+/// becomes the hub, and every other version converts to and from it.
+pub(super) fn add_conversion(dir: &Path, names: &Names) -> Result<(), String> {
+    let hub = kind_file(dir, names, &names.version);
+    let hub_text = read(&hub)?;
+    let spokes = other_versions(dir, names);
+    if spokes.is_empty() {
+        return Err(format!(
+            "error: {} has one version, {}: a conversion needs a second (`kube-codegen create api --group {} --version v2 --kind {}`)",
+            names.kind, names.version, names.group, names.kind
+        ));
+    }
+    if has_marker(&hub_text, STORAGE) != Some(true) {
+        let stored = spokes.iter().find(|v| {
+            read(&kind_file(dir, names, v))
+                .ok()
+                .and_then(|t| has_marker(&t, STORAGE))
+                == Some(true)
+        });
+        return Err(match stored {
+            Some(v) => format!(
+                "error: the hub of a conversion is the storage version, and {} stores {v} (`{STORAGE}`): run with `--version {v}`",
+                names.kind
+            ),
+            None => format!(
+                "error: no version of {} is marked `{STORAGE}`; mark {} (the hub) first",
+                names.kind, names.version
+            ),
+        });
+    }
+    if has_marker(&hub_text, CONVERSION) == Some(true) {
+        return Err(format!(
+            "error: `{}` is marked `{CONVERSION}` already: create webhook never overwrites your code",
+            hub.display()
+        ));
+    }
+    let files: Vec<(PathBuf, String, bool)> = spokes
+        .iter()
+        .map(|spoke| {
+            let path = PathBuf::from("src/apis")
+                .join(&names.group_mod)
+                .join(spoke)
+                .join(format!("{}_conversion.rs", names.kind_snake));
+            let text = names
+                .fill(include_str!("template/conversion.rs.tmpl"))
+                .replace("__SPOKE__", spoke);
+            (path, text, false)
+        })
+        .chain(std::iter::once((
+            PathBuf::from("tests").join(format!("{}_conversion.rs", names.kind_snake)),
+            test_file(names),
+            false,
+        )))
+        .collect();
+    for (path, _, _) in &files {
+        if dir.join(path).exists() {
+            return Err(format!(
+                "error: `{}` exists: create webhook never overwrites your code",
+                path.display()
+            ));
+        }
+    }
+    mark(&hub, CONVERSION)?;
+    for spoke in &spokes {
+        let module = dir
+            .join("src/apis")
+            .join(&names.group_mod)
+            .join(spoke)
+            .join("mod.rs");
+        ensure_line(&module, &format!("mod {}_conversion;", names.kind_snake))?;
+    }
+    let module = dir.join("src/webhooks/mod.rs");
+    if !module.exists() {
+        add_webhooks_module(dir, names)?;
+    }
+    let text = read(&module)?;
+    if !text.contains(SERVE_CONVERSIONS) {
+        if !text.contains(WEBHOOK_SERVER_MARKER) {
+            return Err(format!(
+                "error: `{}` lacks the line create webhook writes above:\n  {}\nput it back, or serve `crate::generated::conversion::conversions()` by hand",
+                module.display(),
+                WEBHOOK_SERVER_MARKER.trim()
+            ));
+        }
+        write(
+            &module,
+            &super::above(&text, WEBHOOK_SERVER_MARKER, SERVE_CONVERSIONS),
+        )?;
+    }
+    for script in ["hack/update-codegen.sh", "hack/verify-codegen.sh"] {
+        point_crds_at_service(&dir.join(script), names)?;
+    }
+    write_files(dir, &files)
+}
+
+/// `tests/<kind>_conversion.rs`.
+fn test_file(names: &Names) -> String {
+    let sample = format!(
+        "{}_{}_{}.yaml",
+        names.group_mod, names.version, names.kind_snake
+    );
+    let api = if names.cluster {
+        "Api::all_with(client.clone(), &resource)"
+    } else {
+        "Api::default_namespaced_with(client.clone(), &resource)"
+    };
+    names
+        .fill(include_str!("template/test_conversion.rs.tmpl"))
+        .replace("__SAMPLE_FILE__", &sample)
+        .replace("__DYNAMIC_API__", api)
+}
+
+/// The script at `path` with its `crds` line writing the conversion Service into the CRDs.
+fn point_crds_at_service(path: &Path, names: &Names) -> Result<(), String> {
+    let text = read(path)?;
+    let with = format!("--conversion-service {}", service(names));
+    if text.contains(&with) {
+        return Ok(());
+    }
+    let Some(line) = CRDS_LINES.iter().find(|l| text.contains(*l)) else {
+        return Err(format!(
+            "error: `{}` has no `{}` line to add `{with}` to; add it by hand",
+            path.display(),
+            CRDS_LINES[0]
+        ));
+    };
+    write(path, &text.replacen(line, &format!("{line} {with}"), 1))
+}
+
+/// The conversion Service `regenerate` writes into `config/crd`, once the crate converts.
+pub(super) fn conversion_service(dir: &Path, names: &Names) -> Option<String> {
+    dir.join("src/generated/conversion.rs")
+        .is_file()
+        .then(|| service(names))
+}
