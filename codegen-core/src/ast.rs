@@ -303,6 +303,24 @@ pub(crate) fn json_fields(s: &ItemStruct) -> Option<Vec<(String, &Type)>> {
     )
 }
 
+/// Whether `s` has a `#[serde(skip)]` field that would otherwise be named `json`.
+pub(crate) fn skipped_field_named(s: &ItemStruct, json: &str) -> bool {
+    let rename_all = serde_value(&s.attrs, "rename_all");
+    let Fields::Named(named) = &s.fields else {
+        return false;
+    };
+    named.named.iter().any(|f| {
+        serde_flag(&f.attrs, "skip")
+            && f.ident.as_ref().is_some_and(|ident| {
+                let ident = ident.to_string();
+                let name = serde_value(&f.attrs, "rename").unwrap_or_else(|| {
+                    renamed(ident.trim_start_matches("r#"), rename_all.as_deref())
+                });
+                name == json
+            })
+    })
+}
+
 /// `Option<T>` -> `T`; `Box<T>` -> `T`.
 pub(crate) fn inner(ty: &Type) -> &Type {
     if let Type::Path(p) = ty

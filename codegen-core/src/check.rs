@@ -9,7 +9,7 @@
 use quote::ToTokens;
 use syn::{ItemStruct, Type};
 
-use crate::ast::{Structs, inner, json_fields};
+use crate::ast::{Structs, inner, json_fields, skipped_field_named};
 use crate::attr::kube::{KubeAttrs, Spanned};
 use crate::diag::{Ctxt, did_you_mean};
 use crate::model::Resource;
@@ -59,7 +59,17 @@ pub(crate) fn resolve<'a>(
     status: Option<&'a ItemStruct>,
     structs: &Structs<'a>,
     what: &str,
+    lenient: bool,
 ) -> Option<&'a Type> {
+    // A path naming no field: an error, or with `lenient` (printer columns, which
+    // kube-apiserver takes with any path) a warning saying the column is kept.
+    let mut missing = |cx: &mut Ctxt, message: String| {
+        if lenient {
+            cx.warn(path.span, format!("{message}{KEPT_COLUMN}"));
+        } else {
+            cx.error(path.span, message);
+        }
+    };
     let text = path.value.trim_start_matches('.');
     // A JSONPath index or filter (`.status.conditions[?(@.type=="Ready")].status`): the
     // fields before it are checked; what it selects is not.
@@ -74,10 +84,10 @@ pub(crate) fn resolve<'a>(
         "status" => status?,
         "metadata" | "" => return None,
         other => {
-            cx.error(
-                path.span,
+            missing(
+                cx,
                 format!(
-                    "{what} `{}` must start with `.spec`, `.status` or `.metadata`, not `.{other}`",
+                    "{what} `{}` names `.{other}`, not a field below `.spec`, `.status` or `.metadata`",
                     path.value
                 ),
             );
@@ -89,6 +99,17 @@ pub(crate) fn resolve<'a>(
     for seg in segments {
         let fields = json_fields(current)?;
         let Some((_, field_ty)) = fields.iter().find(|(n, _)| n == seg) else {
+            if skipped_field_named(current, seg) {
+                // Named, but never in the JSON: a mistake, whatever the server accepts.
+                cx.error(
+                    path.span,
+                    format!(
+                        "{what} `{}`: `.{walked}.{seg}` is `#[serde(skip)]`, so never in the object",
+                        path.value
+                    ),
+                );
+                return None;
+            }
             let names: Vec<&str> = fields.iter().map(|(n, _)| n.as_str()).collect();
             let hint = did_you_mean(seg, names.iter().copied());
             let hint = if hint.is_empty() {
@@ -96,8 +117,8 @@ pub(crate) fn resolve<'a>(
             } else {
                 hint
             };
-            cx.error(
-                path.span,
+            missing(
+                cx,
                 format!(
                     "{what} `{}`: `.{walked}` has no field `{seg}` (serde names){hint}",
                     path.value
@@ -132,6 +153,9 @@ fn list(names: &[&str]) -> String {
     }
 }
 
+/// What a warning about a printer column's path adds: the column is kept.
+pub(crate) const KEPT_COLUMN: &str = " (kube-apiserver accepts any path here: the column is kept, empty where the path finds nothing)";
+
 /// Checks the JSON paths of `kube` against `spec` and, when found, its status struct.
 pub fn check_paths(cx: &mut Ctxt, kube: &KubeAttrs, spec: &ItemStruct, structs: &Structs<'_>) {
     let status = kube
@@ -142,7 +166,15 @@ pub fn check_paths(cx: &mut Ctxt, kube: &KubeAttrs, spec: &ItemStruct, structs: 
         let Some(path) = &column.json_path else {
             continue;
         };
-        let ty = resolve(cx, path, spec, status, structs, "printcolumn json_path");
+        let ty = resolve(
+            cx,
+            path,
+            spec,
+            status,
+            structs,
+            "printcolumn json_path",
+            true,
+        );
         if let (Some(ty), Some(col_type)) = (ty, &column.type_)
             && !fits(&col_type.value, ty, structs)
         {
@@ -161,7 +193,7 @@ pub fn check_paths(cx: &mut Ctxt, kube: &KubeAttrs, spec: &ItemStruct, structs: 
         }
     }
     for path in &kube.selectable {
-        resolve(cx, path, spec, status, structs, "selectable");
+        resolve(cx, path, spec, status, structs, "selectable", false);
     }
     if let Some(scale) = &kube.scale {
         for (path, what) in [
@@ -170,7 +202,7 @@ pub fn check_paths(cx: &mut Ctxt, kube: &KubeAttrs, spec: &ItemStruct, structs: 
             (&scale.label_selector_path, "scale label_selector_path"),
         ] {
             if let Some(path) = path {
-                resolve(cx, path, spec, status, structs, what);
+                resolve(cx, path, spec, status, structs, what, false);
             }
         }
     }

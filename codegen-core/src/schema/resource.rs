@@ -33,6 +33,27 @@ impl Context<'_> {
     /// Resolves the path in `arg` against the spec and status structs; a mistake is
     /// reported at the marker's argument.
     fn path<'t>(&'t self, cx: &mut Ctxt, arg: &marker::Arg, what: &str) -> Option<&'t syn::Type> {
+        self.resolve(cx, arg, what, false)
+    }
+
+    /// [`Context::path`] for a printer column: kube-apiserver takes any JSONPath there (the
+    /// column is empty where it finds nothing), so a path naming no field is a warning.
+    fn column_path<'t>(
+        &'t self,
+        cx: &mut Ctxt,
+        arg: &marker::Arg,
+        what: &str,
+    ) -> Option<&'t syn::Type> {
+        self.resolve(cx, arg, what, true)
+    }
+
+    fn resolve<'t>(
+        &'t self,
+        cx: &mut Ctxt,
+        arg: &marker::Arg,
+        what: &str,
+        lenient: bool,
+    ) -> Option<&'t syn::Type> {
         let spanned = Spanned {
             value: arg.value.clone(),
             span: arg.loc.span,
@@ -45,7 +66,11 @@ impl Context<'_> {
             self.status,
             self.structs,
             what,
+            lenient,
         );
+        for d in inner.take_warnings() {
+            cx.warn_at(&arg.loc, d.message);
+        }
         for d in inner.into_diagnostics() {
             cx.error_at(&arg.loc, d.message);
         }
@@ -343,7 +368,7 @@ fn printcolumn(c: &Context<'_>, cx: &mut Ctxt, m: &Marker) -> Option<Patch> {
         }
     }
     if let Some(arg) = json_path
-        && let Some(ty) = c.path(cx, arg, "printcolumn JSONPath")
+        && let Some(ty) = c.column_path(cx, arg, "printcolumn JSONPath")
         && let Some(Value::String(t)) = column.get("type")
         && !check::fits(t, ty, c.structs)
     {
