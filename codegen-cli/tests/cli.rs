@@ -528,7 +528,7 @@ pub struct Item {
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(
-        err.contains("printcolumn json_path `.spec.cache`: `.spec.cache` is `#[serde(skip)]`, so never in the object"),
+        err.contains("printcolumn json_path `.spec.cache`: `cache` of `.spec` is `#[serde(skip)]`, so never in the object"),
         "{err}"
     );
     assert!(err.contains("`id`"), "{err}");

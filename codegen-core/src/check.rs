@@ -50,20 +50,31 @@ pub(crate) fn fits(column_type: &str, ty: &Type, structs: &Structs<'_>) -> bool 
     }
 }
 
+/// What a resource's JSON paths are resolved against.
+pub(crate) struct Roots<'a, 's> {
+    /// The struct with `#[kube]`: the spec, or with `no_spec` the root's properties.
+    pub spec: &'a ItemStruct,
+    /// The status struct, when found.
+    pub status: Option<&'a ItemStruct>,
+    /// Where named types are defined.
+    pub structs: &'s Structs<'a>,
+    /// `#[kube(no_spec)]`: `spec` holds the root's properties.
+    pub no_spec: bool,
+}
+
 /// Resolves `.spec.a.b` against the spec struct (or `.status...` against the status
-/// struct); reports the first segment that does not exist. Returns the leaf's type.
+/// struct; with `no_spec`, `.a.b` against the struct of the root's properties); reports
+/// the first segment that does not exist. Returns the leaf's type.
 pub(crate) fn resolve<'a>(
     cx: &mut Ctxt,
     path: &Spanned<String>,
-    spec: &'a ItemStruct,
-    status: Option<&'a ItemStruct>,
-    structs: &Structs<'a>,
+    roots: &Roots<'a, '_>,
     what: &str,
     lenient: bool,
 ) -> Option<&'a Type> {
     // A path naming no field: an error, or with `lenient` (printer columns, which
     // kube-apiserver takes with any path) a warning saying the column is kept.
-    let mut missing = |cx: &mut Ctxt, message: String| {
+    let missing = |cx: &mut Ctxt, message: String| {
         if lenient {
             cx.warn(path.span, format!("{message}{KEPT_COLUMN}"));
         } else {
@@ -77,12 +88,13 @@ pub(crate) fn resolve<'a>(
         Some(i) => (&text[..i], true),
         None => (text, false),
     };
-    let mut segments = text.split('.');
-    let root = segments.next()?;
-    let mut current = match root {
-        "spec" => spec,
-        "status" => status?,
+    let all: Vec<&str> = text.split('.').collect();
+    let root = *all.first()?;
+    let (mut current, rest, mut walked) = match root {
+        "status" => (roots.status?, &all[1..], root.to_owned()),
         "metadata" | "" => return None,
+        _ if roots.no_spec => (roots.spec, &all[..], String::new()),
+        "spec" => (roots.spec, &all[1..], root.to_owned()),
         other => {
             missing(
                 cx,
@@ -94,17 +106,21 @@ pub(crate) fn resolve<'a>(
             return None;
         }
     };
-    let mut walked = root.to_owned();
     let mut ty = None;
-    for seg in segments {
+    for (i, seg) in rest.iter().copied().enumerate() {
         let fields = json_fields(current)?;
+        let at = if walked.is_empty() {
+            "the object".to_owned()
+        } else {
+            format!("`.{walked}`")
+        };
         let Some((_, field_ty)) = fields.iter().find(|(n, _)| n == seg) else {
             if skipped_field_named(current, seg) {
                 // Named, but never in the JSON: a mistake, whatever the server accepts.
                 cx.error(
                     path.span,
                     format!(
-                        "{what} `{}`: `.{walked}.{seg}` is `#[serde(skip)]`, so never in the object",
+                        "{what} `{}`: `{seg}` of {at} is `#[serde(skip)]`, so never in the object",
                         path.value
                     ),
                 );
@@ -120,22 +136,23 @@ pub(crate) fn resolve<'a>(
             missing(
                 cx,
                 format!(
-                    "{what} `{}`: `.{walked}` has no field `{seg}` (serde names){hint}",
+                    "{what} `{}`: {at} has no field `{seg}` (serde names){hint}",
                     path.value
                 ),
             );
             return None;
         };
-        walked = format!("{walked}.{seg}");
+        walked = if walked.is_empty() {
+            seg.to_owned()
+        } else {
+            format!("{walked}.{seg}")
+        };
         ty = (!indexed).then_some(*field_ty);
-        match type_name(field_ty).and_then(|n| structs.get(&n)) {
+        match type_name(field_ty).and_then(|n| roots.structs.get(&n)) {
             Some(next) => current = next,
-            None => {
-                // A leaf, or a type defined elsewhere: deeper segments cannot be checked.
-                if text.split('.').count() > walked.split('.').count() {
-                    return None;
-                }
-            }
+            // A leaf, or a type defined elsewhere: deeper segments cannot be checked.
+            None if i + 1 < rest.len() => return None,
+            None => {}
         }
     }
     ty
@@ -162,19 +179,17 @@ pub fn check_paths(cx: &mut Ctxt, kube: &KubeAttrs, spec: &ItemStruct, structs: 
         .status
         .as_ref()
         .and_then(|s| structs.get(s.value.rsplit("::").next().unwrap_or(&s.value)));
+    let roots = Roots {
+        spec,
+        status,
+        structs,
+        no_spec: kube.no_spec.is_some(),
+    };
     for column in &kube.printcolumns {
         let Some(path) = &column.json_path else {
             continue;
         };
-        let ty = resolve(
-            cx,
-            path,
-            spec,
-            status,
-            structs,
-            "printcolumn json_path",
-            true,
-        );
+        let ty = resolve(cx, path, &roots, "printcolumn json_path", true);
         if let (Some(ty), Some(col_type)) = (ty, &column.type_)
             && !fits(&col_type.value, ty, structs)
         {
@@ -193,7 +208,7 @@ pub fn check_paths(cx: &mut Ctxt, kube: &KubeAttrs, spec: &ItemStruct, structs: 
         }
     }
     for path in &kube.selectable {
-        resolve(cx, path, spec, status, structs, "selectable", false);
+        resolve(cx, path, &roots, "selectable", false);
     }
     if let Some(scale) = &kube.scale {
         for (path, what) in [
@@ -202,7 +217,7 @@ pub fn check_paths(cx: &mut Ctxt, kube: &KubeAttrs, spec: &ItemStruct, structs: 
             (&scale.label_selector_path, "scale label_selector_path"),
         ] {
             if let Some(path) = path {
-                resolve(cx, path, spec, status, structs, what, false);
+                resolve(cx, path, &roots, what, false);
             }
         }
     }

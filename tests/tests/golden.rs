@@ -115,6 +115,21 @@ fn cli_body(contents: &str) -> &str {
     after[end_of_use..].trim_start_matches('\n')
 }
 
+/// The `kind = "..."` of a struct's `#[kube(...)]`.
+fn kind_of(s: &syn::ItemStruct) -> String {
+    let kube = s
+        .attrs
+        .iter()
+        .find(|a| a.path().is_ident("kube"))
+        .map(|a| quote::ToTokens::to_token_stream(a).to_string())
+        .unwrap_or_default();
+    kube.split("kind = \"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_default()
+        .to_owned()
+}
+
 /// What only the derive writes: its warnings (`const _: () = { #[deprecated(note = ...)] ...
 /// };`) and its checks of the types an apply configuration reaches (`struct Reached`), which
 /// exist to report a missing `ApplyConfiguration` derive first.
@@ -150,7 +165,7 @@ fn derive_expands_the_same_client_the_cli_writes() {
                 file.items.retain(|item| !is_derive_only(item));
                 let expanded = quote::ToTokens::to_token_stream(&file);
                 let derived = kube_codegen_core::emit::format_items(expanded).unwrap();
-                let kind = s.ident.to_string().trim_end_matches("Spec").to_owned();
+                let kind = kind_of(&s);
                 let file_name = format!("{}.rs", heck_snake(&kind));
                 let version = source.relative.parent().and_then(Path::file_name).unwrap();
                 let cli = files
@@ -280,6 +295,7 @@ fn derive_expands_the_same_apply_configurations_the_cli_writes() {
             compared += 1;
         }
     }
-    // The one golden case with a derive kind marked for apply configurations.
-    assert_eq!(compared, 1, "apply configurations compared");
+    // The golden kinds in CLI form marked for apply configurations: Planter, and Shed
+    // (`no_spec`).
+    assert_eq!(compared, 2, "apply configurations compared");
 }

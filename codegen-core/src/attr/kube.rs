@@ -89,6 +89,9 @@ pub struct KubeAttrs {
     pub annotations: Vec<(Spanned<String>, Spanned<String>)>,
     /// `label("key", "value")` entries.
     pub labels: Vec<(Spanned<String>, Spanned<String>)>,
+    /// `no_spec`: the struct's fields are the object's root properties (kube flattens it),
+    /// so its paths start at the root rather than at `.spec`.
+    pub no_spec: Option<Span>,
 }
 
 /// The keys we read.
@@ -108,11 +111,11 @@ const READ: &[&str] = &[
     "printcolumn",
     "annotation",
     "label",
+    "no_spec",
 ];
 
 /// kube-derive keys we accept and leave to kube.
 const PASSED_THROUGH: &[&str] = &[
-    "no_spec",
     "derive",
     "attr",
     "schema",
@@ -152,6 +155,11 @@ impl KubeAttrs {
             "plural" => set_once(cx, &mut self.plural, &key, string(&meta)?),
             "singular" => set_once(cx, &mut self.singular, &key, string(&meta)?),
             "status" => set_once(cx, &mut self.status, &key, string(&meta)?),
+            "no_spec" => {
+                if self.no_spec.replace(span).is_some() {
+                    cx.error(span, "duplicate `no_spec` in `#[kube]`");
+                }
+            }
             "namespaced" => {
                 if self.namespaced.replace(span).is_some() {
                     cx.error(span, "duplicate `namespaced` in `#[kube]`");

@@ -316,25 +316,51 @@ pub fn kind_items(r: &Resource, spec_ident: &syn::Ident) -> TokenStream {
     let status_arm = r
         .has_status
         .then(|| quote!("status" => <#status as #rt::apply::Apply>::MERGE,));
+    let no_spec = r.kube.no_spec.is_some();
+    // With `no_spec` the struct's fields are the root's: its merge answers for them.
+    let spec_arm = (!no_spec).then(|| quote!("spec" => <#spec_ident as #rt::apply::Apply>::MERGE,));
+    let rest = if no_spec {
+        quote! {
+            other => match <#spec_ident as #rt::apply::Apply>::MERGE {
+                #rt::apply::Merge::Struct(field) => field(other),
+                merge => merge,
+            },
+        }
+    } else {
+        quote!(_ => #rt::apply::Merge::Atomic,)
+    };
     let merge = merge_of(
         &ac,
         Some(quote! {
             "metadata" => #rt::apply::OBJECT_META,
-            "spec" => <#spec_ident as #rt::apply::Apply>::MERGE,
+            #spec_arm
             #status_arm
-            _ => #rt::apply::Merge::Atomic,
+            #rest
         }),
     );
-    kind_common(r, &ac, quote!(#spec_ac), status_ac, merge)
+    let spec = if no_spec {
+        SpecField::Flattened(quote!(#spec_ac))
+    } else {
+        SpecField::Spec(quote!(#spec_ac))
+    };
+    kind_common(r, &ac, spec, status_ac, merge)
 }
 
-/// A CRD kind's apply configuration struct (type meta, metadata, `spec` holding `spec_ac`,
-/// `status` holding `status_ac`, merged as `merge` says, from [`merge_of`]) with the helpers every kind's apply
-/// configuration has.
+/// Where a kind's apply configuration holds what its `#[kube]` struct says.
+pub enum SpecField {
+    /// In `spec`: the struct is the spec.
+    Spec(TokenStream),
+    /// Flattened into the root (`#[kube(no_spec)]`): the struct's fields are the root's.
+    Flattened(TokenStream),
+}
+
+/// A CRD kind's apply configuration struct (type meta, metadata, the spec's configuration
+/// as `spec` says, `status` holding `status_ac`, merged as `merge` says, from
+/// [`merge_of`]) with the helpers every kind's apply configuration has.
 pub fn kind_common(
     r: &Resource,
     ac: &syn::Ident,
-    spec_ac: TokenStream,
+    spec: SpecField,
     status_ac: Option<TokenStream>,
     (merge, merge_field): (TokenStream, TokenStream),
 ) -> TokenStream {
@@ -360,6 +386,40 @@ pub fn kind_common(
             }
         }
     });
+    let (spec_field, spec_builder) = match spec {
+        SpecField::Spec(spec_ac) => (
+            quote! {
+                /// The desired state.
+                #skip
+                pub spec: ::core::option::Option<#spec_ac>,
+            },
+            quote! {
+                /// Sets `spec`.
+                #[must_use]
+                #[inline]
+                pub fn with_spec(mut self, spec: #spec_ac) -> Self {
+                    self.spec = ::core::option::Option::Some(spec);
+                    self
+                }
+            },
+        ),
+        SpecField::Flattened(fields_ac) => (
+            quote! {
+                /// The root's properties (`#[kube(no_spec)]`), flattened into the object.
+                #[serde(flatten)]
+                pub fields: #fields_ac,
+            },
+            quote! {
+                /// Sets the root's properties.
+                #[must_use]
+                #[inline]
+                pub fn with_fields(mut self, fields: #fields_ac) -> Self {
+                    self.fields = fields;
+                    self
+                }
+            },
+        ),
+    };
     let kind = &r.kind;
     let doc = format!(
         " What a field manager says about a `{kind}`: only the fields set here are applied, and owned."
@@ -379,9 +439,7 @@ pub fn kind_common(
             /// Name, namespace, and the labels, annotations, owner references and finalizers applied.
             #skip
             pub metadata: ::core::option::Option<#meta::ObjectMeta>,
-            /// The desired state.
-            #skip
-            pub spec: ::core::option::Option<#spec_ac>,
+            #spec_field
             #status_field
         }
 
@@ -391,13 +449,7 @@ pub fn kind_common(
 
             #merge_field
 
-            /// Sets `spec`.
-            #[must_use]
-            #[inline]
-            pub fn with_spec(mut self, spec: #spec_ac) -> Self {
-                self.spec = ::core::option::Option::Some(spec);
-                self
-            }
+            #spec_builder
 
             #status_builder
         }

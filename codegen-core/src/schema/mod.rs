@@ -1330,7 +1330,13 @@ pub fn resource_patches<'a>(
         memo,
         probe,
     };
-    walker.expand(cx, spec, &["spec".to_owned()], &mut out, 0);
+    // With `no_spec` the struct's fields are the object's root properties.
+    let root: Vec<String> = if kube.no_spec.is_some() {
+        Vec::new()
+    } else {
+        vec!["spec".to_owned()]
+    };
+    walker.expand(cx, spec, &root, &mut out, 0);
     let status_name = kube
         .status
         .as_ref()

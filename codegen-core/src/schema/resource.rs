@@ -59,15 +59,13 @@ impl Context<'_> {
             span: arg.loc.span,
         };
         let mut inner = Ctxt::new();
-        let ty = check::resolve(
-            &mut inner,
-            &spanned,
-            self.spec,
-            self.status,
-            self.structs,
-            what,
-            lenient,
-        );
+        let roots = check::Roots {
+            spec: self.spec,
+            status: self.status,
+            structs: self.structs,
+            no_spec: self.kube.no_spec.is_some(),
+        };
+        let ty = check::resolve(&mut inner, &spanned, &roots, what, lenient);
         for d in inner.take_warnings() {
             cx.warn_at(&arg.loc, d.message);
         }

@@ -56,6 +56,7 @@ pub fn crds() -> ::core::result::Result<
                 ],
             )?,
             crate::apply_apis::garden::v1::planter::Planter::crd_with_markers()?,
+            crate::apply_apis::garden::v1::shed::Shed::crd_with_markers()?,
         ]),
     )
 }

@@ -25,7 +25,7 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/garden/v1/mod.rs"),
-    4506145752509853909u64,
+    4617043340821919507u64,
     "generated code is stale: `garden/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/apply/input --output tests/golden/apply/expected --api-module crate::apply_apis`",
 );
 
@@ -33,6 +33,12 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/garden/v1/planter.rs"),
     3107628399601955662u64,
     "generated code is stale: `garden/v1/planter.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/apply/input --output tests/golden/apply/expected --api-module crate::apply_apis`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../input/garden/v1/shed.rs"),
+    8151227485906790284u64,
+    "generated code is stale: `garden/v1/shed.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/apply/input --output tests/golden/apply/expected --api-module crate::apply_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(

@@ -10,6 +10,8 @@ pub use crate::apply_apis::garden::v1::greenhouse::{
 
 pub mod planter;
 pub use planter::{PlanterClient, PlanterInformer, PlanterLister, PlanterNamespaceLister};
+pub mod shed;
+pub use shed::{ShedClient, ShedInformer, ShedLister, ShedNamespaceLister};
 pub mod applyconfigurations;
 pub use applyconfigurations::*;
 
@@ -63,6 +65,21 @@ impl GardenV1Client {
     ) -> PlanterClient<::kube_codegen_runtime::scope::AllNamespaces> {
         PlanterClient::all(self.client.clone(), self.field_manager.clone())
     }
+
+    /// `Shed` objects in `namespace`.
+    #[inline]
+    pub fn sheds(
+        &self,
+        namespace: &str,
+    ) -> ShedClient<::kube_codegen_runtime::scope::Namespaced> {
+        ShedClient::new(self.client.clone(), namespace, self.field_manager.clone())
+    }
+
+    /// `Shed` objects in every namespace: list and watch only.
+    #[inline]
+    pub fn sheds_all(&self) -> ShedClient<::kube_codegen_runtime::scope::AllNamespaces> {
+        ShedClient::all(self.client.clone(), self.field_manager.clone())
+    }
 }
 
 /// The informers of this group and version.
@@ -88,5 +105,11 @@ impl<'a> Informers<'a> {
     #[inline]
     pub fn planters(&self) -> PlanterInformer {
         PlanterInformer::new(self.factory)
+    }
+
+    /// The shared informer of `Shed` objects.
+    #[inline]
+    pub fn sheds(&self) -> ShedInformer {
+        ShedInformer::new(self.factory)
     }
 }

@@ -4,3 +4,4 @@
 
 pub mod greenhouse;
 pub mod planter;
+pub mod shed;

@@ -6,3 +6,5 @@
 
 mod planter;
 pub use planter::*;
+mod shed;
+pub use shed::*;
