@@ -31,6 +31,9 @@ pub struct KindVersion {
     pub exceptions: Vec<Exception>,
     /// Whether the kind has a `<Kind>Status` struct.
     pub has_status: bool,
+    /// The structs re-exported beside the kind besides its status: `<Kind>Spec`, or with
+    /// `no_spec` `<Kind>Fields` and the spec's struct when there is one.
+    pub top: Vec<String>,
 }
 
 /// Everything about one CRD version that the Rust types carry.
@@ -64,14 +67,36 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
     let mut types = Types::default();
     let spec_name = format!("{kind}Spec");
     let status_name = format!("{kind}Status");
-    let (spec, status, root_notes) = top_types(&mut types, crd, &root, &spec_name, &status_name);
+    let fields_name = format!("{kind}Fields");
+    let (spec, status, root_notes) = if at_root(&root) {
+        top_fields(
+            &mut types,
+            crd,
+            &root,
+            &spec_name,
+            &status_name,
+            &fields_name,
+        )
+    } else {
+        top_types(&mut types, crd, &root, &spec_name, &status_name)
+    };
+    // The struct that carries `#[kube]`: the spec's, or with `no_spec` the root's.
+    let no_spec = spec.as_deref() == Some(fields_name.as_str());
+    let kube_struct = if no_spec { &fields_name } else { &spec_name };
+    let mut top = vec![kube_struct.clone()];
+    if no_spec && types.structs.iter().any(|s| s.name == spec_name) {
+        top.push(spec_name.clone());
+    }
     let mut exceptions = root_notes;
     exceptions.extend(types.exceptions.iter().cloned());
     exceptions.sort();
     exceptions.dedup();
     let namespaced = text(crd, "/spec/scope") == "Namespaced";
     let status_type = status.as_ref().map(|_| status_name.as_str());
-    let kube = kube_attrs(crd, v, &root, status_type);
+    let mut kube = kube_attrs(crd, v, &root, status_type);
+    if no_spec {
+        kube.push("no_spec".into());
+    }
     let resource_markers = resource_markers(input, namespaced, status.is_some(), &mut exceptions);
     let head = FileHead {
         kind: &kind,
@@ -85,7 +110,7 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
         &types,
         spec.is_some(),
         status.as_deref(),
-        &spec_name,
+        kube_struct,
         &kube,
         &resource_markers,
     );
@@ -97,11 +122,83 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
         text: out,
         exceptions,
         has_status: status.is_some(),
+        top,
     }
 }
 
+/// Whether a version's properties must sit at the root (`#[kube(no_spec)]`): its schema does
+/// not require `spec`, or has properties beside `spec` and `status`. kube's `CustomResource`
+/// otherwise requires `spec` and has no other root property.
+fn at_root(root: &serde_json::Map<String, Value>) -> bool {
+    let required = root
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(|r| r.iter().any(|v| v == "spec"));
+    let beside = root
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| p.keys().any(|k| !RESERVED_AT_ROOT.contains(&k.as_str())));
+    let has_spec = root
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| p.contains_key("spec"));
+    (has_spec && !required) || beside
+}
+
+/// Root properties kube's `CustomResource` writes itself.
+const RESERVED_AT_ROOT: &[&str] = &["spec", "status", "apiVersion", "kind", "metadata"];
+
+/// [`top_types`] for a version whose properties sit at the root: the struct `fields_name`
+/// of every root property but `apiVersion`, `kind`, `metadata` and `status` (`spec`, an
+/// `Option` unless required, typed `spec_name` when it is an object with properties), and
+/// the status struct.
+fn top_fields(
+    types: &mut Types,
+    crd: &Value,
+    root: &serde_json::Map<String, Value>,
+    spec_name: &str,
+    status_name: &str,
+    fields_name: &str,
+) -> (Option<String>, Option<String>, Vec<Exception>) {
+    // The spec (and status) first, so that the root's `spec` field reuses the spec's name.
+    let (_, status, mut notes) = top_types(types, crd, root, spec_name, status_name);
+    let props = root
+        .get("properties")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let own: serde_json::Map<String, Value> = props
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "status" | "apiVersion" | "kind" | "metadata"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let required: Vec<Value> = root
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter(|v| own.contains_key(v.as_str().unwrap_or("")))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut schema = serde_json::Map::new();
+    schema.insert("type".into(), Value::from("object"));
+    schema.insert("properties".into(), Value::Object(own));
+    if !required.is_empty() {
+        schema.insert("required".into(), Value::Array(required));
+    }
+    let Some(fields) = types.top(fields_name, "", &Value::Object(schema)) else {
+        return (None, status, notes);
+    };
+    // `spec` is a field of the root's struct now, typed whatever its schema is.
+    notes.retain(|n| n.path != "spec");
+    (Some(fields), status, notes)
+}
+
 /// The spec and status structs of a version's root schema (their names, when they are
-/// structs), and what of the root schema is not carried over.
+/// structs), and what of the root schema is not carried over. Properties beside them, and
+/// a `spec` the schema does not require, are [`top_fields`]' work.
 fn top_types(
     types: &mut Types,
     crd: &Value,
@@ -144,20 +241,6 @@ fn top_types(
         }
         s
     };
-    for (k, _) in &props {
-        if !matches!(
-            k.as_str(),
-            "spec" | "status" | "apiVersion" | "kind" | "metadata"
-        ) {
-            note(
-                &mut root_notes,
-                k,
-                format!(
-                    "the root property `{k}` is not carried over: kube's `CustomResource` has only `spec` and `status`"
-                ),
-            );
-        }
-    }
     if let Some(meta) = props.get("metadata").and_then(Value::as_object)
         && meta.keys().any(|k| k != "type")
     {
@@ -184,21 +267,20 @@ fn top_types(
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    if !root_required.contains("spec") && spec.is_some() {
-        note(
-            &mut root_notes,
-            "spec",
-            "`spec` is not required by the schema, but kube's `CustomResource` requires it".into(),
-        );
-    }
     for r in &root_required {
-        if !matches!(*r, "spec" | "status") {
+        // `spec` and the root's own properties are required as the schema says (with
+        // `no_spec`, see [`top_fields`]); `status` is below.
+        if matches!(*r, "metadata" | "apiVersion" | "kind") {
             note(
                 &mut root_notes,
                 "",
-                format!(
-                    "`{r}` is required at the root by the schema; kube's `CustomResource` requires only `spec`"
-                ),
+                format!("`{r}` is required at the root by the schema; that is not carried over"),
+            );
+        } else if !props.contains_key(*r) {
+            note(
+                &mut root_notes,
+                "",
+                format!("`required` names `{r}`, which is not a root property"),
             );
         }
     }
@@ -441,7 +523,14 @@ fn file_text(
     if !has_spec {
         types_push_empty_spec(&mut out, spec_name, resource_markers, kube, derive);
     }
-    for s in &types.structs {
+    // The struct with `#[kube]` first (with `no_spec` it is made after the spec's), then
+    // the others in the order they were made.
+    let ordered = types
+        .structs
+        .iter()
+        .filter(|s| s.name == spec_name)
+        .chain(types.structs.iter().filter(|s| s.name != spec_name));
+    for s in ordered {
         out.push('\n');
         let is_spec = s.name == spec_name;
         let mut markers: Vec<String> = Vec::new();
@@ -683,7 +772,8 @@ pub fn mod_files(
             }
             text.push('\n');
             for k in &in_version {
-                let mut names = vec![k.kind.clone(), format!("{}Spec", k.kind)];
+                let mut names = vec![k.kind.clone()];
+                names.extend(k.top.iter().cloned());
                 if k.has_status {
                     names.push(format!("{}Status", k.kind));
                 }

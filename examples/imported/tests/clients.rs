@@ -11,7 +11,7 @@ use imported_apis::apis::certs::v1::certificate::{
 };
 use imported_apis::apis::certs::v1::{Certificate, CertificateSpec};
 use imported_apis::apis::platform::v1::tenant::{TenantSpecOwners, TenantSpecOwnersKind};
-use imported_apis::apis::platform::v1::{Tenant, TenantSpec};
+use imported_apis::apis::platform::v1::{Tenant, TenantFields, TenantSpec};
 use imported_apis::generated::certs::v1::{
     CertificateApplyConfiguration, CertificateStatusApplyConfiguration,
     CertificateStatusConditionsApplyConfiguration, extract_certificate_status,
@@ -138,19 +138,18 @@ async fn cluster_scoped_imported_kinds_have_cluster_clients_and_informers() {
     let clients = Clientset::new(client.clone(), FieldManager::new("test"));
     let tenants = clients.platform_v1().tenants();
     for name in ["team-a", "team-b"] {
-        let tenant = Tenant::new(
-            name,
-            TenantSpec {
-                annotations: None,
-                network_policy: Some("deny-all".into()),
-                owners: vec![TenantSpecOwners {
-                    kind: TenantSpecOwnersKind::Group,
-                    name: format!("{name}-admins"),
-                }],
-                quotas: None,
-                x_forwarded_for: Some(true),
-            },
-        );
+        // The schema does not require `spec`: its properties sit at the root (`no_spec`).
+        let spec = TenantSpec {
+            annotations: None,
+            network_policy: Some("deny-all".into()),
+            owners: vec![TenantSpecOwners {
+                kind: TenantSpecOwnersKind::Group,
+                name: format!("{name}-admins"),
+            }],
+            quotas: None,
+            x_forwarded_for: Some(true),
+        };
+        let tenant = Tenant::new(name, TenantFields { spec: Some(spec) });
         tenants
             .create(&tenant, &PostParams::default())
             .await

@@ -26,19 +26,19 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/batch/v1/batch_run.rs"),
-    16241736004658692129u64,
+    6561867786668316016u64,
     "generated code is stale: `batch/v1/batch_run.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/batch/v1/blob.rs"),
-    4145783129019907434u64,
+    12508526419619033819u64,
     "generated code is stale: `batch/v1/blob.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/batch/v1/mod.rs"),
-    17150832826366464647u64,
+    4504336341641702765u64,
     "generated code is stale: `batch/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
@@ -56,13 +56,13 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/certs/v1/cluster_issuer.rs"),
-    5694479211660438897u64,
+    16482294134057048321u64,
     "generated code is stale: `certs/v1/cluster_issuer.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/certs/v1/mod.rs"),
-    14634807233903523084u64,
+    6253369166192046774u64,
     "generated code is stale: `certs/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
@@ -92,13 +92,13 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/monitoring/v1alpha1/alert_route.rs"),
-    17463889990104117223u64,
+    14274196417841524889u64,
     "generated code is stale: `monitoring/v1alpha1/alert_route.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/monitoring/v1alpha1/mod.rs"),
-    14239740737994556970u64,
+    11805518454963550572u64,
     "generated code is stale: `monitoring/v1alpha1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
@@ -110,13 +110,13 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/net/v1/mod.rs"),
-    4088603669902572595u64,
+    5396440825009574991u64,
     "generated code is stale: `net/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/net/v1/route.rs"),
-    2345191302874231446u64,
+    13412182508687324232u64,
     "generated code is stale: `net/v1/route.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
@@ -128,25 +128,25 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/ops/v1/backup_schedule.rs"),
-    17711637755911375499u64,
+    12590805424361300569u64,
     "generated code is stale: `ops/v1/backup_schedule.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/ops/v1/mod.rs"),
-    2798311795027633741u64,
+    769650601272378775u64,
     "generated code is stale: `ops/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/ops/v1beta1/dashboard.rs"),
-    15245557430539137403u64,
+    3732963944476805207u64,
     "generated code is stale: `ops/v1beta1/dashboard.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/ops/v1beta1/mod.rs"),
-    7565972261180654183u64,
+    10860448866932742974u64,
     "generated code is stale: `ops/v1beta1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
@@ -158,13 +158,13 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/platform/v1/mod.rs"),
-    7760924282521111156u64,
+    17352730536159270595u64,
     "generated code is stale: `platform/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/platform/v1/tenant.rs"),
-    17906578382121998054u64,
+    15984097689104891286u64,
     "generated code is stale: `platform/v1/tenant.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
@@ -188,25 +188,25 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/shop/v1alpha1/mod.rs"),
-    4724764614296403751u64,
+    14828676585229845052u64,
     "generated code is stale: `shop/v1alpha1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/shop/v1alpha1/widget.rs"),
-    1699617084768434887u64,
+    1733108485553782359u64,
     "generated code is stale: `shop/v1alpha1/widget.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/shop/v1beta1/mod.rs"),
-    6254061986269546627u64,
+    3324980579107229640u64,
     "generated code is stale: `shop/v1beta1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/shop/v1beta1/widget.rs"),
-    578650934555125342u64,
+    17830045083886806118u64,
     "generated code is stale: `shop/v1beta1/widget.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
@@ -218,12 +218,12 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/testing/v1/mod.rs"),
-    5907348186732784224u64,
+    14767671754251002605u64,
     "generated code is stale: `testing/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/testing/v1/probe.rs"),
-    14078428249167525452u64,
+    384554285958620576u64,
     "generated code is stale: `testing/v1/probe.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );

@@ -4,7 +4,6 @@
 //! `BatchRun` of `batch.example.com/v1`, imported from the CRD `batchruns.batch.example.com` (examples/imported/crds/workloads.yaml, document 1).
 //!
 //! Not carried over (each is also noted at its field):
-//! - `spec`: `spec` is not required by the schema, but kube's `CustomResource` requires it
 //! - `spec.resources`: `pattern` on the items of nested lists or on map values cannot be written as a marker
 //! - `spec.resources`: list items or map values of this type get the type's own description from kube
 //! - `spec.resources`: the `anyOf` of an int-or-string in map values or nested lists is not written (kube's schema of the type has only `x-kubernetes-int-or-string`)
@@ -21,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 /// +genclient
 /// +kubebuilder:subresource:status
-#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "batch.example.com",
     version = "v1",
@@ -31,7 +30,16 @@ use serde::{Deserialize, Serialize};
     namespaced,
     status = "BatchRunStatus",
     doc = "A BatchRun runs a pod template a number of times.",
+    no_spec,
 )]
+#[serde(rename_all = "camelCase")]
+pub struct BatchRunFields {
+    /// +nullable=false
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<BatchRunSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BatchRunSpec {
     /// +kubebuilder:default=["--verbose"]

@@ -2,16 +2,13 @@
 // Regenerate with: kube-codegen import --input examples/imported/crds --output examples/imported/src/apis
 
 //! `Blob` of `batch.example.com/v1`, imported from the CRD `blobs.batch.example.com` (examples/imported/crds/workloads.yaml, document 2).
-//!
-//! Not carried over (each is also noted at its field):
-//! - `spec`: `spec` is not an object with properties; it becomes an empty struct: what it allows is not carried over, and the typed client neither reads nor writes its contents (use `api()` with `DynamicObject` for them)
 
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// +genclient
-#[derive(CustomResource, Default, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "batch.example.com",
     version = "v1",
@@ -19,5 +16,13 @@ use serde::{Deserialize, Serialize};
     plural = "blobs",
     namespaced,
     doc = "",
+    no_spec,
 )]
-pub struct BlobSpec {}
+#[serde(rename_all = "camelCase")]
+pub struct BlobFields {
+    /// +kubebuilder:validation:Type=object
+    /// +kubebuilder:validation:XPreserveUnknownFields
+    /// +nullable=false
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<serde_json::Value>,
+}

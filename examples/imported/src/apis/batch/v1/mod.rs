@@ -9,5 +9,5 @@
 pub mod batch_run;
 pub mod blob;
 
-pub use batch_run::{BatchRun, BatchRunSpec, BatchRunStatus};
-pub use blob::{Blob, BlobSpec};
+pub use batch_run::{BatchRun, BatchRunFields, BatchRunSpec, BatchRunStatus};
+pub use blob::{Blob, BlobFields};

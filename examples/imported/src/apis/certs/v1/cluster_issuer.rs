@@ -2,9 +2,6 @@
 // Regenerate with: kube-codegen import --input examples/imported/crds --output examples/imported/src/apis
 
 //! `ClusterIssuer` of `certs.example.io/v1`, imported from the CRD `clusterissuers.certs.example.io` (examples/imported/crds/certmanager.yaml, document 2).
-//!
-//! Not carried over (each is also noted at its field):
-//! - `spec`: `spec` is not required by the schema, but kube's `CustomResource` requires it
 
 use std::collections::BTreeMap;
 
@@ -15,7 +12,6 @@ use serde::{Deserialize, Serialize};
 /// +genclient
 /// +genclient:nonNamespaced
 /// +kubebuilder:subresource:status
-/// +kubebuilder:validation:XValidation:rule="has(self.acme) != has(self.selfSigned)",message="exactly one of acme and selfSigned",reason="FieldValueForbidden"
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "certs.example.io",
@@ -24,7 +20,17 @@ use serde::{Deserialize, Serialize};
     plural = "clusterissuers",
     status = "ClusterIssuerStatus",
     doc = "",
+    no_spec,
 )]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterIssuerFields {
+    /// +nullable=false
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<ClusterIssuerSpec>,
+}
+
+/// +kubebuilder:validation:XValidation:rule="has(self.acme) != has(self.selfSigned)",message="exactly one of acme and selfSigned",reason="FieldValueForbidden"
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterIssuerSpec {
     /// +nullable=false

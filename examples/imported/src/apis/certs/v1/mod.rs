@@ -10,4 +10,4 @@ pub mod certificate;
 pub mod cluster_issuer;
 
 pub use certificate::{Certificate, CertificateSpec, CertificateStatus};
-pub use cluster_issuer::{ClusterIssuer, ClusterIssuerSpec, ClusterIssuerStatus};
+pub use cluster_issuer::{ClusterIssuer, ClusterIssuerFields, ClusterIssuerSpec, ClusterIssuerStatus};

@@ -2,9 +2,6 @@
 // Regenerate with: kube-codegen import --input examples/imported/crds --output examples/imported/src/apis
 
 //! `AlertRoute` of `monitoring.example.com/v1alpha1`, imported from the CRD `alertroutes.monitoring.example.com` (examples/imported/crds/monitoring.yaml, document 1, item 2).
-//!
-//! Not carried over (each is also noted at its field):
-//! - `spec`: `spec` is not required by the schema, but kube's `CustomResource` requires it
 
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -13,7 +10,7 @@ use serde::{Deserialize, Serialize};
 /// +genclient
 /// +genclient:nonNamespaced
 /// +kubebuilder:subresource:status
-#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "monitoring.example.com",
     version = "v1alpha1",
@@ -21,7 +18,16 @@ use serde::{Deserialize, Serialize};
     plural = "alertroutes",
     status = "AlertRouteStatus",
     doc = "",
+    no_spec,
 )]
+#[serde(rename_all = "camelCase")]
+pub struct AlertRouteFields {
+    /// +nullable=false
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<AlertRouteSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AlertRouteSpec {
     /// Whether later routes are tried too.

@@ -8,4 +8,4 @@
 
 pub mod alert_route;
 
-pub use alert_route::{AlertRoute, AlertRouteSpec, AlertRouteStatus};
+pub use alert_route::{AlertRoute, AlertRouteFields, AlertRouteSpec, AlertRouteStatus};

@@ -8,4 +8,4 @@
 
 pub mod route;
 
-pub use route::{Route, RouteSpec, RouteStatus};
+pub use route::{Route, RouteFields, RouteSpec, RouteStatus};

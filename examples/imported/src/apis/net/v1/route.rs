@@ -2,9 +2,6 @@
 // Regenerate with: kube-codegen import --input examples/imported/crds --output examples/imported/src/apis
 
 //! `Route` of `net.example.com/v1`, imported from the CRD `routes.net.example.com` (examples/imported/crds/networking.yaml, document 1).
-//!
-//! Not carried over (each is also noted at its field):
-//! - `spec`: `spec` is not required by the schema, but kube's `CustomResource` requires it
 
 use std::collections::BTreeMap;
 
@@ -14,9 +11,6 @@ use serde::{Deserialize, Serialize};
 
 /// +genclient
 /// +kubebuilder:subresource:status
-/// +kubebuilder:validation:MinProperties=1
-/// +kubebuilder:validation:XValidation:rule="self.hostnames.all(h, h.endsWith('.example.com'))",messageExpression="'hostnames must end in .example.com, got ' + self.hostnames.join(', ')",fieldPath=".hostnames"
-/// +kubebuilder:validation:XValidation:rule="!oldSelf.hasValue() || !has(oldSelf.value().parent) || (has(self.parent) && self.parent == oldSelf.value().parent)",message="parent is immutable, \"once set\"",optionalOldSelf=true
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "net.example.com",
@@ -27,7 +21,19 @@ use serde::{Deserialize, Serialize};
     namespaced,
     status = "RouteStatus",
     doc = "",
+    no_spec,
 )]
+#[serde(rename_all = "camelCase")]
+pub struct RouteFields {
+    /// +nullable=false
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<RouteSpec>,
+}
+
+/// +kubebuilder:validation:MinProperties=1
+/// +kubebuilder:validation:XValidation:rule="self.hostnames.all(h, h.endsWith('.example.com'))",messageExpression="'hostnames must end in .example.com, got ' + self.hostnames.join(', ')",fieldPath=".hostnames"
+/// +kubebuilder:validation:XValidation:rule="!oldSelf.hasValue() || !has(oldSelf.value().parent) || (has(self.parent) && self.parent == oldSelf.value().parent)",message="parent is immutable, \"once set\"",optionalOldSelf=true
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteSpec {
     /// +kubebuilder:validation:items:MinLength=1

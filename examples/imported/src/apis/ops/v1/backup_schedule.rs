@@ -2,9 +2,6 @@
 // Regenerate with: kube-codegen import --input examples/imported/crds --output examples/imported/src/apis
 
 //! `BackupSchedule` of `ops.example.com/v1`, imported from the CRD `backupschedules.ops.example.com` (examples/imported/crds/ops.yaml, document 2).
-//!
-//! Not carried over (each is also noted at its field):
-//! - `spec`: `spec` is not required by the schema, but kube's `CustomResource` requires it
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::CustomResource;
@@ -13,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// +genclient
 /// +kubebuilder:subresource:status
-#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "ops.example.com",
     version = "v1",
@@ -23,7 +20,16 @@ use serde::{Deserialize, Serialize};
     namespaced,
     status = "BackupScheduleStatus",
     doc = "",
+    no_spec,
 )]
+#[serde(rename_all = "camelCase")]
+pub struct BackupScheduleFields {
+    /// +nullable=false
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<BackupScheduleSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BackupScheduleSpec {
     /// +listType=set

@@ -8,4 +8,4 @@
 
 pub mod backup_schedule;
 
-pub use backup_schedule::{BackupSchedule, BackupScheduleSpec, BackupScheduleStatus};
+pub use backup_schedule::{BackupSchedule, BackupScheduleFields, BackupScheduleSpec, BackupScheduleStatus};

@@ -2,9 +2,6 @@
 // Regenerate with: kube-codegen import --input examples/imported/crds --output examples/imported/src/apis
 
 //! `Dashboard` of `ops.example.com/v1beta1`, imported from the CRD `dashboards.ops.example.com` (examples/imported/crds/ops.yaml, document 1).
-//!
-//! Not carried over (each is also noted at its field):
-//! - `spec`: `spec` is not required by the schema, but kube's `CustomResource` requires it
 
 #![allow(clippy::duplicated_attributes)]
 
@@ -13,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// +genclient
-#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "ops.example.com",
     version = "v1beta1",
@@ -23,7 +20,16 @@ use serde::{Deserialize, Serialize};
     printcolumn(name = "Title", type_ = "string", json_path = ".spec.title"),
     printcolumn(name = "Refresh", type_ = "integer", json_path = ".spec.refreshSeconds", format = "int32"),
     doc = "",
+    no_spec,
 )]
+#[serde(rename_all = "camelCase")]
+pub struct DashboardFields {
+    /// +nullable=false
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<DashboardSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DashboardSpec {
     /// +kubebuilder:validation:items:XPreserveUnknownFields

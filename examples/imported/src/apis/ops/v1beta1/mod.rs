@@ -8,4 +8,4 @@
 
 pub mod dashboard;
 
-pub use dashboard::{Dashboard, DashboardSpec};
+pub use dashboard::{Dashboard, DashboardFields, DashboardSpec};

@@ -8,4 +8,4 @@
 
 pub mod tenant;
 
-pub use tenant::{Tenant, TenantSpec, TenantStatus};
+pub use tenant::{Tenant, TenantFields, TenantSpec, TenantStatus};

@@ -2,9 +2,6 @@
 // Regenerate with: kube-codegen import --input examples/imported/crds --output examples/imported/src/apis
 
 //! `Tenant` of `platform.example.org/v1`, imported from the CRD `tenants.platform.example.org` (examples/imported/crds/networking.yaml, document 3).
-//!
-//! Not carried over (each is also noted at its field):
-//! - `spec`: `spec` is not required by the schema, but kube's `CustomResource` requires it
 
 use std::collections::BTreeMap;
 
@@ -16,7 +13,7 @@ use serde::{Deserialize, Serialize};
 /// +genclient
 /// +genclient:nonNamespaced
 /// +kubebuilder:subresource:status
-#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "platform.example.org",
     version = "v1",
@@ -25,7 +22,16 @@ use serde::{Deserialize, Serialize};
     shortname = "tn",
     status = "TenantStatus",
     doc = "",
+    no_spec,
 )]
+#[serde(rename_all = "camelCase")]
+pub struct TenantFields {
+    /// +nullable=false
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<TenantSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TenantSpec {
     /// +nullable=false

@@ -2,9 +2,6 @@
 // Regenerate with: kube-codegen import --input examples/imported/crds --output examples/imported/src/apis
 
 //! `Widget` of `shop.example.com/v1alpha1`, imported from the CRD `widgets.shop.example.com` (examples/imported/crds/widgets.yaml, document 1).
-//!
-//! Not carried over (each is also noted at its field):
-//! - `spec`: `spec` is not required by the schema, but kube's `CustomResource` requires it
 
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -22,7 +19,16 @@ use serde::{Deserialize, Serialize};
     shortname = "wd",
     namespaced,
     doc = "",
+    no_spec,
 )]
+#[serde(rename_all = "camelCase")]
+pub struct WidgetFields {
+    /// +nullable=false
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<WidgetSpec>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WidgetSpec {
     /// +nullable=false

@@ -8,4 +8,4 @@
 
 pub mod widget;
 
-pub use widget::{Widget, WidgetSpec};
+pub use widget::{Widget, WidgetFields, WidgetSpec};

@@ -8,4 +8,4 @@
 
 pub mod probe;
 
-pub use probe::{Probe, ProbeSpec};
+pub use probe::{Probe, ProbeFields, ProbeSpec};

@@ -2,9 +2,6 @@
 // Regenerate with: kube-codegen import --input examples/imported/crds --output examples/imported/src/apis
 
 //! `Probe` of `testing.k8s.io/v1`, imported from the CRD `probes.testing.k8s.io` (examples/imported/crds/networking.yaml, document 2).
-//!
-//! Not carried over (each is also noted at its field):
-//! - `spec`: `spec` is not required by the schema, but kube's `CustomResource` requires it
 
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -12,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// +genclient
 /// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=unapproved, testing only"
-#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "testing.k8s.io",
     version = "v1",
@@ -20,7 +17,16 @@ use serde::{Deserialize, Serialize};
     plural = "probes",
     namespaced,
     doc = "",
+    no_spec,
 )]
+#[serde(rename_all = "camelCase")]
+pub struct ProbeFields {
+    /// +nullable=false
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<ProbeSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProbeSpec {
     /// +kubebuilder:validation:Minimum=1

@@ -381,6 +381,13 @@ impl BatchRun {
         >(
             &[
                 ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &[],
+                },
+                ::kube_codegen_runtime::crd::Patch::Schema {
+                    path: &["spec"],
+                    set: r#"{"nullable":null}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Read {
                     path: &["spec"],
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {

@@ -343,7 +343,11 @@ impl Blob {
         >(
             &[
                 ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &[],
+                },
+                ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec"],
+                    set: r#"{"nullable":null,"type":"object","x-kubernetes-preserve-unknown-fields":true}"#,
                 },
             ],
         )

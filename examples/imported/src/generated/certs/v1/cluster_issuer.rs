@@ -333,11 +333,14 @@ impl ClusterIssuer {
         >(
             &[
                 ::kube_codegen_runtime::crd::Patch::Read {
-                    path: &["spec"],
+                    path: &[],
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec"],
-                    set: r#"{"x-kubernetes-validations":[{"message":"exactly one of acme and selfSigned","reason":"FieldValueForbidden","rule":"has(self.acme) != has(self.selfSigned)"}]}"#,
+                    set: r#"{"nullable":null,"x-kubernetes-validations":[{"message":"exactly one of acme and selfSigned","reason":"FieldValueForbidden","rule":"has(self.acme) != has(self.selfSigned)"}]}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &["spec"],
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec", "acme"],

@@ -333,6 +333,13 @@ impl AlertRoute {
         >(
             &[
                 ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &[],
+                },
+                ::kube_codegen_runtime::crd::Patch::Schema {
+                    path: &["spec"],
+                    set: r#"{"nullable":null}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Read {
                     path: &["spec"],
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {

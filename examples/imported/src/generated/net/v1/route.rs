@@ -378,11 +378,14 @@ impl Route {
         >(
             &[
                 ::kube_codegen_runtime::crd::Patch::Read {
-                    path: &["spec"],
+                    path: &[],
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec"],
-                    set: r#"{"minProperties":1,"x-kubernetes-validations":[{"fieldPath":".hostnames","messageExpression":"'hostnames must end in .example.com, got ' + self.hostnames.join(', ')","rule":"self.hostnames.all(h, h.endsWith('.example.com'))"},{"message":"parent is immutable, \"once set\"","optionalOldSelf":true,"rule":"!oldSelf.hasValue() || !has(oldSelf.value().parent) || (has(self.parent) && self.parent == oldSelf.value().parent)"}]}"#,
+                    set: r#"{"minProperties":1,"nullable":null,"x-kubernetes-validations":[{"fieldPath":".hostnames","messageExpression":"'hostnames must end in .example.com, got ' + self.hostnames.join(', ')","rule":"self.hostnames.all(h, h.endsWith('.example.com'))"},{"message":"parent is immutable, \"once set\"","optionalOldSelf":true,"rule":"!oldSelf.hasValue() || !has(oldSelf.value().parent) || (has(self.parent) && self.parent == oldSelf.value().parent)"}]}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &["spec"],
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec", "hostnames", "[]"],

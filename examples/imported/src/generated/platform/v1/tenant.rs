@@ -324,6 +324,13 @@ impl Tenant {
         >(
             &[
                 ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &[],
+                },
+                ::kube_codegen_runtime::crd::Patch::Schema {
+                    path: &["spec"],
+                    set: r#"{"nullable":null}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Read {
                     path: &["spec"],
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {

@@ -343,6 +343,13 @@ impl Widget {
         >(
             &[
                 ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &[],
+                },
+                ::kube_codegen_runtime::crd::Patch::Schema {
+                    path: &["spec"],
+                    set: r#"{"nullable":null}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Read {
                     path: &["spec"],
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {

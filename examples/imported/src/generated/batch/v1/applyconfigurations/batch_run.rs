@@ -39,9 +39,9 @@ pub struct BatchRunApplyConfiguration {
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
-    /// The desired state.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
-    pub spec: ::core::option::Option<BatchRunSpecApplyConfiguration>,
+    /// The root's properties (`#[kube(no_spec)]`), flattened into the object.
+    #[serde(flatten)]
+    pub fields: BatchRunFieldsApplyConfiguration,
     /// The status, applied through the status subresource.
     #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub status: ::core::option::Option<
@@ -59,19 +59,23 @@ impl BatchRunApplyConfiguration {
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "metadata" => ::kube_codegen_runtime::apply::OBJECT_META,
-            "spec" => <BatchRunSpec as ::kube_codegen_runtime::apply::Apply>::MERGE,
             "status" => {
                 <<BatchRun as ::kube::core::object::HasStatus>::Status as ::kube_codegen_runtime::apply::Apply>::MERGE
             }
-            _ => ::kube_codegen_runtime::apply::Merge::Atomic,
+            other => {
+                match <BatchRunFields as ::kube_codegen_runtime::apply::Apply>::MERGE {
+                    ::kube_codegen_runtime::apply::Merge::Struct(field) => field(other),
+                    merge => merge,
+                }
+            }
         }
     }
 
-    /// Sets `spec`.
+    /// Sets the root's properties.
     #[must_use]
     #[inline]
-    pub fn with_spec(mut self, spec: BatchRunSpecApplyConfiguration) -> Self {
-        self.spec = ::core::option::Option::Some(spec);
+    pub fn with_fields(mut self, fields: BatchRunFieldsApplyConfiguration) -> Self {
+        self.fields = fields;
         self
     }
 
@@ -209,6 +213,59 @@ pub fn extract_batch_run_status(
         ::core::option::Option::Some("status"),
         BatchRunApplyConfiguration::MERGE,
     )
+}
+
+/// The fields of a `BatchRunFields` a field manager applies: every field optional, left out when unset.
+#[derive(
+    ::core::clone::Clone,
+    ::core::fmt::Debug,
+    ::core::default::Default,
+    ::core::cmp::PartialEq,
+    ::kube_codegen_runtime::serde::Serialize,
+    ::kube_codegen_runtime::serde::Deserialize
+)]
+#[serde(crate = "::kube_codegen_runtime::serde")]
+pub struct BatchRunFieldsApplyConfiguration {
+    /// `spec`.
+    #[serde(
+        rename = "spec",
+        default,
+        skip_serializing_if = "::core::option::Option::is_none"
+    )]
+    pub spec: ::core::option::Option<
+        <BatchRunSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
+    >,
+}
+
+impl BatchRunFieldsApplyConfiguration {
+    /// How server-side apply merges each field, by JSON name.
+    #[inline]
+    fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
+        match field {
+            "spec" => <BatchRunSpec as ::kube_codegen_runtime::apply::Apply>::MERGE,
+            _ => ::kube_codegen_runtime::apply::Merge::Atomic,
+        }
+    }
+
+    /// Sets `spec`.
+    #[must_use]
+    #[inline]
+    pub fn with_spec(
+        mut self,
+        value: impl ::core::convert::Into<
+            <BatchRunSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
+        >,
+    ) -> Self {
+        self.spec = ::core::option::Option::Some(value.into());
+        self
+    }
+}
+
+impl ::kube_codegen_runtime::apply::Apply for BatchRunFields {
+    type Configuration = BatchRunFieldsApplyConfiguration;
+    const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::Struct(
+        BatchRunFieldsApplyConfiguration::merge_field,
+    );
 }
 
 /// The fields of a `BatchRunSpec` a field manager applies: every field optional, left out when unset.

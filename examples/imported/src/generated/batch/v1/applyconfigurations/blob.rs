@@ -35,9 +35,9 @@ pub struct BlobApplyConfiguration {
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
-    /// The desired state.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
-    pub spec: ::core::option::Option<BlobSpecApplyConfiguration>,
+    /// The root's properties (`#[kube(no_spec)]`), flattened into the object.
+    #[serde(flatten)]
+    pub fields: BlobFieldsApplyConfiguration,
 }
 
 impl BlobApplyConfiguration {
@@ -50,16 +50,20 @@ impl BlobApplyConfiguration {
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "metadata" => ::kube_codegen_runtime::apply::OBJECT_META,
-            "spec" => <BlobSpec as ::kube_codegen_runtime::apply::Apply>::MERGE,
-            _ => ::kube_codegen_runtime::apply::Merge::Atomic,
+            other => {
+                match <BlobFields as ::kube_codegen_runtime::apply::Apply>::MERGE {
+                    ::kube_codegen_runtime::apply::Merge::Struct(field) => field(other),
+                    merge => merge,
+                }
+            }
         }
     }
 
-    /// Sets `spec`.
+    /// Sets the root's properties.
     #[must_use]
     #[inline]
-    pub fn with_spec(mut self, spec: BlobSpecApplyConfiguration) -> Self {
-        self.spec = ::core::option::Option::Some(spec);
+    pub fn with_fields(mut self, fields: BlobFieldsApplyConfiguration) -> Self {
+        self.fields = fields;
         self
     }
 }
@@ -171,7 +175,7 @@ pub fn extract_blob(
     )
 }
 
-/// The fields of a `BlobSpec` a field manager applies: every field optional, left out when unset.
+/// The fields of a `BlobFields` a field manager applies: every field optional, left out when unset.
 #[derive(
     ::core::clone::Clone,
     ::core::fmt::Debug,
@@ -181,9 +185,30 @@ pub fn extract_blob(
     ::kube_codegen_runtime::serde::Deserialize
 )]
 #[serde(crate = "::kube_codegen_runtime::serde")]
-pub struct BlobSpecApplyConfiguration {}
-impl BlobSpecApplyConfiguration {}
-impl ::kube_codegen_runtime::apply::Apply for BlobSpec {
-    type Configuration = BlobSpecApplyConfiguration;
+pub struct BlobFieldsApplyConfiguration {
+    /// `spec`.
+    #[serde(
+        rename = "spec",
+        default,
+        skip_serializing_if = "::core::option::Option::is_none"
+    )]
+    pub spec: ::core::option::Option<serde_json::Value>,
+}
+
+impl BlobFieldsApplyConfiguration {
+    /// Sets `spec`.
+    #[must_use]
+    #[inline]
+    pub fn with_spec(
+        mut self,
+        value: impl ::core::convert::Into<serde_json::Value>,
+    ) -> Self {
+        self.spec = ::core::option::Option::Some(value.into());
+        self
+    }
+}
+
+impl ::kube_codegen_runtime::apply::Apply for BlobFields {
+    type Configuration = BlobFieldsApplyConfiguration;
     const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
 }

@@ -35,9 +35,9 @@ pub struct AlertRouteApplyConfiguration {
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
-    /// The desired state.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
-    pub spec: ::core::option::Option<AlertRouteSpecApplyConfiguration>,
+    /// The root's properties (`#[kube(no_spec)]`), flattened into the object.
+    #[serde(flatten)]
+    pub fields: AlertRouteFieldsApplyConfiguration,
     /// The status, applied through the status subresource.
     #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub status: ::core::option::Option<
@@ -55,19 +55,23 @@ impl AlertRouteApplyConfiguration {
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "metadata" => ::kube_codegen_runtime::apply::OBJECT_META,
-            "spec" => <AlertRouteSpec as ::kube_codegen_runtime::apply::Apply>::MERGE,
             "status" => {
                 <<AlertRoute as ::kube::core::object::HasStatus>::Status as ::kube_codegen_runtime::apply::Apply>::MERGE
             }
-            _ => ::kube_codegen_runtime::apply::Merge::Atomic,
+            other => {
+                match <AlertRouteFields as ::kube_codegen_runtime::apply::Apply>::MERGE {
+                    ::kube_codegen_runtime::apply::Merge::Struct(field) => field(other),
+                    merge => merge,
+                }
+            }
         }
     }
 
-    /// Sets `spec`.
+    /// Sets the root's properties.
     #[must_use]
     #[inline]
-    pub fn with_spec(mut self, spec: AlertRouteSpecApplyConfiguration) -> Self {
-        self.spec = ::core::option::Option::Some(spec);
+    pub fn with_fields(mut self, fields: AlertRouteFieldsApplyConfiguration) -> Self {
+        self.fields = fields;
         self
     }
 
@@ -208,6 +212,59 @@ pub fn extract_alert_route_status(
         ::core::option::Option::Some("status"),
         AlertRouteApplyConfiguration::MERGE,
     )
+}
+
+/// The fields of a `AlertRouteFields` a field manager applies: every field optional, left out when unset.
+#[derive(
+    ::core::clone::Clone,
+    ::core::fmt::Debug,
+    ::core::default::Default,
+    ::core::cmp::PartialEq,
+    ::kube_codegen_runtime::serde::Serialize,
+    ::kube_codegen_runtime::serde::Deserialize
+)]
+#[serde(crate = "::kube_codegen_runtime::serde")]
+pub struct AlertRouteFieldsApplyConfiguration {
+    /// `spec`.
+    #[serde(
+        rename = "spec",
+        default,
+        skip_serializing_if = "::core::option::Option::is_none"
+    )]
+    pub spec: ::core::option::Option<
+        <AlertRouteSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
+    >,
+}
+
+impl AlertRouteFieldsApplyConfiguration {
+    /// How server-side apply merges each field, by JSON name.
+    #[inline]
+    fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
+        match field {
+            "spec" => <AlertRouteSpec as ::kube_codegen_runtime::apply::Apply>::MERGE,
+            _ => ::kube_codegen_runtime::apply::Merge::Atomic,
+        }
+    }
+
+    /// Sets `spec`.
+    #[must_use]
+    #[inline]
+    pub fn with_spec(
+        mut self,
+        value: impl ::core::convert::Into<
+            <AlertRouteSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
+        >,
+    ) -> Self {
+        self.spec = ::core::option::Option::Some(value.into());
+        self
+    }
+}
+
+impl ::kube_codegen_runtime::apply::Apply for AlertRouteFields {
+    type Configuration = AlertRouteFieldsApplyConfiguration;
+    const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::Struct(
+        AlertRouteFieldsApplyConfiguration::merge_field,
+    );
 }
 
 /// The fields of a `AlertRouteSpec` a field manager applies: every field optional, left out when unset.

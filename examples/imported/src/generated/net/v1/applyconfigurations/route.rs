@@ -36,9 +36,9 @@ pub struct RouteApplyConfiguration {
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
-    /// The desired state.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
-    pub spec: ::core::option::Option<RouteSpecApplyConfiguration>,
+    /// The root's properties (`#[kube(no_spec)]`), flattened into the object.
+    #[serde(flatten)]
+    pub fields: RouteFieldsApplyConfiguration,
     /// The status, applied through the status subresource.
     #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub status: ::core::option::Option<
@@ -56,19 +56,23 @@ impl RouteApplyConfiguration {
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "metadata" => ::kube_codegen_runtime::apply::OBJECT_META,
-            "spec" => <RouteSpec as ::kube_codegen_runtime::apply::Apply>::MERGE,
             "status" => {
                 <<Route as ::kube::core::object::HasStatus>::Status as ::kube_codegen_runtime::apply::Apply>::MERGE
             }
-            _ => ::kube_codegen_runtime::apply::Merge::Atomic,
+            other => {
+                match <RouteFields as ::kube_codegen_runtime::apply::Apply>::MERGE {
+                    ::kube_codegen_runtime::apply::Merge::Struct(field) => field(other),
+                    merge => merge,
+                }
+            }
         }
     }
 
-    /// Sets `spec`.
+    /// Sets the root's properties.
     #[must_use]
     #[inline]
-    pub fn with_spec(mut self, spec: RouteSpecApplyConfiguration) -> Self {
-        self.spec = ::core::option::Option::Some(spec);
+    pub fn with_fields(mut self, fields: RouteFieldsApplyConfiguration) -> Self {
+        self.fields = fields;
         self
     }
 
@@ -206,6 +210,59 @@ pub fn extract_route_status(
         ::core::option::Option::Some("status"),
         RouteApplyConfiguration::MERGE,
     )
+}
+
+/// The fields of a `RouteFields` a field manager applies: every field optional, left out when unset.
+#[derive(
+    ::core::clone::Clone,
+    ::core::fmt::Debug,
+    ::core::default::Default,
+    ::core::cmp::PartialEq,
+    ::kube_codegen_runtime::serde::Serialize,
+    ::kube_codegen_runtime::serde::Deserialize
+)]
+#[serde(crate = "::kube_codegen_runtime::serde")]
+pub struct RouteFieldsApplyConfiguration {
+    /// `spec`.
+    #[serde(
+        rename = "spec",
+        default,
+        skip_serializing_if = "::core::option::Option::is_none"
+    )]
+    pub spec: ::core::option::Option<
+        <RouteSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
+    >,
+}
+
+impl RouteFieldsApplyConfiguration {
+    /// How server-side apply merges each field, by JSON name.
+    #[inline]
+    fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
+        match field {
+            "spec" => <RouteSpec as ::kube_codegen_runtime::apply::Apply>::MERGE,
+            _ => ::kube_codegen_runtime::apply::Merge::Atomic,
+        }
+    }
+
+    /// Sets `spec`.
+    #[must_use]
+    #[inline]
+    pub fn with_spec(
+        mut self,
+        value: impl ::core::convert::Into<
+            <RouteSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
+        >,
+    ) -> Self {
+        self.spec = ::core::option::Option::Some(value.into());
+        self
+    }
+}
+
+impl ::kube_codegen_runtime::apply::Apply for RouteFields {
+    type Configuration = RouteFieldsApplyConfiguration;
+    const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::Struct(
+        RouteFieldsApplyConfiguration::merge_field,
+    );
 }
 
 /// The fields of a `RouteSpec` a field manager applies: every field optional, left out when unset.

@@ -36,9 +36,9 @@ pub struct BackupScheduleApplyConfiguration {
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
-    /// The desired state.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
-    pub spec: ::core::option::Option<BackupScheduleSpecApplyConfiguration>,
+    /// The root's properties (`#[kube(no_spec)]`), flattened into the object.
+    #[serde(flatten)]
+    pub fields: BackupScheduleFieldsApplyConfiguration,
     /// The status, applied through the status subresource.
     #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub status: ::core::option::Option<
@@ -56,19 +56,26 @@ impl BackupScheduleApplyConfiguration {
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "metadata" => ::kube_codegen_runtime::apply::OBJECT_META,
-            "spec" => <BackupScheduleSpec as ::kube_codegen_runtime::apply::Apply>::MERGE,
             "status" => {
                 <<BackupSchedule as ::kube::core::object::HasStatus>::Status as ::kube_codegen_runtime::apply::Apply>::MERGE
             }
-            _ => ::kube_codegen_runtime::apply::Merge::Atomic,
+            other => {
+                match <BackupScheduleFields as ::kube_codegen_runtime::apply::Apply>::MERGE {
+                    ::kube_codegen_runtime::apply::Merge::Struct(field) => field(other),
+                    merge => merge,
+                }
+            }
         }
     }
 
-    /// Sets `spec`.
+    /// Sets the root's properties.
     #[must_use]
     #[inline]
-    pub fn with_spec(mut self, spec: BackupScheduleSpecApplyConfiguration) -> Self {
-        self.spec = ::core::option::Option::Some(spec);
+    pub fn with_fields(
+        mut self,
+        fields: BackupScheduleFieldsApplyConfiguration,
+    ) -> Self {
+        self.fields = fields;
         self
     }
 
@@ -207,6 +214,59 @@ pub fn extract_backup_schedule_status(
         ::core::option::Option::Some("status"),
         BackupScheduleApplyConfiguration::MERGE,
     )
+}
+
+/// The fields of a `BackupScheduleFields` a field manager applies: every field optional, left out when unset.
+#[derive(
+    ::core::clone::Clone,
+    ::core::fmt::Debug,
+    ::core::default::Default,
+    ::core::cmp::PartialEq,
+    ::kube_codegen_runtime::serde::Serialize,
+    ::kube_codegen_runtime::serde::Deserialize
+)]
+#[serde(crate = "::kube_codegen_runtime::serde")]
+pub struct BackupScheduleFieldsApplyConfiguration {
+    /// `spec`.
+    #[serde(
+        rename = "spec",
+        default,
+        skip_serializing_if = "::core::option::Option::is_none"
+    )]
+    pub spec: ::core::option::Option<
+        <BackupScheduleSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
+    >,
+}
+
+impl BackupScheduleFieldsApplyConfiguration {
+    /// How server-side apply merges each field, by JSON name.
+    #[inline]
+    fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
+        match field {
+            "spec" => <BackupScheduleSpec as ::kube_codegen_runtime::apply::Apply>::MERGE,
+            _ => ::kube_codegen_runtime::apply::Merge::Atomic,
+        }
+    }
+
+    /// Sets `spec`.
+    #[must_use]
+    #[inline]
+    pub fn with_spec(
+        mut self,
+        value: impl ::core::convert::Into<
+            <BackupScheduleSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
+        >,
+    ) -> Self {
+        self.spec = ::core::option::Option::Some(value.into());
+        self
+    }
+}
+
+impl ::kube_codegen_runtime::apply::Apply for BackupScheduleFields {
+    type Configuration = BackupScheduleFieldsApplyConfiguration;
+    const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::Struct(
+        BackupScheduleFieldsApplyConfiguration::merge_field,
+    );
 }
 
 /// The fields of a `BackupScheduleSpec` a field manager applies: every field optional, left out when unset.

@@ -35,9 +35,9 @@ pub struct DashboardApplyConfiguration {
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
-    /// The desired state.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
-    pub spec: ::core::option::Option<DashboardSpecApplyConfiguration>,
+    /// The root's properties (`#[kube(no_spec)]`), flattened into the object.
+    #[serde(flatten)]
+    pub fields: DashboardFieldsApplyConfiguration,
 }
 
 impl DashboardApplyConfiguration {
@@ -50,16 +50,20 @@ impl DashboardApplyConfiguration {
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "metadata" => ::kube_codegen_runtime::apply::OBJECT_META,
-            "spec" => <DashboardSpec as ::kube_codegen_runtime::apply::Apply>::MERGE,
-            _ => ::kube_codegen_runtime::apply::Merge::Atomic,
+            other => {
+                match <DashboardFields as ::kube_codegen_runtime::apply::Apply>::MERGE {
+                    ::kube_codegen_runtime::apply::Merge::Struct(field) => field(other),
+                    merge => merge,
+                }
+            }
         }
     }
 
-    /// Sets `spec`.
+    /// Sets the root's properties.
     #[must_use]
     #[inline]
-    pub fn with_spec(mut self, spec: DashboardSpecApplyConfiguration) -> Self {
-        self.spec = ::core::option::Option::Some(spec);
+    pub fn with_fields(mut self, fields: DashboardFieldsApplyConfiguration) -> Self {
+        self.fields = fields;
         self
     }
 }
@@ -169,6 +173,59 @@ pub fn extract_dashboard(
         ::core::option::Option::None,
         DashboardApplyConfiguration::MERGE,
     )
+}
+
+/// The fields of a `DashboardFields` a field manager applies: every field optional, left out when unset.
+#[derive(
+    ::core::clone::Clone,
+    ::core::fmt::Debug,
+    ::core::default::Default,
+    ::core::cmp::PartialEq,
+    ::kube_codegen_runtime::serde::Serialize,
+    ::kube_codegen_runtime::serde::Deserialize
+)]
+#[serde(crate = "::kube_codegen_runtime::serde")]
+pub struct DashboardFieldsApplyConfiguration {
+    /// `spec`.
+    #[serde(
+        rename = "spec",
+        default,
+        skip_serializing_if = "::core::option::Option::is_none"
+    )]
+    pub spec: ::core::option::Option<
+        <DashboardSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
+    >,
+}
+
+impl DashboardFieldsApplyConfiguration {
+    /// How server-side apply merges each field, by JSON name.
+    #[inline]
+    fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
+        match field {
+            "spec" => <DashboardSpec as ::kube_codegen_runtime::apply::Apply>::MERGE,
+            _ => ::kube_codegen_runtime::apply::Merge::Atomic,
+        }
+    }
+
+    /// Sets `spec`.
+    #[must_use]
+    #[inline]
+    pub fn with_spec(
+        mut self,
+        value: impl ::core::convert::Into<
+            <DashboardSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
+        >,
+    ) -> Self {
+        self.spec = ::core::option::Option::Some(value.into());
+        self
+    }
+}
+
+impl ::kube_codegen_runtime::apply::Apply for DashboardFields {
+    type Configuration = DashboardFieldsApplyConfiguration;
+    const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::Struct(
+        DashboardFieldsApplyConfiguration::merge_field,
+    );
 }
 
 /// The fields of a `DashboardSpec` a field manager applies: every field optional, left out when unset.

@@ -37,9 +37,9 @@ pub struct TenantApplyConfiguration {
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
-    /// The desired state.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
-    pub spec: ::core::option::Option<TenantSpecApplyConfiguration>,
+    /// The root's properties (`#[kube(no_spec)]`), flattened into the object.
+    #[serde(flatten)]
+    pub fields: TenantFieldsApplyConfiguration,
     /// The status, applied through the status subresource.
     #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub status: ::core::option::Option<
@@ -57,19 +57,23 @@ impl TenantApplyConfiguration {
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "metadata" => ::kube_codegen_runtime::apply::OBJECT_META,
-            "spec" => <TenantSpec as ::kube_codegen_runtime::apply::Apply>::MERGE,
             "status" => {
                 <<Tenant as ::kube::core::object::HasStatus>::Status as ::kube_codegen_runtime::apply::Apply>::MERGE
             }
-            _ => ::kube_codegen_runtime::apply::Merge::Atomic,
+            other => {
+                match <TenantFields as ::kube_codegen_runtime::apply::Apply>::MERGE {
+                    ::kube_codegen_runtime::apply::Merge::Struct(field) => field(other),
+                    merge => merge,
+                }
+            }
         }
     }
 
-    /// Sets `spec`.
+    /// Sets the root's properties.
     #[must_use]
     #[inline]
-    pub fn with_spec(mut self, spec: TenantSpecApplyConfiguration) -> Self {
-        self.spec = ::core::option::Option::Some(spec);
+    pub fn with_fields(mut self, fields: TenantFieldsApplyConfiguration) -> Self {
+        self.fields = fields;
         self
     }
 
@@ -207,6 +211,59 @@ pub fn extract_tenant_status(
         ::core::option::Option::Some("status"),
         TenantApplyConfiguration::MERGE,
     )
+}
+
+/// The fields of a `TenantFields` a field manager applies: every field optional, left out when unset.
+#[derive(
+    ::core::clone::Clone,
+    ::core::fmt::Debug,
+    ::core::default::Default,
+    ::core::cmp::PartialEq,
+    ::kube_codegen_runtime::serde::Serialize,
+    ::kube_codegen_runtime::serde::Deserialize
+)]
+#[serde(crate = "::kube_codegen_runtime::serde")]
+pub struct TenantFieldsApplyConfiguration {
+    /// `spec`.
+    #[serde(
+        rename = "spec",
+        default,
+        skip_serializing_if = "::core::option::Option::is_none"
+    )]
+    pub spec: ::core::option::Option<
+        <TenantSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
+    >,
+}
+
+impl TenantFieldsApplyConfiguration {
+    /// How server-side apply merges each field, by JSON name.
+    #[inline]
+    fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
+        match field {
+            "spec" => <TenantSpec as ::kube_codegen_runtime::apply::Apply>::MERGE,
+            _ => ::kube_codegen_runtime::apply::Merge::Atomic,
+        }
+    }
+
+    /// Sets `spec`.
+    #[must_use]
+    #[inline]
+    pub fn with_spec(
+        mut self,
+        value: impl ::core::convert::Into<
+            <TenantSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
+        >,
+    ) -> Self {
+        self.spec = ::core::option::Option::Some(value.into());
+        self
+    }
+}
+
+impl ::kube_codegen_runtime::apply::Apply for TenantFields {
+    type Configuration = TenantFieldsApplyConfiguration;
+    const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::Struct(
+        TenantFieldsApplyConfiguration::merge_field,
+    );
 }
 
 /// The fields of a `TenantSpec` a field manager applies: every field optional, left out when unset.

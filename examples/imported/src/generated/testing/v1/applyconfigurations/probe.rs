@@ -35,9 +35,9 @@ pub struct ProbeApplyConfiguration {
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
-    /// The desired state.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
-    pub spec: ::core::option::Option<ProbeSpecApplyConfiguration>,
+    /// The root's properties (`#[kube(no_spec)]`), flattened into the object.
+    #[serde(flatten)]
+    pub fields: ProbeFieldsApplyConfiguration,
 }
 
 impl ProbeApplyConfiguration {
@@ -50,16 +50,20 @@ impl ProbeApplyConfiguration {
     fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
         match field {
             "metadata" => ::kube_codegen_runtime::apply::OBJECT_META,
-            "spec" => <ProbeSpec as ::kube_codegen_runtime::apply::Apply>::MERGE,
-            _ => ::kube_codegen_runtime::apply::Merge::Atomic,
+            other => {
+                match <ProbeFields as ::kube_codegen_runtime::apply::Apply>::MERGE {
+                    ::kube_codegen_runtime::apply::Merge::Struct(field) => field(other),
+                    merge => merge,
+                }
+            }
         }
     }
 
-    /// Sets `spec`.
+    /// Sets the root's properties.
     #[must_use]
     #[inline]
-    pub fn with_spec(mut self, spec: ProbeSpecApplyConfiguration) -> Self {
-        self.spec = ::core::option::Option::Some(spec);
+    pub fn with_fields(mut self, fields: ProbeFieldsApplyConfiguration) -> Self {
+        self.fields = fields;
         self
     }
 }
@@ -169,6 +173,59 @@ pub fn extract_probe(
         ::core::option::Option::None,
         ProbeApplyConfiguration::MERGE,
     )
+}
+
+/// The fields of a `ProbeFields` a field manager applies: every field optional, left out when unset.
+#[derive(
+    ::core::clone::Clone,
+    ::core::fmt::Debug,
+    ::core::default::Default,
+    ::core::cmp::PartialEq,
+    ::kube_codegen_runtime::serde::Serialize,
+    ::kube_codegen_runtime::serde::Deserialize
+)]
+#[serde(crate = "::kube_codegen_runtime::serde")]
+pub struct ProbeFieldsApplyConfiguration {
+    /// `spec`.
+    #[serde(
+        rename = "spec",
+        default,
+        skip_serializing_if = "::core::option::Option::is_none"
+    )]
+    pub spec: ::core::option::Option<
+        <ProbeSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
+    >,
+}
+
+impl ProbeFieldsApplyConfiguration {
+    /// How server-side apply merges each field, by JSON name.
+    #[inline]
+    fn merge_field(field: &str) -> ::kube_codegen_runtime::apply::Merge {
+        match field {
+            "spec" => <ProbeSpec as ::kube_codegen_runtime::apply::Apply>::MERGE,
+            _ => ::kube_codegen_runtime::apply::Merge::Atomic,
+        }
+    }
+
+    /// Sets `spec`.
+    #[must_use]
+    #[inline]
+    pub fn with_spec(
+        mut self,
+        value: impl ::core::convert::Into<
+            <ProbeSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
+        >,
+    ) -> Self {
+        self.spec = ::core::option::Option::Some(value.into());
+        self
+    }
+}
+
+impl ::kube_codegen_runtime::apply::Apply for ProbeFields {
+    type Configuration = ProbeFieldsApplyConfiguration;
+    const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::Struct(
+        ProbeFieldsApplyConfiguration::merge_field,
+    );
 }
 
 /// The fields of a `ProbeSpec` a field manager applies: every field optional, left out when unset.
