@@ -697,6 +697,14 @@ pub struct WidgetSpec {
     pub values: Vec<String>,
     /// +kubebuilder:validation:items:Minimum=1
     pub tags: Vec<String>,
+    /// +kubebuilder:validation:Enum=a;b
+    pub labels: BTreeMap<String, String>,
+    /// +kubebuilder:validation:Enum=1;two
+    /// +kubebuilder:validation:MultipleOf=1.5
+    /// +kubebuilder:validation:ExclusiveMinimum=true
+    pub size: i32,
+    /// +kubebuilder:validation:MultipleOf=-2
+    pub step: i64,
     /// +listType=atomic
     pub count: i32,
 }
@@ -721,14 +729,25 @@ pub struct WidgetSpec {
         "warning: `+kubebuilder:validation:MaxLength` applies to strings, but `values` is a list (`Vec<String>`): kube-apiserver accepts it there and ignores it",
         "warning: `+kubebuilder:validation:Pattern` applies to strings, but `values` is a list",
         "warning: `+kubebuilder:validation:items:Minimum` applies to integers and numbers, but the items of `tags` are a string",
+        "warning: `+kubebuilder:validation:Enum` applies to strings, numbers and booleans, but `labels` is a map (`BTreeMap<String,String>`): kube-apiserver accepts it as written, and then refuses every value the list does not hold",
+        "warning: `+kubebuilder:validation:Enum`: `two` is not an integer; kube-apiserver accepts it as written, and no value of the field equals it",
+        "warning: `+kubebuilder:validation:MultipleOf`: `1.5` is not an integer, and the field is; kube-apiserver accepts it as written",
+        "warning: `+kubebuilder:validation:MultipleOf`: `-2` is not greater than 0, as JSON Schema wants; kube-apiserver accepts it as written",
     ] {
         assert!(err.contains(expected), "missing `{expected}` in:\n{err}");
     }
     let client = std::fs::read_to_string(tmp.0.join("generated/widgets/v1/widget.rs")).unwrap();
-    assert!(
-        client.contains(r#"{"maxLength":63,"pattern":"^[a-z]+$"}"#),
-        "kept in the CRD as written:\n{client}"
-    );
+    for kept in [
+        r#"{"maxLength":63,"pattern":"^[a-z]+$"}"#,
+        r#"{"enum":["a","b"]}"#,
+        r#"{"enum":[1,"two"],"exclusiveMinimum":true,"multipleOf":1.5}"#,
+        r#"{"multipleOf":-2}"#,
+    ] {
+        assert!(
+            client.contains(kept),
+            "{kept} kept in the CRD as written:\n{client}"
+        );
+    }
 }
 
 #[test]

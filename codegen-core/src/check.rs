@@ -70,16 +70,13 @@ pub(crate) fn resolve<'a>(
     path: &Spanned<String>,
     roots: &Roots<'a, '_>,
     what: &str,
-    lenient: bool,
+    kept: Option<&str>,
 ) -> Option<&'a Type> {
-    // A path naming no field: an error, or with `lenient` (printer columns, which
-    // kube-apiserver takes with any path) a warning saying the column is kept.
-    let missing = |cx: &mut Ctxt, message: String| {
-        if lenient {
-            cx.warn(path.span, format!("{message}{KEPT_COLUMN}"));
-        } else {
-            cx.error(path.span, message);
-        }
+    // A path naming no field: an error, or, where kube-apiserver takes any path (printer
+    // columns, scale), a warning ending with `kept`, which says what becomes of it.
+    let missing = |cx: &mut Ctxt, message: String| match kept {
+        Some(kept) => cx.warn(path.span, format!("{message}{kept}")),
+        None => cx.error(path.span, message),
     };
     let text = path.value.trim_start_matches('.');
     // A JSONPath index or filter (`.status.conditions[?(@.type=="Ready")].status`): the
@@ -170,6 +167,9 @@ fn list(names: &[&str]) -> String {
     }
 }
 
+/// What a warning about a scale path adds: the subresource is kept.
+pub(crate) const KEPT_SCALE: &str = " (kube-apiserver accepts any path here: the scale subresource is kept, and reads or writes nothing where the path finds nothing)";
+
 /// What a warning about a printer column's path adds: the column is kept.
 pub(crate) const KEPT_COLUMN: &str = " (kube-apiserver accepts any path here: the column is kept, empty where the path finds nothing)";
 
@@ -189,7 +189,7 @@ pub fn check_paths(cx: &mut Ctxt, kube: &KubeAttrs, spec: &ItemStruct, structs: 
         let Some(path) = &column.json_path else {
             continue;
         };
-        let ty = resolve(cx, path, &roots, "printcolumn json_path", true);
+        let ty = resolve(cx, path, &roots, "printcolumn json_path", Some(KEPT_COLUMN));
         if let (Some(ty), Some(col_type)) = (ty, &column.type_)
             && !fits(&col_type.value, ty, structs)
         {
@@ -208,7 +208,7 @@ pub fn check_paths(cx: &mut Ctxt, kube: &KubeAttrs, spec: &ItemStruct, structs: 
         }
     }
     for path in &kube.selectable {
-        resolve(cx, path, &roots, "selectable", false);
+        resolve(cx, path, &roots, "selectable", None);
     }
     if let Some(scale) = &kube.scale {
         for (path, what) in [
@@ -217,7 +217,7 @@ pub fn check_paths(cx: &mut Ctxt, kube: &KubeAttrs, spec: &ItemStruct, structs: 
             (&scale.label_selector_path, "scale label_selector_path"),
         ] {
             if let Some(path) = path {
-                resolve(cx, path, &roots, what, false);
+                resolve(cx, path, &roots, what, Some(KEPT_SCALE));
             }
         }
     }

@@ -356,7 +356,12 @@ fn kube_attrs(
     if let Some(status) = status {
         kube.push(format!("status = {}", lit(status)));
     }
-    if let Some(scale) = v.pointer("/subresources/scale") {
+    // kube drops the scale subresource of a kind without status (and `generate` says so):
+    // without a status struct it is not carried over (`resource_markers` notes it).
+    if let Some(scale) = v
+        .pointer("/subresources/scale")
+        .filter(|_| status.is_some())
+    {
         let mut parts = vec![
             format!(
                 "spec_replicas_path = {}",
@@ -437,6 +442,12 @@ fn resource_markers(
                 what: "the status subresource needs a status struct, which this schema does not give; left out".into(),
             });
         }
+    }
+    if v.pointer("/subresources/scale").is_some() && !has_status {
+        exceptions.push(Exception {
+            path: "status".into(),
+            what: "the scale subresource needs a status struct (kube drops it otherwise), which this schema does not give; left out".into(),
+        });
     }
     if input.versions > 1 && v.get("storage").and_then(Value::as_bool) == Some(true) {
         resource_markers.push("kubebuilder:storageversion".into());

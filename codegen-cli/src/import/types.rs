@@ -736,7 +736,8 @@ fn scalar_markers(
         ("maximum", "Maximum"),
         ("multipleOf", "MultipleOf"),
     ] {
-        if let Some(n) = s.get(key) {
+        // A `null` is no bound (kube-apiserver reads it as absent).
+        if let Some(n) = s.get(key).filter(|n| !n.is_null()) {
             push(
                 markers,
                 exceptions,
@@ -749,8 +750,9 @@ fn scalar_markers(
         ("exclusiveMinimum", "ExclusiveMinimum"),
         ("exclusiveMaximum", "ExclusiveMaximum"),
     ] {
-        if let Some(Value::Bool(b)) = s.get(key) {
-            push(markers, exceptions, key, format!("{name}={b}"));
+        // `false` is what an absent key says (kube-apiserver does not store it).
+        if let Some(Value::Bool(true)) = s.get(key) {
+            push(markers, exceptions, key, format!("{name}=true"));
         }
     }
     for (key, name) in [
@@ -778,9 +780,18 @@ fn scalar_markers(
     if let Some(f) = s.get("format").and_then(Value::as_str)
         && Some(f) != implied_format
     {
-        push(markers, exceptions, "format", format!("Format={f}"));
+        // An empty format is no format (kube-apiserver does not store it).
+        if !f.is_empty() {
+            push(markers, exceptions, "format", format!("Format={f}"));
+        }
     }
-    if !skip_enum && let Some(values) = s.get("enum").and_then(Value::as_array) {
+    // An empty `enum` is no enum (kube-apiserver does not store it).
+    if !skip_enum
+        && let Some(values) = s
+            .get("enum")
+            .and_then(Value::as_array)
+            .filter(|v| !v.is_empty())
+    {
         let texts: Vec<String> = values.iter().map(enum_text).collect();
         if texts.iter().any(|t| t.contains(';') || t.is_empty()) {
             exceptions.push(
@@ -1106,7 +1117,12 @@ fn number_ty(
     } else {
         (("float", Ty::F32), ("double", Ty::F64))
     };
-    match s.get("format").and_then(Value::as_str) {
+    // An empty format is no format.
+    match s
+        .get("format")
+        .and_then(Value::as_str)
+        .filter(|f| !f.is_empty())
+    {
         Some(f) if f == narrow => {
             scalar_markers(s, items, markers, exceptions, false, Some(f));
             narrow_ty

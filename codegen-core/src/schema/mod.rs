@@ -164,12 +164,15 @@ fn k8s_openapi_type(ty: &syn::Type, bare: bool) -> Option<&'static apiserver_rul
 /// A value validation (bounds, lengths, pattern, format, counts): kube-apiserver accepts one
 /// on a field of a type it does not apply to, and ignores it there, as CRDs in the wild have
 /// (Karpenter's `values` list carries `maxLength` and `pattern`). Structural markers
-/// (`listType`, `mapType`, ...) on the wrong type it refuses.
+/// (`listType`, `mapType`, ...) on the wrong type it refuses. An `Enum` there is kept as well,
+/// though the server applies it: see [`kept_note`].
 fn is_value_validation(name: &str) -> bool {
     matches!(
         name.rsplit(':').next().unwrap_or(name),
         "Minimum"
             | "Maximum"
+            | "ExclusiveMinimum"
+            | "ExclusiveMaximum"
             | "MultipleOf"
             | "MinLength"
             | "MaxLength"
@@ -179,7 +182,17 @@ fn is_value_validation(name: &str) -> bool {
             | "MaxItems"
             | "MinProperties"
             | "MaxProperties"
+            | "Enum"
     )
+}
+
+/// What a warning about a value validation on a field of another type adds.
+fn kept_note(name: &str) -> &'static str {
+    if name.ends_with("Enum") {
+        ": kube-apiserver accepts it as written, and then refuses every value the list does not hold"
+    } else {
+        ": kube-apiserver accepts it there and ignores it"
+    }
 }
 
 fn fits(needs: Needs, shape: &Shape<'_>) -> bool {
@@ -598,10 +611,7 @@ impl<'a> Walker<'_, '_, 'a> {
                         cx.error_at(&m.name_loc, message);
                         continue;
                     }
-                    cx.warn_at(
-                        &m.name_loc,
-                        format!("{message}: kube-apiserver accepts it there and ignores it"),
-                    );
+                    cx.warn_at(&m.name_loc, format!("{message}{}", kept_note(m.name)));
                 }
                 let path = [name.to_owned(), "[]".to_owned()];
                 if let Some(p) = field_patch(cx, m, &item_shape, self.structs, &path) {
@@ -622,10 +632,7 @@ impl<'a> Walker<'_, '_, 'a> {
                     continue;
                 }
                 // Kept in the CRD as written, as controller-gen and the real server keep it.
-                cx.warn_at(
-                    &m.name_loc,
-                    format!("{message}: kube-apiserver accepts it there and ignores it"),
-                );
+                cx.warn_at(&m.name_loc, format!("{message}{}", kept_note(m.name)));
             }
             if let Some(clash) = clashes(m.name).iter().find(|c| taken.contains(**c)) {
                 let (attr, key) = clash.split_once('.').unwrap_or((clash, ""));
@@ -1047,10 +1054,24 @@ fn field_patch(
                 return bad(cx, format!("`{value}` is not a number"));
             };
             if matches!(s, Shape::Integer) && !n.is_i64() {
-                return bad(cx, format!("`{value}` is not an integer, and the field is"));
+                // kube-apiserver 1.36 accepts a fractional bound on an integer: kept.
+                cx.warn_at(
+                    &m.value_loc,
+                    format!(
+                        "`{}`: `{value}` is not an integer, and the field is; kube-apiserver accepts it as written",
+                        m.display()
+                    ),
+                );
             }
             if k == "MultipleOf" && n.as_f64().is_some_and(|f| f <= 0.0) {
-                return bad(cx, "must be greater than 0".to_owned());
+                // JSON Schema wants a positive number; kube-apiserver 1.36 stores it anyway.
+                cx.warn_at(
+                    &m.value_loc,
+                    format!(
+                        "`{}`: `{value}` is not greater than 0, as JSON Schema wants; kube-apiserver accepts it as written",
+                        m.display()
+                    ),
+                );
             }
             (
                 match k {
@@ -1122,7 +1143,22 @@ fn field_patch(
             for v in value.split(';').filter(|v| !v.is_empty()) {
                 match typed_value(v.trim(), s) {
                     Ok(v) => values.push(v),
-                    Err(e) => return bad(cx, e),
+                    Err(e) => {
+                        // kube-apiserver 1.36 accepts an enum value of another type (no value
+                        // of the field can equal it): kept as JSON reads it, with a warning.
+                        cx.warn_at(
+                            &m.value_loc,
+                            format!(
+                                "`{}`: {e}; kube-apiserver accepts it as written, and no value of the field equals it",
+                                m.display()
+                            ),
+                        );
+                        let text = v.trim();
+                        values.push(
+                            serde_json::from_str::<Value>(text)
+                                .unwrap_or_else(|_| Value::from(text)),
+                        );
+                    }
                 }
             }
             ("enum", Value::Array(values))

@@ -33,7 +33,7 @@ impl Context<'_> {
     /// Resolves the path in `arg` against the spec and status structs; a mistake is
     /// reported at the marker's argument.
     fn path<'t>(&'t self, cx: &mut Ctxt, arg: &marker::Arg, what: &str) -> Option<&'t syn::Type> {
-        self.resolve(cx, arg, what, false)
+        self.resolve(cx, arg, what, None)
     }
 
     /// [`Context::path`] for a printer column: kube-apiserver takes any JSONPath there (the
@@ -44,7 +44,12 @@ impl Context<'_> {
         arg: &marker::Arg,
         what: &str,
     ) -> Option<&'t syn::Type> {
-        self.resolve(cx, arg, what, true)
+        self.resolve(cx, arg, what, Some(check::KEPT_COLUMN))
+    }
+
+    /// [`Context::path`] for a scale path: kube-apiserver takes any path there too.
+    fn scale_path<'t>(&'t self, cx: &mut Ctxt, arg: &marker::Arg) -> Option<&'t syn::Type> {
+        self.resolve(cx, arg, "scale path", Some(check::KEPT_SCALE))
     }
 
     fn resolve<'t>(
@@ -52,7 +57,7 @@ impl Context<'_> {
         cx: &mut Ctxt,
         arg: &marker::Arg,
         what: &str,
-        lenient: bool,
+        kept: Option<&str>,
     ) -> Option<&'t syn::Type> {
         let spanned = Spanned {
             value: arg.value.clone(),
@@ -65,7 +70,7 @@ impl Context<'_> {
             structs: self.structs,
             no_spec: self.kube.no_spec.is_some(),
         };
-        let ty = check::resolve(&mut inner, &spanned, &roots, what, lenient);
+        let ty = check::resolve(&mut inner, &spanned, &roots, what, kept);
         for d in inner.take_warnings() {
             cx.warn_at(&arg.loc, d.message);
         }
@@ -276,7 +281,7 @@ fn scale_subresource(c: &Context<'_>, cx: &mut Ctxt, m: &Marker) -> Option<Patch
                 continue;
             }
         };
-        c.path(cx, arg, "scale path");
+        c.scale_path(cx, arg);
         scale.insert(key.into(), Value::from(arg.value.clone()));
     }
     for (key, arg) in [
