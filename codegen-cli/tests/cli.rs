@@ -962,3 +962,71 @@ pub struct WidgetSpec {
     );
     assert_eq!(err.matches("warning:").count(), 1, "only `paused`: {err}");
 }
+
+#[test]
+fn element_markers_reach_map_values_and_nested_list_items() {
+    // kube-codegen's `+kube-codegen:validation:<steps>:<Name>`, where controller-gen has only
+    // `items:` one list deep; import writes them for what CRDs say there.
+    let tmp = TempDir::new("elements");
+    write(
+        &tmp.0,
+        "apis/widgets/v1/mod.rs",
+        "//! +groupName=widgets.example.com\npub mod widget;\n",
+    );
+    write(
+        &tmp.0,
+        "apis/widgets/v1/widget.rs",
+        r#"/// +genclient
+#[derive(CustomResource)]
+#[kube(group = "widgets.example.com", version = "v1", kind = "Widget", namespaced)]
+pub struct WidgetSpec {
+    /// +kube-codegen:validation:values:MaxLength=63
+    pub labels: BTreeMap<String, String>,
+    /// +kube-codegen:validation:items:items:MinLength=1
+    pub matrix: Vec<Vec<String>>,
+    /// +kube-codegen:validation:values:items:Enum=a;b
+    pub groups: BTreeMap<String, Vec<String>>,
+    /// +kube-codegen:validation:values:MaxLength=3
+    pub names: Vec<String>,
+    /// +kube-codegen:validation:values:MaxLenght=3
+    pub notes: BTreeMap<String, String>,
+}
+"#,
+    );
+    let out = generate(&tmp.0);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    for expected in [
+        "error: `+kube-codegen:validation:values:MaxLength` applies to the values of a map, but `names` is a list",
+        "error: unknown marker `+kube-codegen:validation:values:MaxLenght`",
+    ] {
+        assert!(err.contains(expected), "missing `{expected}` in:\n{err}");
+    }
+    assert!(
+        !err.contains("labels") && !err.contains("matrix") && !err.contains("groups"),
+        "{err}"
+    );
+    let fixed = std::fs::read_to_string(tmp.0.join("apis/widgets/v1/widget.rs"))
+        .unwrap()
+        .replace("    /// +kube-codegen:validation:values:MaxLength=3\n", "")
+        .replace("    /// +kube-codegen:validation:values:MaxLenght=3\n", "");
+    write(&tmp.0, "apis/widgets/v1/widget.rs", &fixed);
+    let out = generate(&tmp.0);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let client = std::fs::read_to_string(tmp.0.join("generated/widgets/v1/widget.rs")).unwrap();
+    for (path, set) in [
+        (r#"&["spec", "labels", "{}"]"#, r#"{"maxLength":63}"#),
+        (r#"&["spec", "matrix", "[]", "[]"]"#, r#"{"minLength":1}"#),
+        (
+            r#"&["spec", "groups", "{}", "[]"]"#,
+            r#"{"enum":["a","b"]}"#,
+        ),
+    ] {
+        let at = client
+            .find(path)
+            .unwrap_or_else(|| panic!("no patch at {path}:\n{client}"));
+        // `Patch::Schema { path: &[...], set: r#"..."# }`: the set right after its path.
+        let next = &client[at..(at + path.len() + 80).min(client.len())];
+        assert!(next.contains(set), "{set} at {path}: {next}");
+    }
+}

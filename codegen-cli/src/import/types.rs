@@ -351,9 +351,10 @@ impl Types {
         }
     }
 
-    /// The type of schema `s`, pushing the markers that restore the rest of it. `items` is
-    /// `""` for the field itself and `"items:"` for the items of a list (one level only, as
-    /// the markers allow).
+    /// The type of schema `s`, pushing the markers that restore the rest of it. `items` says
+    /// where `s` is inside the field: `""` for the field itself, then a step per level,
+    /// `"items:"` for a list's items and `"values:"` for a map's values (see
+    /// [`validation_prefix`]).
     fn ty(
         &mut self,
         hint: &str,
@@ -483,13 +484,9 @@ impl Types {
             &values,
             &mut inner_markers,
             &mut inner_exc,
-            "map",
+            &format!("{items}values:"),
         );
-        for m in inner_markers {
-            exceptions.push(format!(
-                "`+{m}` on the map's values cannot be written as a marker"
-            ));
-        }
+        markers.extend(inner_markers);
         exceptions.extend(inner_exc);
         if let Some(mt) = s.get("x-kubernetes-map-type").and_then(Value::as_str) {
             push_unless_items(
@@ -532,38 +529,14 @@ impl Types {
             .cloned()
             .unwrap_or_default();
         let item_hint = hint.to_owned();
-        let item_ty = if items.is_empty() {
-            let mut item_markers = Vec::new();
-            let t = self.ty(
-                &item_hint,
-                &format!("{path}[]"),
-                &item_schema,
-                &mut item_markers,
-                exceptions,
-                "items:",
-            );
-            // Item markers that exist only in their field form (none today) are lost.
-            markers.extend(item_markers);
-            t
-        } else {
-            let mut inner = Vec::new();
-            let mut inner_exc = Vec::new();
-            let t = self.ty(
-                &item_hint,
-                &format!("{path}[]"),
-                &item_schema,
-                &mut inner,
-                &mut inner_exc,
-                "nested",
-            );
-            for m in inner {
-                exceptions.push(format!(
-                    "`+{m}` on the items of nested lists cannot be written as a marker"
-                ));
-            }
-            exceptions.extend(inner_exc);
-            t
-        };
+        let item_ty = self.ty(
+            &item_hint,
+            &format!("{path}[]"),
+            &item_schema,
+            markers,
+            exceptions,
+            &format!("{items}items:"),
+        );
         if let Some(lt) = s.get("x-kubernetes-list-type").and_then(Value::as_str) {
             push_unless_items(
                 markers,
@@ -612,7 +585,7 @@ impl Types {
             .and_then(Value::as_array)
             .and_then(|e| e.iter().map(|v| v.as_str().map(str::to_owned)).collect());
         if let Some(values) =
-            values.filter(|v| !v.is_empty() && items != "nested" && items != "map")
+            values.filter(|v| !v.is_empty() && (items.is_empty() || items == "items:"))
         {
             let name = self.named_enum(hint, &values);
             common(markers, exceptions, true);
@@ -682,7 +655,20 @@ fn has_properties(s: &Map<String, Value>) -> bool {
         .is_some_and(|p| !p.is_empty())
 }
 
-/// A marker that has no `items:` form: on the field itself, or an exception on items.
+/// The prefix of a validation marker for the values at `items` inside a field: the field's
+/// own (`kubebuilder:validation:`), controller-gen's `items:` form for a list's items, and
+/// kube-codegen's element markers for anything deeper (`kube-codegen:validation:values:`,
+/// `kube-codegen:validation:items:items:`).
+fn validation_prefix(items: &str) -> String {
+    match items {
+        "" => "kubebuilder:validation:".to_owned(),
+        "items:" => "kubebuilder:validation:items:".to_owned(),
+        steps => format!("kube-codegen:validation:{steps}"),
+    }
+}
+
+/// A marker on the field itself, or at `items` inside it when it is a validation marker
+/// with an element form; an exception otherwise.
 fn push_unless_items(
     markers: &mut Vec<String>,
     exceptions: &mut Vec<String>,
@@ -690,14 +676,13 @@ fn push_unless_items(
     marker: &str,
     what: &str,
 ) {
+    let element = marker
+        .strip_prefix("kubebuilder:validation:")
+        .filter(|m| !m.starts_with("XEmbeddedResource") && !m.starts_with("EmbeddedResource"));
     if items.is_empty() {
         markers.push(marker.to_owned());
-    } else if items == "items:" && marker.starts_with("kubebuilder:validation:") {
-        markers.push(marker.replacen(
-            "kubebuilder:validation:",
-            "kubebuilder:validation:items:",
-            1,
-        ));
+    } else if let Some(rest) = element {
+        markers.push(format!("{}{rest}", validation_prefix(items)));
     } else {
         exceptions.push(format!(
             "`{what}` on list items or map values cannot be written as a marker"
@@ -716,21 +701,10 @@ fn scalar_markers(
     implied_format: Option<&str>,
 ) {
     let on_items = !items.is_empty();
-    let lost = |exceptions: &mut Vec<String>, key: &str| {
-        exceptions.push(format!(
-            "`{key}` on the items of nested lists or on map values cannot be written as a marker"
-        ));
+    let prefix = validation_prefix(items);
+    let push = |markers: &mut Vec<String>, _: &mut Vec<String>, _: &str, text: String| {
+        markers.push(format!("{prefix}{text}"));
     };
-    let prefix = if items == "items:" { "items:" } else { "" };
-    let deep = on_items && items != "items:";
-    let push =
-        |markers: &mut Vec<String>, exceptions: &mut Vec<String>, key: &str, text: String| {
-            if deep {
-                lost(exceptions, key);
-            } else {
-                markers.push(format!("kubebuilder:validation:{prefix}{text}"));
-            }
-        };
     for (key, name) in [
         ("minimum", "Minimum"),
         ("maximum", "Maximum"),
@@ -1039,15 +1013,9 @@ fn int_or_string(
     exceptions: &mut Vec<String>,
     items: &str,
 ) -> Ty {
-    let v = |k: &str| format!("kubebuilder:validation:{items}{k}");
     let quantity = s.get("pattern").and_then(Value::as_str) == Some(QUANTITY_PATTERN);
-    // The marker writes the `anyOf` kube's schema of the type lacks; it reaches the
-    // field and one level of list items.
-    if items.is_empty() || items == "items:" {
-        markers.push(v("XIntOrString"));
-    } else if s.contains_key("anyOf") {
-        exceptions.push("the `anyOf` of an int-or-string in map values or nested lists is not written (kube's schema of the type has only `x-kubernetes-int-or-string`)".to_owned());
-    }
+    // The marker writes the `anyOf` kube's schema of the type lacks, wherever it is.
+    markers.push(format!("{}XIntOrString", validation_prefix(items)));
     scalar_markers(s, items, markers, exceptions, false, None);
     if !items.is_empty() && !s.contains_key("description") {
         exceptions.push(

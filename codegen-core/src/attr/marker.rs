@@ -164,14 +164,31 @@ pub struct Arg {
     pub loc: Loc,
 }
 
+/// One step from a value to the values inside it, for validation markers that apply there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// The items of a list (`items:`).
+    Items,
+    /// The values of a map (`values:`).
+    Values,
+}
+
+/// The prefix of kube-codegen's validation markers for the values inside a field:
+/// `+kube-codegen:validation:<steps>:<Name>`, each step `items:` or `values:`
+/// (`+kube-codegen:validation:values:Pattern=...` on a map's values,
+/// `+kube-codegen:validation:items:items:MaxLength=...` on a nested list's items).
+/// controller-gen has only `+kubebuilder:validation:items:<Name>`, one list level deep.
+pub const ELEMENTS_PREFIX: &str = "kube-codegen:validation:";
+
 /// One recognised marker.
 #[derive(Debug, Clone)]
 pub struct Marker {
     /// The name without the leading `+` (one of [`KNOWN`]); for
     /// `+kubebuilder:validation:items:Minimum`, `kubebuilder:validation:Minimum`.
     pub name: &'static str,
-    /// Written in its `items:` form: it applies to the items of a list.
-    pub items: bool,
+    /// Where inside the field it applies: nothing for the field itself, `[Items]` for the
+    /// `items:` form, any steps for kube-codegen's [`ELEMENTS_PREFIX`] form.
+    pub steps: Vec<Step>,
     /// Where it may be written.
     pub place: Place,
     /// The text after `=`, for markers that take a value.
@@ -187,8 +204,21 @@ pub struct Marker {
 impl Marker {
     /// The short name users see in messages: `+kubebuilder:validation:Minimum`.
     pub fn display(&self) -> String {
-        match self.name.strip_prefix("kubebuilder:validation:") {
-            Some(base) if self.items => format!("+kubebuilder:validation:items:{base}"),
+        match (
+            self.name.strip_prefix("kubebuilder:validation:"),
+            self.steps.as_slice(),
+        ) {
+            (Some(base), [Step::Items]) => format!("+kubebuilder:validation:items:{base}"),
+            (Some(base), steps) if !steps.is_empty() => {
+                let steps: String = steps
+                    .iter()
+                    .map(|s| match s {
+                        Step::Items => "items:",
+                        Step::Values => "values:",
+                    })
+                    .collect();
+                format!("+{ELEMENTS_PREFIX}{steps}{base}")
+            }
             _ => format!("+{}", self.name),
         }
     }
@@ -222,12 +252,10 @@ pub fn read(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<Marker> {
 
 fn parse(cx: &mut Ctxt, text: &str, loc: &dyn Fn(usize, usize) -> Loc) -> Option<Marker> {
     let full = &text[1..];
-    // `kubebuilder:validation:items:Minimum` is `kubebuilder:validation:Minimum` on items.
-    let items_prefix = "kubebuilder:validation:items:";
-    let (body, items) = match full.strip_prefix(items_prefix) {
-        Some(rest) => (format!("kubebuilder:validation:{rest}"), true),
-        None => (full.to_owned(), false),
-    };
+    // `kubebuilder:validation:items:Minimum` is `kubebuilder:validation:Minimum` on items;
+    // `kube-codegen:validation:values:items:Minimum` on the items of a map's values.
+    let (body, steps) = element_steps(full);
+    let items = !steps.is_empty();
     let body = body.as_str();
     let found = KNOWN
         .iter()
@@ -249,14 +277,14 @@ fn parse(cx: &mut Ctxt, text: &str, loc: &dyn Fn(usize, usize) -> Loc) -> Option
         }
         return None;
     };
-    // Offsets below are into `text`: the `items:` form is that much longer.
-    let shift = if items { "items:".len() } else { 0 };
+    // Offsets below are into `text`: an element form is that much longer.
+    let shift = full.len() - body.len();
     let rest = &body[name.len()..];
     let start = 1 + name.len() + shift;
     let name_loc = loc(0, start);
     let mut marker = Marker {
         name,
-        items,
+        steps,
         place,
         value: None,
         args: Vec::new(),
@@ -312,6 +340,33 @@ fn parse(cx: &mut Ctxt, text: &str, loc: &dyn Fn(usize, usize) -> Loc) -> Option
         }
     }
     Some(marker)
+}
+
+/// `full` (a marker without its `+`) as the validation marker it names and the steps to
+/// where it applies; no steps for any other marker.
+fn element_steps(full: &str) -> (String, Vec<Step>) {
+    if let Some(rest) = full.strip_prefix("kubebuilder:validation:items:") {
+        return (format!("kubebuilder:validation:{rest}"), vec![Step::Items]);
+    }
+    let Some(mut rest) = full.strip_prefix(ELEMENTS_PREFIX) else {
+        return (full.to_owned(), Vec::new());
+    };
+    let mut steps = Vec::new();
+    loop {
+        if let Some(r) = rest.strip_prefix("items:") {
+            steps.push(Step::Items);
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("values:") {
+            steps.push(Step::Values);
+            rest = r;
+        } else {
+            break;
+        }
+    }
+    if steps.is_empty() {
+        return (full.to_owned(), steps);
+    }
+    (format!("kubebuilder:validation:{rest}"), steps)
 }
 
 /// Checks a `+kubebuilder:webhook:` or `+kubebuilder:webhookconfiguration:` marker written

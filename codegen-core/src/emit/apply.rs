@@ -121,15 +121,23 @@ pub fn merge_of(ac: &syn::Ident, arms: Option<TokenStream>) -> (TokenStream, Tok
 }
 
 /// The builder of one field, as its model says: set, append items, or merge entries.
-fn builder(f: &AcField, how: &Builder) -> TokenStream {
+/// The builder method of field `ident` among `fields`: `type_` (a keyword dodged) builds with
+/// `with_type`, unless another field is named `type` (`proxyUrl` and `proxyURL` of one
+/// struct are `proxy_url` and `proxy_url_`), which keeps `with_type_`.
+fn method_name(ident: &syn::Ident, fields: &[AcField]) -> syn::Ident {
+    let full = ident.to_string();
+    let full = full.trim_start_matches("r#");
+    let plain = full.trim_end_matches('_');
+    let taken = plain != full
+        && fields
+            .iter()
+            .any(|f| f.ident.to_string().trim_start_matches("r#") == plain);
+    format_ident!("with_{}", if taken { full } else { plain })
+}
+
+fn builder(f: &AcField, how: &Builder, fields: &[AcField]) -> TokenStream {
     let ident = &f.ident;
-    // `type_` (a keyword dodged) builds with `with_type`.
-    let plain = ident
-        .to_string()
-        .trim_start_matches("r#")
-        .trim_end_matches('_')
-        .to_owned();
-    let method = format_ident!("with_{}", plain);
+    let method = method_name(ident, fields);
     let json = &f.json;
     let held = &f.held;
     match how {
@@ -203,7 +211,7 @@ pub fn ac_struct(s: &AcStruct) -> TokenStream {
     let builders = s
         .fields
         .iter()
-        .filter_map(|f| f.builder.as_ref().map(|b| builder(f, b)));
+        .filter_map(|f| f.builder.as_ref().map(|b| builder(f, b, &s.fields)));
     let (merge, merge_field) = merge_of(ac, merge_arms(&s.fields));
     let (merge_const, apply_impl) = match &s.reached {
         Reached::Merge => (

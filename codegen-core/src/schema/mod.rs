@@ -18,7 +18,7 @@ use apiserver_rules::cel::check::{Expect, Ty, check as cel_check};
 
 use crate::ast::{self, Shape, Structs, generic_args, is_option, shape};
 use crate::attr::kube::KubeAttrs;
-use crate::attr::marker::{self, Marker, Place};
+use crate::attr::marker::{self, Marker, Place, Step};
 
 use crate::diag::{Ctxt, Loc, did_you_mean};
 use crate::model::Resource;
@@ -583,29 +583,49 @@ impl<'a> Walker<'_, '_, 'a> {
                 continue;
             }
             let need = needs(m.name);
-            if m.items {
-                // `+kubebuilder:validation:items:<Name>`: the same marker on the list's items.
-                let item_shape = match field_shape {
-                    Shape::Array(t) => shape(t, self.structs),
-                    Shape::Unknown => Shape::Unknown,
-                    other => {
-                        cx.error_at(
-                            &m.name_loc,
-                            format!(
-                                "`{}` applies to the items of a list, but `{name}` is {}",
-                                m.display(),
-                                other.describe()
-                            ),
-                        );
-                        continue;
-                    }
-                };
-                if !fits(need, &item_shape) {
+            if !m.steps.is_empty() {
+                // `+kubebuilder:validation:items:<Name>` (the list's items) or kube-codegen's
+                // `+kube-codegen:validation:<steps>:<Name>` (a map's values, nested lists):
+                // the same marker on the values inside the field.
+                let mut inner = *field_shape;
+                let mut what = format!("`{name}`");
+                let mut path = vec![name.to_owned()];
+                let mut reached = true;
+                for step in &m.steps {
+                    let (expects, segment, noun) = match step {
+                        Step::Items => ("the items of a list", "[]", "items"),
+                        Step::Values => ("the values of a map", "{}", "values"),
+                    };
+                    inner = match (step, inner) {
+                        (Step::Items, Shape::Array(t)) | (Step::Values, Shape::Map(t)) => {
+                            shape(t, self.structs)
+                        }
+                        (_, Shape::Unknown) => Shape::Unknown,
+                        (_, other) => {
+                            cx.error_at(
+                                &m.name_loc,
+                                format!(
+                                    "`{}` applies to {expects}, but {what} is {}",
+                                    m.display(),
+                                    other.describe()
+                                ),
+                            );
+                            reached = false;
+                            break;
+                        }
+                    };
+                    what = format!("the {noun} of {what}");
+                    path.push(segment.to_owned());
+                }
+                if !reached {
+                    continue;
+                }
+                if !fits(need, &inner) {
                     let message = format!(
-                        "`{}` applies to {}, but the items of `{name}` are {}",
+                        "`{}` applies to {}, but {what} are {}",
                         m.display(),
                         needs_text(need),
-                        item_shape.describe()
+                        inner.describe()
                     );
                     if !is_value_validation(m.name) {
                         cx.error_at(&m.name_loc, message);
@@ -613,8 +633,7 @@ impl<'a> Walker<'_, '_, 'a> {
                     }
                     cx.warn_at(&m.name_loc, format!("{message}{}", kept_note(m.name)));
                 }
-                let path = [name.to_owned(), "[]".to_owned()];
-                if let Some(p) = field_patch(cx, m, &item_shape, self.structs, &path) {
+                if let Some(p) = field_patch(cx, m, &inner, self.structs, &path) {
                     own.push(p, m);
                 }
                 continue;

@@ -4,9 +4,7 @@
 //! `BatchRun` of `batch.example.com/v1`, imported from the CRD `batchruns.batch.example.com` (examples/imported/crds/workloads.yaml, document 1).
 //!
 //! Not carried over (each is also noted at its field):
-//! - `spec.resources`: `pattern` on the items of nested lists or on map values cannot be written as a marker
 //! - `spec.resources`: list items or map values of this type get the type's own description from kube
-//! - `spec.resources`: the `anyOf` of an int-or-string in map values or nested lists is not written (kube's schema of the type has only `x-kubernetes-int-or-string`)
 //! - `spec.retryOn`: list items or map values of this type get the type's own description from kube
 
 use std::collections::BTreeMap;
@@ -88,11 +86,11 @@ pub struct BatchRunSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallelism: Option<i32>,
 
-    // Not carried over: the `anyOf` of an int-or-string in map values or nested lists is not written (kube's schema of the type has only `x-kubernetes-int-or-string`)
-    // Not carried over: `pattern` on the items of nested lists or on map values cannot be written as a marker
     // Not carried over: list items or map values of this type get the type's own description from kube
     /// Requests per resource name.
     ///
+    /// +kube-codegen:validation:values:XIntOrString
+    /// +kube-codegen:validation:values:Pattern=`^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`
     /// +nullable=false
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<BTreeMap<String, Quantity>>,

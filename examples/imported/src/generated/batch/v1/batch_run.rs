@@ -427,6 +427,10 @@ impl BatchRun {
                     set: r#"{"nullable":true}"#,
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {
+                    path: &["spec", "resources", "{}"],
+                    set: r#"{"anyOf":[{"type":"integer"},{"type":"string"}],"format":null,"pattern":"^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$","type":null,"x-kubernetes-int-or-string":true}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec", "resources"],
                     set: r#"{"nullable":null}"#,
                 },
