@@ -358,6 +358,14 @@ impl Names {
     }
 }
 
+/// Refuses to go on when any of `files` exists under `dir`, saying `why`.
+fn refuse_existing(dir: &Path, files: &[(PathBuf, String, bool)], why: &str) -> Result<(), String> {
+    match files.iter().find(|(path, _, _)| dir.join(path).exists()) {
+        Some((path, _, _)) => Err(format!("error: `{}` exists: {why}", path.display())),
+        None => Ok(()),
+    }
+}
+
 /// Writes `files` under `dir`.
 fn write_files(dir: &Path, files: &[(PathBuf, String, bool)]) -> Result<(), String> {
     for (path, text, exec) in files {
@@ -695,14 +703,11 @@ fn add_kind(dir: &Path, names: &Names) -> Result<(), String> {
             RUN_MARKER.trim()
         ));
     }
-    for (path, _, _) in names.kind_files() {
-        if dir.join(&path).exists() {
-            return Err(format!(
-                "error: `{}` exists: create api adds new kinds only and never overwrites your code",
-                path.display()
-            ));
-        }
-    }
+    refuse_existing(
+        dir,
+        &names.kind_files(),
+        "create api adds new kinds only and never overwrites your code",
+    )?;
     let with_modules = text
         .replacen(
             MODULES_MARKER,
@@ -918,14 +923,7 @@ fn add_webhook(dir: &Path, names: &Names, keep: &[&str]) -> Result<(), String> {
             false,
         ),
     ];
-    for (path, _, _) in &files {
-        if dir.join(path).exists() {
-            return Err(format!(
-                "error: `{}` exists: create webhook never overwrites your code",
-                path.display()
-            ));
-        }
-    }
+    refuse_existing(dir, &files, "create webhook never overwrites your code")?;
     let module = dir.join("src/webhooks/mod.rs");
     if !module.exists() {
         add_webhooks_module(dir, names)?;

@@ -13,7 +13,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{
-    Names, WEBHOOK_SERVER_MARKER, add_webhooks_module, ensure_line, read, write, write_files,
+    Names, WEBHOOK_SERVER_MARKER, add_webhooks_module, ensure_line, read, refuse_existing, write,
+    write_files,
 };
 
 const STORAGE: &str = "+kubebuilder:storageversion";
@@ -122,14 +123,11 @@ pub(super) fn add_version(dir: &Path, names: &Names, others: &[String]) -> Resul
         .into_iter()
         .filter(|(path, _, _)| !path.starts_with("src/controllers") && !path.starts_with("tests"))
         .collect();
-    for (path, _, _) in &files {
-        if dir.join(path).exists() {
-            return Err(format!(
-                "error: `{}` exists: create api adds new versions only and never overwrites your code",
-                path.display()
-            ));
-        }
-    }
+    refuse_existing(
+        dir,
+        &files,
+        "create api adds new versions only and never overwrites your code",
+    )?;
     let mut stored = Vec::new();
     for version in others {
         let text = read(&kind_file(dir, names, version))?;
@@ -207,14 +205,7 @@ pub(super) fn add_conversion(dir: &Path, names: &Names) -> Result<(), String> {
             false,
         )))
         .collect();
-    for (path, _, _) in &files {
-        if dir.join(path).exists() {
-            return Err(format!(
-                "error: `{}` exists: create webhook never overwrites your code",
-                path.display()
-            ));
-        }
-    }
+    refuse_existing(dir, &files, "create webhook never overwrites your code")?;
     mark(&hub, CONVERSION)?;
     for spoke in &spokes {
         let module = dir
