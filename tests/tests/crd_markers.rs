@@ -61,6 +61,11 @@ fn the_derive_gives_the_crd_the_cli_gives() {
     assert_eq!(limit["items"]["properties"]["uses"]["maximum"], 100.0);
     let status = &schema["openAPIV3Schema"]["properties"]["status"];
     assert_eq!(status["properties"]["redeemed"]["minimum"], 0.0);
+    // kube-codegen's element marker, on the map's values.
+    assert_eq!(
+        spec["properties"]["regions"]["additionalProperties"]["maxLength"],
+        8
+    );
 }
 
 #[test]

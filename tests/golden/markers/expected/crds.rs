@@ -51,6 +51,15 @@ pub fn crds() -> ::core::result::Result<
                         field: "limits",
                         required: false,
                     },
+                    ::kube_codegen_runtime::crd::Patch::Schema {
+                        path: &["spec", "regions", "{}"],
+                        set: r#"{"maxLength":8}"#,
+                    },
+                    ::kube_codegen_runtime::crd::Patch::Required {
+                        path: &["spec"],
+                        field: "regions",
+                        required: false,
+                    },
                     ::kube_codegen_runtime::crd::Patch::Read {
                         path: &["spec", "limits", "[]"],
                     },

@@ -1,6 +1,8 @@
 //! Coupon: the derive path, whose markers (on the spec, the status and a nested struct,
 //! the last two through `CrdMarkers`) must give the same CRD as the CLI's.
 
+use std::collections::BTreeMap;
+
 use kube::CustomResource;
 use kube_codegen_runtime::{CrdMarkers, GenClient};
 use schemars::JsonSchema;
@@ -47,6 +49,12 @@ pub struct CouponSpec {
     /// +optional
     #[serde(default)]
     pub limits: Vec<Limit>,
+    /// A code per region, each at most 8 characters (kube-codegen's element marker).
+    ///
+    /// +kube-codegen:validation:values:MaxLength=8
+    /// +optional
+    #[serde(default)]
+    pub regions: BTreeMap<String, String>,
 }
 
 /// A limit for one customer group.
