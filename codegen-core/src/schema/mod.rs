@@ -1054,6 +1054,64 @@ fn probe_type(ty: &Type) -> Option<&Type> {
     None
 }
 
+/// The number of a `Minimum`, `Maximum` or `MultipleOf` marker, or `None` (reported) when
+/// `value` is not one. What kube-apiserver 1.36 stores although JSON Schema frowns on it (a
+/// fraction on an integer, a `MultipleOf` not above 0) is kept, with a warning.
+fn bound(cx: &mut Ctxt, m: &Marker, value: &str, s: &Shape<'_>) -> Option<Value> {
+    let Some(n) = number(value) else {
+        cx.error_at(
+            &m.value_loc,
+            format!("`{}`: `{value}` is not a number", m.display()),
+        );
+        return None;
+    };
+    if matches!(s, Shape::Integer) && !n.is_i64() {
+        cx.warn_at(
+            &m.value_loc,
+            format!(
+                "`{}`: `{value}` is not an integer, and the field is; kube-apiserver accepts it as written",
+                m.display()
+            ),
+        );
+    }
+    if m.name.ends_with("MultipleOf") && n.as_f64().is_some_and(|f| f <= 0.0) {
+        cx.warn_at(
+            &m.value_loc,
+            format!(
+                "`{}`: `{value}` is not greater than 0, as JSON Schema wants; kube-apiserver accepts it as written",
+                m.display()
+            ),
+        );
+    }
+    Some(n)
+}
+
+/// The values of an `Enum` marker as the field's type reads them. kube-apiserver 1.36
+/// accepts a value of another type (no value of the field can equal it): kept as JSON reads
+/// it, with a warning.
+fn enum_values(cx: &mut Ctxt, m: &Marker, value: &str, s: &Shape<'_>) -> Value {
+    let mut values = Vec::new();
+    for v in value.split(';').filter(|v| !v.is_empty()) {
+        let text = v.trim();
+        match typed_value(text, s) {
+            Ok(v) => values.push(v),
+            Err(e) => {
+                cx.warn_at(
+                    &m.value_loc,
+                    format!(
+                        "`{}`: {e}; kube-apiserver accepts it as written, and no value of the field equals it",
+                        m.display()
+                    ),
+                );
+                values.push(
+                    serde_json::from_str::<Value>(text).unwrap_or_else(|_| Value::from(text)),
+                );
+            }
+        }
+    }
+    Value::Array(values)
+}
+
 /// The schema keys one field (or type-level) marker sets.
 fn field_patch(
     cx: &mut Ctxt,
@@ -1069,37 +1127,12 @@ fn field_patch(
     };
     let key_value: (&str, Value) = match m.name.rsplit(':').next().unwrap_or(m.name) {
         k @ ("Minimum" | "Maximum" | "MultipleOf") => {
-            let Some(n) = number(value) else {
-                return bad(cx, format!("`{value}` is not a number"));
+            let key = match k {
+                "Minimum" => "minimum",
+                "Maximum" => "maximum",
+                _ => "multipleOf",
             };
-            if matches!(s, Shape::Integer) && !n.is_i64() {
-                // kube-apiserver 1.36 accepts a fractional bound on an integer: kept.
-                cx.warn_at(
-                    &m.value_loc,
-                    format!(
-                        "`{}`: `{value}` is not an integer, and the field is; kube-apiserver accepts it as written",
-                        m.display()
-                    ),
-                );
-            }
-            if k == "MultipleOf" && n.as_f64().is_some_and(|f| f <= 0.0) {
-                // JSON Schema wants a positive number; kube-apiserver 1.36 stores it anyway.
-                cx.warn_at(
-                    &m.value_loc,
-                    format!(
-                        "`{}`: `{value}` is not greater than 0, as JSON Schema wants; kube-apiserver accepts it as written",
-                        m.display()
-                    ),
-                );
-            }
-            (
-                match k {
-                    "Minimum" => "minimum",
-                    "Maximum" => "maximum",
-                    _ => "multipleOf",
-                },
-                n,
-            )
+            (key, bound(cx, m, value, s)?)
         }
         k @ ("ExclusiveMinimum" | "ExclusiveMaximum") => {
             let Ok(b) = value.parse::<bool>() else {
@@ -1157,31 +1190,7 @@ fn field_patch(
         // `i64`), as in a schema that says only `type: integer`.
         "Format" if value == "\"\"" => ("format", Value::Null),
         "Format" => ("format", Value::from(value)),
-        "Enum" => {
-            let mut values = Vec::new();
-            for v in value.split(';').filter(|v| !v.is_empty()) {
-                match typed_value(v.trim(), s) {
-                    Ok(v) => values.push(v),
-                    Err(e) => {
-                        // kube-apiserver 1.36 accepts an enum value of another type (no value
-                        // of the field can equal it): kept as JSON reads it, with a warning.
-                        cx.warn_at(
-                            &m.value_loc,
-                            format!(
-                                "`{}`: {e}; kube-apiserver accepts it as written, and no value of the field equals it",
-                                m.display()
-                            ),
-                        );
-                        let text = v.trim();
-                        values.push(
-                            serde_json::from_str::<Value>(text)
-                                .unwrap_or_else(|_| Value::from(text)),
-                        );
-                    }
-                }
-            }
-            ("enum", Value::Array(values))
-        }
+        "Enum" => ("enum", enum_values(cx, m, value, s)),
         "default" => match typed_value(value, s) {
             Ok(v) => ("default", v),
             Err(e) => return bad(cx, e),
