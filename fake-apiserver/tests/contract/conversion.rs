@@ -178,6 +178,25 @@ async fn conversion_webhook_serves_every_version_and_fails_as_the_real_server() 
                 "conversion webhook for {group}/v1alpha1, Kind=Gizmo failed: converting Gizmo \"c\" to {group}/v1beta1: deploymentName \"no/such\" is not a name"
             )
         );
+        // With an admission webhook configured for other resources only (ConfigMaps of this
+        // namespace, never called here): it changes nothing for Gizmos. A v1beta1 delete of
+        // the object the webhook cannot convert fails with the conversion's error and deletes
+        // nothing; one in the hub's version works.
+        crate::webhooks::register(
+            &env,
+            &crate::webhooks::configuration(&env, false, port, &served.ca),
+        )
+        .await;
+        let r = env.raw("DELETE", &path, "", "").await;
+        assert_eq!(r.code, 500, "{}", r.body);
+        assert!(
+            r.message().starts_with(&format!(
+                "conversion webhook for {group}/v1alpha1, Kind=Gizmo failed: converting Gizmo \"c\" to {group}/v1beta1"
+            )),
+            "{}",
+            r.body
+        );
+        assert!(alpha.get_opt("c").await.unwrap().is_some(), "c is kept");
         alpha.delete("c", &Default::default()).await.unwrap();
 
         // The webhook down: reads and writes in v1beta1 fail, the hub's still work.

@@ -41,7 +41,7 @@ impl Validator<ConfigMap> for Hooks {
     }
 }
 
-fn configuration(env: &Env, mutating: bool, port: u16, ca: &str) -> serde_json::Value {
+pub(crate) fn configuration(env: &Env, mutating: bool, port: u16, ca: &str) -> serde_json::Value {
     let (kind, letter, path) = if mutating {
         ("MutatingWebhookConfiguration", "m", "/mutate")
     } else {
@@ -76,7 +76,7 @@ fn config_map(name: &str, data: &[(&str, &str)]) -> ConfigMap {
 }
 
 /// Creates a webhook configuration, removed when the case ends: the object as stored.
-async fn register(env: &Env, body: &serde_json::Value) -> serde_json::Value {
+pub(crate) async fn register(env: &Env, body: &serde_json::Value) -> serde_json::Value {
     let kind = body["kind"].as_str().unwrap();
     let name = body["metadata"]["name"].as_str().unwrap();
     let plural = format!("{}s", kind.to_ascii_lowercase());
