@@ -20,12 +20,17 @@ pub struct WidgetSpec {
 "#;
 
 fn api_tree(root: &Path) {
+    widget_tree(root, WIDGET);
+}
+
+/// `apis/widgets/v1/` with one module, `widget.rs`, holding `source`.
+fn widget_tree(root: &Path, source: &str) {
     write(
         root,
         "apis/widgets/v1/mod.rs",
         "//! +groupName=widgets.example.com\npub mod widget;\n",
     );
-    write(root, "apis/widgets/v1/widget.rs", WIDGET);
+    write(root, "apis/widgets/v1/widget.rs", source);
 }
 
 fn generate(cwd: &Path) -> Output {
@@ -382,14 +387,8 @@ fn a_keyword_kind_gets_a_raw_module_name() {
 #[test]
 fn status_paths_and_column_types_are_checked_against_the_structs() {
     let tmp = TempDir::new("paths");
-    write(
+    widget_tree(
         &tmp.0,
-        "apis/widgets/v1/mod.rs",
-        "//! +groupName=widgets.example.com\npub mod widget;\n",
-    );
-    write(
-        &tmp.0,
-        "apis/widgets/v1/widget.rs",
         r#"/// +genclient
 #[derive(CustomResource)]
 #[kube(group = "widgets.example.com", version = "v1", kind = "Widget", namespaced, status = "WidgetStatus",
@@ -432,14 +431,8 @@ pub struct WidgetStatus {
 #[test]
 fn cel_rules_the_api_server_would_refuse_are_errors_at_their_marker() {
     let tmp = TempDir::new("cel");
-    write(
+    widget_tree(
         &tmp.0,
-        "apis/widgets/v1/mod.rs",
-        "//! +groupName=widgets.example.com\npub mod widget;\n",
-    );
-    write(
-        &tmp.0,
-        "apis/widgets/v1/widget.rs",
         r#"/// +genclient
 #[derive(CustomResource)]
 #[kube(group = "widgets.example.com", version = "v1", kind = "Widget", namespaced)]
@@ -495,14 +488,8 @@ pub struct Limits {
 #[test]
 fn skipped_fields_are_not_in_the_json_so_not_keys_or_columns() {
     let tmp = TempDir::new("skip");
-    write(
+    widget_tree(
         &tmp.0,
-        "apis/widgets/v1/mod.rs",
-        "//! +groupName=widgets.example.com\npub mod widget;\n",
-    );
-    write(
-        &tmp.0,
-        "apis/widgets/v1/widget.rs",
         r#"/// +genclient
 #[derive(CustomResource)]
 #[kube(group = "widgets.example.com", version = "v1", kind = "Widget", namespaced,
@@ -680,14 +667,8 @@ fn conversion_wiring_goes_on_the_hub_of_a_kind_in_several_versions() {
 fn value_validations_on_other_types_are_kept_with_a_warning() {
     // As import writes them from CRDs kube-apiserver accepts (Karpenter's `values`).
     let tmp = TempDir::new("value-validations");
-    write(
+    widget_tree(
         &tmp.0,
-        "apis/widgets/v1/mod.rs",
-        "//! +groupName=widgets.example.com\npub mod widget;\n",
-    );
-    write(
-        &tmp.0,
-        "apis/widgets/v1/widget.rs",
         r#"/// +genclient
 #[derive(CustomResource)]
 #[kube(group = "widgets.example.com", version = "v1", kind = "Widget", namespaced)]
@@ -798,14 +779,8 @@ pub struct RunnerSpec {
 #[test]
 fn markers_on_status_and_nested_types_and_unusable_enums_are_reported() {
     let tmp = TempDir::new("markers");
-    write(
+    widget_tree(
         &tmp.0,
-        "apis/widgets/v1/mod.rs",
-        "//! +groupName=widgets.example.com\npub mod widget;\n",
-    );
-    write(
-        &tmp.0,
-        "apis/widgets/v1/widget.rs",
         r#"/// +genclient
 #[derive(CustomResource)]
 #[kube(group = "widgets.example.com", version = "v1", kind = "Widget", namespaced, status = "WidgetStatus")]
@@ -968,14 +943,8 @@ fn element_markers_reach_map_values_and_nested_list_items() {
     // kube-codegen's `+kube-codegen:validation:<steps>:<Name>`, where controller-gen has only
     // `items:` one list deep; import writes them for what CRDs say there.
     let tmp = TempDir::new("elements");
-    write(
+    widget_tree(
         &tmp.0,
-        "apis/widgets/v1/mod.rs",
-        "//! +groupName=widgets.example.com\npub mod widget;\n",
-    );
-    write(
-        &tmp.0,
-        "apis/widgets/v1/widget.rs",
         r#"/// +genclient
 #[derive(CustomResource)]
 #[kube(group = "widgets.example.com", version = "v1", kind = "Widget", namespaced)]
