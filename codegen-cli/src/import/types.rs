@@ -702,9 +702,7 @@ fn scalar_markers(
 ) {
     let on_items = !items.is_empty();
     let prefix = validation_prefix(items);
-    let push = |markers: &mut Vec<String>, _: &mut Vec<String>, _: &str, text: String| {
-        markers.push(format!("{prefix}{text}"));
-    };
+    let push = |markers: &mut Vec<String>, text: String| markers.push(format!("{prefix}{text}"));
     for (key, name) in [
         ("minimum", "Minimum"),
         ("maximum", "Maximum"),
@@ -712,12 +710,7 @@ fn scalar_markers(
     ] {
         // A `null` is no bound (kube-apiserver reads it as absent).
         if let Some(n) = s.get(key).filter(|n| !n.is_null()) {
-            push(
-                markers,
-                exceptions,
-                key,
-                format!("{name}={}", number_text(n)),
-            );
+            push(markers, format!("{name}={}", number_text(n)));
         }
     }
     for (key, name) in [
@@ -726,7 +719,7 @@ fn scalar_markers(
     ] {
         // `false` is what an absent key says (kube-apiserver does not store it).
         if let Some(Value::Bool(true)) = s.get(key) {
-            push(markers, exceptions, key, format!("{name}=true"));
+            push(markers, format!("{name}=true"));
         }
     }
     for (key, name) in [
@@ -738,7 +731,7 @@ fn scalar_markers(
         ("maxProperties", "MaxProperties"),
     ] {
         if let Some(n) = s.get(key).and_then(Value::as_u64) {
-            push(markers, exceptions, key, format!("{name}={n}"));
+            push(markers, format!("{name}={n}"));
         }
     }
     if let Some(p) = s.get("pattern").and_then(Value::as_str) {
@@ -748,7 +741,7 @@ fn scalar_markers(
                     .to_owned(),
             );
         } else {
-            push(markers, exceptions, "pattern", format!("Pattern=`{p}`"));
+            push(markers, format!("Pattern=`{p}`"));
         }
     }
     if let Some(f) = s.get("format").and_then(Value::as_str)
@@ -756,7 +749,7 @@ fn scalar_markers(
     {
         // An empty format is no format (kube-apiserver does not store it).
         if !f.is_empty() {
-            push(markers, exceptions, "format", format!("Format={f}"));
+            push(markers, format!("Format={f}"));
         }
     }
     // An empty `enum` is no enum (kube-apiserver does not store it).
@@ -773,12 +766,7 @@ fn scalar_markers(
                     .to_owned(),
             );
         } else {
-            push(
-                markers,
-                exceptions,
-                "enum",
-                format!("Enum={}", texts.join(";")),
-            );
+            push(markers, format!("Enum={}", texts.join(";")));
         }
     }
     if let Some(d) = s.get("default") {
@@ -790,12 +778,7 @@ fn scalar_markers(
     }
     if let Some(rules) = s.get("x-kubernetes-validations").and_then(Value::as_array) {
         for rule in rules {
-            push(
-                markers,
-                exceptions,
-                "x-kubernetes-validations",
-                format!("XValidation:{}", cel_args(rule)),
-            );
+            push(markers, format!("XValidation:{}", cel_args(rule)));
         }
     }
 }
