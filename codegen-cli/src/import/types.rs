@@ -402,7 +402,7 @@ impl Types {
             return int_or_string(s, markers, exceptions, items);
         }
         if flag("x-kubernetes-embedded-resource") && !has_properties(s) {
-            push_unless_items(
+            push_at(
                 markers,
                 exceptions,
                 items,
@@ -410,7 +410,7 @@ impl Types {
                 "x-kubernetes-embedded-resource",
             );
             if flag("x-kubernetes-preserve-unknown-fields") {
-                push_unless_items(
+                push_at(
                     markers,
                     exceptions,
                     items,
@@ -489,7 +489,7 @@ impl Types {
         markers.extend(inner_markers);
         exceptions.extend(inner_exc);
         if let Some(mt) = s.get("x-kubernetes-map-type").and_then(Value::as_str) {
-            push_unless_items(
+            push_at(
                 markers,
                 exceptions,
                 items,
@@ -498,7 +498,7 @@ impl Types {
             );
         }
         if flag("x-kubernetes-preserve-unknown-fields") {
-            push_unless_items(
+            push_at(
                 markers,
                 exceptions,
                 items,
@@ -538,7 +538,7 @@ impl Types {
             &format!("{items}items:"),
         );
         if let Some(lt) = s.get("x-kubernetes-list-type").and_then(Value::as_str) {
-            push_unless_items(
+            push_at(
                 markers,
                 exceptions,
                 items,
@@ -551,7 +551,7 @@ impl Types {
             .and_then(Value::as_array)
         {
             for k in keys.iter().filter_map(Value::as_str) {
-                push_unless_items(
+                push_at(
                     markers,
                     exceptions,
                     items,
@@ -669,7 +669,7 @@ fn validation_prefix(items: &str) -> String {
 
 /// A marker on the field itself, or at `items` inside it when it is a validation marker
 /// with an element form; an exception otherwise.
-fn push_unless_items(
+fn push_at(
     markers: &mut Vec<String>,
     exceptions: &mut Vec<String>,
     items: &str,
@@ -1024,7 +1024,7 @@ fn json_object(
     let flag = |k: &str| s.get(k).and_then(Value::as_bool) == Some(true);
     // Anything: kept as JSON.
     if ty_name == "object" {
-        push_unless_items(
+        push_at(
             markers,
             exceptions,
             items,
@@ -1033,7 +1033,7 @@ fn json_object(
         );
     }
     if flag("x-kubernetes-preserve-unknown-fields") {
-        push_unless_items(
+        push_at(
             markers,
             exceptions,
             items,
@@ -1042,7 +1042,7 @@ fn json_object(
         );
     }
     if let Some(mt) = s.get("x-kubernetes-map-type").and_then(Value::as_str) {
-        push_unless_items(
+        push_at(
             markers,
             exceptions,
             items,
@@ -1084,7 +1084,7 @@ fn number_ty(
         }
         None => {
             scalar_markers(s, items, markers, exceptions, false, None);
-            push_unless_items(
+            push_at(
                 markers,
                 exceptions,
                 items,
