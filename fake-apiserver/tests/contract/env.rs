@@ -5,7 +5,9 @@
 //! `kube-codegen.dev/contract=<run>`, so assertions can ignore what a cluster's
 //! controllers add (a `kube-root-ca.crt` ConfigMap, a `default` ServiceAccount, ...).
 //! [`case`] deletes the namespace and whatever cluster-scoped objects the case registered,
-//! also when the case panics, so the suite runs again and again on the same cluster.
+//! also when the case panics, so the suite runs again and again on the same cluster. It
+//! first takes the finalizers off the namespace's objects of the kinds cases create: a
+//! finalizer nobody removes would keep the namespace `Terminating` on a cluster for ever.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -15,7 +17,7 @@ use std::time::{Duration, Instant};
 use fake_apiserver::FakeApiServer;
 use futures::FutureExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, DynamicObject};
 use kube::{Client, ResourceExt};
 
@@ -106,6 +108,7 @@ where
         let api: Api<DynamicObject> = Api::all_with(client.clone(), &leftover.resource);
         let _ = api.delete(&leftover.name, &DeleteParams::default()).await;
     }
+    release_finalizers(&client, &ns).await;
     if let Err(e) = namespaces.delete(&ns, &DeleteParams::default()).await
         && outcome.is_ok()
     {
@@ -113,6 +116,29 @@ where
     }
     if let Err(panic) = outcome {
         std::panic::resume_unwind(panic);
+    }
+}
+
+/// Takes the finalizers off every object in `ns` of the built-in kinds the cases create
+/// (best effort: cleanup must not fail a case that passed).
+async fn release_finalizers(client: &Client, ns: &str) {
+    let kinds = [
+        ApiResource::erase::<ConfigMap>(&()),
+        ApiResource::erase::<k8s_openapi::api::core::v1::Secret>(&()),
+        ApiResource::erase::<k8s_openapi::api::core::v1::ServiceAccount>(&()),
+        ApiResource::erase::<k8s_openapi::api::apps::v1::Deployment>(&()),
+    ];
+    for resource in kinds {
+        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &resource);
+        let Ok(list) = api.list(&ListParams::default()).await else {
+            continue;
+        };
+        for object in list.items.iter().filter(|o| !o.finalizers().is_empty()) {
+            let release = Patch::Merge(serde_json::json!({"metadata": {"finalizers": null}}));
+            let _ = api
+                .patch(&object.name_any(), &PatchParams::default(), &release)
+                .await;
+        }
     }
 }
 
