@@ -127,9 +127,10 @@ fn verify_reports_drift_and_writes_nothing() {
     api_tree(&tmp.0);
     assert!(generate(&tmp.0).status.success());
     let widget = tmp.0.join("generated/widgets/v1/widget.rs");
-    let edited = fs::read_to_string(&widget)
-        .unwrap()
-        .replace("Creates a `Widget`", "Makes a `Widget`");
+    let edited = fs::read_to_string(&widget).unwrap().replace(
+        "A client for the `Widget` objects of one",
+        "Makes a client for the `Widget` objects of one",
+    );
     fs::write(&widget, &edited).unwrap();
     fs::remove_file(tmp.0.join("generated/clientset.rs")).unwrap();
     write(
@@ -159,11 +160,11 @@ fn verify_reports_drift_and_writes_nothing() {
     // As `git diff` would show regenerating: `-` on disk, `+` what generate writes.
     assert!(err.contains("(- on disk, + generated):"), "{err}");
     assert!(
-        err.contains("-     /// Makes a `Widget` (`POST`)."),
+        err.contains("-     /// Makes a client for the `Widget` objects of one namespace."),
         "{err}"
     );
     assert!(
-        err.contains("+     /// Creates a `Widget` (`POST`)."),
+        err.contains("+     /// A client for the `Widget` objects of one namespace."),
         "{err}"
     );
     assert!(err.contains("missing: generated/clientset.rs"), "{err}");

@@ -168,7 +168,8 @@ fn go_style_line_comment_markers_are_read_and_stray_ones_reported() {
     assert!(out.status.success(), "{}", stderr(&out));
     let client = fs::read_to_string(tmp.0.join("generated/widgets/v1/widget.rs")).unwrap();
     assert!(
-        client.contains("pub fn get<'a>(") && !client.contains("pub fn create<'a>("),
+        client.contains("verbs::Get for WidgetVerbs")
+            && !client.contains("verbs::Create for WidgetVerbs"),
         "readonly: {client}"
     );
     let crds = fs::read_to_string(tmp.0.join("generated/widgets/v1/widget.rs")).unwrap();

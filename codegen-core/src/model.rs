@@ -254,6 +254,11 @@ impl Resource {
         naming::ident(&format!("{}Client", self.ident))
     }
 
+    /// `FooVerbs`: the client's verb set, marked with the runtime's `verbs` traits.
+    pub fn verbs_ident(&self) -> Ident {
+        naming::ident(&format!("{}Verbs", self.ident))
+    }
+
     /// The snake-case accessor in the group client (`foos`).
     pub fn accessor(&self) -> String {
         self.plural.to_snake_case()

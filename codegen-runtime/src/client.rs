@@ -77,37 +77,6 @@ impl<K: Resource> Debug for Handle<K> {
     }
 }
 
-/// What a generated client keeps its [`Handle`] in. The client is generated in the user's
-/// module, where its fields are visible; through this wrapper the handle's methods are not
-/// one field away, so neither rustc's suggestions nor a slip reach `update_status` on a
-/// kind without a status subresource.
-#[doc(hidden)]
-pub struct Sealed<K>(Handle<K>);
-
-impl<K> Sealed<K> {
-    #[doc(hidden)]
-    pub fn new(handle: Handle<K>) -> Self {
-        Self(handle)
-    }
-
-    #[doc(hidden)]
-    pub fn __handle(&self) -> &Handle<K> {
-        &self.0
-    }
-}
-
-impl<K: Clone> Clone for Sealed<K> {
-    fn clone(&self) -> Self {
-        Self(self.0.clone())
-    }
-}
-
-impl<K: Resource> Debug for Sealed<K> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        Debug::fmt(&self.0, f)
-    }
-}
-
 fn validation(message: &str) -> Error {
     Error::BuildRequest(kube::core::request::Error::Validation(message.to_owned()))
 }

@@ -15,3 +15,15 @@ pub struct AllNamespaces;
 /// A cluster-scoped kind: every verb the annotations allow, no namespace.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Cluster;
+
+/// The scopes in which objects are reached by name, [`Namespaced`] and [`Cluster`]: the
+/// verbs on one object (and `delete_collection`) need it, so a client spanning
+/// [`AllNamespaces`] can only list and watch.
+#[diagnostic::on_unimplemented(
+    message = "a client of every namespace can only list and watch",
+    note = "make a client of one namespace (`new(client, namespace, field_manager)`) for this verb"
+)]
+pub trait ByName {}
+
+impl ByName for Namespaced {}
+impl ByName for Cluster {}

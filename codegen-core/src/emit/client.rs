@@ -1,19 +1,20 @@
-//! The per-resource typed client: `FooClient<S>`, one method per allowed verb.
+//! The per-resource typed client: `FooClient<S>`, with the verbs the markers allow.
 //!
 //! The same tokens are expanded in place by the derive and written to a file by the CLI.
 //! Paths are absolute (`::kube`, `::core`) so user items named `Result` or `Option` cannot
 //! change their meaning.
 //!
-//! Two choices keep the compile cost of many kinds low (`hack/bench-compile.sh`):
-//! - a verb hands back the runtime's future (`fn create<'a>(&'a self, ..) -> impl Future +
-//!   'a`) instead of awaiting it in an `async fn`, so it has no state machine of its own to
-//!   type-check and compile (for 20 kinds, `cargo check` went from 2.4 s to 1.4 s); `watch`,
-//!   whose result holds an `impl Stream`, stays `async`;
-//! - every generated function is `#[inline]`: a non-generic function is otherwise compiled to
-//!   machine code in the crate that defines it, every verb of every kind whether called or
-//!   not, with kube's `Api<K>` and serde for `K` behind it; marked, it is compiled where it is
-//!   used (for 20 kinds, a clean build went from 14 s to under 3 s). The other emitters mark
-//!   their functions the same way.
+//! The client is thin: `FooClient<S>` is a newtype over the runtime's
+//! `TypedClient<Foo, S, FooVerbs>` and dereferences to it, as client-go's typed clients embed
+//! `gentype.ClientWithList`. The runtime has every verb once; what is generated per kind is
+//! the constructors, the `+genclient:method` extension methods, and the verb set `FooVerbs`
+//! with one `impl` of the runtime's `verbs` traits per verb the markers allow. Against the
+//! client written out verb by verb, this is a third of the code to generate, format and
+//! compile per kind (`hack/bench-codegen.sh`, `hack/bench-compile.sh`).
+//!
+//! Every generated function is `#[inline]`: a non-generic function is otherwise compiled to
+//! machine code in the crate that defines it, whether called or not; marked, it is compiled
+//! where it is used. The other emitters mark their functions the same way.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -25,12 +26,15 @@ pub fn client_items(r: &Resource) -> TokenStream {
     let vis = &r.vis;
     let ty = &r.ident;
     let client = r.client_ident();
+    let verbs = r.verbs_ident();
     let rt = quote!(::kube_codegen_runtime);
     let (default_scope, scope_doc) = match r.scope {
         Scope::Namespaced => (
             quote!(#rt::scope::Namespaced),
             vec![
-                format!(" `{client}<Namespaced>` works in one namespace and has every verb below;"),
+                format!(
+                    " `{client}<Namespaced>` works in one namespace and has every verb of `{verbs}`;"
+                ),
                 format!(
                     " `{client}<AllNamespaces>` spans all namespaces and can only list and watch."
                 ),
@@ -39,35 +43,36 @@ pub fn client_items(r: &Resource) -> TokenStream {
         Scope::Cluster => (
             quote!(#rt::scope::Cluster),
             vec![format!(
-                " `{ty}` is cluster-scoped: `{client}` takes no namespace."
+                " `{ty}` is cluster-scoped: `{client}` takes no namespace and has every verb of `{verbs}`."
             )],
         ),
     };
     let summary = format!(
-        " Typed client for [`{ty}`] (`{}/{}`, resource `{}`).",
+        " Typed client for [`{ty}`] (`{}/{}`, resource `{}`): the verbs are",
         r.group, r.version, r.plural
     );
-    let scoped_methods = r
-        .verbs
-        .iter()
-        .filter(|v| v.needs_name_scope())
-        .map(|v| verb_method(r, *v));
-    let scale_methods = scale_methods(r);
+    let verbs_doc = format!(
+        " The verbs `+genclient` gives [`{client}`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`."
+    );
+    let marks = verb_marks(r);
     let ext_scoped = r
         .methods
         .iter()
         .filter(|m| m.verb != MethodVerb::List)
         .map(|m| extension_method(r, m));
-    let any_scope_methods = r
-        .verbs
-        .iter()
-        .filter(|v| !v.needs_name_scope())
-        .map(|v| verb_method(r, *v));
-    let ext_any_scope = r
+    let ext_any_scope: Vec<TokenStream> = r
         .methods
         .iter()
         .filter(|m| m.verb == MethodVerb::List)
-        .map(|m| extension_method(r, m));
+        .map(|m| extension_method(r, m))
+        .collect();
+    let any_scope = (!ext_any_scope.is_empty()).then(|| {
+        quote! {
+            impl<S> #client<S> {
+                #(#ext_any_scope)*
+            }
+        }
+    });
 
     let constructors = match r.scope {
         Scope::Namespaced => {
@@ -77,24 +82,20 @@ pub fn client_items(r: &Resource) -> TokenStream {
                 r.kind
             );
             quote! {
-
                 impl #client<#rt::scope::Namespaced> {
                     #[doc = #new_doc]
                     #[inline]
                     pub fn new(client: ::kube::Client, namespace: &str, field_manager: #rt::FieldManager) -> Self {
-                        Self { handle: #rt::Sealed::new(#rt::Handle::namespaced(client, namespace, field_manager)), scope: ::core::marker::PhantomData }
+                        Self(#rt::TypedClient::from_handle(#rt::Handle::namespaced(client, namespace, field_manager)))
                     }
-                    #(#scoped_methods)*
-                    #scale_methods
                     #(#ext_scoped)*
                 }
-
 
                 impl #client<#rt::scope::AllNamespaces> {
                     #[doc = #all_doc]
                     #[inline]
                     pub fn all(client: ::kube::Client, field_manager: #rt::FieldManager) -> Self {
-                        Self { handle: #rt::Sealed::new(#rt::Handle::all(client, field_manager)), scope: ::core::marker::PhantomData }
+                        Self(#rt::TypedClient::from_handle(#rt::Handle::all(client, field_manager)))
                     }
                 }
             }
@@ -102,15 +103,12 @@ pub fn client_items(r: &Resource) -> TokenStream {
         Scope::Cluster => {
             let new_doc = format!(" A client for the `{}` objects of the cluster.", r.kind);
             quote! {
-
                 impl #client<#rt::scope::Cluster> {
                     #[doc = #new_doc]
                     #[inline]
                     pub fn new(client: ::kube::Client, field_manager: #rt::FieldManager) -> Self {
-                        Self { handle: #rt::Sealed::new(#rt::Handle::all(client, field_manager)), scope: ::core::marker::PhantomData }
+                        Self(#rt::TypedClient::from_handle(#rt::Handle::all(client, field_manager)))
                     }
-                    #(#scoped_methods)*
-                    #scale_methods
                     #(#ext_scoped)*
                 }
             }
@@ -119,18 +117,31 @@ pub fn client_items(r: &Resource) -> TokenStream {
 
     quote! {
         #[doc = #summary]
+        #[doc = " those of `kube_codegen_runtime::TypedClient`, which it dereferences to."]
         #[doc = ""]
         #(#[doc = #scope_doc])*
-        #vis struct #client<S = #default_scope> {
-            handle: #rt::Sealed<#ty>,
-            scope: ::core::marker::PhantomData<S>,
+        #vis struct #client<S = #default_scope>(#rt::TypedClient<#ty, S, #verbs>);
+
+        #[doc = #verbs_doc]
+        #vis enum #verbs {}
+
+        #marks
+
+        #[automatically_derived]
+        impl<S> ::core::ops::Deref for #client<S> {
+            type Target = #rt::TypedClient<#ty, S, #verbs>;
+
+            #[inline]
+            fn deref(&self) -> &Self::Target {
+                &self.0
+            }
         }
 
         #[automatically_derived]
         impl<S> ::core::clone::Clone for #client<S> {
             #[inline]
             fn clone(&self) -> Self {
-                Self { handle: ::core::clone::Clone::clone(&self.handle), scope: ::core::marker::PhantomData }
+                Self(::core::clone::Clone::clone(&self.0))
             }
         }
 
@@ -138,244 +149,57 @@ pub fn client_items(r: &Resource) -> TokenStream {
         impl<S> ::core::fmt::Debug for #client<S> {
             #[inline]
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                ::core::fmt::Debug::fmt(&self.handle, f)
+                ::core::fmt::Debug::fmt(&self.0, f)
             }
         }
 
         #constructors
 
-        impl<S> #client<S> {
-            #(#any_scope_methods)*
-            #(#ext_any_scope)*
-
-            /// The underlying `kube::Api`, for anything this client does not cover.
-            #[inline]
-            pub fn api(&self) -> &::kube::Api<#ty> {
-                self.handle.__handle().api()
-            }
-
-            /// The field manager used by server-side apply.
-            #[inline]
-            pub fn field_manager(&self) -> &#rt::FieldManager {
-                self.handle.__handle().field_manager()
-            }
-        }
+        #any_scope
     }
 }
 
-fn verb_method(r: &Resource, verb: Verb) -> TokenStream {
+/// One `impl` of the runtime's `verbs` traits per verb of `r` (and for its scale
+/// subresource): what the client's methods are bounded by.
+fn verb_marks(r: &Resource) -> TokenStream {
     let ty = &r.ident;
-    let kind = &r.kind;
-    let result = quote!(::core::result::Result);
-    let err = quote!(::kube::Error);
-    let api = quote!(::kube::api);
-    match verb {
-        Verb::Create => {
-            let doc = format!(" Creates a `{kind}` (`POST`).");
-            quote! {
-                #[doc = #doc]
-                #[inline]
-                pub fn create<'a>(&'a self, obj: &'a #ty, pp: &'a #api::PostParams) -> impl ::core::future::Future<Output = #result<#ty, #err>> + 'a {
-                    self.handle.__handle().create(obj, pp)
-                }
-            }
-        }
-        Verb::Update => {
-            let doc = format!(" Replaces a `{kind}`, named by its `metadata.name` (`PUT`).");
-            quote! {
-                #[doc = #doc]
-                #[inline]
-                pub fn update<'a>(&'a self, obj: &'a #ty, pp: &'a #api::PostParams) -> impl ::core::future::Future<Output = #result<#ty, #err>> + 'a {
-                    self.handle.__handle().update(obj, pp)
-                }
-            }
-        }
-        Verb::UpdateStatus => {
-            let doc = format!(
-                " Replaces the status of a `{kind}`, named by its `metadata.name` (`PUT .../status`)."
-            );
-            quote! {
-                #[doc = #doc]
-                #[inline]
-                pub fn update_status<'a>(&'a self, obj: &'a #ty, pp: &'a #api::PostParams) -> impl ::core::future::Future<Output = #result<#ty, #err>> + 'a {
-                    self.handle.__handle().update_status(obj, pp)
-                }
-            }
-        }
-        Verb::Delete => {
-            let doc = format!(
-                " Deletes a `{kind}`: the object while finalizers keep it, or the server's status once it is gone."
-            );
-            quote! {
-                #[doc = #doc]
-                #[inline]
-                pub fn delete<'a>(&'a self, name: &'a str, dp: &'a #api::DeleteParams) -> impl ::core::future::Future<Output = #result<::kube_codegen_runtime::Either<#ty, ::kube::core::Status>, #err>> + 'a {
-                    self.handle.__handle().delete(name, dp)
-                }
-            }
-        }
-        Verb::DeleteCollection => {
-            let doc = format!(" Deletes every `{kind}` that `lp` selects.");
-            quote! {
-                #[doc = #doc]
-                #[inline]
-                pub fn delete_collection<'a>(&'a self, dp: &'a #api::DeleteParams, lp: &'a #api::ListParams) -> impl ::core::future::Future<Output = #result<::kube_codegen_runtime::Either<#api::ObjectList<#ty>, ::kube::core::Status>, #err>> + 'a {
-                    self.handle.__handle().delete_collection(dp, lp)
-                }
-            }
-        }
-        Verb::Get => {
-            let doc = format!(" Gets a `{kind}` by name; a missing object is an error.");
-            let doc_opt = format!(" Gets a `{kind}` by name; a missing object is `None`.");
-            quote! {
-                #[doc = #doc]
-                #[inline]
-                pub fn get<'a>(&'a self, name: &'a str) -> impl ::core::future::Future<Output = #result<#ty, #err>> + 'a {
-                    self.handle.__handle().get(name)
-                }
-
-                #[doc = #doc_opt]
-                #[inline]
-                pub fn get_opt<'a>(&'a self, name: &'a str) -> impl ::core::future::Future<Output = #result<::core::option::Option<#ty>, #err>> + 'a {
-                    self.handle.__handle().get_opt(name)
-                }
-            }
-        }
-        Verb::List => {
-            let doc = format!(" Lists the `{kind}` objects that `lp` selects.");
-            quote! {
-                #[doc = #doc]
-                #[inline]
-                pub fn list<'a>(&'a self, lp: &'a #api::ListParams) -> impl ::core::future::Future<Output = #result<#api::ObjectList<#ty>, #err>> + 'a {
-                    self.handle.__handle().list(lp)
-                }
-            }
-        }
-        Verb::Watch => {
-            let doc = format!(
-                " Watches `{kind}` objects from `resource_version`; prefer an informer for caches."
-            );
-            quote! {
-                #[doc = #doc]
-                #[inline]
-                pub async fn watch(
-                    &self,
-                    wp: &#api::WatchParams,
-                    resource_version: &str,
-                ) -> #result<
-                    impl ::kube_codegen_runtime::Stream<Item = #result<#api::WatchEvent<#ty>, #err>> + use<S>,
-                    #err,
-                > {
-                    self.handle.__handle().watch(wp, resource_version).await
-                }
-            }
-        }
-        Verb::Patch => {
-            let doc = format!(" Patches a `{kind}` (merge, JSON, strategic merge or apply patch).");
-            quote! {
-                #[doc = #doc]
-                #[inline]
-                pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(&'a self, name: &'a str, pp: &'a #api::PatchParams, patch: &'a #api::Patch<P>) -> impl ::core::future::Future<Output = #result<#ty, #err>> + 'a {
-                    self.handle.__handle().patch(name, pp, patch)
-                }
-            }
-        }
-        Verb::Apply => {
-            let doc = format!(
-                " Server-side applies a whole `{kind}` with this client's field manager, which then owns every field it serializes (prefer an apply configuration)."
-            );
-            let object = quote! {
-                #[doc = #doc]
-                #[inline]
-                pub fn apply_object<'a>(&'a self, obj: &'a #ty) -> impl ::core::future::Future<Output = #result<#ty, #err>> + 'a {
-                    self.handle.__handle().apply(obj)
-                }
-            };
-            if !r.apply_configuration {
-                return object;
-            }
-            let ac = quote::format_ident!("{}ApplyConfiguration", r.ident);
-            let doc = format!(
-                " Server-side applies an apply configuration of a `{kind}` with this client's field manager, which then owns exactly the fields it sets."
-            );
-            quote! {
-                #[doc = #doc]
-                #[inline]
-                pub fn apply<'a>(&'a self, config: &'a #ac) -> impl ::core::future::Future<Output = #result<#ty, #err>> + 'a {
-                    self.handle.__handle().apply_configuration(config)
-                }
-
-                #object
-            }
-        }
-        Verb::ApplyStatus => {
-            let doc = format!(
-                " Server-side applies the status of the `{kind}` named `name` (a whole status), and nothing else."
-            );
-            let status_type = r.status_type.as_ref().map_or_else(
-                || quote!(<#ty as ::kube::core::object::HasStatus>::Status),
-                |t| quote!(#t),
-            );
-            let object = quote! {
-                #[doc = #doc]
-                #[inline]
-                pub fn apply_status_object<'a>(&'a self, name: &'a str, status: &'a #status_type) -> impl ::core::future::Future<Output = #result<#ty, #err>> + 'a {
-                    self.handle.__handle().apply_status(name, status)
-                }
-            };
-            if !r.apply_configuration {
-                return object;
-            }
-            let ac = quote::format_ident!("{}ApplyConfiguration", r.ident);
-            let doc = format!(
-                " Server-side applies an apply configuration to the status of a `{kind}`: this client's field manager then owns exactly the status fields it sets."
-            );
-            quote! {
-                #[doc = #doc]
-                #[inline]
-                pub fn apply_status<'a>(&'a self, config: &'a #ac) -> impl ::core::future::Future<Output = #result<#ty, #err>> + 'a {
-                    self.handle.__handle().apply_status_configuration(config)
-                }
-
-                #object
-            }
-        }
-    }
-}
-
-fn scale_methods(r: &Resource) -> TokenStream {
-    if !r.has_scale {
-        return TokenStream::new();
-    }
-    let result = quote!(::core::result::Result);
-    let err = quote!(::kube::Error);
-    let api = quote!(::kube::api);
-    let scale = quote!(::k8s_openapi::api::autoscaling::v1::Scale);
+    let verbs = r.verbs_ident();
+    let mark = quote!(::kube_codegen_runtime::verbs);
     let mut out = TokenStream::new();
-    if r.has(Verb::Get) {
-        out.extend(quote! {
-            /// Gets the scale subresource.
-            #[inline]
-            pub fn get_scale<'a>(&'a self, name: &'a str) -> impl ::core::future::Future<Output = #result<#scale, #err>> + 'a {
-                self.handle.__handle().get_scale(name)
+    for verb in &r.verbs {
+        out.extend(match verb {
+            Verb::Create => quote!(impl #mark::Create for #verbs {}),
+            Verb::Update => quote!(impl #mark::Update for #verbs {}),
+            Verb::UpdateStatus => quote!(impl #mark::UpdateStatus for #verbs {}),
+            Verb::Delete => quote!(impl #mark::Delete for #verbs {}),
+            Verb::DeleteCollection => quote!(impl #mark::DeleteCollection for #verbs {}),
+            Verb::Get => quote!(impl #mark::Get for #verbs {}),
+            Verb::List => quote!(impl #mark::List for #verbs {}),
+            Verb::Watch => quote!(impl #mark::Watch for #verbs {}),
+            Verb::Patch => quote!(impl #mark::Patch for #verbs {}),
+            Verb::Apply => quote!(impl #mark::Apply for #verbs {}),
+            Verb::ApplyStatus => {
+                let status = r.status_type.as_ref().map_or_else(
+                    || quote!(<#ty as ::kube::core::object::HasStatus>::Status),
+                    |t| quote!(#t),
+                );
+                quote! {
+                    impl #mark::ApplyStatus for #verbs {
+                        type Status = #status;
+                    }
+                }
             }
         });
     }
-    if r.has(Verb::Update) {
-        out.extend(quote! {
-            /// Replaces the scale subresource.
-            #[inline]
-            pub fn update_scale<'a>(&'a self, name: &'a str, scale: &'a #scale, pp: &'a #api::PostParams) -> impl ::core::future::Future<Output = #result<#scale, #err>> + 'a {
-                self.handle.__handle().update_scale(name, scale, pp)
-            }
-        });
+    if r.has_scale {
+        out.extend(quote!(impl #mark::Scale for #verbs {}));
     }
-    if r.has(Verb::Patch) {
+    let applies = r.has(Verb::Apply) || r.has(Verb::ApplyStatus);
+    if r.apply_configuration && applies {
+        let ac = quote::format_ident!("{}ApplyConfiguration", r.ident);
         out.extend(quote! {
-            /// Patches the scale subresource.
-            #[inline]
-            pub fn patch_scale<'a, P: ::serde::Serialize + ::core::fmt::Debug>(&'a self, name: &'a str, pp: &'a #api::PatchParams, patch: &'a #api::Patch<P>) -> impl ::core::future::Future<Output = #result<#scale, #err>> + 'a {
-                self.handle.__handle().patch_scale(name, pp, patch)
+            impl #mark::ApplyConfigured for #verbs {
+                type Configuration = #ac;
             }
         });
     }
@@ -410,14 +234,14 @@ fn extension_method(r: &Resource, m: &Method) -> TokenStream {
             #[doc = #doc]
             #[inline]
             pub fn #name<'a>(&'a self, name: &'a str) -> impl ::core::future::Future<Output = #result<#output, #err>> + 'a {
-                self.handle.__handle().get_as::<#output>(name, #sub)
+                self.0.__handle().get_as::<#output>(name, #sub)
             }
         },
         MethodVerb::List => quote! {
             #[doc = #doc]
             #[inline]
             pub fn #name<'a>(&'a self, lp: &'a #api::ListParams) -> impl ::core::future::Future<Output = #result<#api::ObjectList<#output>, #err>> + 'a {
-                self.handle.__handle().list_as::<#output>(lp)
+                self.0.__handle().list_as::<#output>(lp)
             }
         },
         MethodVerb::Create => match &m.subresource {
@@ -425,14 +249,14 @@ fn extension_method(r: &Resource, m: &Method) -> TokenStream {
                 #[doc = #doc]
                 #[inline]
                 pub fn #name<'a>(&'a self, name: &'a str, obj: &'a #input, pp: &'a #api::PostParams) -> impl ::core::future::Future<Output = #result<#output, #err>> + 'a {
-                    self.handle.__handle().create_as::<#input, #output>(::core::option::Option::Some((name, #s)), obj, pp)
+                    self.0.__handle().create_as::<#input, #output>(::core::option::Option::Some((name, #s)), obj, pp)
                 }
             },
             None => quote! {
                 #[doc = #doc]
                 #[inline]
                 pub fn #name<'a>(&'a self, obj: &'a #input, pp: &'a #api::PostParams) -> impl ::core::future::Future<Output = #result<#output, #err>> + 'a {
-                    self.handle.__handle().create_as::<#input, #output>(::core::option::Option::None, obj, pp)
+                    self.0.__handle().create_as::<#input, #output>(::core::option::Option::None, obj, pp)
                 }
             },
         },
@@ -440,21 +264,21 @@ fn extension_method(r: &Resource, m: &Method) -> TokenStream {
             #[doc = #doc]
             #[inline]
             pub fn #name<'a>(&'a self, name: &'a str, obj: &'a #input, pp: &'a #api::PostParams) -> impl ::core::future::Future<Output = #result<#output, #err>> + 'a {
-                self.handle.__handle().update_as::<#input, #output>(name, #sub, obj, pp)
+                self.0.__handle().update_as::<#input, #output>(name, #sub, obj, pp)
             }
         },
         MethodVerb::Patch => quote! {
             #[doc = #doc]
             #[inline]
             pub fn #name<'a, P: ::serde::Serialize + ::core::fmt::Debug>(&'a self, name: &'a str, pp: &'a #api::PatchParams, patch: &'a #api::Patch<P>) -> impl ::core::future::Future<Output = #result<#output, #err>> + 'a {
-                self.handle.__handle().patch_as::<P, #output>(name, #sub, pp, patch)
+                self.0.__handle().patch_as::<P, #output>(name, #sub, pp, patch)
             }
         },
         MethodVerb::Apply => quote! {
             #[doc = #doc]
             #[inline]
             pub fn #name<'a>(&'a self, name: &'a str, obj: &'a #input) -> impl ::core::future::Future<Output = #result<#output, #err>> + 'a {
-                self.handle.__handle().apply_as::<#input, #output>(name, #sub, obj)
+                self.0.__handle().apply_as::<#input, #output>(name, #sub, obj)
             }
         },
     }

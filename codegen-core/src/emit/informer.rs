@@ -34,48 +34,20 @@ pub fn informer_items(r: &Resource) -> TokenStream {
         Scope::Namespaced => {
             let accessor = naming::ident(&r.accessor());
             let doc = format!(" The cached `{kind}` objects of `namespace`.");
-            let ns_doc = format!(" The cached [`{ty}`] objects of one namespace.");
-            let get_doc = format!(
-                " The `{kind}` named `name` in this namespace; a missing one is `NotFound`."
-            );
-            let ns_list_doc = format!(
-                " The `{kind}` objects of this namespace whose labels `selector` matches, sorted by name."
+            let ns_doc = format!(
+                " The cached [`{ty}`] objects of one namespace: `get` and `list` (the runtime's `NamespaceLister`)."
             );
             quote! {
                 impl #lister {
                     #[doc = #doc]
                     #[inline]
                     pub fn #accessor(&self, namespace: &str) -> #ns_lister {
-                        #ns_lister { lister: self.lister.namespace(namespace) }
+                        self.lister.namespace(namespace)
                     }
                 }
 
                 #[doc = #ns_doc]
-                #vis struct #ns_lister {
-                    lister: #rt::NamespaceLister<#ty>,
-                }
-
-                #[automatically_derived]
-                impl ::core::fmt::Debug for #ns_lister {
-                    #[inline]
-                    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                        ::core::fmt::Debug::fmt(&self.lister, f)
-                    }
-                }
-
-                impl #ns_lister {
-                    #[doc = #get_doc]
-                    #[inline]
-                    pub fn get(&self, name: &str) -> ::core::result::Result<#arc<#ty>, #rt::NotFound> {
-                        self.lister.get(name)
-                    }
-
-                    #[doc = #ns_list_doc]
-                    #[inline]
-                    pub fn list(&self, selector: &::kube::core::Selector) -> #vec<#arc<#ty>> {
-                        self.lister.list(selector)
-                    }
-                }
+                #vis type #ns_lister = #rt::NamespaceLister<#ty>;
             }
         }
         Scope::Cluster => {

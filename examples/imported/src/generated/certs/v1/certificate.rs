@@ -6,23 +6,49 @@
 use crate::apis::certs::v1::certificate::Certificate;
 use super::applyconfigurations::CertificateApplyConfiguration;
 
-/// Typed client for [`Certificate`] (`certs.example.io/v1`, resource `certificates`).
+/// Typed client for [`Certificate`] (`certs.example.io/v1`, resource `certificates`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `CertificateClient<Namespaced>` works in one namespace and has every verb below;
+/// `CertificateClient<Namespaced>` works in one namespace and has every verb of `CertificateVerbs`;
 /// `CertificateClient<AllNamespaces>` spans all namespaces and can only list and watch.
-pub struct CertificateClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Sealed<Certificate>,
-    scope: ::core::marker::PhantomData<S>,
+pub struct CertificateClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+    ::kube_codegen_runtime::TypedClient<Certificate, S, CertificateVerbs>,
+);
+
+/// The verbs `+genclient` gives [`CertificateClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum CertificateVerbs {}
+impl ::kube_codegen_runtime::verbs::Create for CertificateVerbs {}
+impl ::kube_codegen_runtime::verbs::Update for CertificateVerbs {}
+impl ::kube_codegen_runtime::verbs::UpdateStatus for CertificateVerbs {}
+impl ::kube_codegen_runtime::verbs::Delete for CertificateVerbs {}
+impl ::kube_codegen_runtime::verbs::DeleteCollection for CertificateVerbs {}
+impl ::kube_codegen_runtime::verbs::Get for CertificateVerbs {}
+impl ::kube_codegen_runtime::verbs::List for CertificateVerbs {}
+impl ::kube_codegen_runtime::verbs::Watch for CertificateVerbs {}
+impl ::kube_codegen_runtime::verbs::Patch for CertificateVerbs {}
+impl ::kube_codegen_runtime::verbs::Apply for CertificateVerbs {}
+impl ::kube_codegen_runtime::verbs::ApplyStatus for CertificateVerbs {
+    type Status = <Certificate as ::kube::core::object::HasStatus>::Status;
+}
+
+impl ::kube_codegen_runtime::verbs::ApplyConfigured for CertificateVerbs {
+    type Configuration = CertificateApplyConfiguration;
+}
+
+#[automatically_derived]
+impl<S> ::core::ops::Deref for CertificateClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<Certificate, S, CertificateVerbs>;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for CertificateClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -30,7 +56,7 @@ impl<S> ::core::clone::Clone for CertificateClient<S> {
 impl<S> ::core::fmt::Debug for CertificateClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -42,168 +68,15 @@ impl CertificateClient<::kube_codegen_runtime::scope::Namespaced> {
         namespace: &str,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::namespaced(
                     client,
                     namespace,
                     field_manager,
                 ),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-
-    /// Creates a `Certificate` (`POST`).
-    #[inline]
-    pub fn create<'a>(
-        &'a self,
-        obj: &'a Certificate,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Certificate, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().create(obj, pp)
-    }
-
-    /// Replaces a `Certificate`, named by its `metadata.name` (`PUT`).
-    #[inline]
-    pub fn update<'a>(
-        &'a self,
-        obj: &'a Certificate,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Certificate, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update(obj, pp)
-    }
-
-    /// Replaces the status of a `Certificate`, named by its `metadata.name` (`PUT .../status`).
-    #[inline]
-    pub fn update_status<'a>(
-        &'a self,
-        obj: &'a Certificate,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Certificate, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update_status(obj, pp)
-    }
-
-    /// Deletes a `Certificate`: the object while finalizers keep it, or the server's status once it is gone.
-    #[inline]
-    pub fn delete<'a>(
-        &'a self,
-        name: &'a str,
-        dp: &'a ::kube::api::DeleteParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<Certificate, ::kube::core::Status>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete(name, dp)
-    }
-
-    /// Deletes every `Certificate` that `lp` selects.
-    #[inline]
-    pub fn delete_collection<'a>(
-        &'a self,
-        dp: &'a ::kube::api::DeleteParams,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<
-                ::kube::api::ObjectList<Certificate>,
-                ::kube::core::Status,
-            >,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete_collection(dp, lp)
-    }
-
-    /// Gets a `Certificate` by name; a missing object is an error.
-    #[inline]
-    pub fn get<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Certificate, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get(name)
-    }
-
-    /// Gets a `Certificate` by name; a missing object is `None`.
-    #[inline]
-    pub fn get_opt<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::core::option::Option<Certificate>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().get_opt(name)
-    }
-
-    /// Patches a `Certificate` (merge, JSON, strategic merge or apply patch).
-    #[inline]
-    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
-        &'a self,
-        name: &'a str,
-        pp: &'a ::kube::api::PatchParams,
-        patch: &'a ::kube::api::Patch<P>,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Certificate, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().patch(name, pp, patch)
-    }
-
-    /// Server-side applies an apply configuration of a `Certificate` with this client's field manager, which then owns exactly the fields it sets.
-    #[inline]
-    pub fn apply<'a>(
-        &'a self,
-        config: &'a CertificateApplyConfiguration,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Certificate, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_configuration(config)
-    }
-
-    /// Server-side applies a whole `Certificate` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
-    #[inline]
-    pub fn apply_object<'a>(
-        &'a self,
-        obj: &'a Certificate,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Certificate, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply(obj)
-    }
-
-    /// Server-side applies an apply configuration to the status of a `Certificate`: this client's field manager then owns exactly the status fields it sets.
-    #[inline]
-    pub fn apply_status<'a>(
-        &'a self,
-        config: &'a CertificateApplyConfiguration,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Certificate, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_status_configuration(config)
-    }
-
-    /// Server-side applies the status of the `Certificate` named `name` (a whole status), and nothing else.
-    #[inline]
-    pub fn apply_status_object<'a>(
-        &'a self,
-        name: &'a str,
-        status: &'a <Certificate as ::kube::core::object::HasStatus>::Status,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Certificate, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_status(name, status)
+        )
     }
 }
 
@@ -214,58 +87,11 @@ impl CertificateClient<::kube_codegen_runtime::scope::AllNamespaces> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-}
-
-impl<S> CertificateClient<S> {
-    /// Lists the `Certificate` objects that `lp` selects.
-    #[inline]
-    pub fn list<'a>(
-        &'a self,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube::api::ObjectList<Certificate>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().list(lp)
-    }
-
-    /// Watches `Certificate` objects from `resource_version`; prefer an informer for caches.
-    #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kube::api::WatchParams,
-        resource_version: &str,
-    ) -> ::core::result::Result<
-        impl ::kube_codegen_runtime::Stream<
-            Item = ::core::result::Result<
-                ::kube::api::WatchEvent<Certificate>,
-                ::kube::Error,
-            >,
-        > + use<S>,
-        ::kube::Error,
-    > {
-        self.handle.__handle().watch(wp, resource_version).await
-    }
-
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<Certificate> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        )
     }
 }
 
@@ -330,47 +156,14 @@ impl CertificateLister {
     /// The cached `Certificate` objects of `namespace`.
     #[inline]
     pub fn certificates(&self, namespace: &str) -> CertificateNamespaceLister {
-        CertificateNamespaceLister {
-            lister: self.lister.namespace(namespace),
-        }
+        self.lister.namespace(namespace)
     }
 }
 
-/// The cached [`Certificate`] objects of one namespace.
-pub struct CertificateNamespaceLister {
-    lister: ::kube_codegen_runtime::NamespaceLister<Certificate>,
-}
-
-#[automatically_derived]
-impl ::core::fmt::Debug for CertificateNamespaceLister {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.lister, f)
-    }
-}
-
-impl CertificateNamespaceLister {
-    /// The `Certificate` named `name` in this namespace; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<Certificate>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-
-    /// The `Certificate` objects of this namespace whose labels `selector` matches, sorted by name.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Certificate>> {
-        self.lister.list(selector)
-    }
-}
+/// The cached [`Certificate`] objects of one namespace: `get` and `list` (the runtime's `NamespaceLister`).
+pub type CertificateNamespaceLister = ::kube_codegen_runtime::NamespaceLister<
+    Certificate,
+>;
 
 impl Certificate {
     /// The CRD of this version: kube's `CustomResourceExt::crd()` with the

@@ -6,22 +6,52 @@
 use crate::apis::certs::v1::cluster_issuer::ClusterIssuer;
 use super::applyconfigurations::ClusterIssuerApplyConfiguration;
 
-/// Typed client for [`ClusterIssuer`] (`certs.example.io/v1`, resource `clusterissuers`).
+/// Typed client for [`ClusterIssuer`] (`certs.example.io/v1`, resource `clusterissuers`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `ClusterIssuer` is cluster-scoped: `ClusterIssuerClient` takes no namespace.
-pub struct ClusterIssuerClient<S = ::kube_codegen_runtime::scope::Cluster> {
-    handle: ::kube_codegen_runtime::Sealed<ClusterIssuer>,
-    scope: ::core::marker::PhantomData<S>,
+/// `ClusterIssuer` is cluster-scoped: `ClusterIssuerClient` takes no namespace and has every verb of `ClusterIssuerVerbs`.
+pub struct ClusterIssuerClient<S = ::kube_codegen_runtime::scope::Cluster>(
+    ::kube_codegen_runtime::TypedClient<ClusterIssuer, S, ClusterIssuerVerbs>,
+);
+
+/// The verbs `+genclient` gives [`ClusterIssuerClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum ClusterIssuerVerbs {}
+impl ::kube_codegen_runtime::verbs::Create for ClusterIssuerVerbs {}
+impl ::kube_codegen_runtime::verbs::Update for ClusterIssuerVerbs {}
+impl ::kube_codegen_runtime::verbs::UpdateStatus for ClusterIssuerVerbs {}
+impl ::kube_codegen_runtime::verbs::Delete for ClusterIssuerVerbs {}
+impl ::kube_codegen_runtime::verbs::DeleteCollection for ClusterIssuerVerbs {}
+impl ::kube_codegen_runtime::verbs::Get for ClusterIssuerVerbs {}
+impl ::kube_codegen_runtime::verbs::List for ClusterIssuerVerbs {}
+impl ::kube_codegen_runtime::verbs::Watch for ClusterIssuerVerbs {}
+impl ::kube_codegen_runtime::verbs::Patch for ClusterIssuerVerbs {}
+impl ::kube_codegen_runtime::verbs::Apply for ClusterIssuerVerbs {}
+impl ::kube_codegen_runtime::verbs::ApplyStatus for ClusterIssuerVerbs {
+    type Status = <ClusterIssuer as ::kube::core::object::HasStatus>::Status;
+}
+
+impl ::kube_codegen_runtime::verbs::ApplyConfigured for ClusterIssuerVerbs {
+    type Configuration = ClusterIssuerApplyConfiguration;
+}
+
+#[automatically_derived]
+impl<S> ::core::ops::Deref for ClusterIssuerClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<
+        ClusterIssuer,
+        S,
+        ClusterIssuerVerbs,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for ClusterIssuerClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -29,7 +59,7 @@ impl<S> ::core::clone::Clone for ClusterIssuerClient<S> {
 impl<S> ::core::fmt::Debug for ClusterIssuerClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -40,210 +70,11 @@ impl ClusterIssuerClient<::kube_codegen_runtime::scope::Cluster> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-
-    /// Creates a `ClusterIssuer` (`POST`).
-    #[inline]
-    pub fn create<'a>(
-        &'a self,
-        obj: &'a ClusterIssuer,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<ClusterIssuer, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().create(obj, pp)
-    }
-
-    /// Replaces a `ClusterIssuer`, named by its `metadata.name` (`PUT`).
-    #[inline]
-    pub fn update<'a>(
-        &'a self,
-        obj: &'a ClusterIssuer,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<ClusterIssuer, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update(obj, pp)
-    }
-
-    /// Replaces the status of a `ClusterIssuer`, named by its `metadata.name` (`PUT .../status`).
-    #[inline]
-    pub fn update_status<'a>(
-        &'a self,
-        obj: &'a ClusterIssuer,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<ClusterIssuer, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update_status(obj, pp)
-    }
-
-    /// Deletes a `ClusterIssuer`: the object while finalizers keep it, or the server's status once it is gone.
-    #[inline]
-    pub fn delete<'a>(
-        &'a self,
-        name: &'a str,
-        dp: &'a ::kube::api::DeleteParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<ClusterIssuer, ::kube::core::Status>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete(name, dp)
-    }
-
-    /// Deletes every `ClusterIssuer` that `lp` selects.
-    #[inline]
-    pub fn delete_collection<'a>(
-        &'a self,
-        dp: &'a ::kube::api::DeleteParams,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<
-                ::kube::api::ObjectList<ClusterIssuer>,
-                ::kube::core::Status,
-            >,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete_collection(dp, lp)
-    }
-
-    /// Gets a `ClusterIssuer` by name; a missing object is an error.
-    #[inline]
-    pub fn get<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<ClusterIssuer, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get(name)
-    }
-
-    /// Gets a `ClusterIssuer` by name; a missing object is `None`.
-    #[inline]
-    pub fn get_opt<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::core::option::Option<ClusterIssuer>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().get_opt(name)
-    }
-
-    /// Patches a `ClusterIssuer` (merge, JSON, strategic merge or apply patch).
-    #[inline]
-    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
-        &'a self,
-        name: &'a str,
-        pp: &'a ::kube::api::PatchParams,
-        patch: &'a ::kube::api::Patch<P>,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<ClusterIssuer, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().patch(name, pp, patch)
-    }
-
-    /// Server-side applies an apply configuration of a `ClusterIssuer` with this client's field manager, which then owns exactly the fields it sets.
-    #[inline]
-    pub fn apply<'a>(
-        &'a self,
-        config: &'a ClusterIssuerApplyConfiguration,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<ClusterIssuer, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_configuration(config)
-    }
-
-    /// Server-side applies a whole `ClusterIssuer` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
-    #[inline]
-    pub fn apply_object<'a>(
-        &'a self,
-        obj: &'a ClusterIssuer,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<ClusterIssuer, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply(obj)
-    }
-
-    /// Server-side applies an apply configuration to the status of a `ClusterIssuer`: this client's field manager then owns exactly the status fields it sets.
-    #[inline]
-    pub fn apply_status<'a>(
-        &'a self,
-        config: &'a ClusterIssuerApplyConfiguration,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<ClusterIssuer, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_status_configuration(config)
-    }
-
-    /// Server-side applies the status of the `ClusterIssuer` named `name` (a whole status), and nothing else.
-    #[inline]
-    pub fn apply_status_object<'a>(
-        &'a self,
-        name: &'a str,
-        status: &'a <ClusterIssuer as ::kube::core::object::HasStatus>::Status,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<ClusterIssuer, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_status(name, status)
-    }
-}
-
-impl<S> ClusterIssuerClient<S> {
-    /// Lists the `ClusterIssuer` objects that `lp` selects.
-    #[inline]
-    pub fn list<'a>(
-        &'a self,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube::api::ObjectList<ClusterIssuer>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().list(lp)
-    }
-
-    /// Watches `ClusterIssuer` objects from `resource_version`; prefer an informer for caches.
-    #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kube::api::WatchParams,
-        resource_version: &str,
-    ) -> ::core::result::Result<
-        impl ::kube_codegen_runtime::Stream<
-            Item = ::core::result::Result<
-                ::kube::api::WatchEvent<ClusterIssuer>,
-                ::kube::Error,
-            >,
-        > + use<S>,
-        ::kube::Error,
-    > {
-        self.handle.__handle().watch(wp, resource_version).await
-    }
-
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<ClusterIssuer> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        )
     }
 }
 

@@ -6,23 +6,48 @@
 use crate::apis::monitoring::v1::service_monitor::ServiceMonitor;
 use super::applyconfigurations::ServiceMonitorApplyConfiguration;
 
-/// Typed client for [`ServiceMonitor`] (`monitoring.example.com/v1`, resource `servicemonitors`).
+/// Typed client for [`ServiceMonitor`] (`monitoring.example.com/v1`, resource `servicemonitors`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `ServiceMonitorClient<Namespaced>` works in one namespace and has every verb below;
+/// `ServiceMonitorClient<Namespaced>` works in one namespace and has every verb of `ServiceMonitorVerbs`;
 /// `ServiceMonitorClient<AllNamespaces>` spans all namespaces and can only list and watch.
-pub struct ServiceMonitorClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Sealed<ServiceMonitor>,
-    scope: ::core::marker::PhantomData<S>,
+pub struct ServiceMonitorClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+    ::kube_codegen_runtime::TypedClient<ServiceMonitor, S, ServiceMonitorVerbs>,
+);
+
+/// The verbs `+genclient` gives [`ServiceMonitorClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum ServiceMonitorVerbs {}
+impl ::kube_codegen_runtime::verbs::Create for ServiceMonitorVerbs {}
+impl ::kube_codegen_runtime::verbs::Update for ServiceMonitorVerbs {}
+impl ::kube_codegen_runtime::verbs::Delete for ServiceMonitorVerbs {}
+impl ::kube_codegen_runtime::verbs::DeleteCollection for ServiceMonitorVerbs {}
+impl ::kube_codegen_runtime::verbs::Get for ServiceMonitorVerbs {}
+impl ::kube_codegen_runtime::verbs::List for ServiceMonitorVerbs {}
+impl ::kube_codegen_runtime::verbs::Watch for ServiceMonitorVerbs {}
+impl ::kube_codegen_runtime::verbs::Patch for ServiceMonitorVerbs {}
+impl ::kube_codegen_runtime::verbs::Apply for ServiceMonitorVerbs {}
+impl ::kube_codegen_runtime::verbs::ApplyConfigured for ServiceMonitorVerbs {
+    type Configuration = ServiceMonitorApplyConfiguration;
+}
+
+#[automatically_derived]
+impl<S> ::core::ops::Deref for ServiceMonitorClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<
+        ServiceMonitor,
+        S,
+        ServiceMonitorVerbs,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for ServiceMonitorClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -30,7 +55,7 @@ impl<S> ::core::clone::Clone for ServiceMonitorClient<S> {
 impl<S> ::core::fmt::Debug for ServiceMonitorClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -42,133 +67,15 @@ impl ServiceMonitorClient<::kube_codegen_runtime::scope::Namespaced> {
         namespace: &str,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::namespaced(
                     client,
                     namespace,
                     field_manager,
                 ),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-
-    /// Creates a `ServiceMonitor` (`POST`).
-    #[inline]
-    pub fn create<'a>(
-        &'a self,
-        obj: &'a ServiceMonitor,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<ServiceMonitor, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().create(obj, pp)
-    }
-
-    /// Replaces a `ServiceMonitor`, named by its `metadata.name` (`PUT`).
-    #[inline]
-    pub fn update<'a>(
-        &'a self,
-        obj: &'a ServiceMonitor,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<ServiceMonitor, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update(obj, pp)
-    }
-
-    /// Deletes a `ServiceMonitor`: the object while finalizers keep it, or the server's status once it is gone.
-    #[inline]
-    pub fn delete<'a>(
-        &'a self,
-        name: &'a str,
-        dp: &'a ::kube::api::DeleteParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<ServiceMonitor, ::kube::core::Status>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete(name, dp)
-    }
-
-    /// Deletes every `ServiceMonitor` that `lp` selects.
-    #[inline]
-    pub fn delete_collection<'a>(
-        &'a self,
-        dp: &'a ::kube::api::DeleteParams,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<
-                ::kube::api::ObjectList<ServiceMonitor>,
-                ::kube::core::Status,
-            >,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete_collection(dp, lp)
-    }
-
-    /// Gets a `ServiceMonitor` by name; a missing object is an error.
-    #[inline]
-    pub fn get<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<ServiceMonitor, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get(name)
-    }
-
-    /// Gets a `ServiceMonitor` by name; a missing object is `None`.
-    #[inline]
-    pub fn get_opt<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::core::option::Option<ServiceMonitor>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().get_opt(name)
-    }
-
-    /// Patches a `ServiceMonitor` (merge, JSON, strategic merge or apply patch).
-    #[inline]
-    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
-        &'a self,
-        name: &'a str,
-        pp: &'a ::kube::api::PatchParams,
-        patch: &'a ::kube::api::Patch<P>,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<ServiceMonitor, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().patch(name, pp, patch)
-    }
-
-    /// Server-side applies an apply configuration of a `ServiceMonitor` with this client's field manager, which then owns exactly the fields it sets.
-    #[inline]
-    pub fn apply<'a>(
-        &'a self,
-        config: &'a ServiceMonitorApplyConfiguration,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<ServiceMonitor, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_configuration(config)
-    }
-
-    /// Server-side applies a whole `ServiceMonitor` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
-    #[inline]
-    pub fn apply_object<'a>(
-        &'a self,
-        obj: &'a ServiceMonitor,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<ServiceMonitor, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply(obj)
+        )
     }
 }
 
@@ -179,58 +86,11 @@ impl ServiceMonitorClient<::kube_codegen_runtime::scope::AllNamespaces> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-}
-
-impl<S> ServiceMonitorClient<S> {
-    /// Lists the `ServiceMonitor` objects that `lp` selects.
-    #[inline]
-    pub fn list<'a>(
-        &'a self,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube::api::ObjectList<ServiceMonitor>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().list(lp)
-    }
-
-    /// Watches `ServiceMonitor` objects from `resource_version`; prefer an informer for caches.
-    #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kube::api::WatchParams,
-        resource_version: &str,
-    ) -> ::core::result::Result<
-        impl ::kube_codegen_runtime::Stream<
-            Item = ::core::result::Result<
-                ::kube::api::WatchEvent<ServiceMonitor>,
-                ::kube::Error,
-            >,
-        > + use<S>,
-        ::kube::Error,
-    > {
-        self.handle.__handle().watch(wp, resource_version).await
-    }
-
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<ServiceMonitor> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        )
     }
 }
 
@@ -295,47 +155,14 @@ impl ServiceMonitorLister {
     /// The cached `ServiceMonitor` objects of `namespace`.
     #[inline]
     pub fn servicemonitors(&self, namespace: &str) -> ServiceMonitorNamespaceLister {
-        ServiceMonitorNamespaceLister {
-            lister: self.lister.namespace(namespace),
-        }
+        self.lister.namespace(namespace)
     }
 }
 
-/// The cached [`ServiceMonitor`] objects of one namespace.
-pub struct ServiceMonitorNamespaceLister {
-    lister: ::kube_codegen_runtime::NamespaceLister<ServiceMonitor>,
-}
-
-#[automatically_derived]
-impl ::core::fmt::Debug for ServiceMonitorNamespaceLister {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.lister, f)
-    }
-}
-
-impl ServiceMonitorNamespaceLister {
-    /// The `ServiceMonitor` named `name` in this namespace; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<ServiceMonitor>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-
-    /// The `ServiceMonitor` objects of this namespace whose labels `selector` matches, sorted by name.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<ServiceMonitor>> {
-        self.lister.list(selector)
-    }
-}
+/// The cached [`ServiceMonitor`] objects of one namespace: `get` and `list` (the runtime's `NamespaceLister`).
+pub type ServiceMonitorNamespaceLister = ::kube_codegen_runtime::NamespaceLister<
+    ServiceMonitor,
+>;
 
 impl ServiceMonitor {
     /// The CRD of this version: kube's `CustomResourceExt::crd()` with the

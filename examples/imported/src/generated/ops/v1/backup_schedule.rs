@@ -6,23 +6,53 @@
 use crate::apis::ops::v1::backup_schedule::BackupSchedule;
 use super::applyconfigurations::BackupScheduleApplyConfiguration;
 
-/// Typed client for [`BackupSchedule`] (`ops.example.com/v1`, resource `backupschedules`).
+/// Typed client for [`BackupSchedule`] (`ops.example.com/v1`, resource `backupschedules`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `BackupScheduleClient<Namespaced>` works in one namespace and has every verb below;
+/// `BackupScheduleClient<Namespaced>` works in one namespace and has every verb of `BackupScheduleVerbs`;
 /// `BackupScheduleClient<AllNamespaces>` spans all namespaces and can only list and watch.
-pub struct BackupScheduleClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Sealed<BackupSchedule>,
-    scope: ::core::marker::PhantomData<S>,
+pub struct BackupScheduleClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+    ::kube_codegen_runtime::TypedClient<BackupSchedule, S, BackupScheduleVerbs>,
+);
+
+/// The verbs `+genclient` gives [`BackupScheduleClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum BackupScheduleVerbs {}
+impl ::kube_codegen_runtime::verbs::Create for BackupScheduleVerbs {}
+impl ::kube_codegen_runtime::verbs::Update for BackupScheduleVerbs {}
+impl ::kube_codegen_runtime::verbs::UpdateStatus for BackupScheduleVerbs {}
+impl ::kube_codegen_runtime::verbs::Delete for BackupScheduleVerbs {}
+impl ::kube_codegen_runtime::verbs::DeleteCollection for BackupScheduleVerbs {}
+impl ::kube_codegen_runtime::verbs::Get for BackupScheduleVerbs {}
+impl ::kube_codegen_runtime::verbs::List for BackupScheduleVerbs {}
+impl ::kube_codegen_runtime::verbs::Watch for BackupScheduleVerbs {}
+impl ::kube_codegen_runtime::verbs::Patch for BackupScheduleVerbs {}
+impl ::kube_codegen_runtime::verbs::Apply for BackupScheduleVerbs {}
+impl ::kube_codegen_runtime::verbs::ApplyStatus for BackupScheduleVerbs {
+    type Status = <BackupSchedule as ::kube::core::object::HasStatus>::Status;
+}
+
+impl ::kube_codegen_runtime::verbs::ApplyConfigured for BackupScheduleVerbs {
+    type Configuration = BackupScheduleApplyConfiguration;
+}
+
+#[automatically_derived]
+impl<S> ::core::ops::Deref for BackupScheduleClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<
+        BackupSchedule,
+        S,
+        BackupScheduleVerbs,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for BackupScheduleClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -30,7 +60,7 @@ impl<S> ::core::clone::Clone for BackupScheduleClient<S> {
 impl<S> ::core::fmt::Debug for BackupScheduleClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -42,168 +72,15 @@ impl BackupScheduleClient<::kube_codegen_runtime::scope::Namespaced> {
         namespace: &str,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::namespaced(
                     client,
                     namespace,
                     field_manager,
                 ),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-
-    /// Creates a `BackupSchedule` (`POST`).
-    #[inline]
-    pub fn create<'a>(
-        &'a self,
-        obj: &'a BackupSchedule,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<BackupSchedule, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().create(obj, pp)
-    }
-
-    /// Replaces a `BackupSchedule`, named by its `metadata.name` (`PUT`).
-    #[inline]
-    pub fn update<'a>(
-        &'a self,
-        obj: &'a BackupSchedule,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<BackupSchedule, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update(obj, pp)
-    }
-
-    /// Replaces the status of a `BackupSchedule`, named by its `metadata.name` (`PUT .../status`).
-    #[inline]
-    pub fn update_status<'a>(
-        &'a self,
-        obj: &'a BackupSchedule,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<BackupSchedule, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update_status(obj, pp)
-    }
-
-    /// Deletes a `BackupSchedule`: the object while finalizers keep it, or the server's status once it is gone.
-    #[inline]
-    pub fn delete<'a>(
-        &'a self,
-        name: &'a str,
-        dp: &'a ::kube::api::DeleteParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<BackupSchedule, ::kube::core::Status>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete(name, dp)
-    }
-
-    /// Deletes every `BackupSchedule` that `lp` selects.
-    #[inline]
-    pub fn delete_collection<'a>(
-        &'a self,
-        dp: &'a ::kube::api::DeleteParams,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<
-                ::kube::api::ObjectList<BackupSchedule>,
-                ::kube::core::Status,
-            >,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete_collection(dp, lp)
-    }
-
-    /// Gets a `BackupSchedule` by name; a missing object is an error.
-    #[inline]
-    pub fn get<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<BackupSchedule, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get(name)
-    }
-
-    /// Gets a `BackupSchedule` by name; a missing object is `None`.
-    #[inline]
-    pub fn get_opt<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::core::option::Option<BackupSchedule>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().get_opt(name)
-    }
-
-    /// Patches a `BackupSchedule` (merge, JSON, strategic merge or apply patch).
-    #[inline]
-    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
-        &'a self,
-        name: &'a str,
-        pp: &'a ::kube::api::PatchParams,
-        patch: &'a ::kube::api::Patch<P>,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<BackupSchedule, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().patch(name, pp, patch)
-    }
-
-    /// Server-side applies an apply configuration of a `BackupSchedule` with this client's field manager, which then owns exactly the fields it sets.
-    #[inline]
-    pub fn apply<'a>(
-        &'a self,
-        config: &'a BackupScheduleApplyConfiguration,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<BackupSchedule, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_configuration(config)
-    }
-
-    /// Server-side applies a whole `BackupSchedule` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
-    #[inline]
-    pub fn apply_object<'a>(
-        &'a self,
-        obj: &'a BackupSchedule,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<BackupSchedule, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply(obj)
-    }
-
-    /// Server-side applies an apply configuration to the status of a `BackupSchedule`: this client's field manager then owns exactly the status fields it sets.
-    #[inline]
-    pub fn apply_status<'a>(
-        &'a self,
-        config: &'a BackupScheduleApplyConfiguration,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<BackupSchedule, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_status_configuration(config)
-    }
-
-    /// Server-side applies the status of the `BackupSchedule` named `name` (a whole status), and nothing else.
-    #[inline]
-    pub fn apply_status_object<'a>(
-        &'a self,
-        name: &'a str,
-        status: &'a <BackupSchedule as ::kube::core::object::HasStatus>::Status,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<BackupSchedule, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_status(name, status)
+        )
     }
 }
 
@@ -214,58 +91,11 @@ impl BackupScheduleClient<::kube_codegen_runtime::scope::AllNamespaces> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-}
-
-impl<S> BackupScheduleClient<S> {
-    /// Lists the `BackupSchedule` objects that `lp` selects.
-    #[inline]
-    pub fn list<'a>(
-        &'a self,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube::api::ObjectList<BackupSchedule>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().list(lp)
-    }
-
-    /// Watches `BackupSchedule` objects from `resource_version`; prefer an informer for caches.
-    #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kube::api::WatchParams,
-        resource_version: &str,
-    ) -> ::core::result::Result<
-        impl ::kube_codegen_runtime::Stream<
-            Item = ::core::result::Result<
-                ::kube::api::WatchEvent<BackupSchedule>,
-                ::kube::Error,
-            >,
-        > + use<S>,
-        ::kube::Error,
-    > {
-        self.handle.__handle().watch(wp, resource_version).await
-    }
-
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<BackupSchedule> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        )
     }
 }
 
@@ -330,47 +160,14 @@ impl BackupScheduleLister {
     /// The cached `BackupSchedule` objects of `namespace`.
     #[inline]
     pub fn backupschedules(&self, namespace: &str) -> BackupScheduleNamespaceLister {
-        BackupScheduleNamespaceLister {
-            lister: self.lister.namespace(namespace),
-        }
+        self.lister.namespace(namespace)
     }
 }
 
-/// The cached [`BackupSchedule`] objects of one namespace.
-pub struct BackupScheduleNamespaceLister {
-    lister: ::kube_codegen_runtime::NamespaceLister<BackupSchedule>,
-}
-
-#[automatically_derived]
-impl ::core::fmt::Debug for BackupScheduleNamespaceLister {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.lister, f)
-    }
-}
-
-impl BackupScheduleNamespaceLister {
-    /// The `BackupSchedule` named `name` in this namespace; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<BackupSchedule>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-
-    /// The `BackupSchedule` objects of this namespace whose labels `selector` matches, sorted by name.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<BackupSchedule>> {
-        self.lister.list(selector)
-    }
-}
+/// The cached [`BackupSchedule`] objects of one namespace: `get` and `list` (the runtime's `NamespaceLister`).
+pub type BackupScheduleNamespaceLister = ::kube_codegen_runtime::NamespaceLister<
+    BackupSchedule,
+>;
 
 impl BackupSchedule {
     /// The CRD of this version: kube's `CustomResourceExt::crd()` with the

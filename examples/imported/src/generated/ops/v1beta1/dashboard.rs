@@ -6,23 +6,44 @@
 use crate::apis::ops::v1beta1::dashboard::Dashboard;
 use super::applyconfigurations::DashboardApplyConfiguration;
 
-/// Typed client for [`Dashboard`] (`ops.example.com/v1beta1`, resource `dashboards`).
+/// Typed client for [`Dashboard`] (`ops.example.com/v1beta1`, resource `dashboards`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `DashboardClient<Namespaced>` works in one namespace and has every verb below;
+/// `DashboardClient<Namespaced>` works in one namespace and has every verb of `DashboardVerbs`;
 /// `DashboardClient<AllNamespaces>` spans all namespaces and can only list and watch.
-pub struct DashboardClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Sealed<Dashboard>,
-    scope: ::core::marker::PhantomData<S>,
+pub struct DashboardClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+    ::kube_codegen_runtime::TypedClient<Dashboard, S, DashboardVerbs>,
+);
+
+/// The verbs `+genclient` gives [`DashboardClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum DashboardVerbs {}
+impl ::kube_codegen_runtime::verbs::Create for DashboardVerbs {}
+impl ::kube_codegen_runtime::verbs::Update for DashboardVerbs {}
+impl ::kube_codegen_runtime::verbs::Delete for DashboardVerbs {}
+impl ::kube_codegen_runtime::verbs::DeleteCollection for DashboardVerbs {}
+impl ::kube_codegen_runtime::verbs::Get for DashboardVerbs {}
+impl ::kube_codegen_runtime::verbs::List for DashboardVerbs {}
+impl ::kube_codegen_runtime::verbs::Watch for DashboardVerbs {}
+impl ::kube_codegen_runtime::verbs::Patch for DashboardVerbs {}
+impl ::kube_codegen_runtime::verbs::Apply for DashboardVerbs {}
+impl ::kube_codegen_runtime::verbs::ApplyConfigured for DashboardVerbs {
+    type Configuration = DashboardApplyConfiguration;
+}
+
+#[automatically_derived]
+impl<S> ::core::ops::Deref for DashboardClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<Dashboard, S, DashboardVerbs>;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for DashboardClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -30,7 +51,7 @@ impl<S> ::core::clone::Clone for DashboardClient<S> {
 impl<S> ::core::fmt::Debug for DashboardClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -42,130 +63,15 @@ impl DashboardClient<::kube_codegen_runtime::scope::Namespaced> {
         namespace: &str,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::namespaced(
                     client,
                     namespace,
                     field_manager,
                 ),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-
-    /// Creates a `Dashboard` (`POST`).
-    #[inline]
-    pub fn create<'a>(
-        &'a self,
-        obj: &'a Dashboard,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Dashboard, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().create(obj, pp)
-    }
-
-    /// Replaces a `Dashboard`, named by its `metadata.name` (`PUT`).
-    #[inline]
-    pub fn update<'a>(
-        &'a self,
-        obj: &'a Dashboard,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Dashboard, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update(obj, pp)
-    }
-
-    /// Deletes a `Dashboard`: the object while finalizers keep it, or the server's status once it is gone.
-    #[inline]
-    pub fn delete<'a>(
-        &'a self,
-        name: &'a str,
-        dp: &'a ::kube::api::DeleteParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<Dashboard, ::kube::core::Status>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete(name, dp)
-    }
-
-    /// Deletes every `Dashboard` that `lp` selects.
-    #[inline]
-    pub fn delete_collection<'a>(
-        &'a self,
-        dp: &'a ::kube::api::DeleteParams,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<
-                ::kube::api::ObjectList<Dashboard>,
-                ::kube::core::Status,
-            >,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete_collection(dp, lp)
-    }
-
-    /// Gets a `Dashboard` by name; a missing object is an error.
-    #[inline]
-    pub fn get<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Dashboard, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get(name)
-    }
-
-    /// Gets a `Dashboard` by name; a missing object is `None`.
-    #[inline]
-    pub fn get_opt<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::core::option::Option<Dashboard>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get_opt(name)
-    }
-
-    /// Patches a `Dashboard` (merge, JSON, strategic merge or apply patch).
-    #[inline]
-    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
-        &'a self,
-        name: &'a str,
-        pp: &'a ::kube::api::PatchParams,
-        patch: &'a ::kube::api::Patch<P>,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Dashboard, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().patch(name, pp, patch)
-    }
-
-    /// Server-side applies an apply configuration of a `Dashboard` with this client's field manager, which then owns exactly the fields it sets.
-    #[inline]
-    pub fn apply<'a>(
-        &'a self,
-        config: &'a DashboardApplyConfiguration,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Dashboard, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_configuration(config)
-    }
-
-    /// Server-side applies a whole `Dashboard` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
-    #[inline]
-    pub fn apply_object<'a>(
-        &'a self,
-        obj: &'a Dashboard,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Dashboard, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply(obj)
+        )
     }
 }
 
@@ -176,58 +82,11 @@ impl DashboardClient<::kube_codegen_runtime::scope::AllNamespaces> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-}
-
-impl<S> DashboardClient<S> {
-    /// Lists the `Dashboard` objects that `lp` selects.
-    #[inline]
-    pub fn list<'a>(
-        &'a self,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube::api::ObjectList<Dashboard>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().list(lp)
-    }
-
-    /// Watches `Dashboard` objects from `resource_version`; prefer an informer for caches.
-    #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kube::api::WatchParams,
-        resource_version: &str,
-    ) -> ::core::result::Result<
-        impl ::kube_codegen_runtime::Stream<
-            Item = ::core::result::Result<
-                ::kube::api::WatchEvent<Dashboard>,
-                ::kube::Error,
-            >,
-        > + use<S>,
-        ::kube::Error,
-    > {
-        self.handle.__handle().watch(wp, resource_version).await
-    }
-
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<Dashboard> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        )
     }
 }
 
@@ -292,47 +151,12 @@ impl DashboardLister {
     /// The cached `Dashboard` objects of `namespace`.
     #[inline]
     pub fn dashboards(&self, namespace: &str) -> DashboardNamespaceLister {
-        DashboardNamespaceLister {
-            lister: self.lister.namespace(namespace),
-        }
+        self.lister.namespace(namespace)
     }
 }
 
-/// The cached [`Dashboard`] objects of one namespace.
-pub struct DashboardNamespaceLister {
-    lister: ::kube_codegen_runtime::NamespaceLister<Dashboard>,
-}
-
-#[automatically_derived]
-impl ::core::fmt::Debug for DashboardNamespaceLister {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.lister, f)
-    }
-}
-
-impl DashboardNamespaceLister {
-    /// The `Dashboard` named `name` in this namespace; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<Dashboard>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-
-    /// The `Dashboard` objects of this namespace whose labels `selector` matches, sorted by name.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Dashboard>> {
-        self.lister.list(selector)
-    }
-}
+/// The cached [`Dashboard`] objects of one namespace: `get` and `list` (the runtime's `NamespaceLister`).
+pub type DashboardNamespaceLister = ::kube_codegen_runtime::NamespaceLister<Dashboard>;
 
 impl Dashboard {
     /// The CRD of this version: kube's `CustomResourceExt::crd()` with the

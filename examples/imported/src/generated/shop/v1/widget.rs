@@ -6,23 +6,50 @@
 use crate::apis::shop::v1::widget::Widget;
 use super::applyconfigurations::WidgetApplyConfiguration;
 
-/// Typed client for [`Widget`] (`shop.example.com/v1`, resource `widgets`).
+/// Typed client for [`Widget`] (`shop.example.com/v1`, resource `widgets`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `WidgetClient<Namespaced>` works in one namespace and has every verb below;
+/// `WidgetClient<Namespaced>` works in one namespace and has every verb of `WidgetVerbs`;
 /// `WidgetClient<AllNamespaces>` spans all namespaces and can only list and watch.
-pub struct WidgetClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Sealed<Widget>,
-    scope: ::core::marker::PhantomData<S>,
+pub struct WidgetClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+    ::kube_codegen_runtime::TypedClient<Widget, S, WidgetVerbs>,
+);
+
+/// The verbs `+genclient` gives [`WidgetClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum WidgetVerbs {}
+impl ::kube_codegen_runtime::verbs::Create for WidgetVerbs {}
+impl ::kube_codegen_runtime::verbs::Update for WidgetVerbs {}
+impl ::kube_codegen_runtime::verbs::UpdateStatus for WidgetVerbs {}
+impl ::kube_codegen_runtime::verbs::Delete for WidgetVerbs {}
+impl ::kube_codegen_runtime::verbs::DeleteCollection for WidgetVerbs {}
+impl ::kube_codegen_runtime::verbs::Get for WidgetVerbs {}
+impl ::kube_codegen_runtime::verbs::List for WidgetVerbs {}
+impl ::kube_codegen_runtime::verbs::Watch for WidgetVerbs {}
+impl ::kube_codegen_runtime::verbs::Patch for WidgetVerbs {}
+impl ::kube_codegen_runtime::verbs::Apply for WidgetVerbs {}
+impl ::kube_codegen_runtime::verbs::ApplyStatus for WidgetVerbs {
+    type Status = <Widget as ::kube::core::object::HasStatus>::Status;
+}
+
+impl ::kube_codegen_runtime::verbs::Scale for WidgetVerbs {}
+impl ::kube_codegen_runtime::verbs::ApplyConfigured for WidgetVerbs {
+    type Configuration = WidgetApplyConfiguration;
+}
+
+#[automatically_derived]
+impl<S> ::core::ops::Deref for WidgetClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<Widget, S, WidgetVerbs>;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for WidgetClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -30,7 +57,7 @@ impl<S> ::core::clone::Clone for WidgetClient<S> {
 impl<S> ::core::fmt::Debug for WidgetClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -42,211 +69,15 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
         namespace: &str,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::namespaced(
                     client,
                     namespace,
                     field_manager,
                 ),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-
-    /// Creates a `Widget` (`POST`).
-    #[inline]
-    pub fn create<'a>(
-        &'a self,
-        obj: &'a Widget,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Widget, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().create(obj, pp)
-    }
-
-    /// Replaces a `Widget`, named by its `metadata.name` (`PUT`).
-    #[inline]
-    pub fn update<'a>(
-        &'a self,
-        obj: &'a Widget,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Widget, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update(obj, pp)
-    }
-
-    /// Replaces the status of a `Widget`, named by its `metadata.name` (`PUT .../status`).
-    #[inline]
-    pub fn update_status<'a>(
-        &'a self,
-        obj: &'a Widget,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Widget, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update_status(obj, pp)
-    }
-
-    /// Deletes a `Widget`: the object while finalizers keep it, or the server's status once it is gone.
-    #[inline]
-    pub fn delete<'a>(
-        &'a self,
-        name: &'a str,
-        dp: &'a ::kube::api::DeleteParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<Widget, ::kube::core::Status>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete(name, dp)
-    }
-
-    /// Deletes every `Widget` that `lp` selects.
-    #[inline]
-    pub fn delete_collection<'a>(
-        &'a self,
-        dp: &'a ::kube::api::DeleteParams,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<
-                ::kube::api::ObjectList<Widget>,
-                ::kube::core::Status,
-            >,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete_collection(dp, lp)
-    }
-
-    /// Gets a `Widget` by name; a missing object is an error.
-    #[inline]
-    pub fn get<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Widget, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get(name)
-    }
-
-    /// Gets a `Widget` by name; a missing object is `None`.
-    #[inline]
-    pub fn get_opt<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::core::option::Option<Widget>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get_opt(name)
-    }
-
-    /// Patches a `Widget` (merge, JSON, strategic merge or apply patch).
-    #[inline]
-    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
-        &'a self,
-        name: &'a str,
-        pp: &'a ::kube::api::PatchParams,
-        patch: &'a ::kube::api::Patch<P>,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Widget, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().patch(name, pp, patch)
-    }
-
-    /// Server-side applies an apply configuration of a `Widget` with this client's field manager, which then owns exactly the fields it sets.
-    #[inline]
-    pub fn apply<'a>(
-        &'a self,
-        config: &'a WidgetApplyConfiguration,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Widget, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_configuration(config)
-    }
-
-    /// Server-side applies a whole `Widget` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
-    #[inline]
-    pub fn apply_object<'a>(
-        &'a self,
-        obj: &'a Widget,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Widget, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply(obj)
-    }
-
-    /// Server-side applies an apply configuration to the status of a `Widget`: this client's field manager then owns exactly the status fields it sets.
-    #[inline]
-    pub fn apply_status<'a>(
-        &'a self,
-        config: &'a WidgetApplyConfiguration,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Widget, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_status_configuration(config)
-    }
-
-    /// Server-side applies the status of the `Widget` named `name` (a whole status), and nothing else.
-    #[inline]
-    pub fn apply_status_object<'a>(
-        &'a self,
-        name: &'a str,
-        status: &'a <Widget as ::kube::core::object::HasStatus>::Status,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Widget, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_status(name, status)
-    }
-
-    /// Gets the scale subresource.
-    #[inline]
-    pub fn get_scale<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::k8s_openapi::api::autoscaling::v1::Scale,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().get_scale(name)
-    }
-
-    /// Replaces the scale subresource.
-    #[inline]
-    pub fn update_scale<'a>(
-        &'a self,
-        name: &'a str,
-        scale: &'a ::k8s_openapi::api::autoscaling::v1::Scale,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::k8s_openapi::api::autoscaling::v1::Scale,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().update_scale(name, scale, pp)
-    }
-
-    /// Patches the scale subresource.
-    #[inline]
-    pub fn patch_scale<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
-        &'a self,
-        name: &'a str,
-        pp: &'a ::kube::api::PatchParams,
-        patch: &'a ::kube::api::Patch<P>,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::k8s_openapi::api::autoscaling::v1::Scale,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().patch_scale(name, pp, patch)
+        )
     }
 }
 
@@ -257,52 +88,11 @@ impl WidgetClient<::kube_codegen_runtime::scope::AllNamespaces> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-}
-
-impl<S> WidgetClient<S> {
-    /// Lists the `Widget` objects that `lp` selects.
-    #[inline]
-    pub fn list<'a>(
-        &'a self,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::kube::api::ObjectList<Widget>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().list(lp)
-    }
-
-    /// Watches `Widget` objects from `resource_version`; prefer an informer for caches.
-    #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kube::api::WatchParams,
-        resource_version: &str,
-    ) -> ::core::result::Result<
-        impl ::kube_codegen_runtime::Stream<
-            Item = ::core::result::Result<::kube::api::WatchEvent<Widget>, ::kube::Error>,
-        > + use<S>,
-        ::kube::Error,
-    > {
-        self.handle.__handle().watch(wp, resource_version).await
-    }
-
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<Widget> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        )
     }
 }
 
@@ -367,47 +157,12 @@ impl WidgetLister {
     /// The cached `Widget` objects of `namespace`.
     #[inline]
     pub fn widgets(&self, namespace: &str) -> WidgetNamespaceLister {
-        WidgetNamespaceLister {
-            lister: self.lister.namespace(namespace),
-        }
+        self.lister.namespace(namespace)
     }
 }
 
-/// The cached [`Widget`] objects of one namespace.
-pub struct WidgetNamespaceLister {
-    lister: ::kube_codegen_runtime::NamespaceLister<Widget>,
-}
-
-#[automatically_derived]
-impl ::core::fmt::Debug for WidgetNamespaceLister {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.lister, f)
-    }
-}
-
-impl WidgetNamespaceLister {
-    /// The `Widget` named `name` in this namespace; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<Widget>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-
-    /// The `Widget` objects of this namespace whose labels `selector` matches, sorted by name.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Widget>> {
-        self.lister.list(selector)
-    }
-}
+/// The cached [`Widget`] objects of one namespace: `get` and `list` (the runtime's `NamespaceLister`).
+pub type WidgetNamespaceLister = ::kube_codegen_runtime::NamespaceLister<Widget>;
 
 impl Widget {
     /// The CRD of this version: kube's `CustomResourceExt::crd()` with the

@@ -6,23 +6,44 @@
 use crate::apis::testing::v1::probe::Probe;
 use super::applyconfigurations::ProbeApplyConfiguration;
 
-/// Typed client for [`Probe`] (`testing.k8s.io/v1`, resource `probes`).
+/// Typed client for [`Probe`] (`testing.k8s.io/v1`, resource `probes`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `ProbeClient<Namespaced>` works in one namespace and has every verb below;
+/// `ProbeClient<Namespaced>` works in one namespace and has every verb of `ProbeVerbs`;
 /// `ProbeClient<AllNamespaces>` spans all namespaces and can only list and watch.
-pub struct ProbeClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Sealed<Probe>,
-    scope: ::core::marker::PhantomData<S>,
+pub struct ProbeClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+    ::kube_codegen_runtime::TypedClient<Probe, S, ProbeVerbs>,
+);
+
+/// The verbs `+genclient` gives [`ProbeClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum ProbeVerbs {}
+impl ::kube_codegen_runtime::verbs::Create for ProbeVerbs {}
+impl ::kube_codegen_runtime::verbs::Update for ProbeVerbs {}
+impl ::kube_codegen_runtime::verbs::Delete for ProbeVerbs {}
+impl ::kube_codegen_runtime::verbs::DeleteCollection for ProbeVerbs {}
+impl ::kube_codegen_runtime::verbs::Get for ProbeVerbs {}
+impl ::kube_codegen_runtime::verbs::List for ProbeVerbs {}
+impl ::kube_codegen_runtime::verbs::Watch for ProbeVerbs {}
+impl ::kube_codegen_runtime::verbs::Patch for ProbeVerbs {}
+impl ::kube_codegen_runtime::verbs::Apply for ProbeVerbs {}
+impl ::kube_codegen_runtime::verbs::ApplyConfigured for ProbeVerbs {
+    type Configuration = ProbeApplyConfiguration;
+}
+
+#[automatically_derived]
+impl<S> ::core::ops::Deref for ProbeClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<Probe, S, ProbeVerbs>;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for ProbeClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -30,7 +51,7 @@ impl<S> ::core::clone::Clone for ProbeClient<S> {
 impl<S> ::core::fmt::Debug for ProbeClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -42,130 +63,15 @@ impl ProbeClient<::kube_codegen_runtime::scope::Namespaced> {
         namespace: &str,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::namespaced(
                     client,
                     namespace,
                     field_manager,
                 ),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-
-    /// Creates a `Probe` (`POST`).
-    #[inline]
-    pub fn create<'a>(
-        &'a self,
-        obj: &'a Probe,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Probe, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().create(obj, pp)
-    }
-
-    /// Replaces a `Probe`, named by its `metadata.name` (`PUT`).
-    #[inline]
-    pub fn update<'a>(
-        &'a self,
-        obj: &'a Probe,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Probe, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update(obj, pp)
-    }
-
-    /// Deletes a `Probe`: the object while finalizers keep it, or the server's status once it is gone.
-    #[inline]
-    pub fn delete<'a>(
-        &'a self,
-        name: &'a str,
-        dp: &'a ::kube::api::DeleteParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<Probe, ::kube::core::Status>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete(name, dp)
-    }
-
-    /// Deletes every `Probe` that `lp` selects.
-    #[inline]
-    pub fn delete_collection<'a>(
-        &'a self,
-        dp: &'a ::kube::api::DeleteParams,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<
-                ::kube::api::ObjectList<Probe>,
-                ::kube::core::Status,
-            >,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete_collection(dp, lp)
-    }
-
-    /// Gets a `Probe` by name; a missing object is an error.
-    #[inline]
-    pub fn get<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Probe, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get(name)
-    }
-
-    /// Gets a `Probe` by name; a missing object is `None`.
-    #[inline]
-    pub fn get_opt<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::core::option::Option<Probe>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get_opt(name)
-    }
-
-    /// Patches a `Probe` (merge, JSON, strategic merge or apply patch).
-    #[inline]
-    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
-        &'a self,
-        name: &'a str,
-        pp: &'a ::kube::api::PatchParams,
-        patch: &'a ::kube::api::Patch<P>,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Probe, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().patch(name, pp, patch)
-    }
-
-    /// Server-side applies an apply configuration of a `Probe` with this client's field manager, which then owns exactly the fields it sets.
-    #[inline]
-    pub fn apply<'a>(
-        &'a self,
-        config: &'a ProbeApplyConfiguration,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Probe, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_configuration(config)
-    }
-
-    /// Server-side applies a whole `Probe` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
-    #[inline]
-    pub fn apply_object<'a>(
-        &'a self,
-        obj: &'a Probe,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Probe, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply(obj)
+        )
     }
 }
 
@@ -176,52 +82,11 @@ impl ProbeClient<::kube_codegen_runtime::scope::AllNamespaces> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-}
-
-impl<S> ProbeClient<S> {
-    /// Lists the `Probe` objects that `lp` selects.
-    #[inline]
-    pub fn list<'a>(
-        &'a self,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::kube::api::ObjectList<Probe>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().list(lp)
-    }
-
-    /// Watches `Probe` objects from `resource_version`; prefer an informer for caches.
-    #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kube::api::WatchParams,
-        resource_version: &str,
-    ) -> ::core::result::Result<
-        impl ::kube_codegen_runtime::Stream<
-            Item = ::core::result::Result<::kube::api::WatchEvent<Probe>, ::kube::Error>,
-        > + use<S>,
-        ::kube::Error,
-    > {
-        self.handle.__handle().watch(wp, resource_version).await
-    }
-
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<Probe> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        )
     }
 }
 
@@ -286,47 +151,12 @@ impl ProbeLister {
     /// The cached `Probe` objects of `namespace`.
     #[inline]
     pub fn probes(&self, namespace: &str) -> ProbeNamespaceLister {
-        ProbeNamespaceLister {
-            lister: self.lister.namespace(namespace),
-        }
+        self.lister.namespace(namespace)
     }
 }
 
-/// The cached [`Probe`] objects of one namespace.
-pub struct ProbeNamespaceLister {
-    lister: ::kube_codegen_runtime::NamespaceLister<Probe>,
-}
-
-#[automatically_derived]
-impl ::core::fmt::Debug for ProbeNamespaceLister {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.lister, f)
-    }
-}
-
-impl ProbeNamespaceLister {
-    /// The `Probe` named `name` in this namespace; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<Probe>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-
-    /// The `Probe` objects of this namespace whose labels `selector` matches, sorted by name.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Probe>> {
-        self.lister.list(selector)
-    }
-}
+/// The cached [`Probe`] objects of one namespace: `get` and `list` (the runtime's `NamespaceLister`).
+pub type ProbeNamespaceLister = ::kube_codegen_runtime::NamespaceLister<Probe>;
 
 impl Probe {
     /// The CRD of this version: kube's `CustomResourceExt::crd()` with the

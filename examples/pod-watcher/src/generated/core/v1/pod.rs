@@ -5,23 +5,34 @@
 
 use crate::apis::core::v1::Pod;
 
-/// Typed client for [`Pod`] (`/v1`, resource `pods`).
+/// Typed client for [`Pod`] (`/v1`, resource `pods`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `PodClient<Namespaced>` works in one namespace and has every verb below;
+/// `PodClient<Namespaced>` works in one namespace and has every verb of `PodVerbs`;
 /// `PodClient<AllNamespaces>` spans all namespaces and can only list and watch.
-pub struct PodClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Sealed<Pod>,
-    scope: ::core::marker::PhantomData<S>,
+pub struct PodClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+    ::kube_codegen_runtime::TypedClient<Pod, S, PodVerbs>,
+);
+
+/// The verbs `+genclient` gives [`PodClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum PodVerbs {}
+impl ::kube_codegen_runtime::verbs::Get for PodVerbs {}
+impl ::kube_codegen_runtime::verbs::List for PodVerbs {}
+impl ::kube_codegen_runtime::verbs::Watch for PodVerbs {}
+#[automatically_derived]
+impl<S> ::core::ops::Deref for PodClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<Pod, S, PodVerbs>;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for PodClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -29,7 +40,7 @@ impl<S> ::core::clone::Clone for PodClient<S> {
 impl<S> ::core::fmt::Debug for PodClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -41,38 +52,15 @@ impl PodClient<::kube_codegen_runtime::scope::Namespaced> {
         namespace: &str,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::namespaced(
                     client,
                     namespace,
                     field_manager,
                 ),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-
-    /// Gets a `Pod` by name; a missing object is an error.
-    #[inline]
-    pub fn get<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Pod, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get(name)
-    }
-
-    /// Gets a `Pod` by name; a missing object is `None`.
-    #[inline]
-    pub fn get_opt<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::core::option::Option<Pod>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get_opt(name)
+        )
     }
 }
 
@@ -83,52 +71,11 @@ impl PodClient<::kube_codegen_runtime::scope::AllNamespaces> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-}
-
-impl<S> PodClient<S> {
-    /// Lists the `Pod` objects that `lp` selects.
-    #[inline]
-    pub fn list<'a>(
-        &'a self,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::kube::api::ObjectList<Pod>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().list(lp)
-    }
-
-    /// Watches `Pod` objects from `resource_version`; prefer an informer for caches.
-    #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kube::api::WatchParams,
-        resource_version: &str,
-    ) -> ::core::result::Result<
-        impl ::kube_codegen_runtime::Stream<
-            Item = ::core::result::Result<::kube::api::WatchEvent<Pod>, ::kube::Error>,
-        > + use<S>,
-        ::kube::Error,
-    > {
-        self.handle.__handle().watch(wp, resource_version).await
-    }
-
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<Pod> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        )
     }
 }
 
@@ -193,44 +140,9 @@ impl PodLister {
     /// The cached `Pod` objects of `namespace`.
     #[inline]
     pub fn pods(&self, namespace: &str) -> PodNamespaceLister {
-        PodNamespaceLister {
-            lister: self.lister.namespace(namespace),
-        }
+        self.lister.namespace(namespace)
     }
 }
 
-/// The cached [`Pod`] objects of one namespace.
-pub struct PodNamespaceLister {
-    lister: ::kube_codegen_runtime::NamespaceLister<Pod>,
-}
-
-#[automatically_derived]
-impl ::core::fmt::Debug for PodNamespaceLister {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.lister, f)
-    }
-}
-
-impl PodNamespaceLister {
-    /// The `Pod` named `name` in this namespace; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<Pod>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-
-    /// The `Pod` objects of this namespace whose labels `selector` matches, sorted by name.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Pod>> {
-        self.lister.list(selector)
-    }
-}
+/// The cached [`Pod`] objects of one namespace: `get` and `list` (the runtime's `NamespaceLister`).
+pub type PodNamespaceLister = ::kube_codegen_runtime::NamespaceLister<Pod>;

@@ -5,22 +5,33 @@
 
 use crate::apis::core::v1::Namespace;
 
-/// Typed client for [`Namespace`] (`/v1`, resource `namespaces`).
+/// Typed client for [`Namespace`] (`/v1`, resource `namespaces`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `Namespace` is cluster-scoped: `NamespaceClient` takes no namespace.
-pub struct NamespaceClient<S = ::kube_codegen_runtime::scope::Cluster> {
-    handle: ::kube_codegen_runtime::Sealed<Namespace>,
-    scope: ::core::marker::PhantomData<S>,
+/// `Namespace` is cluster-scoped: `NamespaceClient` takes no namespace and has every verb of `NamespaceVerbs`.
+pub struct NamespaceClient<S = ::kube_codegen_runtime::scope::Cluster>(
+    ::kube_codegen_runtime::TypedClient<Namespace, S, NamespaceVerbs>,
+);
+
+/// The verbs `+genclient` gives [`NamespaceClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum NamespaceVerbs {}
+impl ::kube_codegen_runtime::verbs::Get for NamespaceVerbs {}
+impl ::kube_codegen_runtime::verbs::List for NamespaceVerbs {}
+impl ::kube_codegen_runtime::verbs::Watch for NamespaceVerbs {}
+#[automatically_derived]
+impl<S> ::core::ops::Deref for NamespaceClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<Namespace, S, NamespaceVerbs>;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for NamespaceClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -28,7 +39,7 @@ impl<S> ::core::clone::Clone for NamespaceClient<S> {
 impl<S> ::core::fmt::Debug for NamespaceClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -39,80 +50,11 @@ impl NamespaceClient<::kube_codegen_runtime::scope::Cluster> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-
-    /// Gets a `Namespace` by name; a missing object is an error.
-    #[inline]
-    pub fn get<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Namespace, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get(name)
-    }
-
-    /// Gets a `Namespace` by name; a missing object is `None`.
-    #[inline]
-    pub fn get_opt<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::core::option::Option<Namespace>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get_opt(name)
-    }
-}
-
-impl<S> NamespaceClient<S> {
-    /// Lists the `Namespace` objects that `lp` selects.
-    #[inline]
-    pub fn list<'a>(
-        &'a self,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube::api::ObjectList<Namespace>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().list(lp)
-    }
-
-    /// Watches `Namespace` objects from `resource_version`; prefer an informer for caches.
-    #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kube::api::WatchParams,
-        resource_version: &str,
-    ) -> ::core::result::Result<
-        impl ::kube_codegen_runtime::Stream<
-            Item = ::core::result::Result<
-                ::kube::api::WatchEvent<Namespace>,
-                ::kube::Error,
-            >,
-        > + use<S>,
-        ::kube::Error,
-    > {
-        self.handle.__handle().watch(wp, resource_version).await
-    }
-
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<Namespace> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        )
     }
 }
 

@@ -6,23 +6,44 @@
 use crate::apis::core::v1::Secret;
 use super::applyconfigurations::SecretApplyConfiguration;
 
-/// Typed client for [`Secret`] (`/v1`, resource `secrets`).
+/// Typed client for [`Secret`] (`/v1`, resource `secrets`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `SecretClient<Namespaced>` works in one namespace and has every verb below;
+/// `SecretClient<Namespaced>` works in one namespace and has every verb of `SecretVerbs`;
 /// `SecretClient<AllNamespaces>` spans all namespaces and can only list and watch.
-pub struct SecretClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Sealed<Secret>,
-    scope: ::core::marker::PhantomData<S>,
+pub struct SecretClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+    ::kube_codegen_runtime::TypedClient<Secret, S, SecretVerbs>,
+);
+
+/// The verbs `+genclient` gives [`SecretClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum SecretVerbs {}
+impl ::kube_codegen_runtime::verbs::Create for SecretVerbs {}
+impl ::kube_codegen_runtime::verbs::Update for SecretVerbs {}
+impl ::kube_codegen_runtime::verbs::Delete for SecretVerbs {}
+impl ::kube_codegen_runtime::verbs::DeleteCollection for SecretVerbs {}
+impl ::kube_codegen_runtime::verbs::Get for SecretVerbs {}
+impl ::kube_codegen_runtime::verbs::List for SecretVerbs {}
+impl ::kube_codegen_runtime::verbs::Watch for SecretVerbs {}
+impl ::kube_codegen_runtime::verbs::Patch for SecretVerbs {}
+impl ::kube_codegen_runtime::verbs::Apply for SecretVerbs {}
+impl ::kube_codegen_runtime::verbs::ApplyConfigured for SecretVerbs {
+    type Configuration = SecretApplyConfiguration;
+}
+
+#[automatically_derived]
+impl<S> ::core::ops::Deref for SecretClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<Secret, S, SecretVerbs>;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for SecretClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -30,7 +51,7 @@ impl<S> ::core::clone::Clone for SecretClient<S> {
 impl<S> ::core::fmt::Debug for SecretClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -42,130 +63,15 @@ impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
         namespace: &str,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::namespaced(
                     client,
                     namespace,
                     field_manager,
                 ),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-
-    /// Creates a `Secret` (`POST`).
-    #[inline]
-    pub fn create<'a>(
-        &'a self,
-        obj: &'a Secret,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Secret, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().create(obj, pp)
-    }
-
-    /// Replaces a `Secret`, named by its `metadata.name` (`PUT`).
-    #[inline]
-    pub fn update<'a>(
-        &'a self,
-        obj: &'a Secret,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Secret, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update(obj, pp)
-    }
-
-    /// Deletes a `Secret`: the object while finalizers keep it, or the server's status once it is gone.
-    #[inline]
-    pub fn delete<'a>(
-        &'a self,
-        name: &'a str,
-        dp: &'a ::kube::api::DeleteParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<Secret, ::kube::core::Status>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete(name, dp)
-    }
-
-    /// Deletes every `Secret` that `lp` selects.
-    #[inline]
-    pub fn delete_collection<'a>(
-        &'a self,
-        dp: &'a ::kube::api::DeleteParams,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<
-                ::kube::api::ObjectList<Secret>,
-                ::kube::core::Status,
-            >,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete_collection(dp, lp)
-    }
-
-    /// Gets a `Secret` by name; a missing object is an error.
-    #[inline]
-    pub fn get<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Secret, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get(name)
-    }
-
-    /// Gets a `Secret` by name; a missing object is `None`.
-    #[inline]
-    pub fn get_opt<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::core::option::Option<Secret>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get_opt(name)
-    }
-
-    /// Patches a `Secret` (merge, JSON, strategic merge or apply patch).
-    #[inline]
-    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
-        &'a self,
-        name: &'a str,
-        pp: &'a ::kube::api::PatchParams,
-        patch: &'a ::kube::api::Patch<P>,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Secret, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().patch(name, pp, patch)
-    }
-
-    /// Server-side applies an apply configuration of a `Secret` with this client's field manager, which then owns exactly the fields it sets.
-    #[inline]
-    pub fn apply<'a>(
-        &'a self,
-        config: &'a SecretApplyConfiguration,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Secret, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_configuration(config)
-    }
-
-    /// Server-side applies a whole `Secret` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
-    #[inline]
-    pub fn apply_object<'a>(
-        &'a self,
-        obj: &'a Secret,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Secret, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply(obj)
+        )
     }
 }
 
@@ -176,52 +82,11 @@ impl SecretClient<::kube_codegen_runtime::scope::AllNamespaces> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-}
-
-impl<S> SecretClient<S> {
-    /// Lists the `Secret` objects that `lp` selects.
-    #[inline]
-    pub fn list<'a>(
-        &'a self,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::kube::api::ObjectList<Secret>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().list(lp)
-    }
-
-    /// Watches `Secret` objects from `resource_version`; prefer an informer for caches.
-    #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kube::api::WatchParams,
-        resource_version: &str,
-    ) -> ::core::result::Result<
-        impl ::kube_codegen_runtime::Stream<
-            Item = ::core::result::Result<::kube::api::WatchEvent<Secret>, ::kube::Error>,
-        > + use<S>,
-        ::kube::Error,
-    > {
-        self.handle.__handle().watch(wp, resource_version).await
-    }
-
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<Secret> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        )
     }
 }
 
@@ -286,44 +151,9 @@ impl SecretLister {
     /// The cached `Secret` objects of `namespace`.
     #[inline]
     pub fn secrets(&self, namespace: &str) -> SecretNamespaceLister {
-        SecretNamespaceLister {
-            lister: self.lister.namespace(namespace),
-        }
+        self.lister.namespace(namespace)
     }
 }
 
-/// The cached [`Secret`] objects of one namespace.
-pub struct SecretNamespaceLister {
-    lister: ::kube_codegen_runtime::NamespaceLister<Secret>,
-}
-
-#[automatically_derived]
-impl ::core::fmt::Debug for SecretNamespaceLister {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.lister, f)
-    }
-}
-
-impl SecretNamespaceLister {
-    /// The `Secret` named `name` in this namespace; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<Secret>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-
-    /// The `Secret` objects of this namespace whose labels `selector` matches, sorted by name.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Secret>> {
-        self.lister.list(selector)
-    }
-}
+/// The cached [`Secret`] objects of one namespace: `get` and `list` (the runtime's `NamespaceLister`).
+pub type SecretNamespaceLister = ::kube_codegen_runtime::NamespaceLister<Secret>;

@@ -6,23 +6,49 @@
 use crate::apply_apis::garden::v1::planter::Planter;
 use super::applyconfigurations::PlanterApplyConfiguration;
 
-/// Typed client for [`Planter`] (`garden.example.com/v1`, resource `planters`).
+/// Typed client for [`Planter`] (`garden.example.com/v1`, resource `planters`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `PlanterClient<Namespaced>` works in one namespace and has every verb below;
+/// `PlanterClient<Namespaced>` works in one namespace and has every verb of `PlanterVerbs`;
 /// `PlanterClient<AllNamespaces>` spans all namespaces and can only list and watch.
-pub struct PlanterClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Sealed<Planter>,
-    scope: ::core::marker::PhantomData<S>,
+pub struct PlanterClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+    ::kube_codegen_runtime::TypedClient<Planter, S, PlanterVerbs>,
+);
+
+/// The verbs `+genclient` gives [`PlanterClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum PlanterVerbs {}
+impl ::kube_codegen_runtime::verbs::Create for PlanterVerbs {}
+impl ::kube_codegen_runtime::verbs::Update for PlanterVerbs {}
+impl ::kube_codegen_runtime::verbs::UpdateStatus for PlanterVerbs {}
+impl ::kube_codegen_runtime::verbs::Delete for PlanterVerbs {}
+impl ::kube_codegen_runtime::verbs::DeleteCollection for PlanterVerbs {}
+impl ::kube_codegen_runtime::verbs::Get for PlanterVerbs {}
+impl ::kube_codegen_runtime::verbs::List for PlanterVerbs {}
+impl ::kube_codegen_runtime::verbs::Watch for PlanterVerbs {}
+impl ::kube_codegen_runtime::verbs::Patch for PlanterVerbs {}
+impl ::kube_codegen_runtime::verbs::Apply for PlanterVerbs {}
+impl ::kube_codegen_runtime::verbs::ApplyStatus for PlanterVerbs {
+    type Status = <Planter as ::kube::core::object::HasStatus>::Status;
+}
+
+impl ::kube_codegen_runtime::verbs::ApplyConfigured for PlanterVerbs {
+    type Configuration = PlanterApplyConfiguration;
+}
+
+#[automatically_derived]
+impl<S> ::core::ops::Deref for PlanterClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<Planter, S, PlanterVerbs>;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for PlanterClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -30,7 +56,7 @@ impl<S> ::core::clone::Clone for PlanterClient<S> {
 impl<S> ::core::fmt::Debug for PlanterClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -42,165 +68,15 @@ impl PlanterClient<::kube_codegen_runtime::scope::Namespaced> {
         namespace: &str,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::namespaced(
                     client,
                     namespace,
                     field_manager,
                 ),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-
-    /// Creates a `Planter` (`POST`).
-    #[inline]
-    pub fn create<'a>(
-        &'a self,
-        obj: &'a Planter,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Planter, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().create(obj, pp)
-    }
-
-    /// Replaces a `Planter`, named by its `metadata.name` (`PUT`).
-    #[inline]
-    pub fn update<'a>(
-        &'a self,
-        obj: &'a Planter,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Planter, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update(obj, pp)
-    }
-
-    /// Replaces the status of a `Planter`, named by its `metadata.name` (`PUT .../status`).
-    #[inline]
-    pub fn update_status<'a>(
-        &'a self,
-        obj: &'a Planter,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Planter, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update_status(obj, pp)
-    }
-
-    /// Deletes a `Planter`: the object while finalizers keep it, or the server's status once it is gone.
-    #[inline]
-    pub fn delete<'a>(
-        &'a self,
-        name: &'a str,
-        dp: &'a ::kube::api::DeleteParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<Planter, ::kube::core::Status>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete(name, dp)
-    }
-
-    /// Deletes every `Planter` that `lp` selects.
-    #[inline]
-    pub fn delete_collection<'a>(
-        &'a self,
-        dp: &'a ::kube::api::DeleteParams,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<
-                ::kube::api::ObjectList<Planter>,
-                ::kube::core::Status,
-            >,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete_collection(dp, lp)
-    }
-
-    /// Gets a `Planter` by name; a missing object is an error.
-    #[inline]
-    pub fn get<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Planter, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get(name)
-    }
-
-    /// Gets a `Planter` by name; a missing object is `None`.
-    #[inline]
-    pub fn get_opt<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::core::option::Option<Planter>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get_opt(name)
-    }
-
-    /// Patches a `Planter` (merge, JSON, strategic merge or apply patch).
-    #[inline]
-    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
-        &'a self,
-        name: &'a str,
-        pp: &'a ::kube::api::PatchParams,
-        patch: &'a ::kube::api::Patch<P>,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Planter, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().patch(name, pp, patch)
-    }
-
-    /// Server-side applies an apply configuration of a `Planter` with this client's field manager, which then owns exactly the fields it sets.
-    #[inline]
-    pub fn apply<'a>(
-        &'a self,
-        config: &'a PlanterApplyConfiguration,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Planter, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_configuration(config)
-    }
-
-    /// Server-side applies a whole `Planter` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
-    #[inline]
-    pub fn apply_object<'a>(
-        &'a self,
-        obj: &'a Planter,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Planter, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply(obj)
-    }
-
-    /// Server-side applies an apply configuration to the status of a `Planter`: this client's field manager then owns exactly the status fields it sets.
-    #[inline]
-    pub fn apply_status<'a>(
-        &'a self,
-        config: &'a PlanterApplyConfiguration,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Planter, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_status_configuration(config)
-    }
-
-    /// Server-side applies the status of the `Planter` named `name` (a whole status), and nothing else.
-    #[inline]
-    pub fn apply_status_object<'a>(
-        &'a self,
-        name: &'a str,
-        status: &'a <Planter as ::kube::core::object::HasStatus>::Status,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Planter, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_status(name, status)
+        )
     }
 }
 
@@ -211,55 +87,11 @@ impl PlanterClient<::kube_codegen_runtime::scope::AllNamespaces> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-}
-
-impl<S> PlanterClient<S> {
-    /// Lists the `Planter` objects that `lp` selects.
-    #[inline]
-    pub fn list<'a>(
-        &'a self,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::kube::api::ObjectList<Planter>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().list(lp)
-    }
-
-    /// Watches `Planter` objects from `resource_version`; prefer an informer for caches.
-    #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kube::api::WatchParams,
-        resource_version: &str,
-    ) -> ::core::result::Result<
-        impl ::kube_codegen_runtime::Stream<
-            Item = ::core::result::Result<
-                ::kube::api::WatchEvent<Planter>,
-                ::kube::Error,
-            >,
-        > + use<S>,
-        ::kube::Error,
-    > {
-        self.handle.__handle().watch(wp, resource_version).await
-    }
-
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<Planter> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        )
     }
 }
 
@@ -324,47 +156,12 @@ impl PlanterLister {
     /// The cached `Planter` objects of `namespace`.
     #[inline]
     pub fn planters(&self, namespace: &str) -> PlanterNamespaceLister {
-        PlanterNamespaceLister {
-            lister: self.lister.namespace(namespace),
-        }
+        self.lister.namespace(namespace)
     }
 }
 
-/// The cached [`Planter`] objects of one namespace.
-pub struct PlanterNamespaceLister {
-    lister: ::kube_codegen_runtime::NamespaceLister<Planter>,
-}
-
-#[automatically_derived]
-impl ::core::fmt::Debug for PlanterNamespaceLister {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.lister, f)
-    }
-}
-
-impl PlanterNamespaceLister {
-    /// The `Planter` named `name` in this namespace; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<Planter>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-
-    /// The `Planter` objects of this namespace whose labels `selector` matches, sorted by name.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Planter>> {
-        self.lister.list(selector)
-    }
-}
+/// The cached [`Planter`] objects of one namespace: `get` and `list` (the runtime's `NamespaceLister`).
+pub type PlanterNamespaceLister = ::kube_codegen_runtime::NamespaceLister<Planter>;
 
 impl Planter {
     /// The CRD of this version: kube's `CustomResourceExt::crd()` with the

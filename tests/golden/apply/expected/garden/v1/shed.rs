@@ -6,23 +6,49 @@
 use crate::apply_apis::garden::v1::shed::Shed;
 use super::applyconfigurations::ShedApplyConfiguration;
 
-/// Typed client for [`Shed`] (`garden.example.com/v1`, resource `sheds`).
+/// Typed client for [`Shed`] (`garden.example.com/v1`, resource `sheds`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `ShedClient<Namespaced>` works in one namespace and has every verb below;
+/// `ShedClient<Namespaced>` works in one namespace and has every verb of `ShedVerbs`;
 /// `ShedClient<AllNamespaces>` spans all namespaces and can only list and watch.
-pub struct ShedClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Sealed<Shed>,
-    scope: ::core::marker::PhantomData<S>,
+pub struct ShedClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+    ::kube_codegen_runtime::TypedClient<Shed, S, ShedVerbs>,
+);
+
+/// The verbs `+genclient` gives [`ShedClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum ShedVerbs {}
+impl ::kube_codegen_runtime::verbs::Create for ShedVerbs {}
+impl ::kube_codegen_runtime::verbs::Update for ShedVerbs {}
+impl ::kube_codegen_runtime::verbs::UpdateStatus for ShedVerbs {}
+impl ::kube_codegen_runtime::verbs::Delete for ShedVerbs {}
+impl ::kube_codegen_runtime::verbs::DeleteCollection for ShedVerbs {}
+impl ::kube_codegen_runtime::verbs::Get for ShedVerbs {}
+impl ::kube_codegen_runtime::verbs::List for ShedVerbs {}
+impl ::kube_codegen_runtime::verbs::Watch for ShedVerbs {}
+impl ::kube_codegen_runtime::verbs::Patch for ShedVerbs {}
+impl ::kube_codegen_runtime::verbs::Apply for ShedVerbs {}
+impl ::kube_codegen_runtime::verbs::ApplyStatus for ShedVerbs {
+    type Status = <Shed as ::kube::core::object::HasStatus>::Status;
+}
+
+impl ::kube_codegen_runtime::verbs::ApplyConfigured for ShedVerbs {
+    type Configuration = ShedApplyConfiguration;
+}
+
+#[automatically_derived]
+impl<S> ::core::ops::Deref for ShedClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<Shed, S, ShedVerbs>;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for ShedClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -30,7 +56,7 @@ impl<S> ::core::clone::Clone for ShedClient<S> {
 impl<S> ::core::fmt::Debug for ShedClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -42,165 +68,15 @@ impl ShedClient<::kube_codegen_runtime::scope::Namespaced> {
         namespace: &str,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::namespaced(
                     client,
                     namespace,
                     field_manager,
                 ),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-
-    /// Creates a `Shed` (`POST`).
-    #[inline]
-    pub fn create<'a>(
-        &'a self,
-        obj: &'a Shed,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Shed, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().create(obj, pp)
-    }
-
-    /// Replaces a `Shed`, named by its `metadata.name` (`PUT`).
-    #[inline]
-    pub fn update<'a>(
-        &'a self,
-        obj: &'a Shed,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Shed, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update(obj, pp)
-    }
-
-    /// Replaces the status of a `Shed`, named by its `metadata.name` (`PUT .../status`).
-    #[inline]
-    pub fn update_status<'a>(
-        &'a self,
-        obj: &'a Shed,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Shed, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update_status(obj, pp)
-    }
-
-    /// Deletes a `Shed`: the object while finalizers keep it, or the server's status once it is gone.
-    #[inline]
-    pub fn delete<'a>(
-        &'a self,
-        name: &'a str,
-        dp: &'a ::kube::api::DeleteParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<Shed, ::kube::core::Status>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete(name, dp)
-    }
-
-    /// Deletes every `Shed` that `lp` selects.
-    #[inline]
-    pub fn delete_collection<'a>(
-        &'a self,
-        dp: &'a ::kube::api::DeleteParams,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<
-                ::kube::api::ObjectList<Shed>,
-                ::kube::core::Status,
-            >,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete_collection(dp, lp)
-    }
-
-    /// Gets a `Shed` by name; a missing object is an error.
-    #[inline]
-    pub fn get<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Shed, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get(name)
-    }
-
-    /// Gets a `Shed` by name; a missing object is `None`.
-    #[inline]
-    pub fn get_opt<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::core::option::Option<Shed>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get_opt(name)
-    }
-
-    /// Patches a `Shed` (merge, JSON, strategic merge or apply patch).
-    #[inline]
-    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
-        &'a self,
-        name: &'a str,
-        pp: &'a ::kube::api::PatchParams,
-        patch: &'a ::kube::api::Patch<P>,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Shed, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().patch(name, pp, patch)
-    }
-
-    /// Server-side applies an apply configuration of a `Shed` with this client's field manager, which then owns exactly the fields it sets.
-    #[inline]
-    pub fn apply<'a>(
-        &'a self,
-        config: &'a ShedApplyConfiguration,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Shed, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_configuration(config)
-    }
-
-    /// Server-side applies a whole `Shed` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
-    #[inline]
-    pub fn apply_object<'a>(
-        &'a self,
-        obj: &'a Shed,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Shed, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply(obj)
-    }
-
-    /// Server-side applies an apply configuration to the status of a `Shed`: this client's field manager then owns exactly the status fields it sets.
-    #[inline]
-    pub fn apply_status<'a>(
-        &'a self,
-        config: &'a ShedApplyConfiguration,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Shed, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_status_configuration(config)
-    }
-
-    /// Server-side applies the status of the `Shed` named `name` (a whole status), and nothing else.
-    #[inline]
-    pub fn apply_status_object<'a>(
-        &'a self,
-        name: &'a str,
-        status: &'a <Shed as ::kube::core::object::HasStatus>::Status,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Shed, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_status(name, status)
+        )
     }
 }
 
@@ -211,52 +87,11 @@ impl ShedClient<::kube_codegen_runtime::scope::AllNamespaces> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-}
-
-impl<S> ShedClient<S> {
-    /// Lists the `Shed` objects that `lp` selects.
-    #[inline]
-    pub fn list<'a>(
-        &'a self,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::kube::api::ObjectList<Shed>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().list(lp)
-    }
-
-    /// Watches `Shed` objects from `resource_version`; prefer an informer for caches.
-    #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kube::api::WatchParams,
-        resource_version: &str,
-    ) -> ::core::result::Result<
-        impl ::kube_codegen_runtime::Stream<
-            Item = ::core::result::Result<::kube::api::WatchEvent<Shed>, ::kube::Error>,
-        > + use<S>,
-        ::kube::Error,
-    > {
-        self.handle.__handle().watch(wp, resource_version).await
-    }
-
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<Shed> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        )
     }
 }
 
@@ -321,47 +156,12 @@ impl ShedLister {
     /// The cached `Shed` objects of `namespace`.
     #[inline]
     pub fn sheds(&self, namespace: &str) -> ShedNamespaceLister {
-        ShedNamespaceLister {
-            lister: self.lister.namespace(namespace),
-        }
+        self.lister.namespace(namespace)
     }
 }
 
-/// The cached [`Shed`] objects of one namespace.
-pub struct ShedNamespaceLister {
-    lister: ::kube_codegen_runtime::NamespaceLister<Shed>,
-}
-
-#[automatically_derived]
-impl ::core::fmt::Debug for ShedNamespaceLister {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.lister, f)
-    }
-}
-
-impl ShedNamespaceLister {
-    /// The `Shed` named `name` in this namespace; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<Shed>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-
-    /// The `Shed` objects of this namespace whose labels `selector` matches, sorted by name.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Shed>> {
-        self.lister.list(selector)
-    }
-}
+/// The cached [`Shed`] objects of one namespace: `get` and `list` (the runtime's `NamespaceLister`).
+pub type ShedNamespaceLister = ::kube_codegen_runtime::NamespaceLister<Shed>;
 
 impl Shed {
     /// The CRD of this version: kube's `CustomResourceExt::crd()` with the

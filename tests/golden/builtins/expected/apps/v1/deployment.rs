@@ -6,23 +6,50 @@
 use crate::builtins_apis::apps::v1::Deployment;
 use super::applyconfigurations::DeploymentApplyConfiguration;
 
-/// Typed client for [`Deployment`] (`apps/v1`, resource `deployments`).
+/// Typed client for [`Deployment`] (`apps/v1`, resource `deployments`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `DeploymentClient<Namespaced>` works in one namespace and has every verb below;
+/// `DeploymentClient<Namespaced>` works in one namespace and has every verb of `DeploymentVerbs`;
 /// `DeploymentClient<AllNamespaces>` spans all namespaces and can only list and watch.
-pub struct DeploymentClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Sealed<Deployment>,
-    scope: ::core::marker::PhantomData<S>,
+pub struct DeploymentClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+    ::kube_codegen_runtime::TypedClient<Deployment, S, DeploymentVerbs>,
+);
+
+/// The verbs `+genclient` gives [`DeploymentClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum DeploymentVerbs {}
+impl ::kube_codegen_runtime::verbs::Create for DeploymentVerbs {}
+impl ::kube_codegen_runtime::verbs::Update for DeploymentVerbs {}
+impl ::kube_codegen_runtime::verbs::UpdateStatus for DeploymentVerbs {}
+impl ::kube_codegen_runtime::verbs::Delete for DeploymentVerbs {}
+impl ::kube_codegen_runtime::verbs::DeleteCollection for DeploymentVerbs {}
+impl ::kube_codegen_runtime::verbs::Get for DeploymentVerbs {}
+impl ::kube_codegen_runtime::verbs::List for DeploymentVerbs {}
+impl ::kube_codegen_runtime::verbs::Watch for DeploymentVerbs {}
+impl ::kube_codegen_runtime::verbs::Patch for DeploymentVerbs {}
+impl ::kube_codegen_runtime::verbs::Apply for DeploymentVerbs {}
+impl ::kube_codegen_runtime::verbs::ApplyStatus for DeploymentVerbs {
+    type Status = ::k8s_openapi::api::apps::v1::DeploymentStatus;
+}
+
+impl ::kube_codegen_runtime::verbs::Scale for DeploymentVerbs {}
+impl ::kube_codegen_runtime::verbs::ApplyConfigured for DeploymentVerbs {
+    type Configuration = DeploymentApplyConfiguration;
+}
+
+#[automatically_derived]
+impl<S> ::core::ops::Deref for DeploymentClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<Deployment, S, DeploymentVerbs>;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for DeploymentClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -30,7 +57,7 @@ impl<S> ::core::clone::Clone for DeploymentClient<S> {
 impl<S> ::core::fmt::Debug for DeploymentClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -42,214 +69,15 @@ impl DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
         namespace: &str,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::namespaced(
                     client,
                     namespace,
                     field_manager,
                 ),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-
-    /// Creates a `Deployment` (`POST`).
-    #[inline]
-    pub fn create<'a>(
-        &'a self,
-        obj: &'a Deployment,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Deployment, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().create(obj, pp)
-    }
-
-    /// Replaces a `Deployment`, named by its `metadata.name` (`PUT`).
-    #[inline]
-    pub fn update<'a>(
-        &'a self,
-        obj: &'a Deployment,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Deployment, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update(obj, pp)
-    }
-
-    /// Replaces the status of a `Deployment`, named by its `metadata.name` (`PUT .../status`).
-    #[inline]
-    pub fn update_status<'a>(
-        &'a self,
-        obj: &'a Deployment,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Deployment, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update_status(obj, pp)
-    }
-
-    /// Deletes a `Deployment`: the object while finalizers keep it, or the server's status once it is gone.
-    #[inline]
-    pub fn delete<'a>(
-        &'a self,
-        name: &'a str,
-        dp: &'a ::kube::api::DeleteParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<Deployment, ::kube::core::Status>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete(name, dp)
-    }
-
-    /// Deletes every `Deployment` that `lp` selects.
-    #[inline]
-    pub fn delete_collection<'a>(
-        &'a self,
-        dp: &'a ::kube::api::DeleteParams,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<
-                ::kube::api::ObjectList<Deployment>,
-                ::kube::core::Status,
-            >,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete_collection(dp, lp)
-    }
-
-    /// Gets a `Deployment` by name; a missing object is an error.
-    #[inline]
-    pub fn get<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Deployment, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get(name)
-    }
-
-    /// Gets a `Deployment` by name; a missing object is `None`.
-    #[inline]
-    pub fn get_opt<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::core::option::Option<Deployment>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().get_opt(name)
-    }
-
-    /// Patches a `Deployment` (merge, JSON, strategic merge or apply patch).
-    #[inline]
-    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
-        &'a self,
-        name: &'a str,
-        pp: &'a ::kube::api::PatchParams,
-        patch: &'a ::kube::api::Patch<P>,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Deployment, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().patch(name, pp, patch)
-    }
-
-    /// Server-side applies an apply configuration of a `Deployment` with this client's field manager, which then owns exactly the fields it sets.
-    #[inline]
-    pub fn apply<'a>(
-        &'a self,
-        config: &'a DeploymentApplyConfiguration,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Deployment, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_configuration(config)
-    }
-
-    /// Server-side applies a whole `Deployment` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
-    #[inline]
-    pub fn apply_object<'a>(
-        &'a self,
-        obj: &'a Deployment,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Deployment, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply(obj)
-    }
-
-    /// Server-side applies an apply configuration to the status of a `Deployment`: this client's field manager then owns exactly the status fields it sets.
-    #[inline]
-    pub fn apply_status<'a>(
-        &'a self,
-        config: &'a DeploymentApplyConfiguration,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Deployment, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_status_configuration(config)
-    }
-
-    /// Server-side applies the status of the `Deployment` named `name` (a whole status), and nothing else.
-    #[inline]
-    pub fn apply_status_object<'a>(
-        &'a self,
-        name: &'a str,
-        status: &'a ::k8s_openapi::api::apps::v1::DeploymentStatus,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Deployment, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_status(name, status)
-    }
-
-    /// Gets the scale subresource.
-    #[inline]
-    pub fn get_scale<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::k8s_openapi::api::autoscaling::v1::Scale,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().get_scale(name)
-    }
-
-    /// Replaces the scale subresource.
-    #[inline]
-    pub fn update_scale<'a>(
-        &'a self,
-        name: &'a str,
-        scale: &'a ::k8s_openapi::api::autoscaling::v1::Scale,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::k8s_openapi::api::autoscaling::v1::Scale,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().update_scale(name, scale, pp)
-    }
-
-    /// Patches the scale subresource.
-    #[inline]
-    pub fn patch_scale<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
-        &'a self,
-        name: &'a str,
-        pp: &'a ::kube::api::PatchParams,
-        patch: &'a ::kube::api::Patch<P>,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::k8s_openapi::api::autoscaling::v1::Scale,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().patch_scale(name, pp, patch)
+        )
     }
 }
 
@@ -260,58 +88,11 @@ impl DeploymentClient<::kube_codegen_runtime::scope::AllNamespaces> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-}
-
-impl<S> DeploymentClient<S> {
-    /// Lists the `Deployment` objects that `lp` selects.
-    #[inline]
-    pub fn list<'a>(
-        &'a self,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube::api::ObjectList<Deployment>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().list(lp)
-    }
-
-    /// Watches `Deployment` objects from `resource_version`; prefer an informer for caches.
-    #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kube::api::WatchParams,
-        resource_version: &str,
-    ) -> ::core::result::Result<
-        impl ::kube_codegen_runtime::Stream<
-            Item = ::core::result::Result<
-                ::kube::api::WatchEvent<Deployment>,
-                ::kube::Error,
-            >,
-        > + use<S>,
-        ::kube::Error,
-    > {
-        self.handle.__handle().watch(wp, resource_version).await
-    }
-
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<Deployment> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        )
     }
 }
 
@@ -376,44 +157,9 @@ impl DeploymentLister {
     /// The cached `Deployment` objects of `namespace`.
     #[inline]
     pub fn deployments(&self, namespace: &str) -> DeploymentNamespaceLister {
-        DeploymentNamespaceLister {
-            lister: self.lister.namespace(namespace),
-        }
+        self.lister.namespace(namespace)
     }
 }
 
-/// The cached [`Deployment`] objects of one namespace.
-pub struct DeploymentNamespaceLister {
-    lister: ::kube_codegen_runtime::NamespaceLister<Deployment>,
-}
-
-#[automatically_derived]
-impl ::core::fmt::Debug for DeploymentNamespaceLister {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.lister, f)
-    }
-}
-
-impl DeploymentNamespaceLister {
-    /// The `Deployment` named `name` in this namespace; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<Deployment>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-
-    /// The `Deployment` objects of this namespace whose labels `selector` matches, sorted by name.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Deployment>> {
-        self.lister.list(selector)
-    }
-}
+/// The cached [`Deployment`] objects of one namespace: `get` and `list` (the runtime's `NamespaceLister`).
+pub type DeploymentNamespaceLister = ::kube_codegen_runtime::NamespaceLister<Deployment>;

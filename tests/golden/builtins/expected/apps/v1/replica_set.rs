@@ -5,23 +5,35 @@
 
 use crate::builtins_apis::apps::v1::ReplicaSet;
 
-/// Typed client for [`ReplicaSet`] (`apps/v1`, resource `replicasets`).
+/// Typed client for [`ReplicaSet`] (`apps/v1`, resource `replicasets`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `ReplicaSetClient<Namespaced>` works in one namespace and has every verb below;
+/// `ReplicaSetClient<Namespaced>` works in one namespace and has every verb of `ReplicaSetVerbs`;
 /// `ReplicaSetClient<AllNamespaces>` spans all namespaces and can only list and watch.
-pub struct ReplicaSetClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Sealed<ReplicaSet>,
-    scope: ::core::marker::PhantomData<S>,
+pub struct ReplicaSetClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+    ::kube_codegen_runtime::TypedClient<ReplicaSet, S, ReplicaSetVerbs>,
+);
+
+/// The verbs `+genclient` gives [`ReplicaSetClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum ReplicaSetVerbs {}
+impl ::kube_codegen_runtime::verbs::Get for ReplicaSetVerbs {}
+impl ::kube_codegen_runtime::verbs::List for ReplicaSetVerbs {}
+impl ::kube_codegen_runtime::verbs::Watch for ReplicaSetVerbs {}
+impl ::kube_codegen_runtime::verbs::Scale for ReplicaSetVerbs {}
+#[automatically_derived]
+impl<S> ::core::ops::Deref for ReplicaSetClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<ReplicaSet, S, ReplicaSetVerbs>;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for ReplicaSetClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -29,7 +41,7 @@ impl<S> ::core::clone::Clone for ReplicaSetClient<S> {
 impl<S> ::core::fmt::Debug for ReplicaSetClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -41,55 +53,15 @@ impl ReplicaSetClient<::kube_codegen_runtime::scope::Namespaced> {
         namespace: &str,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::namespaced(
                     client,
                     namespace,
                     field_manager,
                 ),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-
-    /// Gets a `ReplicaSet` by name; a missing object is an error.
-    #[inline]
-    pub fn get<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<ReplicaSet, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get(name)
-    }
-
-    /// Gets a `ReplicaSet` by name; a missing object is `None`.
-    #[inline]
-    pub fn get_opt<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::core::option::Option<ReplicaSet>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().get_opt(name)
-    }
-
-    /// Gets the scale subresource.
-    #[inline]
-    pub fn get_scale<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::k8s_openapi::api::autoscaling::v1::Scale,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().get_scale(name)
+        )
     }
 }
 
@@ -100,58 +72,11 @@ impl ReplicaSetClient<::kube_codegen_runtime::scope::AllNamespaces> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-}
-
-impl<S> ReplicaSetClient<S> {
-    /// Lists the `ReplicaSet` objects that `lp` selects.
-    #[inline]
-    pub fn list<'a>(
-        &'a self,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube::api::ObjectList<ReplicaSet>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().list(lp)
-    }
-
-    /// Watches `ReplicaSet` objects from `resource_version`; prefer an informer for caches.
-    #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kube::api::WatchParams,
-        resource_version: &str,
-    ) -> ::core::result::Result<
-        impl ::kube_codegen_runtime::Stream<
-            Item = ::core::result::Result<
-                ::kube::api::WatchEvent<ReplicaSet>,
-                ::kube::Error,
-            >,
-        > + use<S>,
-        ::kube::Error,
-    > {
-        self.handle.__handle().watch(wp, resource_version).await
-    }
-
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<ReplicaSet> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        )
     }
 }
 
@@ -216,44 +141,9 @@ impl ReplicaSetLister {
     /// The cached `ReplicaSet` objects of `namespace`.
     #[inline]
     pub fn replicasets(&self, namespace: &str) -> ReplicaSetNamespaceLister {
-        ReplicaSetNamespaceLister {
-            lister: self.lister.namespace(namespace),
-        }
+        self.lister.namespace(namespace)
     }
 }
 
-/// The cached [`ReplicaSet`] objects of one namespace.
-pub struct ReplicaSetNamespaceLister {
-    lister: ::kube_codegen_runtime::NamespaceLister<ReplicaSet>,
-}
-
-#[automatically_derived]
-impl ::core::fmt::Debug for ReplicaSetNamespaceLister {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.lister, f)
-    }
-}
-
-impl ReplicaSetNamespaceLister {
-    /// The `ReplicaSet` named `name` in this namespace; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<ReplicaSet>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-
-    /// The `ReplicaSet` objects of this namespace whose labels `selector` matches, sorted by name.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<ReplicaSet>> {
-        self.lister.list(selector)
-    }
-}
+/// The cached [`ReplicaSet`] objects of one namespace: `get` and `list` (the runtime's `NamespaceLister`).
+pub type ReplicaSetNamespaceLister = ::kube_codegen_runtime::NamespaceLister<ReplicaSet>;

@@ -6,22 +6,48 @@
 use crate::builtins_apis::core::v1::Node;
 use super::applyconfigurations::NodeApplyConfiguration;
 
-/// Typed client for [`Node`] (`/v1`, resource `nodes`).
+/// Typed client for [`Node`] (`/v1`, resource `nodes`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `Node` is cluster-scoped: `NodeClient` takes no namespace.
-pub struct NodeClient<S = ::kube_codegen_runtime::scope::Cluster> {
-    handle: ::kube_codegen_runtime::Sealed<Node>,
-    scope: ::core::marker::PhantomData<S>,
+/// `Node` is cluster-scoped: `NodeClient` takes no namespace and has every verb of `NodeVerbs`.
+pub struct NodeClient<S = ::kube_codegen_runtime::scope::Cluster>(
+    ::kube_codegen_runtime::TypedClient<Node, S, NodeVerbs>,
+);
+
+/// The verbs `+genclient` gives [`NodeClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum NodeVerbs {}
+impl ::kube_codegen_runtime::verbs::Create for NodeVerbs {}
+impl ::kube_codegen_runtime::verbs::Update for NodeVerbs {}
+impl ::kube_codegen_runtime::verbs::UpdateStatus for NodeVerbs {}
+impl ::kube_codegen_runtime::verbs::Delete for NodeVerbs {}
+impl ::kube_codegen_runtime::verbs::DeleteCollection for NodeVerbs {}
+impl ::kube_codegen_runtime::verbs::Get for NodeVerbs {}
+impl ::kube_codegen_runtime::verbs::List for NodeVerbs {}
+impl ::kube_codegen_runtime::verbs::Watch for NodeVerbs {}
+impl ::kube_codegen_runtime::verbs::Patch for NodeVerbs {}
+impl ::kube_codegen_runtime::verbs::Apply for NodeVerbs {}
+impl ::kube_codegen_runtime::verbs::ApplyStatus for NodeVerbs {
+    type Status = ::k8s_openapi::api::core::v1::NodeStatus;
+}
+
+impl ::kube_codegen_runtime::verbs::ApplyConfigured for NodeVerbs {
+    type Configuration = NodeApplyConfiguration;
+}
+
+#[automatically_derived]
+impl<S> ::core::ops::Deref for NodeClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<Node, S, NodeVerbs>;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for NodeClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -29,7 +55,7 @@ impl<S> ::core::clone::Clone for NodeClient<S> {
 impl<S> ::core::fmt::Debug for NodeClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -40,201 +66,11 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-
-    /// Creates a `Node` (`POST`).
-    #[inline]
-    pub fn create<'a>(
-        &'a self,
-        obj: &'a Node,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Node, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().create(obj, pp)
-    }
-
-    /// Replaces a `Node`, named by its `metadata.name` (`PUT`).
-    #[inline]
-    pub fn update<'a>(
-        &'a self,
-        obj: &'a Node,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Node, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update(obj, pp)
-    }
-
-    /// Replaces the status of a `Node`, named by its `metadata.name` (`PUT .../status`).
-    #[inline]
-    pub fn update_status<'a>(
-        &'a self,
-        obj: &'a Node,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Node, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update_status(obj, pp)
-    }
-
-    /// Deletes a `Node`: the object while finalizers keep it, or the server's status once it is gone.
-    #[inline]
-    pub fn delete<'a>(
-        &'a self,
-        name: &'a str,
-        dp: &'a ::kube::api::DeleteParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<Node, ::kube::core::Status>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete(name, dp)
-    }
-
-    /// Deletes every `Node` that `lp` selects.
-    #[inline]
-    pub fn delete_collection<'a>(
-        &'a self,
-        dp: &'a ::kube::api::DeleteParams,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<
-                ::kube::api::ObjectList<Node>,
-                ::kube::core::Status,
-            >,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete_collection(dp, lp)
-    }
-
-    /// Gets a `Node` by name; a missing object is an error.
-    #[inline]
-    pub fn get<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Node, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get(name)
-    }
-
-    /// Gets a `Node` by name; a missing object is `None`.
-    #[inline]
-    pub fn get_opt<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::core::option::Option<Node>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get_opt(name)
-    }
-
-    /// Patches a `Node` (merge, JSON, strategic merge or apply patch).
-    #[inline]
-    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
-        &'a self,
-        name: &'a str,
-        pp: &'a ::kube::api::PatchParams,
-        patch: &'a ::kube::api::Patch<P>,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Node, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().patch(name, pp, patch)
-    }
-
-    /// Server-side applies an apply configuration of a `Node` with this client's field manager, which then owns exactly the fields it sets.
-    #[inline]
-    pub fn apply<'a>(
-        &'a self,
-        config: &'a NodeApplyConfiguration,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Node, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_configuration(config)
-    }
-
-    /// Server-side applies a whole `Node` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
-    #[inline]
-    pub fn apply_object<'a>(
-        &'a self,
-        obj: &'a Node,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Node, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply(obj)
-    }
-
-    /// Server-side applies an apply configuration to the status of a `Node`: this client's field manager then owns exactly the status fields it sets.
-    #[inline]
-    pub fn apply_status<'a>(
-        &'a self,
-        config: &'a NodeApplyConfiguration,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Node, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_status_configuration(config)
-    }
-
-    /// Server-side applies the status of the `Node` named `name` (a whole status), and nothing else.
-    #[inline]
-    pub fn apply_status_object<'a>(
-        &'a self,
-        name: &'a str,
-        status: &'a ::k8s_openapi::api::core::v1::NodeStatus,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Node, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_status(name, status)
-    }
-}
-
-impl<S> NodeClient<S> {
-    /// Lists the `Node` objects that `lp` selects.
-    #[inline]
-    pub fn list<'a>(
-        &'a self,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::kube::api::ObjectList<Node>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().list(lp)
-    }
-
-    /// Watches `Node` objects from `resource_version`; prefer an informer for caches.
-    #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kube::api::WatchParams,
-        resource_version: &str,
-    ) -> ::core::result::Result<
-        impl ::kube_codegen_runtime::Stream<
-            Item = ::core::result::Result<::kube::api::WatchEvent<Node>, ::kube::Error>,
-        > + use<S>,
-        ::kube::Error,
-    > {
-        self.handle.__handle().watch(wp, resource_version).await
-    }
-
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<Node> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        )
     }
 }
 

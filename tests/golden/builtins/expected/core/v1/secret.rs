@@ -5,23 +5,33 @@
 
 use crate::builtins_apis::core::v1::Secret;
 
-/// Typed client for [`Secret`] (`/v1`, resource `secrets`).
+/// Typed client for [`Secret`] (`/v1`, resource `secrets`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `SecretClient<Namespaced>` works in one namespace and has every verb below;
+/// `SecretClient<Namespaced>` works in one namespace and has every verb of `SecretVerbs`;
 /// `SecretClient<AllNamespaces>` spans all namespaces and can only list and watch.
-pub struct SecretClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Sealed<Secret>,
-    scope: ::core::marker::PhantomData<S>,
+pub struct SecretClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+    ::kube_codegen_runtime::TypedClient<Secret, S, SecretVerbs>,
+);
+
+/// The verbs `+genclient` gives [`SecretClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum SecretVerbs {}
+impl ::kube_codegen_runtime::verbs::Create for SecretVerbs {}
+impl ::kube_codegen_runtime::verbs::Get for SecretVerbs {}
+#[automatically_derived]
+impl<S> ::core::ops::Deref for SecretClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<Secret, S, SecretVerbs>;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for SecretClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -29,7 +39,7 @@ impl<S> ::core::clone::Clone for SecretClient<S> {
 impl<S> ::core::fmt::Debug for SecretClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -41,50 +51,15 @@ impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
         namespace: &str,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::namespaced(
                     client,
                     namespace,
                     field_manager,
                 ),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-
-    /// Creates a `Secret` (`POST`).
-    #[inline]
-    pub fn create<'a>(
-        &'a self,
-        obj: &'a Secret,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Secret, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().create(obj, pp)
-    }
-
-    /// Gets a `Secret` by name; a missing object is an error.
-    #[inline]
-    pub fn get<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Secret, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get(name)
-    }
-
-    /// Gets a `Secret` by name; a missing object is `None`.
-    #[inline]
-    pub fn get_opt<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::core::option::Option<Secret>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get_opt(name)
+        )
     }
 }
 
@@ -95,25 +70,10 @@ impl SecretClient<::kube_codegen_runtime::scope::AllNamespaces> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-}
-
-impl<S> SecretClient<S> {
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<Secret> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        )
     }
 }

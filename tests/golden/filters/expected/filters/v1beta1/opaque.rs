@@ -5,23 +5,31 @@
 
 use crate::filters_apis::filters::v1beta1::types::Opaque;
 
-/// Typed client for [`Opaque`] (`filters.example.com/v1beta1`, resource `opaques`).
+/// Typed client for [`Opaque`] (`filters.example.com/v1beta1`, resource `opaques`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `OpaqueClient<Namespaced>` works in one namespace and has every verb below;
+/// `OpaqueClient<Namespaced>` works in one namespace and has every verb of `OpaqueVerbs`;
 /// `OpaqueClient<AllNamespaces>` spans all namespaces and can only list and watch.
-pub struct OpaqueClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Sealed<Opaque>,
-    scope: ::core::marker::PhantomData<S>,
+pub struct OpaqueClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+    ::kube_codegen_runtime::TypedClient<Opaque, S, OpaqueVerbs>,
+);
+
+/// The verbs `+genclient` gives [`OpaqueClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum OpaqueVerbs {}
+#[automatically_derived]
+impl<S> ::core::ops::Deref for OpaqueClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<Opaque, S, OpaqueVerbs>;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for OpaqueClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -29,7 +37,7 @@ impl<S> ::core::clone::Clone for OpaqueClient<S> {
 impl<S> ::core::fmt::Debug for OpaqueClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -41,16 +49,15 @@ impl OpaqueClient<::kube_codegen_runtime::scope::Namespaced> {
         namespace: &str,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::namespaced(
                     client,
                     namespace,
                     field_manager,
                 ),
             ),
-            scope: ::core::marker::PhantomData,
-        }
+        )
     }
 }
 
@@ -61,26 +68,11 @@ impl OpaqueClient<::kube_codegen_runtime::scope::AllNamespaces> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-}
-
-impl<S> OpaqueClient<S> {
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<Opaque> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        )
     }
 }
 

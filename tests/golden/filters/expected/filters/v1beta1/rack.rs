@@ -5,22 +5,39 @@
 
 use crate::filters_apis::filters::v1beta1::types::Rack;
 
-/// Typed client for [`Rack`] (`filters.example.com/v1beta1`, resource `racks`).
+/// Typed client for [`Rack`] (`filters.example.com/v1beta1`, resource `racks`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `Rack` is cluster-scoped: `RackClient` takes no namespace.
-pub struct RackClient<S = ::kube_codegen_runtime::scope::Cluster> {
-    handle: ::kube_codegen_runtime::Sealed<Rack>,
-    scope: ::core::marker::PhantomData<S>,
+/// `Rack` is cluster-scoped: `RackClient` takes no namespace and has every verb of `RackVerbs`.
+pub struct RackClient<S = ::kube_codegen_runtime::scope::Cluster>(
+    ::kube_codegen_runtime::TypedClient<Rack, S, RackVerbs>,
+);
+
+/// The verbs `+genclient` gives [`RackClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum RackVerbs {}
+impl ::kube_codegen_runtime::verbs::Create for RackVerbs {}
+impl ::kube_codegen_runtime::verbs::Update for RackVerbs {}
+impl ::kube_codegen_runtime::verbs::Delete for RackVerbs {}
+impl ::kube_codegen_runtime::verbs::DeleteCollection for RackVerbs {}
+impl ::kube_codegen_runtime::verbs::Get for RackVerbs {}
+impl ::kube_codegen_runtime::verbs::List for RackVerbs {}
+impl ::kube_codegen_runtime::verbs::Watch for RackVerbs {}
+impl ::kube_codegen_runtime::verbs::Patch for RackVerbs {}
+impl ::kube_codegen_runtime::verbs::Apply for RackVerbs {}
+#[automatically_derived]
+impl<S> ::core::ops::Deref for RackClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<Rack, S, RackVerbs>;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for RackClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -28,7 +45,7 @@ impl<S> ::core::clone::Clone for RackClient<S> {
 impl<S> ::core::fmt::Debug for RackClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -39,155 +56,11 @@ impl RackClient<::kube_codegen_runtime::scope::Cluster> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-
-    /// Creates a `Rack` (`POST`).
-    #[inline]
-    pub fn create<'a>(
-        &'a self,
-        obj: &'a Rack,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Rack, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().create(obj, pp)
-    }
-
-    /// Replaces a `Rack`, named by its `metadata.name` (`PUT`).
-    #[inline]
-    pub fn update<'a>(
-        &'a self,
-        obj: &'a Rack,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Rack, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update(obj, pp)
-    }
-
-    /// Deletes a `Rack`: the object while finalizers keep it, or the server's status once it is gone.
-    #[inline]
-    pub fn delete<'a>(
-        &'a self,
-        name: &'a str,
-        dp: &'a ::kube::api::DeleteParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<Rack, ::kube::core::Status>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete(name, dp)
-    }
-
-    /// Deletes every `Rack` that `lp` selects.
-    #[inline]
-    pub fn delete_collection<'a>(
-        &'a self,
-        dp: &'a ::kube::api::DeleteParams,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<
-                ::kube::api::ObjectList<Rack>,
-                ::kube::core::Status,
-            >,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete_collection(dp, lp)
-    }
-
-    /// Gets a `Rack` by name; a missing object is an error.
-    #[inline]
-    pub fn get<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Rack, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get(name)
-    }
-
-    /// Gets a `Rack` by name; a missing object is `None`.
-    #[inline]
-    pub fn get_opt<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::core::option::Option<Rack>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get_opt(name)
-    }
-
-    /// Patches a `Rack` (merge, JSON, strategic merge or apply patch).
-    #[inline]
-    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
-        &'a self,
-        name: &'a str,
-        pp: &'a ::kube::api::PatchParams,
-        patch: &'a ::kube::api::Patch<P>,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Rack, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().patch(name, pp, patch)
-    }
-
-    /// Server-side applies a whole `Rack` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
-    #[inline]
-    pub fn apply_object<'a>(
-        &'a self,
-        obj: &'a Rack,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Rack, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply(obj)
-    }
-}
-
-impl<S> RackClient<S> {
-    /// Lists the `Rack` objects that `lp` selects.
-    #[inline]
-    pub fn list<'a>(
-        &'a self,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::kube::api::ObjectList<Rack>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().list(lp)
-    }
-
-    /// Watches `Rack` objects from `resource_version`; prefer an informer for caches.
-    #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kube::api::WatchParams,
-        resource_version: &str,
-    ) -> ::core::result::Result<
-        impl ::kube_codegen_runtime::Stream<
-            Item = ::core::result::Result<::kube::api::WatchEvent<Rack>, ::kube::Error>,
-        > + use<S>,
-        ::kube::Error,
-    > {
-        self.handle.__handle().watch(wp, resource_version).await
-    }
-
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<Rack> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        )
     }
 }
 

@@ -5,23 +5,34 @@
 
 use crate::filters_apis::filters::v1beta1::types::Reader;
 
-/// Typed client for [`Reader`] (`filters.example.com/v1beta1`, resource `readers`).
+/// Typed client for [`Reader`] (`filters.example.com/v1beta1`, resource `readers`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `ReaderClient<Namespaced>` works in one namespace and has every verb below;
+/// `ReaderClient<Namespaced>` works in one namespace and has every verb of `ReaderVerbs`;
 /// `ReaderClient<AllNamespaces>` spans all namespaces and can only list and watch.
-pub struct ReaderClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Sealed<Reader>,
-    scope: ::core::marker::PhantomData<S>,
+pub struct ReaderClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+    ::kube_codegen_runtime::TypedClient<Reader, S, ReaderVerbs>,
+);
+
+/// The verbs `+genclient` gives [`ReaderClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum ReaderVerbs {}
+impl ::kube_codegen_runtime::verbs::Get for ReaderVerbs {}
+impl ::kube_codegen_runtime::verbs::List for ReaderVerbs {}
+impl ::kube_codegen_runtime::verbs::Watch for ReaderVerbs {}
+#[automatically_derived]
+impl<S> ::core::ops::Deref for ReaderClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<Reader, S, ReaderVerbs>;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for ReaderClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -29,7 +40,7 @@ impl<S> ::core::clone::Clone for ReaderClient<S> {
 impl<S> ::core::fmt::Debug for ReaderClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -41,38 +52,15 @@ impl ReaderClient<::kube_codegen_runtime::scope::Namespaced> {
         namespace: &str,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::namespaced(
                     client,
                     namespace,
                     field_manager,
                 ),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-
-    /// Gets a `Reader` by name; a missing object is an error.
-    #[inline]
-    pub fn get<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Reader, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get(name)
-    }
-
-    /// Gets a `Reader` by name; a missing object is `None`.
-    #[inline]
-    pub fn get_opt<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::core::option::Option<Reader>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get_opt(name)
+        )
     }
 }
 
@@ -83,52 +71,11 @@ impl ReaderClient<::kube_codegen_runtime::scope::AllNamespaces> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-}
-
-impl<S> ReaderClient<S> {
-    /// Lists the `Reader` objects that `lp` selects.
-    #[inline]
-    pub fn list<'a>(
-        &'a self,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::kube::api::ObjectList<Reader>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().list(lp)
-    }
-
-    /// Watches `Reader` objects from `resource_version`; prefer an informer for caches.
-    #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kube::api::WatchParams,
-        resource_version: &str,
-    ) -> ::core::result::Result<
-        impl ::kube_codegen_runtime::Stream<
-            Item = ::core::result::Result<::kube::api::WatchEvent<Reader>, ::kube::Error>,
-        > + use<S>,
-        ::kube::Error,
-    > {
-        self.handle.__handle().watch(wp, resource_version).await
-    }
-
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<Reader> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        )
     }
 }
 
@@ -193,47 +140,12 @@ impl ReaderLister {
     /// The cached `Reader` objects of `namespace`.
     #[inline]
     pub fn readers(&self, namespace: &str) -> ReaderNamespaceLister {
-        ReaderNamespaceLister {
-            lister: self.lister.namespace(namespace),
-        }
+        self.lister.namespace(namespace)
     }
 }
 
-/// The cached [`Reader`] objects of one namespace.
-pub struct ReaderNamespaceLister {
-    lister: ::kube_codegen_runtime::NamespaceLister<Reader>,
-}
-
-#[automatically_derived]
-impl ::core::fmt::Debug for ReaderNamespaceLister {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.lister, f)
-    }
-}
-
-impl ReaderNamespaceLister {
-    /// The `Reader` named `name` in this namespace; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<Reader>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-
-    /// The `Reader` objects of this namespace whose labels `selector` matches, sorted by name.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Reader>> {
-        self.lister.list(selector)
-    }
-}
+/// The cached [`Reader`] objects of one namespace: `get` and `list` (the runtime's `NamespaceLister`).
+pub type ReaderNamespaceLister = ::kube_codegen_runtime::NamespaceLister<Reader>;
 
 impl Reader {
     /// The CRD of this version: kube's `CustomResourceExt::crd()` with the

@@ -5,23 +5,42 @@
 
 use crate::filters_apis::filters::v1beta1::types::Skipper;
 
-/// Typed client for [`Skipper`] (`filters.example.com/v1beta1`, resource `skippers`).
+/// Typed client for [`Skipper`] (`filters.example.com/v1beta1`, resource `skippers`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `SkipperClient<Namespaced>` works in one namespace and has every verb below;
+/// `SkipperClient<Namespaced>` works in one namespace and has every verb of `SkipperVerbs`;
 /// `SkipperClient<AllNamespaces>` spans all namespaces and can only list and watch.
-pub struct SkipperClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Sealed<Skipper>,
-    scope: ::core::marker::PhantomData<S>,
+pub struct SkipperClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+    ::kube_codegen_runtime::TypedClient<Skipper, S, SkipperVerbs>,
+);
+
+/// The verbs `+genclient` gives [`SkipperClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum SkipperVerbs {}
+impl ::kube_codegen_runtime::verbs::Create for SkipperVerbs {}
+impl ::kube_codegen_runtime::verbs::Update for SkipperVerbs {}
+impl ::kube_codegen_runtime::verbs::Delete for SkipperVerbs {}
+impl ::kube_codegen_runtime::verbs::Get for SkipperVerbs {}
+impl ::kube_codegen_runtime::verbs::List for SkipperVerbs {}
+impl ::kube_codegen_runtime::verbs::Patch for SkipperVerbs {}
+impl ::kube_codegen_runtime::verbs::Apply for SkipperVerbs {}
+impl ::kube_codegen_runtime::verbs::ApplyStatus for SkipperVerbs {
+    type Status = <Skipper as ::kube::core::object::HasStatus>::Status;
+}
+
+#[automatically_derived]
+impl<S> ::core::ops::Deref for SkipperClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<Skipper, S, SkipperVerbs>;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for SkipperClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -29,7 +48,7 @@ impl<S> ::core::clone::Clone for SkipperClient<S> {
 impl<S> ::core::fmt::Debug for SkipperClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -41,113 +60,15 @@ impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
         namespace: &str,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::namespaced(
                     client,
                     namespace,
                     field_manager,
                 ),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-
-    /// Creates a `Skipper` (`POST`).
-    #[inline]
-    pub fn create<'a>(
-        &'a self,
-        obj: &'a Skipper,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Skipper, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().create(obj, pp)
-    }
-
-    /// Replaces a `Skipper`, named by its `metadata.name` (`PUT`).
-    #[inline]
-    pub fn update<'a>(
-        &'a self,
-        obj: &'a Skipper,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Skipper, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update(obj, pp)
-    }
-
-    /// Deletes a `Skipper`: the object while finalizers keep it, or the server's status once it is gone.
-    #[inline]
-    pub fn delete<'a>(
-        &'a self,
-        name: &'a str,
-        dp: &'a ::kube::api::DeleteParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<Skipper, ::kube::core::Status>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete(name, dp)
-    }
-
-    /// Gets a `Skipper` by name; a missing object is an error.
-    #[inline]
-    pub fn get<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Skipper, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get(name)
-    }
-
-    /// Gets a `Skipper` by name; a missing object is `None`.
-    #[inline]
-    pub fn get_opt<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::core::option::Option<Skipper>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get_opt(name)
-    }
-
-    /// Patches a `Skipper` (merge, JSON, strategic merge or apply patch).
-    #[inline]
-    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
-        &'a self,
-        name: &'a str,
-        pp: &'a ::kube::api::PatchParams,
-        patch: &'a ::kube::api::Patch<P>,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Skipper, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().patch(name, pp, patch)
-    }
-
-    /// Server-side applies a whole `Skipper` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
-    #[inline]
-    pub fn apply_object<'a>(
-        &'a self,
-        obj: &'a Skipper,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Skipper, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply(obj)
-    }
-
-    /// Server-side applies the status of the `Skipper` named `name` (a whole status), and nothing else.
-    #[inline]
-    pub fn apply_status_object<'a>(
-        &'a self,
-        name: &'a str,
-        status: &'a <Skipper as ::kube::core::object::HasStatus>::Status,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Skipper, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_status(name, status)
+        )
     }
 }
 
@@ -158,37 +79,11 @@ impl SkipperClient<::kube_codegen_runtime::scope::AllNamespaces> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-}
-
-impl<S> SkipperClient<S> {
-    /// Lists the `Skipper` objects that `lp` selects.
-    #[inline]
-    pub fn list<'a>(
-        &'a self,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::kube::api::ObjectList<Skipper>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().list(lp)
-    }
-
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<Skipper> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        )
     }
 }
 

@@ -5,23 +5,40 @@
 
 use crate::groups_apis::apps::v2::app::App;
 
-/// Typed client for [`App`] (`apps.example.com/v2`, resource `apps`).
+/// Typed client for [`App`] (`apps.example.com/v2`, resource `apps`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `AppClient<Namespaced>` works in one namespace and has every verb below;
+/// `AppClient<Namespaced>` works in one namespace and has every verb of `AppVerbs`;
 /// `AppClient<AllNamespaces>` spans all namespaces and can only list and watch.
-pub struct AppClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Sealed<App>,
-    scope: ::core::marker::PhantomData<S>,
+pub struct AppClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+    ::kube_codegen_runtime::TypedClient<App, S, AppVerbs>,
+);
+
+/// The verbs `+genclient` gives [`AppClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum AppVerbs {}
+impl ::kube_codegen_runtime::verbs::Create for AppVerbs {}
+impl ::kube_codegen_runtime::verbs::Update for AppVerbs {}
+impl ::kube_codegen_runtime::verbs::Delete for AppVerbs {}
+impl ::kube_codegen_runtime::verbs::DeleteCollection for AppVerbs {}
+impl ::kube_codegen_runtime::verbs::Get for AppVerbs {}
+impl ::kube_codegen_runtime::verbs::List for AppVerbs {}
+impl ::kube_codegen_runtime::verbs::Watch for AppVerbs {}
+impl ::kube_codegen_runtime::verbs::Patch for AppVerbs {}
+impl ::kube_codegen_runtime::verbs::Apply for AppVerbs {}
+#[automatically_derived]
+impl<S> ::core::ops::Deref for AppClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<App, S, AppVerbs>;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for AppClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -29,7 +46,7 @@ impl<S> ::core::clone::Clone for AppClient<S> {
 impl<S> ::core::fmt::Debug for AppClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -41,119 +58,15 @@ impl AppClient<::kube_codegen_runtime::scope::Namespaced> {
         namespace: &str,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::namespaced(
                     client,
                     namespace,
                     field_manager,
                 ),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-
-    /// Creates a `App` (`POST`).
-    #[inline]
-    pub fn create<'a>(
-        &'a self,
-        obj: &'a App,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<App, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().create(obj, pp)
-    }
-
-    /// Replaces a `App`, named by its `metadata.name` (`PUT`).
-    #[inline]
-    pub fn update<'a>(
-        &'a self,
-        obj: &'a App,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<App, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update(obj, pp)
-    }
-
-    /// Deletes a `App`: the object while finalizers keep it, or the server's status once it is gone.
-    #[inline]
-    pub fn delete<'a>(
-        &'a self,
-        name: &'a str,
-        dp: &'a ::kube::api::DeleteParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<App, ::kube::core::Status>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete(name, dp)
-    }
-
-    /// Deletes every `App` that `lp` selects.
-    #[inline]
-    pub fn delete_collection<'a>(
-        &'a self,
-        dp: &'a ::kube::api::DeleteParams,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<
-                ::kube::api::ObjectList<App>,
-                ::kube::core::Status,
-            >,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete_collection(dp, lp)
-    }
-
-    /// Gets a `App` by name; a missing object is an error.
-    #[inline]
-    pub fn get<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<App, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get(name)
-    }
-
-    /// Gets a `App` by name; a missing object is `None`.
-    #[inline]
-    pub fn get_opt<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::core::option::Option<App>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get_opt(name)
-    }
-
-    /// Patches a `App` (merge, JSON, strategic merge or apply patch).
-    #[inline]
-    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
-        &'a self,
-        name: &'a str,
-        pp: &'a ::kube::api::PatchParams,
-        patch: &'a ::kube::api::Patch<P>,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<App, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().patch(name, pp, patch)
-    }
-
-    /// Server-side applies a whole `App` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
-    #[inline]
-    pub fn apply_object<'a>(
-        &'a self,
-        obj: &'a App,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<App, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply(obj)
+        )
     }
 }
 
@@ -164,52 +77,11 @@ impl AppClient<::kube_codegen_runtime::scope::AllNamespaces> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-}
-
-impl<S> AppClient<S> {
-    /// Lists the `App` objects that `lp` selects.
-    #[inline]
-    pub fn list<'a>(
-        &'a self,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::kube::api::ObjectList<App>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().list(lp)
-    }
-
-    /// Watches `App` objects from `resource_version`; prefer an informer for caches.
-    #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kube::api::WatchParams,
-        resource_version: &str,
-    ) -> ::core::result::Result<
-        impl ::kube_codegen_runtime::Stream<
-            Item = ::core::result::Result<::kube::api::WatchEvent<App>, ::kube::Error>,
-        > + use<S>,
-        ::kube::Error,
-    > {
-        self.handle.__handle().watch(wp, resource_version).await
-    }
-
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<App> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        )
     }
 }
 
@@ -274,47 +146,12 @@ impl AppLister {
     /// The cached `App` objects of `namespace`.
     #[inline]
     pub fn apps(&self, namespace: &str) -> AppNamespaceLister {
-        AppNamespaceLister {
-            lister: self.lister.namespace(namespace),
-        }
+        self.lister.namespace(namespace)
     }
 }
 
-/// The cached [`App`] objects of one namespace.
-pub struct AppNamespaceLister {
-    lister: ::kube_codegen_runtime::NamespaceLister<App>,
-}
-
-#[automatically_derived]
-impl ::core::fmt::Debug for AppNamespaceLister {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.lister, f)
-    }
-}
-
-impl AppNamespaceLister {
-    /// The `App` named `name` in this namespace; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<App>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-
-    /// The `App` objects of this namespace whose labels `selector` matches, sorted by name.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<App>> {
-        self.lister.list(selector)
-    }
-}
+/// The cached [`App`] objects of one namespace: `get` and `list` (the runtime's `NamespaceLister`).
+pub type AppNamespaceLister = ::kube_codegen_runtime::NamespaceLister<App>;
 
 impl App {
     /// The CRD of this version: kube's `CustomResourceExt::crd()` with the

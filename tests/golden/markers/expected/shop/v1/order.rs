@@ -5,23 +5,46 @@
 
 use crate::markers_apis::shop::v1::order::Order;
 
-/// Typed client for [`Order`] (`shop.example.com/v1`, resource `orders`).
+/// Typed client for [`Order`] (`shop.example.com/v1`, resource `orders`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `OrderClient<Namespaced>` works in one namespace and has every verb below;
+/// `OrderClient<Namespaced>` works in one namespace and has every verb of `OrderVerbs`;
 /// `OrderClient<AllNamespaces>` spans all namespaces and can only list and watch.
-pub struct OrderClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Sealed<Order>,
-    scope: ::core::marker::PhantomData<S>,
+pub struct OrderClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+    ::kube_codegen_runtime::TypedClient<Order, S, OrderVerbs>,
+);
+
+/// The verbs `+genclient` gives [`OrderClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum OrderVerbs {}
+impl ::kube_codegen_runtime::verbs::Create for OrderVerbs {}
+impl ::kube_codegen_runtime::verbs::Update for OrderVerbs {}
+impl ::kube_codegen_runtime::verbs::UpdateStatus for OrderVerbs {}
+impl ::kube_codegen_runtime::verbs::Delete for OrderVerbs {}
+impl ::kube_codegen_runtime::verbs::DeleteCollection for OrderVerbs {}
+impl ::kube_codegen_runtime::verbs::Get for OrderVerbs {}
+impl ::kube_codegen_runtime::verbs::List for OrderVerbs {}
+impl ::kube_codegen_runtime::verbs::Watch for OrderVerbs {}
+impl ::kube_codegen_runtime::verbs::Patch for OrderVerbs {}
+impl ::kube_codegen_runtime::verbs::Apply for OrderVerbs {}
+impl ::kube_codegen_runtime::verbs::ApplyStatus for OrderVerbs {
+    type Status = <Order as ::kube::core::object::HasStatus>::Status;
+}
+
+impl ::kube_codegen_runtime::verbs::Scale for OrderVerbs {}
+#[automatically_derived]
+impl<S> ::core::ops::Deref for OrderClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<Order, S, OrderVerbs>;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for OrderClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -29,7 +52,7 @@ impl<S> ::core::clone::Clone for OrderClient<S> {
 impl<S> ::core::fmt::Debug for OrderClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -41,189 +64,15 @@ impl OrderClient<::kube_codegen_runtime::scope::Namespaced> {
         namespace: &str,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::namespaced(
                     client,
                     namespace,
                     field_manager,
                 ),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-
-    /// Creates a `Order` (`POST`).
-    #[inline]
-    pub fn create<'a>(
-        &'a self,
-        obj: &'a Order,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Order, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().create(obj, pp)
-    }
-
-    /// Replaces a `Order`, named by its `metadata.name` (`PUT`).
-    #[inline]
-    pub fn update<'a>(
-        &'a self,
-        obj: &'a Order,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Order, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update(obj, pp)
-    }
-
-    /// Replaces the status of a `Order`, named by its `metadata.name` (`PUT .../status`).
-    #[inline]
-    pub fn update_status<'a>(
-        &'a self,
-        obj: &'a Order,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Order, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update_status(obj, pp)
-    }
-
-    /// Deletes a `Order`: the object while finalizers keep it, or the server's status once it is gone.
-    #[inline]
-    pub fn delete<'a>(
-        &'a self,
-        name: &'a str,
-        dp: &'a ::kube::api::DeleteParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<Order, ::kube::core::Status>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete(name, dp)
-    }
-
-    /// Deletes every `Order` that `lp` selects.
-    #[inline]
-    pub fn delete_collection<'a>(
-        &'a self,
-        dp: &'a ::kube::api::DeleteParams,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<
-                ::kube::api::ObjectList<Order>,
-                ::kube::core::Status,
-            >,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete_collection(dp, lp)
-    }
-
-    /// Gets a `Order` by name; a missing object is an error.
-    #[inline]
-    pub fn get<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Order, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get(name)
-    }
-
-    /// Gets a `Order` by name; a missing object is `None`.
-    #[inline]
-    pub fn get_opt<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::core::option::Option<Order>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get_opt(name)
-    }
-
-    /// Patches a `Order` (merge, JSON, strategic merge or apply patch).
-    #[inline]
-    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
-        &'a self,
-        name: &'a str,
-        pp: &'a ::kube::api::PatchParams,
-        patch: &'a ::kube::api::Patch<P>,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Order, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().patch(name, pp, patch)
-    }
-
-    /// Server-side applies a whole `Order` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
-    #[inline]
-    pub fn apply_object<'a>(
-        &'a self,
-        obj: &'a Order,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Order, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply(obj)
-    }
-
-    /// Server-side applies the status of the `Order` named `name` (a whole status), and nothing else.
-    #[inline]
-    pub fn apply_status_object<'a>(
-        &'a self,
-        name: &'a str,
-        status: &'a <Order as ::kube::core::object::HasStatus>::Status,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Order, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_status(name, status)
-    }
-
-    /// Gets the scale subresource.
-    #[inline]
-    pub fn get_scale<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::k8s_openapi::api::autoscaling::v1::Scale,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().get_scale(name)
-    }
-
-    /// Replaces the scale subresource.
-    #[inline]
-    pub fn update_scale<'a>(
-        &'a self,
-        name: &'a str,
-        scale: &'a ::k8s_openapi::api::autoscaling::v1::Scale,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::k8s_openapi::api::autoscaling::v1::Scale,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().update_scale(name, scale, pp)
-    }
-
-    /// Patches the scale subresource.
-    #[inline]
-    pub fn patch_scale<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
-        &'a self,
-        name: &'a str,
-        pp: &'a ::kube::api::PatchParams,
-        patch: &'a ::kube::api::Patch<P>,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::k8s_openapi::api::autoscaling::v1::Scale,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().patch_scale(name, pp, patch)
+        )
     }
 }
 
@@ -234,52 +83,11 @@ impl OrderClient<::kube_codegen_runtime::scope::AllNamespaces> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-}
-
-impl<S> OrderClient<S> {
-    /// Lists the `Order` objects that `lp` selects.
-    #[inline]
-    pub fn list<'a>(
-        &'a self,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::kube::api::ObjectList<Order>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().list(lp)
-    }
-
-    /// Watches `Order` objects from `resource_version`; prefer an informer for caches.
-    #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kube::api::WatchParams,
-        resource_version: &str,
-    ) -> ::core::result::Result<
-        impl ::kube_codegen_runtime::Stream<
-            Item = ::core::result::Result<::kube::api::WatchEvent<Order>, ::kube::Error>,
-        > + use<S>,
-        ::kube::Error,
-    > {
-        self.handle.__handle().watch(wp, resource_version).await
-    }
-
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<Order> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        )
     }
 }
 
@@ -344,47 +152,12 @@ impl OrderLister {
     /// The cached `Order` objects of `namespace`.
     #[inline]
     pub fn orders(&self, namespace: &str) -> OrderNamespaceLister {
-        OrderNamespaceLister {
-            lister: self.lister.namespace(namespace),
-        }
+        self.lister.namespace(namespace)
     }
 }
 
-/// The cached [`Order`] objects of one namespace.
-pub struct OrderNamespaceLister {
-    lister: ::kube_codegen_runtime::NamespaceLister<Order>,
-}
-
-#[automatically_derived]
-impl ::core::fmt::Debug for OrderNamespaceLister {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.lister, f)
-    }
-}
-
-impl OrderNamespaceLister {
-    /// The `Order` named `name` in this namespace; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<Order>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-
-    /// The `Order` objects of this namespace whose labels `selector` matches, sorted by name.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Order>> {
-        self.lister.list(selector)
-    }
-}
+/// The cached [`Order`] objects of one namespace: `get` and `list` (the runtime's `NamespaceLister`).
+pub type OrderNamespaceLister = ::kube_codegen_runtime::NamespaceLister<Order>;
 
 impl Order {
     /// The CRD of this version: kube's `CustomResourceExt::crd()` with the

@@ -7,23 +7,45 @@ use crate::methods_apis::ext::v1::gadget::Gadget;
 use crate::methods_apis::ext::v1::gadget::Summary;
 use crate::methods_apis::ext::v1::gadget::TokenRequest;
 
-/// Typed client for [`Gadget`] (`ext.example.com/v1`, resource `gadgets`).
+/// Typed client for [`Gadget`] (`ext.example.com/v1`, resource `gadgets`): the verbs are
+/// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
-/// `GadgetClient<Namespaced>` works in one namespace and has every verb below;
+/// `GadgetClient<Namespaced>` works in one namespace and has every verb of `GadgetVerbs`;
 /// `GadgetClient<AllNamespaces>` spans all namespaces and can only list and watch.
-pub struct GadgetClient<S = ::kube_codegen_runtime::scope::Namespaced> {
-    handle: ::kube_codegen_runtime::Sealed<Gadget>,
-    scope: ::core::marker::PhantomData<S>,
+pub struct GadgetClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+    ::kube_codegen_runtime::TypedClient<Gadget, S, GadgetVerbs>,
+);
+
+/// The verbs `+genclient` gives [`GadgetClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+pub enum GadgetVerbs {}
+impl ::kube_codegen_runtime::verbs::Create for GadgetVerbs {}
+impl ::kube_codegen_runtime::verbs::Update for GadgetVerbs {}
+impl ::kube_codegen_runtime::verbs::UpdateStatus for GadgetVerbs {}
+impl ::kube_codegen_runtime::verbs::Delete for GadgetVerbs {}
+impl ::kube_codegen_runtime::verbs::DeleteCollection for GadgetVerbs {}
+impl ::kube_codegen_runtime::verbs::Get for GadgetVerbs {}
+impl ::kube_codegen_runtime::verbs::List for GadgetVerbs {}
+impl ::kube_codegen_runtime::verbs::Watch for GadgetVerbs {}
+impl ::kube_codegen_runtime::verbs::Patch for GadgetVerbs {}
+impl ::kube_codegen_runtime::verbs::Apply for GadgetVerbs {}
+impl ::kube_codegen_runtime::verbs::ApplyStatus for GadgetVerbs {
+    type Status = <Gadget as ::kube::core::object::HasStatus>::Status;
+}
+
+#[automatically_derived]
+impl<S> ::core::ops::Deref for GadgetClient<S> {
+    type Target = ::kube_codegen_runtime::TypedClient<Gadget, S, GadgetVerbs>;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 #[automatically_derived]
 impl<S> ::core::clone::Clone for GadgetClient<S> {
     #[inline]
     fn clone(&self) -> Self {
-        Self {
-            handle: ::core::clone::Clone::clone(&self.handle),
-            scope: ::core::marker::PhantomData,
-        }
+        Self(::core::clone::Clone::clone(&self.0))
     }
 }
 
@@ -31,7 +53,7 @@ impl<S> ::core::clone::Clone for GadgetClient<S> {
 impl<S> ::core::fmt::Debug for GadgetClient<S> {
     #[inline]
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.handle, f)
+        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
@@ -43,143 +65,15 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
         namespace: &str,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::namespaced(
                     client,
                     namespace,
                     field_manager,
                 ),
             ),
-            scope: ::core::marker::PhantomData,
-        }
-    }
-
-    /// Creates a `Gadget` (`POST`).
-    #[inline]
-    pub fn create<'a>(
-        &'a self,
-        obj: &'a Gadget,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Gadget, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().create(obj, pp)
-    }
-
-    /// Replaces a `Gadget`, named by its `metadata.name` (`PUT`).
-    #[inline]
-    pub fn update<'a>(
-        &'a self,
-        obj: &'a Gadget,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Gadget, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update(obj, pp)
-    }
-
-    /// Replaces the status of a `Gadget`, named by its `metadata.name` (`PUT .../status`).
-    #[inline]
-    pub fn update_status<'a>(
-        &'a self,
-        obj: &'a Gadget,
-        pp: &'a ::kube::api::PostParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Gadget, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().update_status(obj, pp)
-    }
-
-    /// Deletes a `Gadget`: the object while finalizers keep it, or the server's status once it is gone.
-    #[inline]
-    pub fn delete<'a>(
-        &'a self,
-        name: &'a str,
-        dp: &'a ::kube::api::DeleteParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<Gadget, ::kube::core::Status>,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete(name, dp)
-    }
-
-    /// Deletes every `Gadget` that `lp` selects.
-    #[inline]
-    pub fn delete_collection<'a>(
-        &'a self,
-        dp: &'a ::kube::api::DeleteParams,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<
-            ::kube_codegen_runtime::Either<
-                ::kube::api::ObjectList<Gadget>,
-                ::kube::core::Status,
-            >,
-            ::kube::Error,
-        >,
-    > + 'a {
-        self.handle.__handle().delete_collection(dp, lp)
-    }
-
-    /// Gets a `Gadget` by name; a missing object is an error.
-    #[inline]
-    pub fn get<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Gadget, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get(name)
-    }
-
-    /// Gets a `Gadget` by name; a missing object is `None`.
-    #[inline]
-    pub fn get_opt<'a>(
-        &'a self,
-        name: &'a str,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::core::option::Option<Gadget>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().get_opt(name)
-    }
-
-    /// Patches a `Gadget` (merge, JSON, strategic merge or apply patch).
-    #[inline]
-    pub fn patch<'a, P: ::serde::Serialize + ::core::fmt::Debug>(
-        &'a self,
-        name: &'a str,
-        pp: &'a ::kube::api::PatchParams,
-        patch: &'a ::kube::api::Patch<P>,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Gadget, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().patch(name, pp, patch)
-    }
-
-    /// Server-side applies a whole `Gadget` with this client's field manager, which then owns every field it serializes (prefer an apply configuration).
-    #[inline]
-    pub fn apply_object<'a>(
-        &'a self,
-        obj: &'a Gadget,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Gadget, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply(obj)
-    }
-
-    /// Server-side applies the status of the `Gadget` named `name` (a whole status), and nothing else.
-    #[inline]
-    pub fn apply_status_object<'a>(
-        &'a self,
-        name: &'a str,
-        status: &'a <Gadget as ::kube::core::object::HasStatus>::Status,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<Gadget, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().apply_status(name, status)
+        )
     }
 
     /// Extension method (`+genclient:method`): `get` on the `summary` subresource of a `Gadget`.
@@ -190,7 +84,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Summary, ::kube::Error>,
     > + 'a {
-        self.handle
+        self.0
             .__handle()
             .get_as::<Summary>(name, ::core::option::Option::Some("summary"))
     }
@@ -206,7 +100,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
             ::kube::Error,
         >,
     > + 'a {
-        self.handle
+        self.0
             .__handle()
             .get_as::<
                 ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Status,
@@ -223,7 +117,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Summary, ::kube::Error>,
     > + 'a {
-        self.handle
+        self.0
             .__handle()
             .update_as::<
                 Summary,
@@ -241,7 +135,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<TokenRequest, ::kube::Error>,
     > + 'a {
-        self.handle
+        self.0
             .__handle()
             .create_as::<
                 TokenRequest,
@@ -258,7 +152,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Gadget, ::kube::Error>,
     > + 'a {
-        self.handle
+        self.0
             .__handle()
             .create_as::<Gadget, Gadget>(::core::option::Option::None, obj, pp)
     }
@@ -273,7 +167,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Summary, ::kube::Error>,
     > + 'a {
-        self.handle
+        self.0
             .__handle()
             .patch_as::<
                 P,
@@ -290,7 +184,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<Summary, ::kube::Error>,
     > + 'a {
-        self.handle
+        self.0
             .__handle()
             .apply_as::<
                 Summary,
@@ -306,42 +200,15 @@ impl GadgetClient<::kube_codegen_runtime::scope::AllNamespaces> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self {
-            handle: ::kube_codegen_runtime::Sealed::new(
+        Self(
+            ::kube_codegen_runtime::TypedClient::from_handle(
                 ::kube_codegen_runtime::Handle::all(client, field_manager),
             ),
-            scope: ::core::marker::PhantomData,
-        }
+        )
     }
 }
 
 impl<S> GadgetClient<S> {
-    /// Lists the `Gadget` objects that `lp` selects.
-    #[inline]
-    pub fn list<'a>(
-        &'a self,
-        lp: &'a ::kube::api::ListParams,
-    ) -> impl ::core::future::Future<
-        Output = ::core::result::Result<::kube::api::ObjectList<Gadget>, ::kube::Error>,
-    > + 'a {
-        self.handle.__handle().list(lp)
-    }
-
-    /// Watches `Gadget` objects from `resource_version`; prefer an informer for caches.
-    #[inline]
-    pub async fn watch(
-        &self,
-        wp: &::kube::api::WatchParams,
-        resource_version: &str,
-    ) -> ::core::result::Result<
-        impl ::kube_codegen_runtime::Stream<
-            Item = ::core::result::Result<::kube::api::WatchEvent<Gadget>, ::kube::Error>,
-        > + use<S>,
-        ::kube::Error,
-    > {
-        self.handle.__handle().watch(wp, resource_version).await
-    }
-
     /// Extension method (`+genclient:method`): `list` on `Gadget` objects.
     #[inline]
     pub fn list_extended<'a>(
@@ -350,19 +217,7 @@ impl<S> GadgetClient<S> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<::kube::api::ObjectList<Gadget>, ::kube::Error>,
     > + 'a {
-        self.handle.__handle().list_as::<Gadget>(lp)
-    }
-
-    /// The underlying `kube::Api`, for anything this client does not cover.
-    #[inline]
-    pub fn api(&self) -> &::kube::Api<Gadget> {
-        self.handle.__handle().api()
-    }
-
-    /// The field manager used by server-side apply.
-    #[inline]
-    pub fn field_manager(&self) -> &::kube_codegen_runtime::FieldManager {
-        self.handle.__handle().field_manager()
+        self.0.__handle().list_as::<Gadget>(lp)
     }
 }
 
@@ -427,47 +282,12 @@ impl GadgetLister {
     /// The cached `Gadget` objects of `namespace`.
     #[inline]
     pub fn gadgets(&self, namespace: &str) -> GadgetNamespaceLister {
-        GadgetNamespaceLister {
-            lister: self.lister.namespace(namespace),
-        }
+        self.lister.namespace(namespace)
     }
 }
 
-/// The cached [`Gadget`] objects of one namespace.
-pub struct GadgetNamespaceLister {
-    lister: ::kube_codegen_runtime::NamespaceLister<Gadget>,
-}
-
-#[automatically_derived]
-impl ::core::fmt::Debug for GadgetNamespaceLister {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.lister, f)
-    }
-}
-
-impl GadgetNamespaceLister {
-    /// The `Gadget` named `name` in this namespace; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<Gadget>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-
-    /// The `Gadget` objects of this namespace whose labels `selector` matches, sorted by name.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Gadget>> {
-        self.lister.list(selector)
-    }
-}
+/// The cached [`Gadget`] objects of one namespace: `get` and `list` (the runtime's `NamespaceLister`).
+pub type GadgetNamespaceLister = ::kube_codegen_runtime::NamespaceLister<Gadget>;
 
 impl Gadget {
     /// The CRD of this version: kube's `CustomResourceExt::crd()` with the
