@@ -37,4 +37,4 @@ pub use lister::{Lister, NamespaceLister, NotFound};
 /// For the `Serialize`/`Deserialize` derives of generated apply configurations.
 #[doc(hidden)]
 pub use serde;
-pub use typed::{TypedClient, verbs};
+pub use typed::{ScopedLister, TypedClient, TypedInformer, verbs};

@@ -1,4 +1,5 @@
-//! [`TypedClient`]: every verb of a generated client, written once.
+//! [`TypedClient`], [`TypedInformer`] and [`ScopedLister`]: what generated clients,
+//! informers and listers are made of, written once.
 //!
 //! A generated `FooClient<S>` is a newtype over `TypedClient<Foo, S, FooVerbs>` that
 //! dereferences to it, as client-go's typed clients embed `gentype.ClientWithList`: the
@@ -17,7 +18,9 @@
 
 use std::fmt::Debug;
 use std::future::Future;
+use std::hash::Hash;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use either::Either;
 use k8s_openapi::api::autoscaling::v1::Scale;
@@ -25,13 +28,16 @@ use kube::api::{
     Api, DeleteParams, ListParams, ObjectList, Patch, PatchParams, PostParams, WatchEvent,
     WatchParams,
 };
-use kube::core::Status;
+use kube::core::{Selector, Status};
 use kube::{Error, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::client::{FieldManager, Handle};
-use crate::scope::ByName;
+use crate::factory::{ScopeApi, SharedInformerFactory};
+use crate::informer::SharedInformer;
+use crate::lister::{Lister, NamespaceLister, NotFound};
+use crate::scope::{ByName, Cluster, Namespaced};
 
 /// The verbs a kind's client may have: the generator implements one of these traits on
 /// the kind's verb set (`FooVerbs`) for each verb its `+genclient` markers allow.
@@ -126,6 +132,49 @@ pub mod verbs {
         note = "`#[kube(scale = ...)]` or `+kubebuilder:subresource:scale` enables it"
     )]
     pub trait Scale {}
+
+    /// The verb set of a kind with every verb `+genclient` gives by default, as one type:
+    /// most kinds' `FooVerbs` is `Every<WithStatus<FooStatus>,
+    /// WithConfiguration<FooApplyConfiguration>, NoScale>` rather than eleven `impl`s.
+    /// [`NoStatus`] leaves out `update_status` and `apply_status*`, [`NoConfiguration`] the
+    /// apply-configuration forms of `apply`, and [`NoScale`] the scale subresource.
+    pub struct Every<Status, Configuration, Scale>(
+        std::marker::PhantomData<fn() -> (Status, Configuration, Scale)>,
+    );
+
+    /// The kind's status subresource holds `T`.
+    pub struct WithStatus<T>(std::marker::PhantomData<fn() -> T>);
+    /// The kind has no status subresource (or `+genclient:noStatus`).
+    pub enum NoStatus {}
+    /// The kind's apply configuration is `T`.
+    pub struct WithConfiguration<T>(std::marker::PhantomData<fn() -> T>);
+    /// The kind has no apply configuration.
+    pub enum NoConfiguration {}
+    /// The kind has a scale subresource.
+    pub enum WithScale {}
+    /// The kind has no scale subresource.
+    pub enum NoScale {}
+
+    impl<St, Ac, Sc> Create for Every<St, Ac, Sc> {}
+    impl<St, Ac, Sc> Update for Every<St, Ac, Sc> {}
+    impl<T, Ac, Sc> UpdateStatus for Every<WithStatus<T>, Ac, Sc> {}
+    impl<St, Ac, Sc> Delete for Every<St, Ac, Sc> {}
+    impl<St, Ac, Sc> DeleteCollection for Every<St, Ac, Sc> {}
+    impl<St, Ac, Sc> Get for Every<St, Ac, Sc> {}
+    impl<St, Ac, Sc> List for Every<St, Ac, Sc> {}
+    impl<St, Ac, Sc> Watch for Every<St, Ac, Sc> {}
+    impl<St, Ac, Sc> Patch for Every<St, Ac, Sc> {}
+    impl<St, Ac, Sc> Apply for Every<St, Ac, Sc> {}
+    impl<T: Serialize, Ac, Sc> ApplyStatus for Every<WithStatus<T>, Ac, Sc> {
+        type Status = T;
+    }
+    impl<St, T, Sc> ApplyConfigured for Every<St, WithConfiguration<T>, Sc>
+    where
+        T: ObjectConfiguration + std::fmt::Debug,
+    {
+        type Configuration = T;
+    }
+    impl<St, Ac> Scale for Every<St, Ac, WithScale> {}
 }
 
 /// The typed client of kind `K` in scope `S` with the verbs of `V`: what a generated
@@ -377,5 +426,151 @@ where
     /// The field manager used by server-side apply.
     pub fn field_manager(&self) -> &FieldManager {
         self.handle.field_manager()
+    }
+}
+
+/// The objects of kind `K` in a lister's cache, with what scope `S` allows: `list` and
+/// `by_index` always, `get(name)` for a cluster-scoped kind ([`Cluster`]) and
+/// `namespace(ns)` for a namespaced one ([`Namespaced`]). A generated `FooLister` is this
+/// type (cluster-scoped kinds) or a newtype over it that adds client-go's accessor
+/// `foos(ns)` (namespaced kinds).
+pub struct ScopedLister<K, S>
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: Clone + Eq + Hash,
+{
+    lister: Lister<K>,
+    scope: PhantomData<fn() -> S>,
+}
+
+impl<K, S> From<Lister<K>> for ScopedLister<K, S>
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: Clone + Eq + Hash,
+{
+    fn from(lister: Lister<K>) -> Self {
+        Self {
+            lister,
+            scope: PhantomData,
+        }
+    }
+}
+
+impl<K, S> Clone for ScopedLister<K, S>
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: Clone + Eq + Hash,
+{
+    fn clone(&self) -> Self {
+        Self::from(self.lister.clone())
+    }
+}
+
+impl<K, S> Debug for ScopedLister<K, S>
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: Clone + Eq + Hash,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        Debug::fmt(&self.lister, f)
+    }
+}
+
+impl<K, S> ScopedLister<K, S>
+where
+    K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+    K::DynamicType: Clone + Eq + Hash + Send + Sync + 'static,
+{
+    /// Every cached object (all namespaces) whose labels `selector` matches, sorted by
+    /// namespace and name. `&Selector::default()` matches everything.
+    pub fn list(&self, selector: &Selector) -> Vec<Arc<K>> {
+        self.lister.list(selector)
+    }
+
+    /// The cached objects an informer index puts under `value`.
+    pub fn by_index(&self, index: &str, value: &str) -> Vec<Arc<K>> {
+        self.lister.by_index(index, value)
+    }
+}
+
+impl<K> ScopedLister<K, Cluster>
+where
+    K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+    K::DynamicType: Clone + Eq + Hash + Send + Sync + 'static,
+{
+    /// The object named `name`; a missing one is [`NotFound`].
+    pub fn get(&self, name: &str) -> Result<Arc<K>, NotFound> {
+        self.lister.get(name)
+    }
+}
+
+impl<K> ScopedLister<K, Namespaced>
+where
+    K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+    K::DynamicType: Clone + Eq + Hash + Send + Sync + 'static,
+{
+    /// The cached objects of `namespace`.
+    pub fn namespace(&self, namespace: &str) -> NamespaceLister<K> {
+        self.lister.namespace(namespace)
+    }
+}
+
+/// The shared informer of kind `K` in a factory, whose listers are `L`: what a generated
+/// `FooInformer` names (`TypedInformer<Foo, FooLister>`). One watch and one cache per
+/// factory, however many are made.
+pub struct TypedInformer<K, L>
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: Clone + Eq + Hash,
+{
+    informer: SharedInformer<K>,
+    lister: PhantomData<fn() -> L>,
+}
+
+impl<K, L> Clone for TypedInformer<K, L>
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: Clone + Eq + Hash,
+{
+    fn clone(&self) -> Self {
+        Self {
+            informer: self.informer.clone(),
+            lister: PhantomData,
+        }
+    }
+}
+
+impl<K, L> Debug for TypedInformer<K, L>
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: Clone + Eq + Hash,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        Debug::fmt(&self.informer, f)
+    }
+}
+
+impl<K, L> TypedInformer<K, L>
+where
+    K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+    K::Scope: ScopeApi,
+    L: From<Lister<K>>,
+{
+    /// The informer of this kind in `factory`: the same one on every call.
+    pub fn new(factory: &SharedInformerFactory) -> Self {
+        Self {
+            informer: factory.informer::<K>(),
+            lister: PhantomData,
+        }
+    }
+
+    /// The shared informer: event handlers, streams for `Controller`, sync state.
+    pub fn informer(&self) -> &SharedInformer<K> {
+        &self.informer
+    }
+
+    /// A lister over this informer's cache.
+    pub fn lister(&self) -> L {
+        L::from(self.informer.lister())
     }
 }

@@ -51,10 +51,7 @@ pub fn client_items(r: &Resource) -> TokenStream {
         " Typed client for [`{ty}`] (`{}/{}`, resource `{}`): the verbs are",
         r.group, r.version, r.plural
     );
-    let verbs_doc = format!(
-        " The verbs `+genclient` gives [`{client}`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`."
-    );
-    let marks = verb_marks(r);
+    let verb_set = verb_set(r);
     let ext_scoped = r
         .methods
         .iter()
@@ -122,10 +119,7 @@ pub fn client_items(r: &Resource) -> TokenStream {
         #(#[doc = #scope_doc])*
         #vis struct #client<S = #default_scope>(#rt::TypedClient<#ty, S, #verbs>);
 
-        #[doc = #verbs_doc]
-        #vis enum #verbs {}
-
-        #marks
+        #verb_set
 
         #[automatically_derived]
         impl<S> ::core::ops::Deref for #client<S> {
@@ -159,13 +153,62 @@ pub fn client_items(r: &Resource) -> TokenStream {
     }
 }
 
-/// One `impl` of the runtime's `verbs` traits per verb of `r` (and for its scale
-/// subresource): what the client's methods are bounded by.
-fn verb_marks(r: &Resource) -> TokenStream {
+/// `FooVerbs`, what the client's methods are bounded by: the runtime's `verbs::Every` when
+/// the markers give every verb (most kinds: one line), or a type of its own with one `impl`
+/// of the runtime's `verbs` traits per verb.
+fn verb_set(r: &Resource) -> TokenStream {
+    let vis = &r.vis;
     let ty = &r.ident;
+    let client = r.client_ident();
     let verbs = r.verbs_ident();
     let mark = quote!(::kube_codegen_runtime::verbs);
-    let mut out = TokenStream::new();
+    let status = r.status_type.as_ref().map_or_else(
+        || quote!(<#ty as ::kube::core::object::HasStatus>::Status),
+        |t| quote!(#t),
+    );
+    let configured = r.apply_configuration && (r.has(Verb::Apply) || r.has(Verb::ApplyStatus));
+    let configuration = quote::format_ident!("{}ApplyConfiguration", r.ident);
+    let with_status = r.verbs.iter().any(|v| v.is_status());
+    let every = Verb::ALL
+        .iter()
+        .filter(|v| with_status || !v.is_status())
+        .eq(r.verbs.iter());
+    if every {
+        let doc = format!(
+            " The verbs of [`{client}`]: every verb `+genclient` gives{}.",
+            if with_status {
+                ""
+            } else {
+                " but the status ones"
+            }
+        );
+        let status = if with_status {
+            quote!(#mark::WithStatus<#status>)
+        } else {
+            quote!(#mark::NoStatus)
+        };
+        let configuration = if configured {
+            quote!(#mark::WithConfiguration<#configuration>)
+        } else {
+            quote!(#mark::NoConfiguration)
+        };
+        let scale = if r.has_scale {
+            quote!(#mark::WithScale)
+        } else {
+            quote!(#mark::NoScale)
+        };
+        return quote! {
+            #[doc = #doc]
+            #vis type #verbs = #mark::Every<#status, #configuration, #scale>;
+        };
+    }
+    let doc = format!(
+        " The verbs `+genclient` gives [`{client}`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`."
+    );
+    let mut out = quote! {
+        #[doc = #doc]
+        #vis enum #verbs {}
+    };
     for verb in &r.verbs {
         out.extend(match verb {
             Verb::Create => quote!(impl #mark::Create for #verbs {}),
@@ -178,28 +221,20 @@ fn verb_marks(r: &Resource) -> TokenStream {
             Verb::Watch => quote!(impl #mark::Watch for #verbs {}),
             Verb::Patch => quote!(impl #mark::Patch for #verbs {}),
             Verb::Apply => quote!(impl #mark::Apply for #verbs {}),
-            Verb::ApplyStatus => {
-                let status = r.status_type.as_ref().map_or_else(
-                    || quote!(<#ty as ::kube::core::object::HasStatus>::Status),
-                    |t| quote!(#t),
-                );
-                quote! {
-                    impl #mark::ApplyStatus for #verbs {
-                        type Status = #status;
-                    }
+            Verb::ApplyStatus => quote! {
+                impl #mark::ApplyStatus for #verbs {
+                    type Status = #status;
                 }
-            }
+            },
         });
     }
     if r.has_scale {
         out.extend(quote!(impl #mark::Scale for #verbs {}));
     }
-    let applies = r.has(Verb::Apply) || r.has(Verb::ApplyStatus);
-    if r.apply_configuration && applies {
-        let ac = quote::format_ident!("{}ApplyConfiguration", r.ident);
+    if configured {
         out.extend(quote! {
             impl #mark::ApplyConfigured for #verbs {
-                type Configuration = #ac;
+                type Configuration = #configuration;
             }
         });
     }

@@ -15,26 +15,14 @@ pub struct DeploymentClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Deployment, S, DeploymentVerbs>,
 );
 
-/// The verbs `+genclient` gives [`DeploymentClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum DeploymentVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for DeploymentVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for DeploymentVerbs {}
-impl ::kube_codegen_runtime::verbs::UpdateStatus for DeploymentVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for DeploymentVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for DeploymentVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for DeploymentVerbs {}
-impl ::kube_codegen_runtime::verbs::List for DeploymentVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for DeploymentVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for DeploymentVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for DeploymentVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyStatus for DeploymentVerbs {
-    type Status = ::k8s_openapi::api::apps::v1::DeploymentStatus;
-}
-
-impl ::kube_codegen_runtime::verbs::Scale for DeploymentVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyConfigured for DeploymentVerbs {
-    type Configuration = DeploymentApplyConfiguration;
-}
+/// The verbs of [`DeploymentClient`]: every verb `+genclient` gives.
+pub type DeploymentVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::WithStatus<
+        ::k8s_openapi::api::apps::v1::DeploymentStatus,
+    >,
+    ::kube_codegen_runtime::verbs::WithConfiguration<DeploymentApplyConfiguration>,
+    ::kube_codegen_runtime::verbs::WithScale,
+>;
 
 #[automatically_derived]
 impl<S> ::core::ops::Deref for DeploymentClient<S> {
@@ -96,60 +84,41 @@ impl DeploymentClient<::kube_codegen_runtime::scope::AllNamespaces> {
     }
 }
 
-/// The shared informer of [`Deployment`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct DeploymentInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Deployment>,
-}
-
-impl DeploymentInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Deployment>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Deployment> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> DeploymentLister {
-        DeploymentLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Deployment`] objects: one watch and one cache per factory; its `lister()` is a [`DeploymentLister`].
+pub type DeploymentInformer = ::kube_codegen_runtime::TypedInformer<
+    Deployment,
+    DeploymentLister,
+>;
 
 /// A read-only, cache-backed view of [`Deployment`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `deployments(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct DeploymentLister {
-    lister: ::kube_codegen_runtime::Lister<Deployment>,
+pub struct DeploymentLister(
+    ::kube_codegen_runtime::ScopedLister<
+        Deployment,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for DeploymentLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        Deployment,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl DeploymentLister {
-    /// Every cached `Deployment` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<Deployment>>
+for DeploymentLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Deployment>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Deployment>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<Deployment>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -157,7 +126,7 @@ impl DeploymentLister {
     /// The cached `Deployment` objects of `namespace`.
     #[inline]
     pub fn deployments(&self, namespace: &str) -> DeploymentNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 

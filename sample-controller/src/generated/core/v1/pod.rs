@@ -79,60 +79,34 @@ impl PodClient<::kube_codegen_runtime::scope::AllNamespaces> {
     }
 }
 
-/// The shared informer of [`Pod`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct PodInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Pod>,
-}
-
-impl PodInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Pod>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Pod> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> PodLister {
-        PodLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Pod`] objects: one watch and one cache per factory; its `lister()` is a [`PodLister`].
+pub type PodInformer = ::kube_codegen_runtime::TypedInformer<Pod, PodLister>;
 
 /// A read-only, cache-backed view of [`Pod`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `pods(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct PodLister {
-    lister: ::kube_codegen_runtime::Lister<Pod>,
+pub struct PodLister(
+    ::kube_codegen_runtime::ScopedLister<Pod, ::kube_codegen_runtime::scope::Namespaced>,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for PodLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        Pod,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl PodLister {
-    /// Every cached `Pod` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<Pod>> for PodLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Pod>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Pod>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<Pod>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -140,7 +114,7 @@ impl PodLister {
     /// The cached `Pod` objects of `namespace`.
     #[inline]
     pub fn pods(&self, namespace: &str) -> PodNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 

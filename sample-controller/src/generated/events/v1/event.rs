@@ -81,60 +81,37 @@ impl EventClient<::kube_codegen_runtime::scope::AllNamespaces> {
     }
 }
 
-/// The shared informer of [`Event`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct EventInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Event>,
-}
-
-impl EventInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Event>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Event> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> EventLister {
-        EventLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Event`] objects: one watch and one cache per factory; its `lister()` is a [`EventLister`].
+pub type EventInformer = ::kube_codegen_runtime::TypedInformer<Event, EventLister>;
 
 /// A read-only, cache-backed view of [`Event`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `events(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct EventLister {
-    lister: ::kube_codegen_runtime::Lister<Event>,
+pub struct EventLister(
+    ::kube_codegen_runtime::ScopedLister<
+        Event,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for EventLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        Event,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl EventLister {
-    /// Every cached `Event` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<Event>> for EventLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Event>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Event>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<Event>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -142,7 +119,7 @@ impl EventLister {
     /// The cached `Event` objects of `namespace`.
     #[inline]
     pub fn events(&self, namespace: &str) -> EventNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 

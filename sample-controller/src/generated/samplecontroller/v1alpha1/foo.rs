@@ -15,25 +15,14 @@ pub struct FooClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Foo, S, FooVerbs>,
 );
 
-/// The verbs `+genclient` gives [`FooClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum FooVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for FooVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for FooVerbs {}
-impl ::kube_codegen_runtime::verbs::UpdateStatus for FooVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for FooVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for FooVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for FooVerbs {}
-impl ::kube_codegen_runtime::verbs::List for FooVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for FooVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for FooVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for FooVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyStatus for FooVerbs {
-    type Status = <Foo as ::kube::core::object::HasStatus>::Status;
-}
-
-impl ::kube_codegen_runtime::verbs::ApplyConfigured for FooVerbs {
-    type Configuration = FooApplyConfiguration;
-}
+/// The verbs of [`FooClient`]: every verb `+genclient` gives.
+pub type FooVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::WithStatus<
+        <Foo as ::kube::core::object::HasStatus>::Status,
+    >,
+    ::kube_codegen_runtime::verbs::WithConfiguration<FooApplyConfiguration>,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
 
 #[automatically_derived]
 impl<S> ::core::ops::Deref for FooClient<S> {
@@ -95,60 +84,34 @@ impl FooClient<::kube_codegen_runtime::scope::AllNamespaces> {
     }
 }
 
-/// The shared informer of [`Foo`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct FooInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Foo>,
-}
-
-impl FooInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Foo>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Foo> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> FooLister {
-        FooLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Foo`] objects: one watch and one cache per factory; its `lister()` is a [`FooLister`].
+pub type FooInformer = ::kube_codegen_runtime::TypedInformer<Foo, FooLister>;
 
 /// A read-only, cache-backed view of [`Foo`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `foos(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct FooLister {
-    lister: ::kube_codegen_runtime::Lister<Foo>,
+pub struct FooLister(
+    ::kube_codegen_runtime::ScopedLister<Foo, ::kube_codegen_runtime::scope::Namespaced>,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for FooLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        Foo,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl FooLister {
-    /// Every cached `Foo` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<Foo>> for FooLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Foo>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Foo>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<Foo>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -156,7 +119,7 @@ impl FooLister {
     /// The cached `Foo` objects of `namespace`.
     #[inline]
     pub fn foos(&self, namespace: &str) -> FooNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 

@@ -15,25 +15,14 @@ pub struct IcecreamClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Icecream, S, IcecreamVerbs>,
 );
 
-/// The verbs `+genclient` gives [`IcecreamClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum IcecreamVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for IcecreamVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for IcecreamVerbs {}
-impl ::kube_codegen_runtime::verbs::UpdateStatus for IcecreamVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for IcecreamVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for IcecreamVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for IcecreamVerbs {}
-impl ::kube_codegen_runtime::verbs::List for IcecreamVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for IcecreamVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for IcecreamVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for IcecreamVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyStatus for IcecreamVerbs {
-    type Status = <Icecream as ::kube::core::object::HasStatus>::Status;
-}
-
-impl ::kube_codegen_runtime::verbs::ApplyConfigured for IcecreamVerbs {
-    type Configuration = IcecreamApplyConfiguration;
-}
+/// The verbs of [`IcecreamClient`]: every verb `+genclient` gives.
+pub type IcecreamVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::WithStatus<
+        <Icecream as ::kube::core::object::HasStatus>::Status,
+    >,
+    ::kube_codegen_runtime::verbs::WithConfiguration<IcecreamApplyConfiguration>,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
 
 #[automatically_derived]
 impl<S> ::core::ops::Deref for IcecreamClient<S> {
@@ -95,60 +84,40 @@ impl IcecreamClient<::kube_codegen_runtime::scope::AllNamespaces> {
     }
 }
 
-/// The shared informer of [`Icecream`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct IcecreamInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Icecream>,
-}
-
-impl IcecreamInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Icecream>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Icecream> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> IcecreamLister {
-        IcecreamLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Icecream`] objects: one watch and one cache per factory; its `lister()` is a [`IcecreamLister`].
+pub type IcecreamInformer = ::kube_codegen_runtime::TypedInformer<
+    Icecream,
+    IcecreamLister,
+>;
 
 /// A read-only, cache-backed view of [`Icecream`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `icecreams(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct IcecreamLister {
-    lister: ::kube_codegen_runtime::Lister<Icecream>,
+pub struct IcecreamLister(
+    ::kube_codegen_runtime::ScopedLister<
+        Icecream,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for IcecreamLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        Icecream,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl IcecreamLister {
-    /// Every cached `Icecream` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<Icecream>> for IcecreamLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Icecream>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Icecream>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<Icecream>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -156,7 +125,7 @@ impl IcecreamLister {
     /// The cached `Icecream` objects of `namespace`.
     #[inline]
     pub fn icecreams(&self, namespace: &str) -> IcecreamNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 

@@ -15,25 +15,14 @@ pub struct BatchRunClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<BatchRun, S, BatchRunVerbs>,
 );
 
-/// The verbs `+genclient` gives [`BatchRunClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum BatchRunVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for BatchRunVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for BatchRunVerbs {}
-impl ::kube_codegen_runtime::verbs::UpdateStatus for BatchRunVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for BatchRunVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for BatchRunVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for BatchRunVerbs {}
-impl ::kube_codegen_runtime::verbs::List for BatchRunVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for BatchRunVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for BatchRunVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for BatchRunVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyStatus for BatchRunVerbs {
-    type Status = <BatchRun as ::kube::core::object::HasStatus>::Status;
-}
-
-impl ::kube_codegen_runtime::verbs::ApplyConfigured for BatchRunVerbs {
-    type Configuration = BatchRunApplyConfiguration;
-}
+/// The verbs of [`BatchRunClient`]: every verb `+genclient` gives.
+pub type BatchRunVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::WithStatus<
+        <BatchRun as ::kube::core::object::HasStatus>::Status,
+    >,
+    ::kube_codegen_runtime::verbs::WithConfiguration<BatchRunApplyConfiguration>,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
 
 #[automatically_derived]
 impl<S> ::core::ops::Deref for BatchRunClient<S> {
@@ -95,60 +84,40 @@ impl BatchRunClient<::kube_codegen_runtime::scope::AllNamespaces> {
     }
 }
 
-/// The shared informer of [`BatchRun`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct BatchRunInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<BatchRun>,
-}
-
-impl BatchRunInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<BatchRun>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<BatchRun> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> BatchRunLister {
-        BatchRunLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`BatchRun`] objects: one watch and one cache per factory; its `lister()` is a [`BatchRunLister`].
+pub type BatchRunInformer = ::kube_codegen_runtime::TypedInformer<
+    BatchRun,
+    BatchRunLister,
+>;
 
 /// A read-only, cache-backed view of [`BatchRun`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `batchruns(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct BatchRunLister {
-    lister: ::kube_codegen_runtime::Lister<BatchRun>,
+pub struct BatchRunLister(
+    ::kube_codegen_runtime::ScopedLister<
+        BatchRun,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for BatchRunLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        BatchRun,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl BatchRunLister {
-    /// Every cached `BatchRun` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<BatchRun>> for BatchRunLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<BatchRun>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<BatchRun>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<BatchRun>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -156,7 +125,7 @@ impl BatchRunLister {
     /// The cached `BatchRun` objects of `namespace`.
     #[inline]
     pub fn batchruns(&self, namespace: &str) -> BatchRunNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 

@@ -15,20 +15,12 @@ pub struct BlobClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Blob, S, BlobVerbs>,
 );
 
-/// The verbs `+genclient` gives [`BlobClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum BlobVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for BlobVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for BlobVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for BlobVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for BlobVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for BlobVerbs {}
-impl ::kube_codegen_runtime::verbs::List for BlobVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for BlobVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for BlobVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for BlobVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyConfigured for BlobVerbs {
-    type Configuration = BlobApplyConfiguration;
-}
+/// The verbs of [`BlobClient`]: every verb `+genclient` gives but the status ones.
+pub type BlobVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::NoStatus,
+    ::kube_codegen_runtime::verbs::WithConfiguration<BlobApplyConfiguration>,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
 
 #[automatically_derived]
 impl<S> ::core::ops::Deref for BlobClient<S> {
@@ -90,60 +82,34 @@ impl BlobClient<::kube_codegen_runtime::scope::AllNamespaces> {
     }
 }
 
-/// The shared informer of [`Blob`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct BlobInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Blob>,
-}
-
-impl BlobInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Blob>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Blob> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> BlobLister {
-        BlobLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Blob`] objects: one watch and one cache per factory; its `lister()` is a [`BlobLister`].
+pub type BlobInformer = ::kube_codegen_runtime::TypedInformer<Blob, BlobLister>;
 
 /// A read-only, cache-backed view of [`Blob`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `blobs(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct BlobLister {
-    lister: ::kube_codegen_runtime::Lister<Blob>,
+pub struct BlobLister(
+    ::kube_codegen_runtime::ScopedLister<Blob, ::kube_codegen_runtime::scope::Namespaced>,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for BlobLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        Blob,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl BlobLister {
-    /// Every cached `Blob` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<Blob>> for BlobLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Blob>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Blob>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<Blob>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -151,7 +117,7 @@ impl BlobLister {
     /// The cached `Blob` objects of `namespace`.
     #[inline]
     pub fn blobs(&self, namespace: &str) -> BlobNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 

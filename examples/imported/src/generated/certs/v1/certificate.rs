@@ -15,25 +15,14 @@ pub struct CertificateClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Certificate, S, CertificateVerbs>,
 );
 
-/// The verbs `+genclient` gives [`CertificateClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum CertificateVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for CertificateVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for CertificateVerbs {}
-impl ::kube_codegen_runtime::verbs::UpdateStatus for CertificateVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for CertificateVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for CertificateVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for CertificateVerbs {}
-impl ::kube_codegen_runtime::verbs::List for CertificateVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for CertificateVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for CertificateVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for CertificateVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyStatus for CertificateVerbs {
-    type Status = <Certificate as ::kube::core::object::HasStatus>::Status;
-}
-
-impl ::kube_codegen_runtime::verbs::ApplyConfigured for CertificateVerbs {
-    type Configuration = CertificateApplyConfiguration;
-}
+/// The verbs of [`CertificateClient`]: every verb `+genclient` gives.
+pub type CertificateVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::WithStatus<
+        <Certificate as ::kube::core::object::HasStatus>::Status,
+    >,
+    ::kube_codegen_runtime::verbs::WithConfiguration<CertificateApplyConfiguration>,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
 
 #[automatically_derived]
 impl<S> ::core::ops::Deref for CertificateClient<S> {
@@ -95,60 +84,41 @@ impl CertificateClient<::kube_codegen_runtime::scope::AllNamespaces> {
     }
 }
 
-/// The shared informer of [`Certificate`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct CertificateInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Certificate>,
-}
-
-impl CertificateInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Certificate>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Certificate> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> CertificateLister {
-        CertificateLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Certificate`] objects: one watch and one cache per factory; its `lister()` is a [`CertificateLister`].
+pub type CertificateInformer = ::kube_codegen_runtime::TypedInformer<
+    Certificate,
+    CertificateLister,
+>;
 
 /// A read-only, cache-backed view of [`Certificate`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `certificates(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct CertificateLister {
-    lister: ::kube_codegen_runtime::Lister<Certificate>,
+pub struct CertificateLister(
+    ::kube_codegen_runtime::ScopedLister<
+        Certificate,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for CertificateLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        Certificate,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl CertificateLister {
-    /// Every cached `Certificate` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<Certificate>>
+for CertificateLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Certificate>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Certificate>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<Certificate>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -156,7 +126,7 @@ impl CertificateLister {
     /// The cached `Certificate` objects of `namespace`.
     #[inline]
     pub fn certificates(&self, namespace: &str) -> CertificateNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 

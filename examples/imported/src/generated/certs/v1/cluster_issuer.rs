@@ -14,25 +14,14 @@ pub struct ClusterIssuerClient<S = ::kube_codegen_runtime::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<ClusterIssuer, S, ClusterIssuerVerbs>,
 );
 
-/// The verbs `+genclient` gives [`ClusterIssuerClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum ClusterIssuerVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for ClusterIssuerVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for ClusterIssuerVerbs {}
-impl ::kube_codegen_runtime::verbs::UpdateStatus for ClusterIssuerVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for ClusterIssuerVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for ClusterIssuerVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for ClusterIssuerVerbs {}
-impl ::kube_codegen_runtime::verbs::List for ClusterIssuerVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for ClusterIssuerVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for ClusterIssuerVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for ClusterIssuerVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyStatus for ClusterIssuerVerbs {
-    type Status = <ClusterIssuer as ::kube::core::object::HasStatus>::Status;
-}
-
-impl ::kube_codegen_runtime::verbs::ApplyConfigured for ClusterIssuerVerbs {
-    type Configuration = ClusterIssuerApplyConfiguration;
-}
+/// The verbs of [`ClusterIssuerClient`]: every verb `+genclient` gives.
+pub type ClusterIssuerVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::WithStatus<
+        <ClusterIssuer as ::kube::core::object::HasStatus>::Status,
+    >,
+    ::kube_codegen_runtime::verbs::WithConfiguration<ClusterIssuerApplyConfiguration>,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
 
 #[automatically_derived]
 impl<S> ::core::ops::Deref for ClusterIssuerClient<S> {
@@ -78,76 +67,18 @@ impl ClusterIssuerClient<::kube_codegen_runtime::scope::Cluster> {
     }
 }
 
-/// The shared informer of [`ClusterIssuer`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct ClusterIssuerInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<ClusterIssuer>,
-}
-
-impl ClusterIssuerInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<ClusterIssuer>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<ClusterIssuer> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> ClusterIssuerLister {
-        ClusterIssuerLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`ClusterIssuer`] objects: one watch and one cache per factory; its `lister()` is a [`ClusterIssuerLister`].
+pub type ClusterIssuerInformer = ::kube_codegen_runtime::TypedInformer<
+    ClusterIssuer,
+    ClusterIssuerLister,
+>;
 
 /// A read-only, cache-backed view of [`ClusterIssuer`] objects; objects are shared, clone one to change it.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct ClusterIssuerLister {
-    lister: ::kube_codegen_runtime::Lister<ClusterIssuer>,
-}
-
-impl ClusterIssuerLister {
-    /// Every cached `ClusterIssuer` whose labels `selector` matches (all namespaces), sorted.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<ClusterIssuer>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<ClusterIssuer>> {
-        self.lister.by_index(index, value)
-    }
-}
-
-impl ClusterIssuerLister {
-    /// The `ClusterIssuer` named `name`; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<ClusterIssuer>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-}
+/// `list`, `by_index` and `get(name)` (the runtime's `ScopedLister`).
+pub type ClusterIssuerLister = ::kube_codegen_runtime::ScopedLister<
+    ClusterIssuer,
+    ::kube_codegen_runtime::scope::Cluster,
+>;
 
 impl ClusterIssuer {
     /// The CRD of this version: kube's `CustomResourceExt::crd()` with the

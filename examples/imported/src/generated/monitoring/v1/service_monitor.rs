@@ -15,20 +15,12 @@ pub struct ServiceMonitorClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<ServiceMonitor, S, ServiceMonitorVerbs>,
 );
 
-/// The verbs `+genclient` gives [`ServiceMonitorClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum ServiceMonitorVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for ServiceMonitorVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for ServiceMonitorVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for ServiceMonitorVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for ServiceMonitorVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for ServiceMonitorVerbs {}
-impl ::kube_codegen_runtime::verbs::List for ServiceMonitorVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for ServiceMonitorVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for ServiceMonitorVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for ServiceMonitorVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyConfigured for ServiceMonitorVerbs {
-    type Configuration = ServiceMonitorApplyConfiguration;
-}
+/// The verbs of [`ServiceMonitorClient`]: every verb `+genclient` gives but the status ones.
+pub type ServiceMonitorVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::NoStatus,
+    ::kube_codegen_runtime::verbs::WithConfiguration<ServiceMonitorApplyConfiguration>,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
 
 #[automatically_derived]
 impl<S> ::core::ops::Deref for ServiceMonitorClient<S> {
@@ -94,60 +86,41 @@ impl ServiceMonitorClient<::kube_codegen_runtime::scope::AllNamespaces> {
     }
 }
 
-/// The shared informer of [`ServiceMonitor`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct ServiceMonitorInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<ServiceMonitor>,
-}
-
-impl ServiceMonitorInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<ServiceMonitor>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<ServiceMonitor> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> ServiceMonitorLister {
-        ServiceMonitorLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`ServiceMonitor`] objects: one watch and one cache per factory; its `lister()` is a [`ServiceMonitorLister`].
+pub type ServiceMonitorInformer = ::kube_codegen_runtime::TypedInformer<
+    ServiceMonitor,
+    ServiceMonitorLister,
+>;
 
 /// A read-only, cache-backed view of [`ServiceMonitor`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `servicemonitors(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct ServiceMonitorLister {
-    lister: ::kube_codegen_runtime::Lister<ServiceMonitor>,
+pub struct ServiceMonitorLister(
+    ::kube_codegen_runtime::ScopedLister<
+        ServiceMonitor,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for ServiceMonitorLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        ServiceMonitor,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl ServiceMonitorLister {
-    /// Every cached `ServiceMonitor` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<ServiceMonitor>>
+for ServiceMonitorLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<ServiceMonitor>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<ServiceMonitor>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<ServiceMonitor>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -155,7 +128,7 @@ impl ServiceMonitorLister {
     /// The cached `ServiceMonitor` objects of `namespace`.
     #[inline]
     pub fn servicemonitors(&self, namespace: &str) -> ServiceMonitorNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 

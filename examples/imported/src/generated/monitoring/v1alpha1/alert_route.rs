@@ -14,25 +14,14 @@ pub struct AlertRouteClient<S = ::kube_codegen_runtime::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<AlertRoute, S, AlertRouteVerbs>,
 );
 
-/// The verbs `+genclient` gives [`AlertRouteClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum AlertRouteVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for AlertRouteVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for AlertRouteVerbs {}
-impl ::kube_codegen_runtime::verbs::UpdateStatus for AlertRouteVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for AlertRouteVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for AlertRouteVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for AlertRouteVerbs {}
-impl ::kube_codegen_runtime::verbs::List for AlertRouteVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for AlertRouteVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for AlertRouteVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for AlertRouteVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyStatus for AlertRouteVerbs {
-    type Status = <AlertRoute as ::kube::core::object::HasStatus>::Status;
-}
-
-impl ::kube_codegen_runtime::verbs::ApplyConfigured for AlertRouteVerbs {
-    type Configuration = AlertRouteApplyConfiguration;
-}
+/// The verbs of [`AlertRouteClient`]: every verb `+genclient` gives.
+pub type AlertRouteVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::WithStatus<
+        <AlertRoute as ::kube::core::object::HasStatus>::Status,
+    >,
+    ::kube_codegen_runtime::verbs::WithConfiguration<AlertRouteApplyConfiguration>,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
 
 #[automatically_derived]
 impl<S> ::core::ops::Deref for AlertRouteClient<S> {
@@ -74,76 +63,18 @@ impl AlertRouteClient<::kube_codegen_runtime::scope::Cluster> {
     }
 }
 
-/// The shared informer of [`AlertRoute`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct AlertRouteInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<AlertRoute>,
-}
-
-impl AlertRouteInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<AlertRoute>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<AlertRoute> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> AlertRouteLister {
-        AlertRouteLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`AlertRoute`] objects: one watch and one cache per factory; its `lister()` is a [`AlertRouteLister`].
+pub type AlertRouteInformer = ::kube_codegen_runtime::TypedInformer<
+    AlertRoute,
+    AlertRouteLister,
+>;
 
 /// A read-only, cache-backed view of [`AlertRoute`] objects; objects are shared, clone one to change it.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct AlertRouteLister {
-    lister: ::kube_codegen_runtime::Lister<AlertRoute>,
-}
-
-impl AlertRouteLister {
-    /// Every cached `AlertRoute` whose labels `selector` matches (all namespaces), sorted.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<AlertRoute>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<AlertRoute>> {
-        self.lister.by_index(index, value)
-    }
-}
-
-impl AlertRouteLister {
-    /// The `AlertRoute` named `name`; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<AlertRoute>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-}
+/// `list`, `by_index` and `get(name)` (the runtime's `ScopedLister`).
+pub type AlertRouteLister = ::kube_codegen_runtime::ScopedLister<
+    AlertRoute,
+    ::kube_codegen_runtime::scope::Cluster,
+>;
 
 impl AlertRoute {
     /// The CRD of this version: kube's `CustomResourceExt::crd()` with the

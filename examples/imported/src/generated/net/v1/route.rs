@@ -15,25 +15,14 @@ pub struct RouteClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Route, S, RouteVerbs>,
 );
 
-/// The verbs `+genclient` gives [`RouteClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum RouteVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for RouteVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for RouteVerbs {}
-impl ::kube_codegen_runtime::verbs::UpdateStatus for RouteVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for RouteVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for RouteVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for RouteVerbs {}
-impl ::kube_codegen_runtime::verbs::List for RouteVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for RouteVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for RouteVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for RouteVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyStatus for RouteVerbs {
-    type Status = <Route as ::kube::core::object::HasStatus>::Status;
-}
-
-impl ::kube_codegen_runtime::verbs::ApplyConfigured for RouteVerbs {
-    type Configuration = RouteApplyConfiguration;
-}
+/// The verbs of [`RouteClient`]: every verb `+genclient` gives.
+pub type RouteVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::WithStatus<
+        <Route as ::kube::core::object::HasStatus>::Status,
+    >,
+    ::kube_codegen_runtime::verbs::WithConfiguration<RouteApplyConfiguration>,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
 
 #[automatically_derived]
 impl<S> ::core::ops::Deref for RouteClient<S> {
@@ -95,60 +84,37 @@ impl RouteClient<::kube_codegen_runtime::scope::AllNamespaces> {
     }
 }
 
-/// The shared informer of [`Route`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct RouteInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Route>,
-}
-
-impl RouteInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Route>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Route> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> RouteLister {
-        RouteLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Route`] objects: one watch and one cache per factory; its `lister()` is a [`RouteLister`].
+pub type RouteInformer = ::kube_codegen_runtime::TypedInformer<Route, RouteLister>;
 
 /// A read-only, cache-backed view of [`Route`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `routes(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct RouteLister {
-    lister: ::kube_codegen_runtime::Lister<Route>,
+pub struct RouteLister(
+    ::kube_codegen_runtime::ScopedLister<
+        Route,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for RouteLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        Route,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl RouteLister {
-    /// Every cached `Route` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<Route>> for RouteLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Route>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Route>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<Route>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -156,7 +122,7 @@ impl RouteLister {
     /// The cached `Route` objects of `namespace`.
     #[inline]
     pub fn routes(&self, namespace: &str) -> RouteNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 

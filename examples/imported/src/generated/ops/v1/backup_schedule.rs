@@ -15,25 +15,14 @@ pub struct BackupScheduleClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<BackupSchedule, S, BackupScheduleVerbs>,
 );
 
-/// The verbs `+genclient` gives [`BackupScheduleClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum BackupScheduleVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for BackupScheduleVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for BackupScheduleVerbs {}
-impl ::kube_codegen_runtime::verbs::UpdateStatus for BackupScheduleVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for BackupScheduleVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for BackupScheduleVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for BackupScheduleVerbs {}
-impl ::kube_codegen_runtime::verbs::List for BackupScheduleVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for BackupScheduleVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for BackupScheduleVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for BackupScheduleVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyStatus for BackupScheduleVerbs {
-    type Status = <BackupSchedule as ::kube::core::object::HasStatus>::Status;
-}
-
-impl ::kube_codegen_runtime::verbs::ApplyConfigured for BackupScheduleVerbs {
-    type Configuration = BackupScheduleApplyConfiguration;
-}
+/// The verbs of [`BackupScheduleClient`]: every verb `+genclient` gives.
+pub type BackupScheduleVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::WithStatus<
+        <BackupSchedule as ::kube::core::object::HasStatus>::Status,
+    >,
+    ::kube_codegen_runtime::verbs::WithConfiguration<BackupScheduleApplyConfiguration>,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
 
 #[automatically_derived]
 impl<S> ::core::ops::Deref for BackupScheduleClient<S> {
@@ -99,60 +88,41 @@ impl BackupScheduleClient<::kube_codegen_runtime::scope::AllNamespaces> {
     }
 }
 
-/// The shared informer of [`BackupSchedule`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct BackupScheduleInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<BackupSchedule>,
-}
-
-impl BackupScheduleInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<BackupSchedule>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<BackupSchedule> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> BackupScheduleLister {
-        BackupScheduleLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`BackupSchedule`] objects: one watch and one cache per factory; its `lister()` is a [`BackupScheduleLister`].
+pub type BackupScheduleInformer = ::kube_codegen_runtime::TypedInformer<
+    BackupSchedule,
+    BackupScheduleLister,
+>;
 
 /// A read-only, cache-backed view of [`BackupSchedule`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `backupschedules(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct BackupScheduleLister {
-    lister: ::kube_codegen_runtime::Lister<BackupSchedule>,
+pub struct BackupScheduleLister(
+    ::kube_codegen_runtime::ScopedLister<
+        BackupSchedule,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for BackupScheduleLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        BackupSchedule,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl BackupScheduleLister {
-    /// Every cached `BackupSchedule` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<BackupSchedule>>
+for BackupScheduleLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<BackupSchedule>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<BackupSchedule>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<BackupSchedule>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -160,7 +130,7 @@ impl BackupScheduleLister {
     /// The cached `BackupSchedule` objects of `namespace`.
     #[inline]
     pub fn backupschedules(&self, namespace: &str) -> BackupScheduleNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 

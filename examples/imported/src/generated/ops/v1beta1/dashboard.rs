@@ -15,20 +15,12 @@ pub struct DashboardClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Dashboard, S, DashboardVerbs>,
 );
 
-/// The verbs `+genclient` gives [`DashboardClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum DashboardVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for DashboardVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for DashboardVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for DashboardVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for DashboardVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for DashboardVerbs {}
-impl ::kube_codegen_runtime::verbs::List for DashboardVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for DashboardVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for DashboardVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for DashboardVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyConfigured for DashboardVerbs {
-    type Configuration = DashboardApplyConfiguration;
-}
+/// The verbs of [`DashboardClient`]: every verb `+genclient` gives but the status ones.
+pub type DashboardVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::NoStatus,
+    ::kube_codegen_runtime::verbs::WithConfiguration<DashboardApplyConfiguration>,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
 
 #[automatically_derived]
 impl<S> ::core::ops::Deref for DashboardClient<S> {
@@ -90,60 +82,41 @@ impl DashboardClient<::kube_codegen_runtime::scope::AllNamespaces> {
     }
 }
 
-/// The shared informer of [`Dashboard`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct DashboardInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Dashboard>,
-}
-
-impl DashboardInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Dashboard>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Dashboard> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> DashboardLister {
-        DashboardLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Dashboard`] objects: one watch and one cache per factory; its `lister()` is a [`DashboardLister`].
+pub type DashboardInformer = ::kube_codegen_runtime::TypedInformer<
+    Dashboard,
+    DashboardLister,
+>;
 
 /// A read-only, cache-backed view of [`Dashboard`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `dashboards(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct DashboardLister {
-    lister: ::kube_codegen_runtime::Lister<Dashboard>,
+pub struct DashboardLister(
+    ::kube_codegen_runtime::ScopedLister<
+        Dashboard,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for DashboardLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        Dashboard,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl DashboardLister {
-    /// Every cached `Dashboard` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<Dashboard>>
+for DashboardLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Dashboard>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Dashboard>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<Dashboard>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -151,7 +124,7 @@ impl DashboardLister {
     /// The cached `Dashboard` objects of `namespace`.
     #[inline]
     pub fn dashboards(&self, namespace: &str) -> DashboardNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 

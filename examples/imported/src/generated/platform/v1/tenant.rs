@@ -14,25 +14,14 @@ pub struct TenantClient<S = ::kube_codegen_runtime::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<Tenant, S, TenantVerbs>,
 );
 
-/// The verbs `+genclient` gives [`TenantClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum TenantVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for TenantVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for TenantVerbs {}
-impl ::kube_codegen_runtime::verbs::UpdateStatus for TenantVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for TenantVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for TenantVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for TenantVerbs {}
-impl ::kube_codegen_runtime::verbs::List for TenantVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for TenantVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for TenantVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for TenantVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyStatus for TenantVerbs {
-    type Status = <Tenant as ::kube::core::object::HasStatus>::Status;
-}
-
-impl ::kube_codegen_runtime::verbs::ApplyConfigured for TenantVerbs {
-    type Configuration = TenantApplyConfiguration;
-}
+/// The verbs of [`TenantClient`]: every verb `+genclient` gives.
+pub type TenantVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::WithStatus<
+        <Tenant as ::kube::core::object::HasStatus>::Status,
+    >,
+    ::kube_codegen_runtime::verbs::WithConfiguration<TenantApplyConfiguration>,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
 
 #[automatically_derived]
 impl<S> ::core::ops::Deref for TenantClient<S> {
@@ -74,76 +63,15 @@ impl TenantClient<::kube_codegen_runtime::scope::Cluster> {
     }
 }
 
-/// The shared informer of [`Tenant`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct TenantInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Tenant>,
-}
-
-impl TenantInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Tenant>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Tenant> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> TenantLister {
-        TenantLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Tenant`] objects: one watch and one cache per factory; its `lister()` is a [`TenantLister`].
+pub type TenantInformer = ::kube_codegen_runtime::TypedInformer<Tenant, TenantLister>;
 
 /// A read-only, cache-backed view of [`Tenant`] objects; objects are shared, clone one to change it.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct TenantLister {
-    lister: ::kube_codegen_runtime::Lister<Tenant>,
-}
-
-impl TenantLister {
-    /// Every cached `Tenant` whose labels `selector` matches (all namespaces), sorted.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Tenant>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Tenant>> {
-        self.lister.by_index(index, value)
-    }
-}
-
-impl TenantLister {
-    /// The `Tenant` named `name`; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<Tenant>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-}
+/// `list`, `by_index` and `get(name)` (the runtime's `ScopedLister`).
+pub type TenantLister = ::kube_codegen_runtime::ScopedLister<
+    Tenant,
+    ::kube_codegen_runtime::scope::Cluster,
+>;
 
 impl Tenant {
     /// The CRD of this version: kube's `CustomResourceExt::crd()` with the

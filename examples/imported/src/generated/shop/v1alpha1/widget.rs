@@ -15,20 +15,12 @@ pub struct WidgetClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Widget, S, WidgetVerbs>,
 );
 
-/// The verbs `+genclient` gives [`WidgetClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum WidgetVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for WidgetVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for WidgetVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for WidgetVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for WidgetVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for WidgetVerbs {}
-impl ::kube_codegen_runtime::verbs::List for WidgetVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for WidgetVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for WidgetVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for WidgetVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyConfigured for WidgetVerbs {
-    type Configuration = WidgetApplyConfiguration;
-}
+/// The verbs of [`WidgetClient`]: every verb `+genclient` gives but the status ones.
+pub type WidgetVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::NoStatus,
+    ::kube_codegen_runtime::verbs::WithConfiguration<WidgetApplyConfiguration>,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
 
 #[automatically_derived]
 impl<S> ::core::ops::Deref for WidgetClient<S> {
@@ -90,60 +82,37 @@ impl WidgetClient<::kube_codegen_runtime::scope::AllNamespaces> {
     }
 }
 
-/// The shared informer of [`Widget`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct WidgetInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Widget>,
-}
-
-impl WidgetInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Widget>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Widget> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> WidgetLister {
-        WidgetLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Widget`] objects: one watch and one cache per factory; its `lister()` is a [`WidgetLister`].
+pub type WidgetInformer = ::kube_codegen_runtime::TypedInformer<Widget, WidgetLister>;
 
 /// A read-only, cache-backed view of [`Widget`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `widgets(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct WidgetLister {
-    lister: ::kube_codegen_runtime::Lister<Widget>,
+pub struct WidgetLister(
+    ::kube_codegen_runtime::ScopedLister<
+        Widget,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for WidgetLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        Widget,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl WidgetLister {
-    /// Every cached `Widget` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<Widget>> for WidgetLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Widget>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Widget>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<Widget>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -151,7 +120,7 @@ impl WidgetLister {
     /// The cached `Widget` objects of `namespace`.
     #[inline]
     pub fn widgets(&self, namespace: &str) -> WidgetNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 

@@ -15,20 +15,12 @@ pub struct ProbeClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Probe, S, ProbeVerbs>,
 );
 
-/// The verbs `+genclient` gives [`ProbeClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum ProbeVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for ProbeVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for ProbeVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for ProbeVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for ProbeVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for ProbeVerbs {}
-impl ::kube_codegen_runtime::verbs::List for ProbeVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for ProbeVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for ProbeVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for ProbeVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyConfigured for ProbeVerbs {
-    type Configuration = ProbeApplyConfiguration;
-}
+/// The verbs of [`ProbeClient`]: every verb `+genclient` gives but the status ones.
+pub type ProbeVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::NoStatus,
+    ::kube_codegen_runtime::verbs::WithConfiguration<ProbeApplyConfiguration>,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
 
 #[automatically_derived]
 impl<S> ::core::ops::Deref for ProbeClient<S> {
@@ -90,60 +82,37 @@ impl ProbeClient<::kube_codegen_runtime::scope::AllNamespaces> {
     }
 }
 
-/// The shared informer of [`Probe`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct ProbeInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Probe>,
-}
-
-impl ProbeInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Probe>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Probe> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> ProbeLister {
-        ProbeLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Probe`] objects: one watch and one cache per factory; its `lister()` is a [`ProbeLister`].
+pub type ProbeInformer = ::kube_codegen_runtime::TypedInformer<Probe, ProbeLister>;
 
 /// A read-only, cache-backed view of [`Probe`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `probes(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct ProbeLister {
-    lister: ::kube_codegen_runtime::Lister<Probe>,
+pub struct ProbeLister(
+    ::kube_codegen_runtime::ScopedLister<
+        Probe,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for ProbeLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        Probe,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl ProbeLister {
-    /// Every cached `Probe` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<Probe>> for ProbeLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Probe>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Probe>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<Probe>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -151,7 +120,7 @@ impl ProbeLister {
     /// The cached `Probe` objects of `namespace`.
     #[inline]
     pub fn probes(&self, namespace: &str) -> ProbeNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 

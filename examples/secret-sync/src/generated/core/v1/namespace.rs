@@ -58,73 +58,15 @@ impl NamespaceClient<::kube_codegen_runtime::scope::Cluster> {
     }
 }
 
-/// The shared informer of [`Namespace`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct NamespaceInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Namespace>,
-}
-
-impl NamespaceInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Namespace>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Namespace> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> NamespaceLister {
-        NamespaceLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Namespace`] objects: one watch and one cache per factory; its `lister()` is a [`NamespaceLister`].
+pub type NamespaceInformer = ::kube_codegen_runtime::TypedInformer<
+    Namespace,
+    NamespaceLister,
+>;
 
 /// A read-only, cache-backed view of [`Namespace`] objects; objects are shared, clone one to change it.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct NamespaceLister {
-    lister: ::kube_codegen_runtime::Lister<Namespace>,
-}
-
-impl NamespaceLister {
-    /// Every cached `Namespace` whose labels `selector` matches (all namespaces), sorted.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Namespace>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Namespace>> {
-        self.lister.by_index(index, value)
-    }
-}
-
-impl NamespaceLister {
-    /// The `Namespace` named `name`; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<Namespace>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-}
+/// `list`, `by_index` and `get(name)` (the runtime's `ScopedLister`).
+pub type NamespaceLister = ::kube_codegen_runtime::ScopedLister<
+    Namespace,
+    ::kube_codegen_runtime::scope::Cluster,
+>;

@@ -15,20 +15,12 @@ pub struct SecretClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Secret, S, SecretVerbs>,
 );
 
-/// The verbs `+genclient` gives [`SecretClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum SecretVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for SecretVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for SecretVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for SecretVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for SecretVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for SecretVerbs {}
-impl ::kube_codegen_runtime::verbs::List for SecretVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for SecretVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for SecretVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for SecretVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyConfigured for SecretVerbs {
-    type Configuration = SecretApplyConfiguration;
-}
+/// The verbs of [`SecretClient`]: every verb `+genclient` gives but the status ones.
+pub type SecretVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::NoStatus,
+    ::kube_codegen_runtime::verbs::WithConfiguration<SecretApplyConfiguration>,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
 
 #[automatically_derived]
 impl<S> ::core::ops::Deref for SecretClient<S> {
@@ -90,60 +82,37 @@ impl SecretClient<::kube_codegen_runtime::scope::AllNamespaces> {
     }
 }
 
-/// The shared informer of [`Secret`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct SecretInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Secret>,
-}
-
-impl SecretInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Secret>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Secret> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> SecretLister {
-        SecretLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Secret`] objects: one watch and one cache per factory; its `lister()` is a [`SecretLister`].
+pub type SecretInformer = ::kube_codegen_runtime::TypedInformer<Secret, SecretLister>;
 
 /// A read-only, cache-backed view of [`Secret`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `secrets(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct SecretLister {
-    lister: ::kube_codegen_runtime::Lister<Secret>,
+pub struct SecretLister(
+    ::kube_codegen_runtime::ScopedLister<
+        Secret,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for SecretLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        Secret,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl SecretLister {
-    /// Every cached `Secret` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<Secret>> for SecretLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Secret>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Secret>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<Secret>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -151,7 +120,7 @@ impl SecretLister {
     /// The cached `Secret` objects of `namespace`.
     #[inline]
     pub fn secrets(&self, namespace: &str) -> SecretNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 

@@ -15,25 +15,14 @@ pub struct PlanterClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Planter, S, PlanterVerbs>,
 );
 
-/// The verbs `+genclient` gives [`PlanterClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum PlanterVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for PlanterVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for PlanterVerbs {}
-impl ::kube_codegen_runtime::verbs::UpdateStatus for PlanterVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for PlanterVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for PlanterVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for PlanterVerbs {}
-impl ::kube_codegen_runtime::verbs::List for PlanterVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for PlanterVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for PlanterVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for PlanterVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyStatus for PlanterVerbs {
-    type Status = <Planter as ::kube::core::object::HasStatus>::Status;
-}
-
-impl ::kube_codegen_runtime::verbs::ApplyConfigured for PlanterVerbs {
-    type Configuration = PlanterApplyConfiguration;
-}
+/// The verbs of [`PlanterClient`]: every verb `+genclient` gives.
+pub type PlanterVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::WithStatus<
+        <Planter as ::kube::core::object::HasStatus>::Status,
+    >,
+    ::kube_codegen_runtime::verbs::WithConfiguration<PlanterApplyConfiguration>,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
 
 #[automatically_derived]
 impl<S> ::core::ops::Deref for PlanterClient<S> {
@@ -95,60 +84,37 @@ impl PlanterClient<::kube_codegen_runtime::scope::AllNamespaces> {
     }
 }
 
-/// The shared informer of [`Planter`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct PlanterInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Planter>,
-}
-
-impl PlanterInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Planter>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Planter> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> PlanterLister {
-        PlanterLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Planter`] objects: one watch and one cache per factory; its `lister()` is a [`PlanterLister`].
+pub type PlanterInformer = ::kube_codegen_runtime::TypedInformer<Planter, PlanterLister>;
 
 /// A read-only, cache-backed view of [`Planter`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `planters(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct PlanterLister {
-    lister: ::kube_codegen_runtime::Lister<Planter>,
+pub struct PlanterLister(
+    ::kube_codegen_runtime::ScopedLister<
+        Planter,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for PlanterLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        Planter,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl PlanterLister {
-    /// Every cached `Planter` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<Planter>> for PlanterLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Planter>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Planter>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<Planter>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -156,7 +122,7 @@ impl PlanterLister {
     /// The cached `Planter` objects of `namespace`.
     #[inline]
     pub fn planters(&self, namespace: &str) -> PlanterNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 

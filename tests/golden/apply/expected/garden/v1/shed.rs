@@ -15,25 +15,14 @@ pub struct ShedClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Shed, S, ShedVerbs>,
 );
 
-/// The verbs `+genclient` gives [`ShedClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum ShedVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for ShedVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for ShedVerbs {}
-impl ::kube_codegen_runtime::verbs::UpdateStatus for ShedVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for ShedVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for ShedVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for ShedVerbs {}
-impl ::kube_codegen_runtime::verbs::List for ShedVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for ShedVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for ShedVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for ShedVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyStatus for ShedVerbs {
-    type Status = <Shed as ::kube::core::object::HasStatus>::Status;
-}
-
-impl ::kube_codegen_runtime::verbs::ApplyConfigured for ShedVerbs {
-    type Configuration = ShedApplyConfiguration;
-}
+/// The verbs of [`ShedClient`]: every verb `+genclient` gives.
+pub type ShedVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::WithStatus<
+        <Shed as ::kube::core::object::HasStatus>::Status,
+    >,
+    ::kube_codegen_runtime::verbs::WithConfiguration<ShedApplyConfiguration>,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
 
 #[automatically_derived]
 impl<S> ::core::ops::Deref for ShedClient<S> {
@@ -95,60 +84,34 @@ impl ShedClient<::kube_codegen_runtime::scope::AllNamespaces> {
     }
 }
 
-/// The shared informer of [`Shed`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct ShedInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Shed>,
-}
-
-impl ShedInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Shed>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Shed> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> ShedLister {
-        ShedLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Shed`] objects: one watch and one cache per factory; its `lister()` is a [`ShedLister`].
+pub type ShedInformer = ::kube_codegen_runtime::TypedInformer<Shed, ShedLister>;
 
 /// A read-only, cache-backed view of [`Shed`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `sheds(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct ShedLister {
-    lister: ::kube_codegen_runtime::Lister<Shed>,
+pub struct ShedLister(
+    ::kube_codegen_runtime::ScopedLister<Shed, ::kube_codegen_runtime::scope::Namespaced>,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for ShedLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        Shed,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl ShedLister {
-    /// Every cached `Shed` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<Shed>> for ShedLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Shed>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Shed>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<Shed>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -156,7 +119,7 @@ impl ShedLister {
     /// The cached `Shed` objects of `namespace`.
     #[inline]
     pub fn sheds(&self, namespace: &str) -> ShedNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 

@@ -80,60 +80,41 @@ impl ReplicaSetClient<::kube_codegen_runtime::scope::AllNamespaces> {
     }
 }
 
-/// The shared informer of [`ReplicaSet`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct ReplicaSetInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<ReplicaSet>,
-}
-
-impl ReplicaSetInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<ReplicaSet>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<ReplicaSet> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> ReplicaSetLister {
-        ReplicaSetLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`ReplicaSet`] objects: one watch and one cache per factory; its `lister()` is a [`ReplicaSetLister`].
+pub type ReplicaSetInformer = ::kube_codegen_runtime::TypedInformer<
+    ReplicaSet,
+    ReplicaSetLister,
+>;
 
 /// A read-only, cache-backed view of [`ReplicaSet`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `replicasets(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct ReplicaSetLister {
-    lister: ::kube_codegen_runtime::Lister<ReplicaSet>,
+pub struct ReplicaSetLister(
+    ::kube_codegen_runtime::ScopedLister<
+        ReplicaSet,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for ReplicaSetLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        ReplicaSet,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl ReplicaSetLister {
-    /// Every cached `ReplicaSet` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<ReplicaSet>>
+for ReplicaSetLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<ReplicaSet>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<ReplicaSet>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<ReplicaSet>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -141,7 +122,7 @@ impl ReplicaSetLister {
     /// The cached `ReplicaSet` objects of `namespace`.
     #[inline]
     pub fn replicasets(&self, namespace: &str) -> ReplicaSetNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 

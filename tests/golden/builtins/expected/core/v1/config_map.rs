@@ -15,20 +15,12 @@ pub struct ConfigMapClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<ConfigMap, S, ConfigMapVerbs>,
 );
 
-/// The verbs `+genclient` gives [`ConfigMapClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum ConfigMapVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for ConfigMapVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for ConfigMapVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for ConfigMapVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for ConfigMapVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for ConfigMapVerbs {}
-impl ::kube_codegen_runtime::verbs::List for ConfigMapVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for ConfigMapVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for ConfigMapVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for ConfigMapVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyConfigured for ConfigMapVerbs {
-    type Configuration = ConfigMapApplyConfiguration;
-}
+/// The verbs of [`ConfigMapClient`]: every verb `+genclient` gives but the status ones.
+pub type ConfigMapVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::NoStatus,
+    ::kube_codegen_runtime::verbs::WithConfiguration<ConfigMapApplyConfiguration>,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
 
 #[automatically_derived]
 impl<S> ::core::ops::Deref for ConfigMapClient<S> {
@@ -90,60 +82,41 @@ impl ConfigMapClient<::kube_codegen_runtime::scope::AllNamespaces> {
     }
 }
 
-/// The shared informer of [`ConfigMap`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct ConfigMapInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<ConfigMap>,
-}
-
-impl ConfigMapInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<ConfigMap>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<ConfigMap> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> ConfigMapLister {
-        ConfigMapLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`ConfigMap`] objects: one watch and one cache per factory; its `lister()` is a [`ConfigMapLister`].
+pub type ConfigMapInformer = ::kube_codegen_runtime::TypedInformer<
+    ConfigMap,
+    ConfigMapLister,
+>;
 
 /// A read-only, cache-backed view of [`ConfigMap`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `configmaps(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct ConfigMapLister {
-    lister: ::kube_codegen_runtime::Lister<ConfigMap>,
+pub struct ConfigMapLister(
+    ::kube_codegen_runtime::ScopedLister<
+        ConfigMap,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for ConfigMapLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        ConfigMap,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl ConfigMapLister {
-    /// Every cached `ConfigMap` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<ConfigMap>>
+for ConfigMapLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<ConfigMap>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<ConfigMap>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<ConfigMap>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -151,7 +124,7 @@ impl ConfigMapLister {
     /// The cached `ConfigMap` objects of `namespace`.
     #[inline]
     pub fn configmaps(&self, namespace: &str) -> ConfigMapNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 

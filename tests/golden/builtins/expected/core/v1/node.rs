@@ -14,25 +14,12 @@ pub struct NodeClient<S = ::kube_codegen_runtime::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<Node, S, NodeVerbs>,
 );
 
-/// The verbs `+genclient` gives [`NodeClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum NodeVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for NodeVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for NodeVerbs {}
-impl ::kube_codegen_runtime::verbs::UpdateStatus for NodeVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for NodeVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for NodeVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for NodeVerbs {}
-impl ::kube_codegen_runtime::verbs::List for NodeVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for NodeVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for NodeVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for NodeVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyStatus for NodeVerbs {
-    type Status = ::k8s_openapi::api::core::v1::NodeStatus;
-}
-
-impl ::kube_codegen_runtime::verbs::ApplyConfigured for NodeVerbs {
-    type Configuration = NodeApplyConfiguration;
-}
+/// The verbs of [`NodeClient`]: every verb `+genclient` gives.
+pub type NodeVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::WithStatus<::k8s_openapi::api::core::v1::NodeStatus>,
+    ::kube_codegen_runtime::verbs::WithConfiguration<NodeApplyConfiguration>,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
 
 #[automatically_derived]
 impl<S> ::core::ops::Deref for NodeClient<S> {
@@ -74,73 +61,12 @@ impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
     }
 }
 
-/// The shared informer of [`Node`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct NodeInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Node>,
-}
-
-impl NodeInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Node>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Node> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> NodeLister {
-        NodeLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Node`] objects: one watch and one cache per factory; its `lister()` is a [`NodeLister`].
+pub type NodeInformer = ::kube_codegen_runtime::TypedInformer<Node, NodeLister>;
 
 /// A read-only, cache-backed view of [`Node`] objects; objects are shared, clone one to change it.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct NodeLister {
-    lister: ::kube_codegen_runtime::Lister<Node>,
-}
-
-impl NodeLister {
-    /// Every cached `Node` whose labels `selector` matches (all namespaces), sorted.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Node>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Node>> {
-        self.lister.by_index(index, value)
-    }
-}
-
-impl NodeLister {
-    /// The `Node` named `name`; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<Node>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-}
+/// `list`, `by_index` and `get(name)` (the runtime's `ScopedLister`).
+pub type NodeLister = ::kube_codegen_runtime::ScopedLister<
+    Node,
+    ::kube_codegen_runtime::scope::Cluster,
+>;

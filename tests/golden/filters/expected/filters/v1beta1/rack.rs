@@ -13,17 +13,13 @@ pub struct RackClient<S = ::kube_codegen_runtime::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<Rack, S, RackVerbs>,
 );
 
-/// The verbs `+genclient` gives [`RackClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum RackVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for RackVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for RackVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for RackVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for RackVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for RackVerbs {}
-impl ::kube_codegen_runtime::verbs::List for RackVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for RackVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for RackVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for RackVerbs {}
+/// The verbs of [`RackClient`]: every verb `+genclient` gives but the status ones.
+pub type RackVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::NoStatus,
+    ::kube_codegen_runtime::verbs::NoConfiguration,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
+
 #[automatically_derived]
 impl<S> ::core::ops::Deref for RackClient<S> {
     type Target = ::kube_codegen_runtime::TypedClient<Rack, S, RackVerbs>;
@@ -64,76 +60,15 @@ impl RackClient<::kube_codegen_runtime::scope::Cluster> {
     }
 }
 
-/// The shared informer of [`Rack`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct RackInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Rack>,
-}
-
-impl RackInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Rack>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Rack> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> RackLister {
-        RackLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Rack`] objects: one watch and one cache per factory; its `lister()` is a [`RackLister`].
+pub type RackInformer = ::kube_codegen_runtime::TypedInformer<Rack, RackLister>;
 
 /// A read-only, cache-backed view of [`Rack`] objects; objects are shared, clone one to change it.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct RackLister {
-    lister: ::kube_codegen_runtime::Lister<Rack>,
-}
-
-impl RackLister {
-    /// Every cached `Rack` whose labels `selector` matches (all namespaces), sorted.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Rack>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Rack>> {
-        self.lister.by_index(index, value)
-    }
-}
-
-impl RackLister {
-    /// The `Rack` named `name`; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<Rack>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-}
+/// `list`, `by_index` and `get(name)` (the runtime's `ScopedLister`).
+pub type RackLister = ::kube_codegen_runtime::ScopedLister<
+    Rack,
+    ::kube_codegen_runtime::scope::Cluster,
+>;
 
 impl Rack {
     /// The CRD of this version: kube's `CustomResourceExt::crd()` with the

@@ -79,60 +79,37 @@ impl ReaderClient<::kube_codegen_runtime::scope::AllNamespaces> {
     }
 }
 
-/// The shared informer of [`Reader`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct ReaderInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Reader>,
-}
-
-impl ReaderInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Reader>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Reader> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> ReaderLister {
-        ReaderLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Reader`] objects: one watch and one cache per factory; its `lister()` is a [`ReaderLister`].
+pub type ReaderInformer = ::kube_codegen_runtime::TypedInformer<Reader, ReaderLister>;
 
 /// A read-only, cache-backed view of [`Reader`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `readers(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct ReaderLister {
-    lister: ::kube_codegen_runtime::Lister<Reader>,
+pub struct ReaderLister(
+    ::kube_codegen_runtime::ScopedLister<
+        Reader,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for ReaderLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        Reader,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl ReaderLister {
-    /// Every cached `Reader` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<Reader>> for ReaderLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Reader>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Reader>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<Reader>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -140,7 +117,7 @@ impl ReaderLister {
     /// The cached `Reader` objects of `namespace`.
     #[inline]
     pub fn readers(&self, namespace: &str) -> ReaderNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 

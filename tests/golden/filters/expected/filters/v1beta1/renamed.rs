@@ -13,17 +13,13 @@ pub struct RenamedClient<S = ::kube_codegen_runtime::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<Renamed, S, RenamedVerbs>,
 );
 
-/// The verbs `+genclient` gives [`RenamedClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum RenamedVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for RenamedVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for RenamedVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for RenamedVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for RenamedVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for RenamedVerbs {}
-impl ::kube_codegen_runtime::verbs::List for RenamedVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for RenamedVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for RenamedVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for RenamedVerbs {}
+/// The verbs of [`RenamedClient`]: every verb `+genclient` gives but the status ones.
+pub type RenamedVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::NoStatus,
+    ::kube_codegen_runtime::verbs::NoConfiguration,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
+
 #[automatically_derived]
 impl<S> ::core::ops::Deref for RenamedClient<S> {
     type Target = ::kube_codegen_runtime::TypedClient<Renamed, S, RenamedVerbs>;
@@ -64,76 +60,15 @@ impl RenamedClient<::kube_codegen_runtime::scope::Cluster> {
     }
 }
 
-/// The shared informer of [`Renamed`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct RenamedInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Renamed>,
-}
-
-impl RenamedInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Renamed>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Renamed> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> RenamedLister {
-        RenamedLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Renamed`] objects: one watch and one cache per factory; its `lister()` is a [`RenamedLister`].
+pub type RenamedInformer = ::kube_codegen_runtime::TypedInformer<Renamed, RenamedLister>;
 
 /// A read-only, cache-backed view of [`Renamed`] objects; objects are shared, clone one to change it.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct RenamedLister {
-    lister: ::kube_codegen_runtime::Lister<Renamed>,
-}
-
-impl RenamedLister {
-    /// Every cached `Renamed` whose labels `selector` matches (all namespaces), sorted.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Renamed>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Renamed>> {
-        self.lister.by_index(index, value)
-    }
-}
-
-impl RenamedLister {
-    /// The `Renamed` named `name`; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<Renamed>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-}
+/// `list`, `by_index` and `get(name)` (the runtime's `ScopedLister`).
+pub type RenamedLister = ::kube_codegen_runtime::ScopedLister<
+    Renamed,
+    ::kube_codegen_runtime::scope::Cluster,
+>;
 
 impl Renamed {
     /// The CRD of this version: kube's `CustomResourceExt::crd()` with the

@@ -14,17 +14,13 @@ pub struct AppClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<App, S, AppVerbs>,
 );
 
-/// The verbs `+genclient` gives [`AppClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum AppVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for AppVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for AppVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for AppVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for AppVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for AppVerbs {}
-impl ::kube_codegen_runtime::verbs::List for AppVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for AppVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for AppVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for AppVerbs {}
+/// The verbs of [`AppClient`]: every verb `+genclient` gives but the status ones.
+pub type AppVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::NoStatus,
+    ::kube_codegen_runtime::verbs::NoConfiguration,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
+
 #[automatically_derived]
 impl<S> ::core::ops::Deref for AppClient<S> {
     type Target = ::kube_codegen_runtime::TypedClient<App, S, AppVerbs>;
@@ -85,60 +81,34 @@ impl AppClient<::kube_codegen_runtime::scope::AllNamespaces> {
     }
 }
 
-/// The shared informer of [`App`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct AppInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<App>,
-}
-
-impl AppInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<App>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<App> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> AppLister {
-        AppLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`App`] objects: one watch and one cache per factory; its `lister()` is a [`AppLister`].
+pub type AppInformer = ::kube_codegen_runtime::TypedInformer<App, AppLister>;
 
 /// A read-only, cache-backed view of [`App`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `apps(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct AppLister {
-    lister: ::kube_codegen_runtime::Lister<App>,
+pub struct AppLister(
+    ::kube_codegen_runtime::ScopedLister<App, ::kube_codegen_runtime::scope::Namespaced>,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for AppLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        App,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl AppLister {
-    /// Every cached `App` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<App>> for AppLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<App>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<App>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<App>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -146,7 +116,7 @@ impl AppLister {
     /// The cached `App` objects of `namespace`.
     #[inline]
     pub fn apps(&self, namespace: &str) -> AppNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 

@@ -13,17 +13,13 @@ pub struct PluginClient<S = ::kube_codegen_runtime::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<Plugin, S, PluginVerbs>,
 );
 
-/// The verbs `+genclient` gives [`PluginClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum PluginVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for PluginVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for PluginVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for PluginVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for PluginVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for PluginVerbs {}
-impl ::kube_codegen_runtime::verbs::List for PluginVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for PluginVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for PluginVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for PluginVerbs {}
+/// The verbs of [`PluginClient`]: every verb `+genclient` gives but the status ones.
+pub type PluginVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::NoStatus,
+    ::kube_codegen_runtime::verbs::NoConfiguration,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
+
 #[automatically_derived]
 impl<S> ::core::ops::Deref for PluginClient<S> {
     type Target = ::kube_codegen_runtime::TypedClient<Plugin, S, PluginVerbs>;
@@ -64,76 +60,15 @@ impl PluginClient<::kube_codegen_runtime::scope::Cluster> {
     }
 }
 
-/// The shared informer of [`Plugin`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct PluginInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Plugin>,
-}
-
-impl PluginInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Plugin>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Plugin> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> PluginLister {
-        PluginLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Plugin`] objects: one watch and one cache per factory; its `lister()` is a [`PluginLister`].
+pub type PluginInformer = ::kube_codegen_runtime::TypedInformer<Plugin, PluginLister>;
 
 /// A read-only, cache-backed view of [`Plugin`] objects; objects are shared, clone one to change it.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct PluginLister {
-    lister: ::kube_codegen_runtime::Lister<Plugin>,
-}
-
-impl PluginLister {
-    /// Every cached `Plugin` whose labels `selector` matches (all namespaces), sorted.
-    #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Plugin>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Plugin>> {
-        self.lister.by_index(index, value)
-    }
-}
-
-impl PluginLister {
-    /// The `Plugin` named `name`; a missing one is `NotFound`.
-    #[inline]
-    pub fn get(
-        &self,
-        name: &str,
-    ) -> ::core::result::Result<
-        ::std::sync::Arc<Plugin>,
-        ::kube_codegen_runtime::NotFound,
-    > {
-        self.lister.get(name)
-    }
-}
+/// `list`, `by_index` and `get(name)` (the runtime's `ScopedLister`).
+pub type PluginLister = ::kube_codegen_runtime::ScopedLister<
+    Plugin,
+    ::kube_codegen_runtime::scope::Cluster,
+>;
 
 impl Plugin {
     /// The CRD of this version: kube's `CustomResourceExt::crd()` with the

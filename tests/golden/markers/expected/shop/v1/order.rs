@@ -14,23 +14,15 @@ pub struct OrderClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Order, S, OrderVerbs>,
 );
 
-/// The verbs `+genclient` gives [`OrderClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum OrderVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for OrderVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for OrderVerbs {}
-impl ::kube_codegen_runtime::verbs::UpdateStatus for OrderVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for OrderVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for OrderVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for OrderVerbs {}
-impl ::kube_codegen_runtime::verbs::List for OrderVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for OrderVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for OrderVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for OrderVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyStatus for OrderVerbs {
-    type Status = <Order as ::kube::core::object::HasStatus>::Status;
-}
+/// The verbs of [`OrderClient`]: every verb `+genclient` gives.
+pub type OrderVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::WithStatus<
+        <Order as ::kube::core::object::HasStatus>::Status,
+    >,
+    ::kube_codegen_runtime::verbs::NoConfiguration,
+    ::kube_codegen_runtime::verbs::WithScale,
+>;
 
-impl ::kube_codegen_runtime::verbs::Scale for OrderVerbs {}
 #[automatically_derived]
 impl<S> ::core::ops::Deref for OrderClient<S> {
     type Target = ::kube_codegen_runtime::TypedClient<Order, S, OrderVerbs>;
@@ -91,60 +83,37 @@ impl OrderClient<::kube_codegen_runtime::scope::AllNamespaces> {
     }
 }
 
-/// The shared informer of [`Order`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct OrderInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Order>,
-}
-
-impl OrderInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Order>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Order> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> OrderLister {
-        OrderLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Order`] objects: one watch and one cache per factory; its `lister()` is a [`OrderLister`].
+pub type OrderInformer = ::kube_codegen_runtime::TypedInformer<Order, OrderLister>;
 
 /// A read-only, cache-backed view of [`Order`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `orders(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct OrderLister {
-    lister: ::kube_codegen_runtime::Lister<Order>,
+pub struct OrderLister(
+    ::kube_codegen_runtime::ScopedLister<
+        Order,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for OrderLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        Order,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl OrderLister {
-    /// Every cached `Order` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<Order>> for OrderLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Order>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Order>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<Order>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -152,7 +121,7 @@ impl OrderLister {
     /// The cached `Order` objects of `namespace`.
     #[inline]
     pub fn orders(&self, namespace: &str) -> OrderNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 

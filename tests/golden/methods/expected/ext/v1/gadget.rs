@@ -16,21 +16,14 @@ pub struct GadgetClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Gadget, S, GadgetVerbs>,
 );
 
-/// The verbs `+genclient` gives [`GadgetClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
-pub enum GadgetVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for GadgetVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for GadgetVerbs {}
-impl ::kube_codegen_runtime::verbs::UpdateStatus for GadgetVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for GadgetVerbs {}
-impl ::kube_codegen_runtime::verbs::DeleteCollection for GadgetVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for GadgetVerbs {}
-impl ::kube_codegen_runtime::verbs::List for GadgetVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for GadgetVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for GadgetVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for GadgetVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyStatus for GadgetVerbs {
-    type Status = <Gadget as ::kube::core::object::HasStatus>::Status;
-}
+/// The verbs of [`GadgetClient`]: every verb `+genclient` gives.
+pub type GadgetVerbs = ::kube_codegen_runtime::verbs::Every<
+    ::kube_codegen_runtime::verbs::WithStatus<
+        <Gadget as ::kube::core::object::HasStatus>::Status,
+    >,
+    ::kube_codegen_runtime::verbs::NoConfiguration,
+    ::kube_codegen_runtime::verbs::NoScale,
+>;
 
 #[automatically_derived]
 impl<S> ::core::ops::Deref for GadgetClient<S> {
@@ -221,60 +214,37 @@ impl<S> GadgetClient<S> {
     }
 }
 
-/// The shared informer of [`Gadget`] objects: one watch and one cache per factory.
-#[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct GadgetInformer {
-    informer: ::kube_codegen_runtime::SharedInformer<Gadget>,
-}
-
-impl GadgetInformer {
-    /// The informer of this kind in `factory`: the same one on every call.
-    #[inline]
-    pub fn new(factory: &::kube_codegen_runtime::SharedInformerFactory) -> Self {
-        Self {
-            informer: factory.informer::<Gadget>(),
-        }
-    }
-
-    /// The shared informer: event handlers, streams for `Controller`, sync state.
-    #[inline]
-    pub fn informer(&self) -> &::kube_codegen_runtime::SharedInformer<Gadget> {
-        &self.informer
-    }
-
-    /// A lister over this informer's cache.
-    #[inline]
-    pub fn lister(&self) -> GadgetLister {
-        GadgetLister {
-            lister: self.informer.lister(),
-        }
-    }
-}
+/// The shared informer of [`Gadget`] objects: one watch and one cache per factory; its `lister()` is a [`GadgetLister`].
+pub type GadgetInformer = ::kube_codegen_runtime::TypedInformer<Gadget, GadgetLister>;
 
 /// A read-only, cache-backed view of [`Gadget`] objects; objects are shared, clone one to change it.
+///
+/// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `gadgets(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct GadgetLister {
-    lister: ::kube_codegen_runtime::Lister<Gadget>,
+pub struct GadgetLister(
+    ::kube_codegen_runtime::ScopedLister<
+        Gadget,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >,
+);
+
+#[automatically_derived]
+impl ::core::ops::Deref for GadgetLister {
+    type Target = ::kube_codegen_runtime::ScopedLister<
+        Gadget,
+        ::kube_codegen_runtime::scope::Namespaced,
+    >;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
-impl GadgetLister {
-    /// Every cached `Gadget` whose labels `selector` matches (all namespaces), sorted.
+#[automatically_derived]
+impl ::core::convert::From<::kube_codegen_runtime::Lister<Gadget>> for GadgetLister {
     #[inline]
-    pub fn list(
-        &self,
-        selector: &::kube::core::Selector,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Gadget>> {
-        self.lister.list(selector)
-    }
-
-    /// The cached objects an informer index puts under `value`.
-    #[inline]
-    pub fn by_index(
-        &self,
-        index: &str,
-        value: &str,
-    ) -> ::std::vec::Vec<::std::sync::Arc<Gadget>> {
-        self.lister.by_index(index, value)
+    fn from(lister: ::kube_codegen_runtime::Lister<Gadget>) -> Self {
+        Self(::core::convert::From::from(lister))
     }
 }
 
@@ -282,7 +252,7 @@ impl GadgetLister {
     /// The cached `Gadget` objects of `namespace`.
     #[inline]
     pub fn gadgets(&self, namespace: &str) -> GadgetNamespaceLister {
-        self.lister.namespace(namespace)
+        self.0.namespace(namespace)
     }
 }
 
