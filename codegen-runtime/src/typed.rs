@@ -42,6 +42,8 @@ use crate::scope::{ByName, Cluster, Namespaced};
 /// The verbs a kind's client may have: the generator implements one of these traits on
 /// the kind's verb set (`FooVerbs`) for each verb its `+genclient` markers allow.
 pub mod verbs {
+    use std::marker::PhantomData;
+
     use serde::Serialize;
 
     use crate::apply::ObjectConfiguration;
@@ -139,15 +141,17 @@ pub mod verbs {
     /// [`NoStatus`] leaves out `update_status` and `apply_status*`, [`NoConfiguration`] the
     /// apply-configuration forms of `apply`, and [`NoScale`] the scale subresource.
     pub struct Every<Status, Configuration, Scale>(
-        std::marker::PhantomData<fn() -> (Status, Configuration, Scale)>,
+        PhantomData<fn() -> Status>,
+        PhantomData<fn() -> Configuration>,
+        PhantomData<fn() -> Scale>,
     );
 
     /// The kind's status subresource holds `T`.
-    pub struct WithStatus<T>(std::marker::PhantomData<fn() -> T>);
+    pub struct WithStatus<T>(PhantomData<fn() -> T>);
     /// The kind has no status subresource (or `+genclient:noStatus`).
     pub enum NoStatus {}
     /// The kind's apply configuration is `T`.
-    pub struct WithConfiguration<T>(std::marker::PhantomData<fn() -> T>);
+    pub struct WithConfiguration<T>(PhantomData<fn() -> T>);
     /// The kind has no apply configuration.
     pub enum NoConfiguration {}
     /// The kind has a scale subresource.
