@@ -21,13 +21,34 @@ pub fn resource_items(r: &crate::model::Resource) -> proc_macro2::TokenStream {
 /// emitters write final code: this is the one formatting pass and changes no syntax.
 pub fn format_items(tokens: proc_macro2::TokenStream) -> Result<String, syn::Error> {
     let file: syn::File = syn::parse2(tokens)?;
-    Ok(space_items(&prettyplease::unparse(&file)))
+    Ok(print("", &file))
+}
+
+/// [`format_items`] for generated code as text (what formatting threads receive), after
+/// `header`; the error is the parser's message.
+pub fn format_source(header: &str, text: &str) -> Result<String, String> {
+    let file = syn::parse_file(text).map_err(|e| e.to_string())?;
+    Ok(print(header, &file))
+}
+
+/// [`format_items`] after `header`; the error is the parser's message.
+pub fn format_tokens(header: &str, tokens: proc_macro2::TokenStream) -> Result<String, String> {
+    let file: syn::File = syn::parse2(tokens).map_err(|e| e.to_string())?;
+    Ok(print(header, &file))
+}
+
+/// `header`, then `file` printed and spaced.
+fn print(header: &str, file: &syn::File) -> String {
+    let code = prettyplease::unparse(file);
+    let mut out = String::with_capacity(header.len() + code.len() + code.len() / 16);
+    out.push_str(header);
+    space_items(&code, &mut out);
+    out
 }
 
 /// Puts a blank line between items and between methods, which prettyplease does not, so
 /// generated files read like hand-written ones in review.
-fn space_items(code: &str) -> String {
-    let mut out = String::with_capacity(code.len() + code.len() / 16);
+fn space_items(code: &str, out: &mut String) {
     let mut prev = "";
     for line in code.lines() {
         let indent = line.len() - line.trim_start().len();
@@ -54,5 +75,4 @@ fn space_items(code: &str) -> String {
         out.push('\n');
         prev = line;
     }
-    out
 }
