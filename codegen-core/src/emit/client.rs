@@ -117,6 +117,7 @@ pub fn client_items(r: &Resource) -> TokenStream {
         #[doc = " those of `kube_codegen_runtime::TypedClient`, which it dereferences to."]
         #[doc = ""]
         #(#[doc = #scope_doc])*
+        #[derive(::core::clone::Clone, ::core::fmt::Debug)]
         #vis struct #client<S = #default_scope>(#rt::TypedClient<#ty, S, #verbs>);
 
         #verb_set
@@ -128,22 +129,6 @@ pub fn client_items(r: &Resource) -> TokenStream {
             #[inline]
             fn deref(&self) -> &Self::Target {
                 &self.0
-            }
-        }
-
-        #[automatically_derived]
-        impl<S> ::core::clone::Clone for #client<S> {
-            #[inline]
-            fn clone(&self) -> Self {
-                Self(::core::clone::Clone::clone(&self.0))
-            }
-        }
-
-        #[automatically_derived]
-        impl<S> ::core::fmt::Debug for #client<S> {
-            #[inline]
-            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                ::core::fmt::Debug::fmt(&self.0, f)
             }
         }
 

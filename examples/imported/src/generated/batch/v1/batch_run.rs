@@ -11,6 +11,7 @@ use super::applyconfigurations::BatchRunApplyConfiguration;
 ///
 /// `BatchRunClient<Namespaced>` works in one namespace and has every verb of `BatchRunVerbs`;
 /// `BatchRunClient<AllNamespaces>` spans all namespaces and can only list and watch.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct BatchRunClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<BatchRun, S, BatchRunVerbs>,
 );
@@ -30,22 +31,6 @@ impl<S> ::core::ops::Deref for BatchRunClient<S> {
     #[inline]
     fn deref(&self) -> &Self::Target {
         &self.0
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::clone::Clone for BatchRunClient<S> {
-    #[inline]
-    fn clone(&self) -> Self {
-        Self(::core::clone::Clone::clone(&self.0))
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::fmt::Debug for BatchRunClient<S> {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 

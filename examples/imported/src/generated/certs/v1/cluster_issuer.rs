@@ -10,6 +10,7 @@ use super::applyconfigurations::ClusterIssuerApplyConfiguration;
 /// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
 /// `ClusterIssuer` is cluster-scoped: `ClusterIssuerClient` takes no namespace and has every verb of `ClusterIssuerVerbs`.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct ClusterIssuerClient<S = ::kube_codegen_runtime::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<ClusterIssuer, S, ClusterIssuerVerbs>,
 );
@@ -33,22 +34,6 @@ impl<S> ::core::ops::Deref for ClusterIssuerClient<S> {
     #[inline]
     fn deref(&self) -> &Self::Target {
         &self.0
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::clone::Clone for ClusterIssuerClient<S> {
-    #[inline]
-    fn clone(&self) -> Self {
-        Self(::core::clone::Clone::clone(&self.0))
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::fmt::Debug for ClusterIssuerClient<S> {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 

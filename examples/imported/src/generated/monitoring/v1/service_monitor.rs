@@ -11,6 +11,7 @@ use super::applyconfigurations::ServiceMonitorApplyConfiguration;
 ///
 /// `ServiceMonitorClient<Namespaced>` works in one namespace and has every verb of `ServiceMonitorVerbs`;
 /// `ServiceMonitorClient<AllNamespaces>` spans all namespaces and can only list and watch.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct ServiceMonitorClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<ServiceMonitor, S, ServiceMonitorVerbs>,
 );
@@ -32,22 +33,6 @@ impl<S> ::core::ops::Deref for ServiceMonitorClient<S> {
     #[inline]
     fn deref(&self) -> &Self::Target {
         &self.0
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::clone::Clone for ServiceMonitorClient<S> {
-    #[inline]
-    fn clone(&self) -> Self {
-        Self(::core::clone::Clone::clone(&self.0))
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::fmt::Debug for ServiceMonitorClient<S> {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 

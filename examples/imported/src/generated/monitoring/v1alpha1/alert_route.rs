@@ -10,6 +10,7 @@ use super::applyconfigurations::AlertRouteApplyConfiguration;
 /// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
 /// `AlertRoute` is cluster-scoped: `AlertRouteClient` takes no namespace and has every verb of `AlertRouteVerbs`.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct AlertRouteClient<S = ::kube_codegen_runtime::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<AlertRoute, S, AlertRouteVerbs>,
 );
@@ -29,22 +30,6 @@ impl<S> ::core::ops::Deref for AlertRouteClient<S> {
     #[inline]
     fn deref(&self) -> &Self::Target {
         &self.0
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::clone::Clone for AlertRouteClient<S> {
-    #[inline]
-    fn clone(&self) -> Self {
-        Self(::core::clone::Clone::clone(&self.0))
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::fmt::Debug for AlertRouteClient<S> {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 

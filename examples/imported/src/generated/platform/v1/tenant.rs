@@ -10,6 +10,7 @@ use super::applyconfigurations::TenantApplyConfiguration;
 /// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
 /// `Tenant` is cluster-scoped: `TenantClient` takes no namespace and has every verb of `TenantVerbs`.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct TenantClient<S = ::kube_codegen_runtime::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<Tenant, S, TenantVerbs>,
 );
@@ -29,22 +30,6 @@ impl<S> ::core::ops::Deref for TenantClient<S> {
     #[inline]
     fn deref(&self) -> &Self::Target {
         &self.0
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::clone::Clone for TenantClient<S> {
-    #[inline]
-    fn clone(&self) -> Self {
-        Self(::core::clone::Clone::clone(&self.0))
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::fmt::Debug for TenantClient<S> {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 

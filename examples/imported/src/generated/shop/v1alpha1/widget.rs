@@ -11,6 +11,7 @@ use super::applyconfigurations::WidgetApplyConfiguration;
 ///
 /// `WidgetClient<Namespaced>` works in one namespace and has every verb of `WidgetVerbs`;
 /// `WidgetClient<AllNamespaces>` spans all namespaces and can only list and watch.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct WidgetClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Widget, S, WidgetVerbs>,
 );
@@ -28,22 +29,6 @@ impl<S> ::core::ops::Deref for WidgetClient<S> {
     #[inline]
     fn deref(&self) -> &Self::Target {
         &self.0
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::clone::Clone for WidgetClient<S> {
-    #[inline]
-    fn clone(&self) -> Self {
-        Self(::core::clone::Clone::clone(&self.0))
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::fmt::Debug for WidgetClient<S> {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 

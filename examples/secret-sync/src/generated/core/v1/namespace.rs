@@ -9,6 +9,7 @@ use crate::apis::core::v1::Namespace;
 /// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
 /// `Namespace` is cluster-scoped: `NamespaceClient` takes no namespace and has every verb of `NamespaceVerbs`.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct NamespaceClient<S = ::kube_codegen_runtime::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<Namespace, S, NamespaceVerbs>,
 );
@@ -24,22 +25,6 @@ impl<S> ::core::ops::Deref for NamespaceClient<S> {
     #[inline]
     fn deref(&self) -> &Self::Target {
         &self.0
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::clone::Clone for NamespaceClient<S> {
-    #[inline]
-    fn clone(&self) -> Self {
-        Self(::core::clone::Clone::clone(&self.0))
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::fmt::Debug for NamespaceClient<S> {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 

@@ -11,6 +11,7 @@ use super::applyconfigurations::PlanterApplyConfiguration;
 ///
 /// `PlanterClient<Namespaced>` works in one namespace and has every verb of `PlanterVerbs`;
 /// `PlanterClient<AllNamespaces>` spans all namespaces and can only list and watch.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct PlanterClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Planter, S, PlanterVerbs>,
 );
@@ -30,22 +31,6 @@ impl<S> ::core::ops::Deref for PlanterClient<S> {
     #[inline]
     fn deref(&self) -> &Self::Target {
         &self.0
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::clone::Clone for PlanterClient<S> {
-    #[inline]
-    fn clone(&self) -> Self {
-        Self(::core::clone::Clone::clone(&self.0))
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::fmt::Debug for PlanterClient<S> {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 

@@ -11,6 +11,7 @@ use super::applyconfigurations::ShedApplyConfiguration;
 ///
 /// `ShedClient<Namespaced>` works in one namespace and has every verb of `ShedVerbs`;
 /// `ShedClient<AllNamespaces>` spans all namespaces and can only list and watch.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct ShedClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Shed, S, ShedVerbs>,
 );
@@ -30,22 +31,6 @@ impl<S> ::core::ops::Deref for ShedClient<S> {
     #[inline]
     fn deref(&self) -> &Self::Target {
         &self.0
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::clone::Clone for ShedClient<S> {
-    #[inline]
-    fn clone(&self) -> Self {
-        Self(::core::clone::Clone::clone(&self.0))
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::fmt::Debug for ShedClient<S> {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 

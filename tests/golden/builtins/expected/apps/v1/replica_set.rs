@@ -10,6 +10,7 @@ use crate::builtins_apis::apps::v1::ReplicaSet;
 ///
 /// `ReplicaSetClient<Namespaced>` works in one namespace and has every verb of `ReplicaSetVerbs`;
 /// `ReplicaSetClient<AllNamespaces>` spans all namespaces and can only list and watch.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct ReplicaSetClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<ReplicaSet, S, ReplicaSetVerbs>,
 );
@@ -26,22 +27,6 @@ impl<S> ::core::ops::Deref for ReplicaSetClient<S> {
     #[inline]
     fn deref(&self) -> &Self::Target {
         &self.0
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::clone::Clone for ReplicaSetClient<S> {
-    #[inline]
-    fn clone(&self) -> Self {
-        Self(::core::clone::Clone::clone(&self.0))
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::fmt::Debug for ReplicaSetClient<S> {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 

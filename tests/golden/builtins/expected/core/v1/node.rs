@@ -10,6 +10,7 @@ use super::applyconfigurations::NodeApplyConfiguration;
 /// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
 /// `Node` is cluster-scoped: `NodeClient` takes no namespace and has every verb of `NodeVerbs`.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct NodeClient<S = ::kube_codegen_runtime::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<Node, S, NodeVerbs>,
 );
@@ -27,22 +28,6 @@ impl<S> ::core::ops::Deref for NodeClient<S> {
     #[inline]
     fn deref(&self) -> &Self::Target {
         &self.0
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::clone::Clone for NodeClient<S> {
-    #[inline]
-    fn clone(&self) -> Self {
-        Self(::core::clone::Clone::clone(&self.0))
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::fmt::Debug for NodeClient<S> {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 

@@ -10,6 +10,7 @@ use crate::conversion_apis::shop::v1::gadget::Gadget;
 ///
 /// `GadgetClient<Namespaced>` works in one namespace and has every verb of `GadgetVerbs`;
 /// `GadgetClient<AllNamespaces>` spans all namespaces and can only list and watch.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct GadgetClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Gadget, S, GadgetVerbs>,
 );
@@ -27,22 +28,6 @@ impl<S> ::core::ops::Deref for GadgetClient<S> {
     #[inline]
     fn deref(&self) -> &Self::Target {
         &self.0
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::clone::Clone for GadgetClient<S> {
-    #[inline]
-    fn clone(&self) -> Self {
-        Self(::core::clone::Clone::clone(&self.0))
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::fmt::Debug for GadgetClient<S> {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 

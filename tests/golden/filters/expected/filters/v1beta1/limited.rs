@@ -10,6 +10,7 @@ use crate::filters_apis::filters::v1beta1::types::Limited;
 ///
 /// `LimitedClient<Namespaced>` works in one namespace and has every verb of `LimitedVerbs`;
 /// `LimitedClient<AllNamespaces>` spans all namespaces and can only list and watch.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct LimitedClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Limited, S, LimitedVerbs>,
 );
@@ -28,22 +29,6 @@ impl<S> ::core::ops::Deref for LimitedClient<S> {
     #[inline]
     fn deref(&self) -> &Self::Target {
         &self.0
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::clone::Clone for LimitedClient<S> {
-    #[inline]
-    fn clone(&self) -> Self {
-        Self(::core::clone::Clone::clone(&self.0))
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::fmt::Debug for LimitedClient<S> {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 

@@ -10,6 +10,7 @@ use crate::filters_apis::filters::v1beta1::types::Opaque;
 ///
 /// `OpaqueClient<Namespaced>` works in one namespace and has every verb of `OpaqueVerbs`;
 /// `OpaqueClient<AllNamespaces>` spans all namespaces and can only list and watch.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct OpaqueClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Opaque, S, OpaqueVerbs>,
 );
@@ -22,22 +23,6 @@ impl<S> ::core::ops::Deref for OpaqueClient<S> {
     #[inline]
     fn deref(&self) -> &Self::Target {
         &self.0
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::clone::Clone for OpaqueClient<S> {
-    #[inline]
-    fn clone(&self) -> Self {
-        Self(::core::clone::Clone::clone(&self.0))
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::fmt::Debug for OpaqueClient<S> {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 

@@ -9,6 +9,7 @@ use crate::filters_apis::filters::v1beta1::types::Rack;
 /// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
 /// `Rack` is cluster-scoped: `RackClient` takes no namespace and has every verb of `RackVerbs`.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct RackClient<S = ::kube_codegen_runtime::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<Rack, S, RackVerbs>,
 );
@@ -26,22 +27,6 @@ impl<S> ::core::ops::Deref for RackClient<S> {
     #[inline]
     fn deref(&self) -> &Self::Target {
         &self.0
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::clone::Clone for RackClient<S> {
-    #[inline]
-    fn clone(&self) -> Self {
-        Self(::core::clone::Clone::clone(&self.0))
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::fmt::Debug for RackClient<S> {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 

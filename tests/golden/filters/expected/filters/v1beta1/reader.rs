@@ -10,6 +10,7 @@ use crate::filters_apis::filters::v1beta1::types::Reader;
 ///
 /// `ReaderClient<Namespaced>` works in one namespace and has every verb of `ReaderVerbs`;
 /// `ReaderClient<AllNamespaces>` spans all namespaces and can only list and watch.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct ReaderClient<S = ::kube_codegen_runtime::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Reader, S, ReaderVerbs>,
 );
@@ -25,22 +26,6 @@ impl<S> ::core::ops::Deref for ReaderClient<S> {
     #[inline]
     fn deref(&self) -> &Self::Target {
         &self.0
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::clone::Clone for ReaderClient<S> {
-    #[inline]
-    fn clone(&self) -> Self {
-        Self(::core::clone::Clone::clone(&self.0))
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::fmt::Debug for ReaderClient<S> {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 

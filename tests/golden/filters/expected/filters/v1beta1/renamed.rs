@@ -9,6 +9,7 @@ use crate::filters_apis::filters::v1beta1::types::Renamed;
 /// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
 /// `Renamed` is cluster-scoped: `RenamedClient` takes no namespace and has every verb of `RenamedVerbs`.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct RenamedClient<S = ::kube_codegen_runtime::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<Renamed, S, RenamedVerbs>,
 );
@@ -26,22 +27,6 @@ impl<S> ::core::ops::Deref for RenamedClient<S> {
     #[inline]
     fn deref(&self) -> &Self::Target {
         &self.0
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::clone::Clone for RenamedClient<S> {
-    #[inline]
-    fn clone(&self) -> Self {
-        Self(::core::clone::Clone::clone(&self.0))
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::fmt::Debug for RenamedClient<S> {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 

@@ -9,6 +9,7 @@ use crate::groups_apis::extensions::v1::plugin::Plugin;
 /// those of `kube_codegen_runtime::TypedClient`, which it dereferences to.
 ///
 /// `Plugin` is cluster-scoped: `PluginClient` takes no namespace and has every verb of `PluginVerbs`.
+#[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct PluginClient<S = ::kube_codegen_runtime::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<Plugin, S, PluginVerbs>,
 );
@@ -26,22 +27,6 @@ impl<S> ::core::ops::Deref for PluginClient<S> {
     #[inline]
     fn deref(&self) -> &Self::Target {
         &self.0
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::clone::Clone for PluginClient<S> {
-    #[inline]
-    fn clone(&self) -> Self {
-        Self(::core::clone::Clone::clone(&self.0))
-    }
-}
-
-#[automatically_derived]
-impl<S> ::core::fmt::Debug for PluginClient<S> {
-    #[inline]
-    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        ::core::fmt::Debug::fmt(&self.0, f)
     }
 }
 
