@@ -346,9 +346,7 @@ pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -
     let type_name = kube.root.as_ref().unwrap_or(kind);
     // A type name to which `Client`, `Lister`... can be appended: no keyword, no `r#`.
     let plain = naming::module_segment(&type_name.value).is_ok_and(|s| !s.starts_with("r#"));
-    let parsed = syn::parse_str::<Ident>(&type_name.value)
-        .ok()
-        .filter(|_| plain);
+    let parsed = plain.then(|| Ident::new(&type_name.value, proc_macro2::Span::call_site()));
     let Some(ident) = parsed else {
         cx.error(
             type_name.span,

@@ -96,6 +96,41 @@ pub fn ident(name: &str) -> proc_macro2::Ident {
 /// Keywords that cannot be raw identifiers either.
 const NOT_RAW: &[&str] = &["_", "crate", "self", "super", "Self"];
 
+/// The words syn does not read as a plain identifier (strict, reserved and weak keywords
+/// but `union`, `macro_rules` and `'static`), so `r#` comes before them.
+const KEYWORDS: &[&str] = &[
+    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "do", "dyn",
+    "else", "enum", "extern", "false", "final", "fn", "for", "if", "impl", "in", "let", "loop",
+    "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref", "return", "static",
+    "struct", "trait", "true", "try", "type", "typeof", "unsafe", "unsized", "use", "virtual",
+    "where", "while", "yield",
+];
+
+/// `text` (`crate::apis::widgets::v1::r#type::Widget`) as a path, built segment by segment
+/// rather than lexed: generation builds one per kind and file.
+pub fn path(text: &str) -> syn::Result<syn::Path> {
+    let span = proc_macro2::Span::call_site();
+    let mut segments = syn::punctuated::Punctuated::new();
+    for segment in text.split("::") {
+        let ident = match segment.strip_prefix("r#") {
+            Some(raw) if module_segment(raw).is_ok_and(|s| s.starts_with("r#")) => {
+                proc_macro2::Ident::new_raw(raw, span)
+            }
+            None if matches!(segment, "crate" | "self" | "super" | "Self")
+                || module_segment(segment).is_ok_and(|s| s == segment) =>
+            {
+                proc_macro2::Ident::new(segment, span)
+            }
+            _ => return syn::parse_str(text),
+        };
+        segments.push(syn::PathSegment::from(ident));
+    }
+    Ok(syn::Path {
+        leading_colon: None,
+        segments,
+    })
+}
+
 /// `name` as one segment of a Rust path: itself, or `r#name` for a keyword; an error for a
 /// name that cannot be a module (`my-group`, `1x`, `_`, `self`).
 pub fn module_segment(name: &str) -> Result<String, String> {
@@ -109,12 +144,27 @@ pub fn module_segment(name: &str) -> Result<String, String> {
             "`{name}` is written as a raw identifier; use the plain name"
         ));
     }
-    if syn::parse_str::<syn::Ident>(name).is_ok() {
+    if name.is_ascii() {
+        // The common case, decided without lexing: lexing records the text for span
+        // locations, and this runs for every name of every kind.
+        let mut chars = name.chars();
+        let starts = chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+        if starts && chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Ok(if KEYWORDS.contains(&name) {
+                format!("r#{name}")
+            } else {
+                name.to_owned()
+            });
+        }
+    } else if syn::parse_str::<syn::Ident>(name).is_ok() {
         return Ok(name.to_owned());
-    }
-    let raw = format!("r#{name}");
-    if syn::parse_str::<syn::Ident>(&raw).is_ok() {
-        return Ok(raw);
+    } else {
+        let raw = format!("r#{name}");
+        if syn::parse_str::<syn::Ident>(&raw).is_ok() {
+            return Ok(raw);
+        }
     }
     Err(format!(
         "`{name}` is not a Rust identifier (letters, digits and `_`, not starting with a digit)"
@@ -201,6 +251,73 @@ pub fn field_ident(json: &str) -> syn::Ident {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What `module_segment` decided by lexing before its ASCII fast path.
+    fn by_syn(name: &str) -> Option<String> {
+        if NOT_RAW.contains(&name) || name.starts_with("r#") {
+            return None;
+        }
+        if syn::parse_str::<syn::Ident>(name).is_ok() {
+            return Some(name.to_owned());
+        }
+        let raw = format!("r#{name}");
+        syn::parse_str::<syn::Ident>(&raw).ok().map(|_| raw)
+    }
+
+    #[test]
+    fn paths_are_built_as_syn_parses_them() {
+        for text in [
+            "crate::apis::widgets::v1::widget::Widget",
+            "crate::apis::r#type::v1::r#type",
+            "super::applyconfigurations::FooApplyConfiguration",
+            "self::x",
+        ] {
+            let built = path(text).unwrap();
+            let parsed: syn::Path = syn::parse_str(text).unwrap();
+            assert_eq!(
+                quote::quote!(#built).to_string(),
+                quote::quote!(#parsed).to_string()
+            );
+        }
+        assert!(path("crate::my-group").is_err());
+    }
+
+    #[test]
+    fn the_ascii_fast_path_decides_as_syn_does() {
+        let mut names: Vec<&str> = KEYWORDS.to_vec();
+        names.extend(NOT_RAW);
+        names.extend([
+            "foo",
+            "Foo",
+            "v1",
+            "v1beta1",
+            "_x",
+            "x_",
+            "gen",
+            "union",
+            "dyn",
+            "Self_",
+            "self2",
+            "1x",
+            "",
+            "my-group",
+            "a.b",
+            "a b",
+            "r#type",
+            "r#",
+            "ä",
+            "__",
+            "macro_rules",
+            "static",
+            "try",
+            "typeof",
+            "K8s",
+            "x1y2",
+        ]);
+        for name in names {
+            assert_eq!(module_segment(name).ok(), by_syn(name), "{name:?}");
+        }
+    }
 
     #[test]
     fn plurals_follow_kube_derive() {

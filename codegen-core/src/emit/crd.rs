@@ -136,7 +136,7 @@ pub fn crd_entries(tree: &ApiTree, direct: bool) -> Result<Vec<CrdEntry>, syn::E
     let mut kinds: KindVersions = Default::default();
     for c in &tree.crds {
         let tr = &c.resource;
-        let path: syn::Path = syn::parse_str(&format!("{}::{}", tr.module, tr.resource.ident))?;
+        let path = crate::naming::path(&format!("{}::{}", tr.module, tr.resource.ident))?;
         kinds
             .entry((c.group.clone(), tr.resource.kind.clone()))
             .or_default()

@@ -359,7 +359,7 @@ fn version_file(gv: &GroupVersion) -> Result<TokenStream, syn::Error> {
                 // the client, as the CLI's are.
                 names.extend(apply_names(r, r.has_status));
             }
-            let module: syn::Path = syn::parse_str(&tr.module)?;
+            let module = naming::path(&tr.module)?;
             modules.push(quote!(pub use #module::{#(#names),*};));
             continue;
         }
@@ -476,7 +476,7 @@ pub fn resource_file(tr: &TreeResource) -> Result<TokenStream, syn::Error> {
     names.dedup();
     let mut imports = names
         .iter()
-        .map(|n| syn::parse_str::<syn::Path>(&format!("{}::{n}", tr.module)))
+        .map(|n| naming::path(&format!("{}::{n}", tr.module)))
         .collect::<Result<Vec<_>, _>>()?;
     let applies = r.verbs.iter().any(|v| {
         matches!(
