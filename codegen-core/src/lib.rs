@@ -212,7 +212,7 @@ pub fn generate_checked(
 ) -> Result<(Vec<emit::files::OutputFile>, Vec<String>), GenerateError> {
     let mut tree = build_tree(files, api_module)?;
     if let Some(path) = input_from_output {
-        tree.inputs = emit::fresh::inputs(files, path);
+        tree.inputs = source::inputs(files, path);
     }
     let warnings = rendered(files, &tree.warnings, "warning");
     let out = emit::files::tree_files(&tree, command).map_err(GenerateError::Internal)?;

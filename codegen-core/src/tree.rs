@@ -86,7 +86,7 @@ pub struct ApiTree {
     /// What is legal but most likely a mistake, per file (the run still succeeds).
     pub warnings: Vec<FileDiagnostics>,
     /// The input files the generated `mod.rs` checks at compile time (empty: no checks).
-    pub inputs: Vec<crate::emit::fresh::Input>,
+    pub inputs: Vec<crate::source::Input>,
 }
 
 /// Parses and validates the tree; `api_module` is the Rust path of the input directory.
