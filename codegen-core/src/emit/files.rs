@@ -377,27 +377,38 @@ fn version_file(gv: &GroupVersion) -> Result<TokenStream, syn::Error> {
         gv.group, gv.version
     );
     let group_client = clientset::group_client_items(gv);
-    Ok(quote! {
+    let mut out = quote! {
         #![doc = #doc]
         #(#modules)*
         #group_client
+    };
+    out.extend(informers_struct(
+        " The informers of this group and version.",
+        " The informers of this group and version in `factory`.",
+        quote!(#(#informer_accessors)*),
+    ));
+    Ok(out)
+}
 
-        /// The informers of this group and version.
+/// `Informers<'a>` of a group or version module: the factory, and one accessor per member.
+fn informers_struct(doc: &str, new_doc: &str, accessors: TokenStream) -> TokenStream {
+    quote! {
+        #[doc = #doc]
         #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug)]
         pub struct Informers<'a> {
             factory: &'a ::kube_codegen_runtime::SharedInformerFactory,
         }
 
         impl<'a> Informers<'a> {
-            /// The informers of this group and version in `factory`.
+            #[doc = #new_doc]
             #[inline]
             pub fn new(factory: &'a ::kube_codegen_runtime::SharedInformerFactory) -> Self {
                 Self { factory }
             }
 
-            #(#informer_accessors)*
+            #accessors
         }
-    })
+    }
 }
 
 /// `informers.rs`: the extension trait that gives the runtime's factory one accessor per group.
@@ -435,23 +446,14 @@ fn group_file(group: &str, versions: &[Ident]) -> TokenStream {
         .iter()
         .map(|v| format!(" Informers of version `{v}`."))
         .collect();
-    quote! {
+    let mut out = quote! {
         #![doc = #doc]
         #(pub mod #versions;)*
-
-        /// The informers of this group, by version.
-        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug)]
-        pub struct Informers<'a> {
-            factory: &'a ::kube_codegen_runtime::SharedInformerFactory,
-        }
-
-        impl<'a> Informers<'a> {
-            /// The informers of this group in `factory`.
-            #[inline]
-            pub fn new(factory: &'a ::kube_codegen_runtime::SharedInformerFactory) -> Self {
-                Self { factory }
-            }
-
+    };
+    out.extend(informers_struct(
+        " The informers of this group, by version.",
+        " The informers of this group in `factory`.",
+        quote! {
             #(
                 #[doc = #version_docs]
                 #[inline]
@@ -459,8 +461,9 @@ fn group_file(group: &str, versions: &[Ident]) -> TokenStream {
                     #versions::Informers::new(self.factory)
                 }
             )*
-        }
-    }
+        },
+    ));
+    out
 }
 
 /// The tokens of one resource's file: imports from the API module, then the client.
