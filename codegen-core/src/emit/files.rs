@@ -59,75 +59,11 @@ enum Planned<'t> {
 }
 
 /// Every file of the generated tree, sorted by path. `command` reproduces it.
-///
-/// The tree's tokens cannot leave this thread (proc-macro2's types are not `Send`), so this
-/// thread emits each file's tokens and hands their text to formatting threads, which parse
-/// and print it: formatting is most of the work, and the two stages overlap. While the
-/// formatters have a file waiting for each of them, this thread formats the next file
-/// itself (from its tokens, which saves printing and re-reading them) instead of waiting.
 pub fn tree_files(tree: &ApiTree, command: &str) -> Result<Vec<OutputFile>, syn::Error> {
     let header = format!("{HEADER_LINE}\n// Regenerate with: {command}\n\n");
     let planned = plan(tree);
-    // This thread and a formatter per other core: this one formats too whenever the
-    // formatters are busy, so one thread per core is enough (four cores at most).
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(5) - 1);
-    let mut contents: Vec<Result<String, String>> = Vec::with_capacity(planned.len());
-    if workers == 0 || planned.len() < 2 {
-        for (_, p) in &planned {
-            contents.push(super::format_tokens(&header, content(tree, p, command)?));
-        }
-    } else {
-        // Bounded, so emitted text waits in memory only while the formatters are busy.
-        let (send, receive) = std::sync::mpsc::sync_channel::<(usize, String)>(workers * 2);
-        let receive = std::sync::Mutex::new(receive);
-        let done = std::sync::Mutex::new(Vec::with_capacity(planned.len()));
-        let waiting = std::sync::atomic::AtomicUsize::new(0);
-        std::thread::scope(|scope| -> Result<(), syn::Error> {
-            for _ in 0..workers {
-                scope.spawn(|| {
-                    loop {
-                        // The lock is held only to take the next file, not to format it.
-                        let next = receive.lock().map(|r| r.recv());
-                        let Ok(Ok((index, text))) = next else { break };
-                        waiting.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-                        let body = super::format_source(&header, &text);
-                        drop(text);
-                        // Parsing text records it for span locations, per thread, until
-                        // told otherwise: no span of this file is kept, so let it go.
-                        proc_macro2::extra::invalidate_current_thread_spans();
-                        if let Ok(mut done) = done.lock() {
-                            done.push((index, body));
-                        }
-                    }
-                });
-            }
-            for (index, (_, p)) in planned.iter().enumerate() {
-                let tokens = content(tree, p, command)?;
-                if waiting.load(std::sync::atomic::Ordering::Relaxed) >= workers {
-                    let body = super::format_tokens(&header, tokens);
-                    if let Ok(mut done) = done.lock() {
-                        done.push((index, body));
-                    }
-                    continue;
-                }
-                waiting.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if send.send((index, tokens.to_string())).is_err() {
-                    break;
-                }
-            }
-            drop(send);
-            Ok(())
-        })?;
-        let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
-        done.sort_by_key(|(index, _)| *index);
-        if done.len() != planned.len() {
-            return Err(syn::Error::new(
-                proc_macro2::Span::call_site(),
-                "a formatting thread stopped before formatting every file",
-            ));
-        }
-        contents.extend(done.into_iter().map(|(_, body)| body));
-    }
+    let emit = |p: &Planned<'_>| content(tree, p, command);
+    let contents = format_on_cores(&planned, emit, &header)?;
     let mut files = planned
         .into_iter()
         .zip(contents)
@@ -141,6 +77,82 @@ pub fn tree_files(tree: &ApiTree, command: &str) -> Result<Vec<OutputFile>, syn:
         .collect::<Result<Vec<_>, syn::Error>>()?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
+}
+
+/// Each planned file emitted and formatted after `header`, in plan order; a file whose code
+/// does not parse is its parser's message.
+///
+/// The tree's tokens cannot leave this thread (proc-macro2's types are not `Send`), so this
+/// thread emits each file and hands its text to formatting threads, which parse and print
+/// it: formatting is most of the work, and the two stages overlap. While the formatters
+/// have a file waiting for each of them, this thread formats the next file itself (from its
+/// tokens, which saves printing and re-reading them) instead of waiting, so one thread per
+/// core is enough (four cores at most).
+fn format_on_cores(
+    planned: &[(PathBuf, Planned<'_>)],
+    emit: impl Fn(&Planned<'_>) -> Result<TokenStream, syn::Error>,
+    header: &str,
+) -> Result<Vec<Result<String, String>>, syn::Error> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Mutex, mpsc};
+
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(5) - 1);
+    if workers == 0 || planned.len() < 2 {
+        return planned
+            .iter()
+            .map(|(_, p)| Ok(super::format_tokens(header, emit(p)?)))
+            .collect();
+    }
+    // Bounded, so emitted text waits in memory only while the formatters are busy.
+    let (send, receive) = mpsc::sync_channel::<(usize, String)>(workers * 2);
+    let receive = Mutex::new(receive);
+    let waiting = AtomicUsize::new(0);
+    let done = Mutex::new(Vec::with_capacity(planned.len()));
+    let keep = |index: usize, body: Result<String, String>| {
+        if let Ok(mut done) = done.lock() {
+            done.push((index, body));
+        }
+    };
+    std::thread::scope(|scope| -> Result<(), syn::Error> {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                // The lock is held only to take the next file, not to format it; the loop
+                // ends once the sender is gone (also when emitting failed).
+                while let Ok(Ok((index, text))) = receive.lock().map(|r| r.recv()) {
+                    waiting.fetch_sub(1, Ordering::Relaxed);
+                    let body = super::format_source(header, &text);
+                    drop(text);
+                    // Parsing text records it for span locations, per thread, until told
+                    // otherwise: no span of this file is kept, so let it go.
+                    proc_macro2::extra::invalidate_current_thread_spans();
+                    keep(index, body);
+                }
+            });
+        }
+        // Moved in, so it is dropped (and the formatters stop) however this closure ends.
+        let send = send;
+        for (index, (_, p)) in planned.iter().enumerate() {
+            let tokens = emit(p)?;
+            if waiting.load(Ordering::Relaxed) >= workers {
+                keep(index, super::format_tokens(header, tokens));
+            } else {
+                waiting.fetch_add(1, Ordering::Relaxed);
+                if send.send((index, tokens.to_string())).is_err() {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    })?;
+    let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
+    if done.len() != planned.len() {
+        return Err(syn::Error::new(
+            proc_macro2::Span::call_site(),
+            "a formatting thread stopped before formatting every file",
+        ));
+    }
+    done.sort_by_key(|(index, _)| *index);
+    Ok(done.into_iter().map(|(_, body)| body).collect())
 }
 
 /// The group modules of the tree, sorted, each once.
