@@ -24,12 +24,13 @@ use std::sync::Arc;
 
 use either::Either;
 use k8s_openapi::api::autoscaling::v1::Scale;
+use k8s_openapi::{ClusterResourceScope, NamespaceResourceScope};
 use kube::api::{
     Api, DeleteParams, ListParams, ObjectList, Patch, PatchParams, PostParams, WatchEvent,
     WatchParams,
 };
 use kube::core::{Selector, Status};
-use kube::{Error, Resource};
+use kube::{Client, Error, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -37,7 +38,7 @@ use crate::client::{FieldManager, Handle};
 use crate::factory::{ScopeApi, SharedInformerFactory};
 use crate::informer::SharedInformer;
 use crate::lister::{Lister, NamespaceLister, NotFound};
-use crate::scope::{ByName, Cluster, Namespaced};
+use crate::scope::{AllNamespaces, ByName, Cluster, Namespaced};
 
 /// The verbs a kind's client may have: the generator implements one of these traits on
 /// the kind's verb set (`FooVerbs`) for each verb its `+genclient` markers allow.
@@ -182,16 +183,15 @@ pub mod verbs {
 }
 
 /// The typed client of kind `K` in scope `S` with the verbs of `V`: what a generated
-/// client dereferences to. Generated code builds it with [`TypedClient::from_handle`].
+/// client dereferences to. Each scope has its constructor, so a client's scope always says
+/// what its requests reach.
 pub struct TypedClient<K, S, V> {
     handle: Handle<K>,
     marks: PhantomData<fn() -> (S, V)>,
 }
 
 impl<K, S, V> TypedClient<K, S, V> {
-    /// A client over `handle`. The generator pairs each scope with the matching handle
-    /// (`Handle::namespaced` for `Namespaced`, `Handle::all` otherwise).
-    pub fn from_handle(handle: Handle<K>) -> Self {
+    fn from_handle(handle: Handle<K>) -> Self {
         Self {
             handle,
             marks: PhantomData,
@@ -202,6 +202,48 @@ impl<K, S, V> TypedClient<K, S, V> {
     #[doc(hidden)]
     pub fn __handle(&self) -> &Handle<K> {
         &self.handle
+    }
+}
+
+impl<K, V> TypedClient<K, Namespaced, V>
+where
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+        + Clone
+        + Debug
+        + Serialize
+        + DeserializeOwned,
+{
+    /// A client for the objects of `K` in `namespace`.
+    pub fn namespaced(client: Client, namespace: &str, field_manager: FieldManager) -> Self {
+        Self::from_handle(Handle::namespaced(client, namespace, field_manager))
+    }
+}
+
+impl<K, V> TypedClient<K, AllNamespaces, V>
+where
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+        + Clone
+        + Debug
+        + Serialize
+        + DeserializeOwned,
+{
+    /// A client for the objects of `K` in every namespace: it can only list and watch.
+    pub fn all_namespaces(client: Client, field_manager: FieldManager) -> Self {
+        Self::from_handle(Handle::all(client, field_manager))
+    }
+}
+
+impl<K, V> TypedClient<K, Cluster, V>
+where
+    K: Resource<DynamicType = (), Scope = ClusterResourceScope>
+        + Clone
+        + Debug
+        + Serialize
+        + DeserializeOwned,
+{
+    /// A client for the objects of a cluster-scoped `K`.
+    pub fn cluster(client: Client, field_manager: FieldManager) -> Self {
+        Self::from_handle(Handle::all(client, field_manager))
     }
 }
 

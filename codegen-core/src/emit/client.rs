@@ -83,7 +83,7 @@ pub fn client_items(r: &Resource) -> TokenStream {
                     #[doc = #new_doc]
                     #[inline]
                     pub fn new(client: ::kube::Client, namespace: &str, field_manager: #rt::FieldManager) -> Self {
-                        Self(#rt::TypedClient::from_handle(#rt::Handle::namespaced(client, namespace, field_manager)))
+                        Self(#rt::TypedClient::namespaced(client, namespace, field_manager))
                     }
                     #(#ext_scoped)*
                 }
@@ -92,7 +92,7 @@ pub fn client_items(r: &Resource) -> TokenStream {
                     #[doc = #all_doc]
                     #[inline]
                     pub fn all(client: ::kube::Client, field_manager: #rt::FieldManager) -> Self {
-                        Self(#rt::TypedClient::from_handle(#rt::Handle::all(client, field_manager)))
+                        Self(#rt::TypedClient::all_namespaces(client, field_manager))
                     }
                 }
             }
@@ -104,7 +104,7 @@ pub fn client_items(r: &Resource) -> TokenStream {
                     #[doc = #new_doc]
                     #[inline]
                     pub fn new(client: ::kube::Client, field_manager: #rt::FieldManager) -> Self {
-                        Self(#rt::TypedClient::from_handle(#rt::Handle::all(client, field_manager)))
+                        Self(#rt::TypedClient::cluster(client, field_manager))
                     }
                     #(#ext_scoped)*
                 }

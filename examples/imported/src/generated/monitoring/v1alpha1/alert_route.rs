@@ -40,11 +40,7 @@ impl AlertRouteClient<::kube_codegen_runtime::scope::Cluster> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self(
-            ::kube_codegen_runtime::TypedClient::from_handle(
-                ::kube_codegen_runtime::Handle::all(client, field_manager),
-            ),
-        )
+        Self(::kube_codegen_runtime::TypedClient::cluster(client, field_manager))
     }
 }
 

@@ -47,12 +47,10 @@ impl BackupScheduleClient<::kube_codegen_runtime::scope::Namespaced> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self(
-            ::kube_codegen_runtime::TypedClient::from_handle(
-                ::kube_codegen_runtime::Handle::namespaced(
-                    client,
-                    namespace,
-                    field_manager,
-                ),
+            ::kube_codegen_runtime::TypedClient::namespaced(
+                client,
+                namespace,
+                field_manager,
             ),
         )
     }
@@ -65,11 +63,7 @@ impl BackupScheduleClient<::kube_codegen_runtime::scope::AllNamespaces> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self(
-            ::kube_codegen_runtime::TypedClient::from_handle(
-                ::kube_codegen_runtime::Handle::all(client, field_manager),
-            ),
-        )
+        Self(::kube_codegen_runtime::TypedClient::all_namespaces(client, field_manager))
     }
 }
 

@@ -38,12 +38,10 @@ impl ReaderClient<::kube_codegen_runtime::scope::Namespaced> {
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
         Self(
-            ::kube_codegen_runtime::TypedClient::from_handle(
-                ::kube_codegen_runtime::Handle::namespaced(
-                    client,
-                    namespace,
-                    field_manager,
-                ),
+            ::kube_codegen_runtime::TypedClient::namespaced(
+                client,
+                namespace,
+                field_manager,
             ),
         )
     }
@@ -56,11 +54,7 @@ impl ReaderClient<::kube_codegen_runtime::scope::AllNamespaces> {
         client: ::kube::Client,
         field_manager: ::kube_codegen_runtime::FieldManager,
     ) -> Self {
-        Self(
-            ::kube_codegen_runtime::TypedClient::from_handle(
-                ::kube_codegen_runtime::Handle::all(client, field_manager),
-            ),
-        )
+        Self(::kube_codegen_runtime::TypedClient::all_namespaces(client, field_manager))
     }
 }
 
