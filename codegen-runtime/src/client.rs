@@ -1,15 +1,34 @@
-//! [`Handle`]: the typed operations every generated client delegates to.
+//! The verb layer: [`TypedClient`], what every generated client dereferences to, with each
+//! verb written once, and the [`FieldManager`] its server-side applies write with.
 //!
-//! It adds to [`kube::Api`] what generated clients promise: update takes the name from the
-//! object, server-side apply uses the clientset's field manager, `apply_status` builds the
-//! apply body itself, and `+genclient:method` extension methods may use other input and
-//! result types than the resource's own.
+//! A generated `FooClient<S>` is a newtype over `TypedClient<Foo, S, FooVerbs>` that
+//! dereferences to it, as client-go's typed clients embed `gentype.ClientWithList`: the
+//! generated code per kind is its constructors, its `+genclient:method` extension methods
+//! and its verb set, and this module holds the methods. Two type parameters decide which
+//! methods a client has:
+//! - `S`, the [scope](crate::scope): verbs on one object by name need [`ByName`]
+//!   (`Namespaced` or `Cluster`), so `FooClient<AllNamespaces>` can only list and watch;
+//! - `V`, the kind's verb set: a type the generator declares next to the client
+//!   (`FooVerbs`) and marks with one trait of [`verbs`] per verb the `+genclient` markers
+//!   allow. The marks go on this local type rather than on `Foo`, so built-in kinds
+//!   (`+genclient` on `type Deployment = k8s_openapi::...`) get them too.
+//!
+//! A verb the markers leave out is a compile error that names it:
+//! ``this client has no `create`: `FooVerbs` leaves it out``.
+//!
+//! Over [`kube::Api`] the client adds what generated clients promise: `update` takes the
+//! name from the object, server-side apply uses the clientset's field manager, `apply` and
+//! `apply_status` take the kind's apply configuration (`apply_object` and
+//! `apply_status_object` a whole object or status), and extension methods may use other
+//! input and result types than the kind's own.
 
 use std::fmt::Debug;
+use std::future::Future;
+use std::marker::PhantomData;
 
 use either::Either;
-use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::autoscaling::v1::Scale;
+use k8s_openapi::{ClusterResourceScope, NamespaceResourceScope};
 use kube::api::{
     Api, DeleteParams, GetParams, ListParams, ObjectList, Patch, PatchParams, PostParams, Request,
     WatchEvent, WatchParams,
@@ -18,6 +37,10 @@ use kube::core::Status;
 use kube::{Client, Error, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+
+use crate::apply::ObjectConfiguration;
+use crate::scope::{AllNamespaces, ByName, Cluster, Namespaced};
+use crate::verbs;
 
 /// The field manager a clientset writes with, for server-side apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,228 +83,355 @@ impl FieldManager {
     }
 }
 
-/// A [`kube::Api`] and a [`FieldManager`]: what a generated client holds.
-#[derive(Clone)]
-pub struct Handle<K> {
+/// The typed client of kind `K` in scope `S` with the verbs of `V`: what a generated
+/// client dereferences to. Each scope has its constructor, so a client's scope always says
+/// what its requests reach.
+pub struct TypedClient<K, S, V> {
     api: Api<K>,
     client: Client,
     field_manager: FieldManager,
+    marks: PhantomData<fn() -> (S, V)>,
 }
 
-impl<K: Resource> Debug for Handle<K> {
+impl<K, S, V> TypedClient<K, S, V> {
+    fn over(api: Api<K>, client: Client, field_manager: FieldManager) -> Self {
+        Self {
+            api,
+            client,
+            field_manager,
+            marks: PhantomData,
+        }
+    }
+
+    /// The requests `+genclient:method` extension methods send: generated code calls it,
+    /// users call the generated methods.
+    #[doc(hidden)]
+    pub fn __extension(&self) -> Extension<'_, K> {
+        Extension {
+            api: &self.api,
+            client: &self.client,
+            field_manager: &self.field_manager,
+        }
+    }
+}
+
+impl<K, V> TypedClient<K, Namespaced, V>
+where
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>,
+{
+    /// A client for the objects of `K` in `namespace`.
+    pub fn namespaced(client: Client, namespace: &str, field_manager: FieldManager) -> Self {
+        Self::over(
+            Api::namespaced(client.clone(), namespace),
+            client,
+            field_manager,
+        )
+    }
+}
+
+impl<K, V> TypedClient<K, AllNamespaces, V>
+where
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>,
+{
+    /// A client for the objects of `K` in every namespace: it can only list and watch.
+    pub fn all_namespaces(client: Client, field_manager: FieldManager) -> Self {
+        Self::over(Api::all(client.clone()), client, field_manager)
+    }
+}
+
+impl<K, V> TypedClient<K, Cluster, V>
+where
+    K: Resource<DynamicType = (), Scope = ClusterResourceScope>,
+{
+    /// A client for the objects of a cluster-scoped `K`.
+    pub fn cluster(client: Client, field_manager: FieldManager) -> Self {
+        Self::over(Api::all(client.clone()), client, field_manager)
+    }
+}
+
+impl<K: Clone, S, V> Clone for TypedClient<K, S, V> {
+    fn clone(&self) -> Self {
+        Self::over(
+            self.api.clone(),
+            self.client.clone(),
+            self.field_manager.clone(),
+        )
+    }
+}
+
+impl<K: Resource, S, V> Debug for TypedClient<K, S, V> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Handle")
+        f.debug_struct("TypedClient")
             .field("url", &self.api.resource_url())
             .field("field_manager", &self.field_manager)
             .finish()
     }
 }
 
-fn validation(message: &str) -> Error {
-    Error::BuildRequest(kube::core::request::Error::Validation(message.to_owned()))
-}
-
-impl<K> Handle<K>
+impl<K, S: ByName, V> TypedClient<K, S, V>
 where
     K: Resource<DynamicType = ()> + Clone + Debug + Serialize + DeserializeOwned,
 {
-    /// The objects of `K` in one namespace.
-    pub fn namespaced(client: Client, namespace: &str, field_manager: FieldManager) -> Self
+    /// Creates an object (`POST`).
+    pub fn create<'a>(
+        &'a self,
+        obj: &'a K,
+        pp: &'a PostParams,
+    ) -> impl Future<Output = Result<K, Error>> + 'a
     where
-        K: Resource<Scope = NamespaceResourceScope>,
+        V: verbs::Create,
     {
-        let api = Api::namespaced(client.clone(), namespace);
-        Self {
-            api,
-            client,
-            field_manager,
+        self.api.create(pp, obj)
+    }
+
+    /// Replaces an object, named by its `metadata.name` (`PUT`).
+    pub fn update<'a>(
+        &'a self,
+        obj: &'a K,
+        pp: &'a PostParams,
+    ) -> impl Future<Output = Result<K, Error>> + 'a
+    where
+        V: verbs::Update,
+    {
+        async move { self.api.replace(object_name(obj)?, pp, obj).await }
+    }
+
+    /// Replaces the status of an object, named by its `metadata.name` (`PUT .../status`).
+    pub fn update_status<'a>(
+        &'a self,
+        obj: &'a K,
+        pp: &'a PostParams,
+    ) -> impl Future<Output = Result<K, Error>> + 'a
+    where
+        V: verbs::UpdateStatus,
+    {
+        async move { self.api.replace_status(object_name(obj)?, pp, obj).await }
+    }
+
+    /// Deletes an object (`DELETE`): the object while finalizers keep it, or the server's
+    /// status once it is gone.
+    pub fn delete<'a>(
+        &'a self,
+        name: &'a str,
+        dp: &'a DeleteParams,
+    ) -> impl Future<Output = Result<Either<K, Status>, Error>> + 'a
+    where
+        V: verbs::Delete,
+    {
+        self.api.delete(name, dp)
+    }
+
+    /// Deletes every object that `lp` selects (`DELETE` on the collection).
+    pub fn delete_collection<'a>(
+        &'a self,
+        dp: &'a DeleteParams,
+        lp: &'a ListParams,
+    ) -> impl Future<Output = Result<Either<ObjectList<K>, Status>, Error>> + 'a
+    where
+        V: verbs::DeleteCollection,
+    {
+        self.api.delete_collection(dp, lp)
+    }
+
+    /// Gets an object by name (`GET`); a missing object is an error (`404`).
+    pub fn get<'a>(&'a self, name: &'a str) -> impl Future<Output = Result<K, Error>> + 'a
+    where
+        V: verbs::Get,
+    {
+        self.api.get(name)
+    }
+
+    /// Gets an object by name (`GET`); a missing object is `None`.
+    pub fn get_opt<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl Future<Output = Result<Option<K>, Error>> + 'a
+    where
+        V: verbs::Get,
+    {
+        self.api.get_opt(name)
+    }
+
+    /// Patches an object (`PATCH`: merge, JSON, strategic merge or apply patch).
+    pub fn patch<'a, P: Serialize + Debug>(
+        &'a self,
+        name: &'a str,
+        pp: &'a PatchParams,
+        patch: &'a Patch<P>,
+    ) -> impl Future<Output = Result<K, Error>> + 'a
+    where
+        V: verbs::Patch,
+    {
+        self.api.patch(name, pp, patch)
+    }
+
+    /// Server-side applies an apply configuration with this client's field manager, which
+    /// then owns exactly the fields it sets.
+    pub fn apply<'a>(
+        &'a self,
+        config: &'a <V as verbs::ApplyConfigured>::Configuration,
+    ) -> impl Future<Output = Result<K, Error>> + 'a
+    where
+        V: verbs::Apply + verbs::ApplyConfigured,
+    {
+        async move {
+            let name = configuration_name(config)?;
+            let body = with_type_meta::<K, _>(config)?;
+            let params = self.field_manager.apply_params();
+            self.api.patch(name, &params, &Patch::Apply(body)).await
         }
     }
 
-    /// The objects of `K` across all namespaces, or of a cluster-scoped `K`.
-    pub fn all(client: Client, field_manager: FieldManager) -> Self {
-        let api = Api::all(client.clone());
-        Self {
-            api,
-            client,
-            field_manager,
+    /// Server-side applies a whole object with this client's field manager, which then
+    /// owns every field it serializes (prefer an apply configuration); `managedFields` are
+    /// not sent.
+    pub fn apply_object<'a>(&'a self, obj: &'a K) -> impl Future<Output = Result<K, Error>> + 'a
+    where
+        V: verbs::Apply,
+    {
+        async move {
+            let name = object_name(obj)?;
+            let mut body = serde_json::to_value(obj).map_err(Error::SerdeError)?;
+            if let Some(meta) = body
+                .get_mut("metadata")
+                .and_then(serde_json::Value::as_object_mut)
+            {
+                meta.remove("managedFields");
+            }
+            let params = self.field_manager.apply_params();
+            self.api.patch(name, &params, &Patch::Apply(body)).await
         }
     }
 
-    /// The underlying [`kube::Api`], for anything the typed client does not cover.
-    pub fn api(&self) -> &Api<K> {
-        &self.api
+    /// Server-side applies an apply configuration to the status: this client's field
+    /// manager then owns exactly the status fields it sets.
+    pub fn apply_status<'a>(
+        &'a self,
+        config: &'a <V as verbs::ApplyConfigured>::Configuration,
+    ) -> impl Future<Output = Result<K, Error>> + 'a
+    where
+        V: verbs::ApplyStatus + verbs::ApplyConfigured,
+    {
+        async move {
+            let name = configuration_name(config)?;
+            let body = with_type_meta::<K, _>(config)?;
+            let params = self.field_manager.apply_params();
+            self.api
+                .patch_status(name, &params, &Patch::Apply(body))
+                .await
+        }
     }
 
-    /// The field manager used by `apply` and `apply_status`.
-    pub fn field_manager(&self) -> &FieldManager {
-        &self.field_manager
+    /// Server-side applies the status of the object named `name` (a whole status), and
+    /// nothing else: sends exactly `{apiVersion, kind, metadata.name, status}`.
+    pub fn apply_status_object<'a>(
+        &'a self,
+        name: &'a str,
+        status: &'a <V as verbs::ApplyStatus>::Status,
+    ) -> impl Future<Output = Result<K, Error>> + 'a
+    where
+        V: verbs::ApplyStatus,
+    {
+        async move {
+            let body = serde_json::json!({
+                "apiVersion": K::api_version(&()),
+                "kind": K::kind(&()),
+                "metadata": { "name": name },
+                "status": status,
+            });
+            let params = self.field_manager.apply_params();
+            self.api
+                .patch_status(name, &params, &Patch::Apply(body))
+                .await
+        }
     }
 
-    /// `POST` a new object.
-    pub async fn create(&self, obj: &K, pp: &PostParams) -> Result<K, Error> {
-        self.api.create(pp, obj).await
+    /// Gets the scale subresource (`GET .../scale`).
+    pub fn get_scale<'a>(&'a self, name: &'a str) -> impl Future<Output = Result<Scale, Error>> + 'a
+    where
+        V: verbs::Scale + verbs::Get,
+    {
+        self.api.get_scale(name)
     }
 
-    /// `PUT` the object, named by its `metadata.name`.
-    pub async fn update(&self, obj: &K, pp: &PostParams) -> Result<K, Error> {
-        let name = object_name(obj)?;
-        self.api.replace(name, pp, obj).await
+    /// Replaces the scale subresource (`PUT .../scale`).
+    pub fn update_scale<'a>(
+        &'a self,
+        name: &'a str,
+        scale: &'a Scale,
+        pp: &'a PostParams,
+    ) -> impl Future<Output = Result<Scale, Error>> + 'a
+    where
+        V: verbs::Scale + verbs::Update,
+    {
+        self.api.replace_scale(name, pp, scale)
     }
 
-    /// `PUT` the object's status subresource, named by its `metadata.name`.
-    pub async fn update_status(&self, obj: &K, pp: &PostParams) -> Result<K, Error> {
-        let name = object_name(obj)?;
-        self.api.replace_status(name, pp, obj).await
+    /// Patches the scale subresource (`PATCH .../scale`).
+    pub fn patch_scale<'a, P: Serialize + Debug>(
+        &'a self,
+        name: &'a str,
+        pp: &'a PatchParams,
+        patch: &'a Patch<P>,
+    ) -> impl Future<Output = Result<Scale, Error>> + 'a
+    where
+        V: verbs::Scale + verbs::Patch,
+    {
+        self.api.patch_scale(name, pp, patch)
+    }
+}
+
+impl<K, S, V> TypedClient<K, S, V>
+where
+    K: Resource<DynamicType = ()> + Clone + Debug + Serialize + DeserializeOwned,
+{
+    /// Lists the objects that `lp` selects (`GET` on the collection).
+    pub fn list<'a>(
+        &'a self,
+        lp: &'a ListParams,
+    ) -> impl Future<Output = Result<ObjectList<K>, Error>> + 'a
+    where
+        V: verbs::List,
+    {
+        self.api.list(lp)
     }
 
-    /// `DELETE` one object: the object while finalizers hold it, or the server's status.
-    pub async fn delete(&self, name: &str, dp: &DeleteParams) -> Result<Either<K, Status>, Error> {
-        self.api.delete(name, dp).await
-    }
-
-    /// `DELETE` every object matched by `lp`.
-    pub async fn delete_collection(
-        &self,
-        dp: &DeleteParams,
-        lp: &ListParams,
-    ) -> Result<Either<ObjectList<K>, Status>, Error> {
-        self.api.delete_collection(dp, lp).await
-    }
-
-    /// `GET` one object; a missing object is an error (`404`).
-    pub async fn get(&self, name: &str) -> Result<K, Error> {
-        self.api.get(name).await
-    }
-
-    /// `GET` one object; a missing object is `None`.
-    pub async fn get_opt(&self, name: &str) -> Result<Option<K>, Error> {
-        self.api.get_opt(name).await
-    }
-
-    /// `GET` the collection.
-    pub async fn list(&self, lp: &ListParams) -> Result<ObjectList<K>, Error> {
-        self.api.list(lp).await
-    }
-
-    /// Watch the collection from `resource_version` (`"0"`: from any recent state).
+    /// Watches objects from `resource_version` (`"0"`: from any recent state); prefer an
+    /// informer for caches.
     pub async fn watch(
         &self,
         wp: &WatchParams,
         resource_version: &str,
-    ) -> Result<impl futures::Stream<Item = Result<WatchEvent<K>, Error>> + use<K>, Error> {
+    ) -> Result<impl futures::Stream<Item = Result<WatchEvent<K>, Error>> + use<K, S, V>, Error>
+    where
+        V: verbs::Watch,
+    {
         self.api.watch(wp, resource_version).await
     }
 
-    /// `PATCH` one object (merge, JSON, strategic or apply patch).
-    pub async fn patch<P: Serialize + Debug>(
-        &self,
-        name: &str,
-        pp: &PatchParams,
-        patch: &Patch<P>,
-    ) -> Result<K, Error> {
-        self.api.patch(name, pp, patch).await
+    /// The underlying `kube::Api`, for anything this client does not cover.
+    pub fn api(&self) -> &Api<K> {
+        &self.api
     }
 
-    /// Server-side apply of `obj` with the field manager; `managedFields` are not sent.
-    pub async fn apply(&self, obj: &K) -> Result<K, Error> {
-        let name = object_name(obj)?.to_owned();
-        let mut body = serde_json::to_value(obj).map_err(Error::SerdeError)?;
-        if let Some(meta) = body
-            .get_mut("metadata")
-            .and_then(serde_json::Value::as_object_mut)
-        {
-            meta.remove("managedFields");
-        }
-        self.api
-            .patch(
-                &name,
-                &self.field_manager.apply_params(),
-                &Patch::Apply(body),
-            )
-            .await
+    /// The field manager used by server-side apply.
+    pub fn field_manager(&self) -> &FieldManager {
+        &self.field_manager
     }
+}
 
-    /// Server-side apply of the status of object `name` with the field manager.
-    ///
-    /// Sends exactly `{apiVersion, kind, metadata.name, status}`, so only status fields are
-    /// claimed by this manager. `S` is the resource's status type.
-    pub async fn apply_status<S: Serialize>(&self, name: &str, status: &S) -> Result<K, Error> {
-        let body = serde_json::json!({
-            "apiVersion": K::api_version(&()),
-            "kind": K::kind(&()),
-            "metadata": { "name": name },
-            "status": status,
-        });
-        self.api
-            .patch_status(
-                name,
-                &self.field_manager.apply_params(),
-                &Patch::Apply(body),
-            )
-            .await
-    }
+/// The requests of `+genclient:method` extension methods, which may read and write other
+/// types than the kind's own and reach any subresource: what generated extension methods
+/// call (through `TypedClient::__extension`), so a client offers only the verbs and
+/// extension methods its markers declare.
+#[doc(hidden)]
+pub struct Extension<'a, K> {
+    api: &'a Api<K>,
+    client: &'a Client,
+    field_manager: &'a FieldManager,
+}
 
-    /// Server-side apply of an apply configuration with the field manager: this manager
-    /// then owns exactly the fields the configuration sets.
-    pub async fn apply_configuration<C>(&self, config: &C) -> Result<K, Error>
-    where
-        C: crate::apply::ObjectConfiguration + Debug,
-    {
-        let name = configuration_name(config)?.to_owned();
-        let body = with_type_meta::<K, _>(config)?;
-        self.api
-            .patch(
-                &name,
-                &self.field_manager.apply_params(),
-                &Patch::Apply(body),
-            )
-            .await
-    }
-
-    /// Server-side apply of an apply configuration to the status subresource.
-    pub async fn apply_status_configuration<C>(&self, config: &C) -> Result<K, Error>
-    where
-        C: crate::apply::ObjectConfiguration + Debug,
-    {
-        let name = configuration_name(config)?.to_owned();
-        let body = with_type_meta::<K, _>(config)?;
-        self.api
-            .patch_status(
-                &name,
-                &self.field_manager.apply_params(),
-                &Patch::Apply(body),
-            )
-            .await
-    }
-
-    /// `GET` the scale subresource.
-    pub async fn get_scale(&self, name: &str) -> Result<Scale, Error> {
-        self.api.get_scale(name).await
-    }
-
-    /// `PUT` the scale subresource.
-    pub async fn update_scale(
-        &self,
-        name: &str,
-        scale: &Scale,
-        pp: &PostParams,
-    ) -> Result<Scale, Error> {
-        self.api.replace_scale(name, pp, scale).await
-    }
-
-    /// `PATCH` the scale subresource.
-    pub async fn patch_scale<P: Serialize + Debug>(
-        &self,
-        name: &str,
-        pp: &PatchParams,
-        patch: &Patch<P>,
-    ) -> Result<Scale, Error> {
-        self.api.patch_scale(name, pp, patch).await
-    }
-
-    // Extension methods (`+genclient:method`): any input and result type.
-
+impl<K: Resource> Extension<'_, K> {
     fn request(&self) -> Request {
         Request::new(self.api.resource_url())
     }
@@ -296,7 +446,7 @@ where
 
     /// `GET` object `name`, or its `subresource`, as `R`.
     pub async fn get_as<R: DeserializeOwned>(
-        &self,
+        self,
         name: &str,
         subresource: Option<&str>,
     ) -> Result<R, Error> {
@@ -309,15 +459,15 @@ where
 
     /// `GET` the collection as a list of `R`.
     pub async fn list_as<R: DeserializeOwned + Clone>(
-        &self,
+        self,
         lp: &ListParams,
     ) -> Result<ObjectList<R>, Error> {
         self.send(self.request().list(lp)).await
     }
 
-    /// `POST` `data` to the collection, or to `subresource` of object `name`.
+    /// `POST` `data` to the collection, or to `subresource` of object `name` (`target`).
     pub async fn create_as<I: Serialize, R: DeserializeOwned>(
-        &self,
+        self,
         target: Option<(&str, &str)>,
         data: &I,
         pp: &PostParams,
@@ -332,7 +482,7 @@ where
 
     /// `PUT` `data` as object `name`, or as its `subresource`.
     pub async fn update_as<I: Serialize, R: DeserializeOwned>(
-        &self,
+        self,
         name: &str,
         subresource: Option<&str>,
         data: &I,
@@ -348,7 +498,7 @@ where
 
     /// `PATCH` object `name`, or its `subresource`, reading the answer as `R`.
     pub async fn patch_as<P: Serialize + Debug, R: DeserializeOwned>(
-        &self,
+        self,
         name: &str,
         subresource: Option<&str>,
         pp: &PatchParams,
@@ -361,21 +511,22 @@ where
         self.send(req).await
     }
 
-    /// Server-side apply of `data` to object `name`, or to its `subresource`.
+    /// Server-side apply of `data` to object `name`, or to its `subresource`, with the
+    /// client's field manager.
     pub async fn apply_as<I: Serialize + Debug, R: DeserializeOwned>(
-        &self,
+        self,
         name: &str,
         subresource: Option<&str>,
         data: &I,
     ) -> Result<R, Error> {
-        self.patch_as(
-            name,
-            subresource,
-            &self.field_manager.apply_params(),
-            &Patch::Apply(data),
-        )
-        .await
+        let params = self.field_manager.apply_params();
+        self.patch_as(name, subresource, &params, &Patch::Apply(data))
+            .await
     }
+}
+
+fn validation(message: &str) -> Error {
+    Error::BuildRequest(kube::core::request::Error::Validation(message.to_owned()))
 }
 
 /// `config` as JSON, with `K`'s `apiVersion` and `kind` where it has none (an apply
@@ -394,7 +545,7 @@ where
     Ok(body)
 }
 
-fn configuration_name<C: crate::apply::ObjectConfiguration>(config: &C) -> Result<&str, Error> {
+fn configuration_name<C: ObjectConfiguration>(config: &C) -> Result<&str, Error> {
     match config.metadata().and_then(|m| m.name.as_deref()) {
         Some(name) if !name.is_empty() => Ok(name),
         _ => Err(validation(

@@ -254,14 +254,14 @@ fn extension_method(r: &Resource, m: &Method) -> TokenStream {
             #[doc = #doc]
             #[inline]
             pub fn #name<'a>(&'a self, name: &'a str) -> impl ::core::future::Future<Output = #result<#output, #err>> + 'a {
-                self.0.__handle().get_as::<#output>(name, #sub)
+                self.0.__extension().get_as::<#output>(name, #sub)
             }
         },
         MethodVerb::List => quote! {
             #[doc = #doc]
             #[inline]
             pub fn #name<'a>(&'a self, lp: &'a #api::ListParams) -> impl ::core::future::Future<Output = #result<#api::ObjectList<#output>, #err>> + 'a {
-                self.0.__handle().list_as::<#output>(lp)
+                self.0.__extension().list_as::<#output>(lp)
             }
         },
         MethodVerb::Create => match &m.subresource {
@@ -269,14 +269,14 @@ fn extension_method(r: &Resource, m: &Method) -> TokenStream {
                 #[doc = #doc]
                 #[inline]
                 pub fn #name<'a>(&'a self, name: &'a str, obj: &'a #input, pp: &'a #api::PostParams) -> impl ::core::future::Future<Output = #result<#output, #err>> + 'a {
-                    self.0.__handle().create_as::<#input, #output>(::core::option::Option::Some((name, #s)), obj, pp)
+                    self.0.__extension().create_as::<#input, #output>(::core::option::Option::Some((name, #s)), obj, pp)
                 }
             },
             None => quote! {
                 #[doc = #doc]
                 #[inline]
                 pub fn #name<'a>(&'a self, obj: &'a #input, pp: &'a #api::PostParams) -> impl ::core::future::Future<Output = #result<#output, #err>> + 'a {
-                    self.0.__handle().create_as::<#input, #output>(::core::option::Option::None, obj, pp)
+                    self.0.__extension().create_as::<#input, #output>(::core::option::Option::None, obj, pp)
                 }
             },
         },
@@ -284,21 +284,21 @@ fn extension_method(r: &Resource, m: &Method) -> TokenStream {
             #[doc = #doc]
             #[inline]
             pub fn #name<'a>(&'a self, name: &'a str, obj: &'a #input, pp: &'a #api::PostParams) -> impl ::core::future::Future<Output = #result<#output, #err>> + 'a {
-                self.0.__handle().update_as::<#input, #output>(name, #sub, obj, pp)
+                self.0.__extension().update_as::<#input, #output>(name, #sub, obj, pp)
             }
         },
         MethodVerb::Patch => quote! {
             #[doc = #doc]
             #[inline]
             pub fn #name<'a, P: ::serde::Serialize + ::core::fmt::Debug>(&'a self, name: &'a str, pp: &'a #api::PatchParams, patch: &'a #api::Patch<P>) -> impl ::core::future::Future<Output = #result<#output, #err>> + 'a {
-                self.0.__handle().patch_as::<P, #output>(name, #sub, pp, patch)
+                self.0.__extension().patch_as::<P, #output>(name, #sub, pp, patch)
             }
         },
         MethodVerb::Apply => quote! {
             #[doc = #doc]
             #[inline]
             pub fn #name<'a>(&'a self, name: &'a str, obj: &'a #input) -> impl ::core::future::Future<Output = #result<#output, #err>> + 'a {
-                self.0.__handle().apply_as::<#input, #output>(name, #sub, obj)
+                self.0.__extension().apply_as::<#input, #output>(name, #sub, obj)
             }
         },
     }

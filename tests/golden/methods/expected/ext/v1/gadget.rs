@@ -61,7 +61,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
         Output = ::core::result::Result<Summary, ::kube::Error>,
     > + 'a {
         self.0
-            .__handle()
+            .__extension()
             .get_as::<Summary>(name, ::core::option::Option::Some("summary"))
     }
 
@@ -77,7 +77,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
         >,
     > + 'a {
         self.0
-            .__handle()
+            .__extension()
             .get_as::<
                 ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Status,
             >(name, ::core::option::Option::Some("status"))
@@ -94,7 +94,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
         Output = ::core::result::Result<Summary, ::kube::Error>,
     > + 'a {
         self.0
-            .__handle()
+            .__extension()
             .update_as::<
                 Summary,
                 Summary,
@@ -112,7 +112,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
         Output = ::core::result::Result<TokenRequest, ::kube::Error>,
     > + 'a {
         self.0
-            .__handle()
+            .__extension()
             .create_as::<
                 TokenRequest,
                 TokenRequest,
@@ -129,7 +129,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
         Output = ::core::result::Result<Gadget, ::kube::Error>,
     > + 'a {
         self.0
-            .__handle()
+            .__extension()
             .create_as::<Gadget, Gadget>(::core::option::Option::None, obj, pp)
     }
 
@@ -144,7 +144,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
         Output = ::core::result::Result<Summary, ::kube::Error>,
     > + 'a {
         self.0
-            .__handle()
+            .__extension()
             .patch_as::<
                 P,
                 Summary,
@@ -161,7 +161,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
         Output = ::core::result::Result<Summary, ::kube::Error>,
     > + 'a {
         self.0
-            .__handle()
+            .__extension()
             .apply_as::<
                 Summary,
                 Summary,
@@ -189,7 +189,7 @@ impl<S> GadgetClient<S> {
     ) -> impl ::core::future::Future<
         Output = ::core::result::Result<::kube::api::ObjectList<Gadget>, ::kube::Error>,
     > + 'a {
-        self.0.__handle().list_as::<Gadget>(lp)
+        self.0.__extension().list_as::<Gadget>(lp)
     }
 }
 
