@@ -185,27 +185,19 @@ where
     }
 
     /// Replaces an object, named by its `metadata.name` (`PUT`).
-    pub fn update<'a>(
-        &'a self,
-        obj: &'a K,
-        pp: &'a PostParams,
-    ) -> impl Future<Output = Result<K, Error>> + 'a
+    pub async fn update(&self, obj: &K, pp: &PostParams) -> Result<K, Error>
     where
         V: verbs::Update,
     {
-        async move { self.api.replace(object_name(obj)?, pp, obj).await }
+        self.api.replace(object_name(obj)?, pp, obj).await
     }
 
     /// Replaces the status of an object, named by its `metadata.name` (`PUT .../status`).
-    pub fn update_status<'a>(
-        &'a self,
-        obj: &'a K,
-        pp: &'a PostParams,
-    ) -> impl Future<Output = Result<K, Error>> + 'a
+    pub async fn update_status(&self, obj: &K, pp: &PostParams) -> Result<K, Error>
     where
         V: verbs::UpdateStatus,
     {
-        async move { self.api.replace_status(object_name(obj)?, pp, obj).await }
+        self.api.replace_status(object_name(obj)?, pp, obj).await
     }
 
     /// Deletes an object (`DELETE`): the object while finalizers keep it, or the server's
@@ -267,83 +259,75 @@ where
 
     /// Server-side applies an apply configuration with this client's field manager, which
     /// then owns exactly the fields it sets.
-    pub fn apply<'a>(
-        &'a self,
-        config: &'a <V as verbs::ApplyConfigured>::Configuration,
-    ) -> impl Future<Output = Result<K, Error>> + 'a
+    pub async fn apply(
+        &self,
+        config: &<V as verbs::ApplyConfigured>::Configuration,
+    ) -> Result<K, Error>
     where
         V: verbs::Apply + verbs::ApplyConfigured,
     {
-        async move {
-            let name = configuration_name(config)?;
-            let body = with_type_meta::<K, _>(config)?;
-            let params = self.field_manager.apply_params();
-            self.api.patch(name, &params, &Patch::Apply(body)).await
-        }
+        let name = configuration_name(config)?;
+        let body = with_type_meta::<K, _>(config)?;
+        let params = self.field_manager.apply_params();
+        self.api.patch(name, &params, &Patch::Apply(body)).await
     }
 
     /// Server-side applies a whole object with this client's field manager, which then
     /// owns every field it serializes (prefer an apply configuration); `managedFields` are
     /// not sent.
-    pub fn apply_object<'a>(&'a self, obj: &'a K) -> impl Future<Output = Result<K, Error>> + 'a
+    pub async fn apply_object(&self, obj: &K) -> Result<K, Error>
     where
         V: verbs::Apply,
     {
-        async move {
-            let name = object_name(obj)?;
-            let mut body = serde_json::to_value(obj).map_err(Error::SerdeError)?;
-            if let Some(meta) = body
-                .get_mut("metadata")
-                .and_then(serde_json::Value::as_object_mut)
-            {
-                meta.remove("managedFields");
-            }
-            let params = self.field_manager.apply_params();
-            self.api.patch(name, &params, &Patch::Apply(body)).await
+        let name = object_name(obj)?;
+        let mut body = serde_json::to_value(obj).map_err(Error::SerdeError)?;
+        if let Some(meta) = body
+            .get_mut("metadata")
+            .and_then(serde_json::Value::as_object_mut)
+        {
+            meta.remove("managedFields");
         }
+        let params = self.field_manager.apply_params();
+        self.api.patch(name, &params, &Patch::Apply(body)).await
     }
 
     /// Server-side applies an apply configuration to the status: this client's field
     /// manager then owns exactly the status fields it sets.
-    pub fn apply_status<'a>(
-        &'a self,
-        config: &'a <V as verbs::ApplyConfigured>::Configuration,
-    ) -> impl Future<Output = Result<K, Error>> + 'a
+    pub async fn apply_status(
+        &self,
+        config: &<V as verbs::ApplyConfigured>::Configuration,
+    ) -> Result<K, Error>
     where
         V: verbs::ApplyStatus + verbs::ApplyConfigured,
     {
-        async move {
-            let name = configuration_name(config)?;
-            let body = with_type_meta::<K, _>(config)?;
-            let params = self.field_manager.apply_params();
-            self.api
-                .patch_status(name, &params, &Patch::Apply(body))
-                .await
-        }
+        let name = configuration_name(config)?;
+        let body = with_type_meta::<K, _>(config)?;
+        let params = self.field_manager.apply_params();
+        self.api
+            .patch_status(name, &params, &Patch::Apply(body))
+            .await
     }
 
     /// Server-side applies the status of the object named `name` (a whole status), and
     /// nothing else: sends exactly `{apiVersion, kind, metadata.name, status}`.
-    pub fn apply_status_object<'a>(
-        &'a self,
-        name: &'a str,
-        status: &'a <V as verbs::ApplyStatus>::Status,
-    ) -> impl Future<Output = Result<K, Error>> + 'a
+    pub async fn apply_status_object(
+        &self,
+        name: &str,
+        status: &<V as verbs::ApplyStatus>::Status,
+    ) -> Result<K, Error>
     where
         V: verbs::ApplyStatus,
     {
-        async move {
-            let body = serde_json::json!({
-                "apiVersion": K::api_version(&()),
-                "kind": K::kind(&()),
-                "metadata": { "name": name },
-                "status": status,
-            });
-            let params = self.field_manager.apply_params();
-            self.api
-                .patch_status(name, &params, &Patch::Apply(body))
-                .await
-        }
+        let body = serde_json::json!({
+            "apiVersion": K::api_version(&()),
+            "kind": K::kind(&()),
+            "metadata": { "name": name },
+            "status": status,
+        });
+        let params = self.field_manager.apply_params();
+        self.api
+            .patch_status(name, &params, &Patch::Apply(body))
+            .await
     }
 
     /// Gets the scale subresource (`GET .../scale`).
