@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Regenerates every API tree listed in hack/codegen-trees.txt, in place: the imported API
-# types, the typed clients, then the CRD YAML (built from the compiled types), then the
-# sample's RBAC.
+# Regenerates every API tree listed in hack/codegen-trees.txt, in place: the runtime's
+# built-in apply configurations, the imported API types, the typed clients, then the CRD YAML
+# (built from the compiled types), then the sample's RBAC.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 cargo build --quiet -p kube-codegen
 codegen="${CARGO_TARGET_DIR:-$PWD/target}/debug/kube-codegen"
+# The built-in kinds' apply configurations the runtime ships (codegen-runtime/src/
+# applyconfigurations) and its features for them, from codegen-core's table of built-in kinds.
+UPDATE_GOLDEN=1 cargo test --quiet -p kube-codegen-runtime --test shipped_applyconfigurations
 # Third-party CRDs imported into API types first: the trees below read them.
 "$codegen" import --input examples/imported/crds --output examples/imported/src/apis
 

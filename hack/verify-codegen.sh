@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Fails when a generated tree (hack/codegen-trees.txt), its CRD YAML or the sample's RBAC
-# differs from what kube-codegen produces now. Nothing is written: each check compares.
+# Fails when a generated tree (hack/codegen-trees.txt), its CRD YAML, the sample's RBAC or
+# the runtime's built-in apply configurations differ from what kube-codegen produces now.
+# Nothing is written: each check compares.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -8,6 +9,8 @@ cargo build --quiet -p kube-codegen
 codegen="${CARGO_TARGET_DIR:-$PWD/target}/debug/kube-codegen"
 
 failed=0
+# The built-in apply configurations the runtime ships, and its features for them.
+cargo test --quiet -p kube-codegen-runtime --test shipped_applyconfigurations || failed=1
 "$codegen" import --verify --input examples/imported/crds --output examples/imported/src/apis || failed=1
 while read -r input output crds; do
   case "$input" in ''|'#'*) continue ;; esac

@@ -6,6 +6,7 @@
 //! pub type Deployment = k8s_openapi::api::apps::v1::Deployment;
 //! ```
 
+use proc_macro2::Span;
 use quote::ToTokens;
 use syn::ItemType;
 
@@ -25,186 +26,36 @@ type Row = (
     bool,
 );
 
+/// The built-in kinds, one line each. A kind added here gets clients through `+genclient`
+/// aliases and, once `hack/update-codegen.sh` has run, apply configurations shipped in the
+/// runtime (its shape must be in `apiserver-rules`' table, `hack/builtin-types.py`).
+#[rustfmt::skip]
 const KINDS: &[Row] = &[
-    (
-        "core",
-        "v1",
-        "Namespace",
-        "",
-        "namespaces",
-        false,
-        true,
-        false,
-    ),
+    // (module group, version, kind, API group, plural, namespaced, status, scale)
+    ("core", "v1", "Namespace", "", "namespaces", false, true, false),
     ("core", "v1", "Pod", "", "pods", true, true, false),
     ("core", "v1", "Service", "", "services", true, true, false),
-    (
-        "core",
-        "v1",
-        "ConfigMap",
-        "",
-        "configmaps",
-        true,
-        false,
-        false,
-    ),
+    ("core", "v1", "ConfigMap", "", "configmaps", true, false, false),
     ("core", "v1", "Secret", "", "secrets", true, false, false),
     ("core", "v1", "Event", "", "events", true, false, false),
     ("core", "v1", "Node", "", "nodes", false, true, false),
-    (
-        "core",
-        "v1",
-        "ServiceAccount",
-        "",
-        "serviceaccounts",
-        true,
-        false,
-        false,
-    ),
-    (
-        "core",
-        "v1",
-        "Endpoints",
-        "",
-        "endpoints",
-        true,
-        false,
-        false,
-    ),
-    (
-        "core",
-        "v1",
-        "PersistentVolumeClaim",
-        "",
-        "persistentvolumeclaims",
-        true,
-        true,
-        false,
-    ),
-    (
-        "apps",
-        "v1",
-        "Deployment",
-        "apps",
-        "deployments",
-        true,
-        true,
-        true,
-    ),
-    (
-        "apps",
-        "v1",
-        "ReplicaSet",
-        "apps",
-        "replicasets",
-        true,
-        true,
-        true,
-    ),
-    (
-        "apps",
-        "v1",
-        "DaemonSet",
-        "apps",
-        "daemonsets",
-        true,
-        true,
-        false,
-    ),
-    (
-        "apps",
-        "v1",
-        "StatefulSet",
-        "apps",
-        "statefulsets",
-        true,
-        true,
-        true,
-    ),
+    ("core", "v1", "ServiceAccount", "", "serviceaccounts", true, false, false),
+    ("core", "v1", "Endpoints", "", "endpoints", true, false, false),
+    ("core", "v1", "PersistentVolumeClaim", "", "persistentvolumeclaims", true, true, false),
+    ("apps", "v1", "Deployment", "apps", "deployments", true, true, true),
+    ("apps", "v1", "ReplicaSet", "apps", "replicasets", true, true, true),
+    ("apps", "v1", "DaemonSet", "apps", "daemonsets", true, true, false),
+    ("apps", "v1", "StatefulSet", "apps", "statefulsets", true, true, true),
     ("batch", "v1", "Job", "batch", "jobs", true, true, false),
-    (
-        "batch", "v1", "CronJob", "batch", "cronjobs", true, true, false,
-    ),
-    (
-        "events",
-        "v1",
-        "Event",
-        "events.k8s.io",
-        "events",
-        true,
-        false,
-        false,
-    ),
-    (
-        "coordination",
-        "v1",
-        "Lease",
-        "coordination.k8s.io",
-        "leases",
-        true,
-        false,
-        false,
-    ),
-    (
-        "rbac",
-        "v1",
-        "Role",
-        "rbac.authorization.k8s.io",
-        "roles",
-        true,
-        false,
-        false,
-    ),
-    (
-        "rbac",
-        "v1",
-        "RoleBinding",
-        "rbac.authorization.k8s.io",
-        "rolebindings",
-        true,
-        false,
-        false,
-    ),
-    (
-        "rbac",
-        "v1",
-        "ClusterRole",
-        "rbac.authorization.k8s.io",
-        "clusterroles",
-        false,
-        false,
-        false,
-    ),
-    (
-        "rbac",
-        "v1",
-        "ClusterRoleBinding",
-        "rbac.authorization.k8s.io",
-        "clusterrolebindings",
-        false,
-        false,
-        false,
-    ),
-    (
-        "networking",
-        "v1",
-        "Ingress",
-        "networking.k8s.io",
-        "ingresses",
-        true,
-        true,
-        false,
-    ),
-    (
-        "policy",
-        "v1",
-        "PodDisruptionBudget",
-        "policy",
-        "poddisruptionbudgets",
-        true,
-        true,
-        false,
-    ),
+    ("batch", "v1", "CronJob", "batch", "cronjobs", true, true, false),
+    ("events", "v1", "Event", "events.k8s.io", "events", true, false, false),
+    ("coordination", "v1", "Lease", "coordination.k8s.io", "leases", true, false, false),
+    ("rbac", "v1", "Role", "rbac.authorization.k8s.io", "roles", true, false, false),
+    ("rbac", "v1", "RoleBinding", "rbac.authorization.k8s.io", "rolebindings", true, false, false),
+    ("rbac", "v1", "ClusterRole", "rbac.authorization.k8s.io", "clusterroles", false, false, false),
+    ("rbac", "v1", "ClusterRoleBinding", "rbac.authorization.k8s.io", "clusterrolebindings", false, false, false),
+    ("networking", "v1", "Ingress", "networking.k8s.io", "ingresses", true, true, false),
+    ("policy", "v1", "PodDisruptionBudget", "policy", "poddisruptionbudgets", true, true, false),
 ];
 
 /// The resource a `+genclient` type alias declares, or `None` when the alias is not marked.
@@ -267,8 +118,7 @@ pub fn resource_from_alias(cx: &mut Ctxt, item: &ItemType) -> Option<Resource> {
         );
         return None;
     };
-    let &(_, _, _, group, plural, namespaced, status, scale) = row;
-    if let (Some(loc), true) = (&genclient.non_namespaced, namespaced) {
+    if let (Some(loc), true) = (&genclient.non_namespaced, row.5) {
         cx.error_at(
             loc,
             format!(
@@ -276,7 +126,14 @@ pub fn resource_from_alias(cx: &mut Ctxt, item: &ItemType) -> Option<Resource> {
             ),
         );
     }
-    let ident = item.ident.clone();
+    let resource = resource(row, item.vis.clone(), item.ident.clone(), span);
+    Some(model::complete(cx, resource, &genclient, Origin::Cli))
+}
+
+/// The resource of the kind in `row`, named `ident` (before the `+genclient` rules pick
+/// its verbs).
+fn resource(row: &Row, vis: syn::Visibility, ident: syn::Ident, span: Span) -> Resource {
+    let &(module, version, kind, group, plural, namespaced, status, scale) = row;
     let status_type: Option<syn::Type> = status
         .then(|| {
             syn::parse_str(&format!(
@@ -285,8 +142,8 @@ pub fn resource_from_alias(cx: &mut Ctxt, item: &ItemType) -> Option<Resource> {
             .ok()
         })
         .flatten();
-    let resource = Resource {
-        vis: item.vis.clone(),
+    Resource {
+        vis,
         ident,
         spec_ident: crate::naming::ident(kind),
         span,
@@ -309,8 +166,19 @@ pub fn resource_from_alias(cx: &mut Ctxt, item: &ItemType) -> Option<Resource> {
         verbs: Vec::new(),
         methods: Vec::new(),
         kube: Default::default(),
-    };
-    Some(model::complete(cx, resource, &genclient, Origin::Cli))
+    }
+}
+
+/// Every built-in kind of the table, as a public alias named after the kind declares it:
+/// the kinds whose apply configurations the runtime ships.
+pub fn known_kinds() -> Vec<Resource> {
+    KINDS
+        .iter()
+        .map(|row| {
+            let vis = syn::parse_quote!(pub);
+            resource(row, vis, crate::naming::ident(row.2), Span::call_site())
+        })
+        .collect()
 }
 
 /// The Go-style module group of a built-in API group (`events.k8s.io` -> `events`), which

@@ -7,12 +7,23 @@
 //!   `+genclient` markers leave out.
 //! - Informers, listers and the [`SharedInformerFactory`] are the client-go `informers` /
 //!   `listers` layer on top of `kube::runtime`'s watcher and reflector store.
+//! - The apply configurations of the built-in kinds ship once, in [`applyconfigurations`]
+//!   (client-go's `applyconfigurations`): one module per API group and version, behind one
+//!   cargo feature per group (`ac-apps`, `ac-core`, ...; `ac-all` for every group).
+//!   Generated trees re-export their built-in kinds' from there.
 //!
 //! With the `derive` feature (on by default) the `GenClient`, `ApplyConfiguration` and
 //! `CrdMarkers` derives are re-exported here, so one dependency gives both; code written by
 //! the `kube-codegen` CLI needs only the runtime (`default-features = false`).
 
+// The shipped apply configurations are generated code, which names this crate by its
+// absolute path as user crates do.
+extern crate self as kube_codegen_runtime;
+
 pub mod apply;
+// Formatted by the generator (prettyplease); rustfmt would make it drift from verify.
+#[rustfmt::skip]
+pub mod applyconfigurations;
 pub mod client;
 pub mod config;
 pub mod crd;

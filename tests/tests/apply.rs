@@ -18,7 +18,6 @@ use codegen_tests::apply_generated::garden::v1::{
 use codegen_tests::builtins_generated::apps::v1::{
     DeploymentApplyConfiguration, DeploymentClient, extract_deployment,
 };
-use codegen_tests::builtins_generated::builtin_applyconfigurations as ac;
 use codegen_tests::builtins_generated::core::v1::{
     ConfigMapApplyConfiguration, extract_config_map,
 };
@@ -28,6 +27,8 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::Client;
 use kube_codegen_runtime::FieldManager;
+use kube_codegen_runtime::applyconfigurations::apps::v1 as apps_ac;
+use kube_codegen_runtime::applyconfigurations::core::v1 as ac;
 use serde_json::Value;
 
 /// A fake with the garden CRDs, and a client of it.
@@ -164,7 +165,7 @@ async fn extract_gives_back_what_was_applied_to_built_in_kinds() {
     let config = DeploymentApplyConfiguration::new("web", "default")
         .with_labels(labels.clone())
         .with_spec(
-            ac::DeploymentSpecApplyConfiguration::default()
+            apps_ac::DeploymentSpecApplyConfiguration::default()
                 .with_replicas(2)
                 .with_selector(LabelSelector {
                     match_labels: Some(labels.clone().into()),
@@ -298,7 +299,7 @@ fn extract_reads_what_a_real_kube_apiserver_recorded() {
     let manager_a = DeploymentApplyConfiguration::new("web", "mf")
         .with_labels(labels.clone())
         .with_spec(
-            ac::DeploymentSpecApplyConfiguration::default()
+            apps_ac::DeploymentSpecApplyConfiguration::default()
                 .with_selector(LabelSelector {
                     match_labels: Some(labels.clone().into()),
                     ..LabelSelector::default()
@@ -328,7 +329,7 @@ fn extract_reads_what_a_real_kube_apiserver_recorded() {
     let manager_b = DeploymentApplyConfiguration::new("web", "mf")
         .with_annotations([("owner-b", "yes")])
         .with_spec(
-            ac::DeploymentSpecApplyConfiguration::default().with_template(
+            apps_ac::DeploymentSpecApplyConfiguration::default().with_template(
                 ac::PodTemplateSpecApplyConfiguration::default().with_spec(
                     ac::PodSpecApplyConfiguration::default().with_containers([
                         ac::ContainerApplyConfiguration::default()

@@ -3,12 +3,14 @@
 //! `apiserver_rules::builtin` reads them from the OpenAPI documents) rather than from
 //! tables written per kind.
 //!
-//! They go in one module at the root of the generated tree, `builtin_applyconfigurations`:
-//! the apply configurations of every built-in kind of the tree and of every type they
-//! reach, under the type's name (or, where two groups have one name, prefixed by group and
-//! version). Quantities, times, int-or-strings and raw JSON are k8s-openapi's own types;
-//! `metadata` is k8s-openapi's `ObjectMeta`, whose fields are all optional already; a type
-//! or list the API declares atomic holds k8s-openapi's whole type.
+//! The runtime ships them once, as client-go does (`kube_codegen_runtime::applyconfigurations`):
+//! one module per API group and version (`apps::v1`) with the apply configurations of the
+//! built-in kinds of [`crate::builtin`]'s table and of every type they reach, each in the
+//! module of its own group and version under the type's name; one cargo feature per group
+//! (`ac-apps`), which enables the groups its types use. Quantities, times, int-or-strings
+//! and raw JSON are k8s-openapi's own types; `metadata` is k8s-openapi's `ObjectMeta`,
+//! whose fields are all optional already; a type or list the API declares atomic holds
+//! k8s-openapi's whole type. Generated trees re-export their kinds' from there.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -29,6 +31,52 @@ pub fn kind_type(r: &Resource) -> Option<&'static Type> {
     builtin::types().kind(&api_version, &r.kind)
 }
 
+/// A module of the shipped apply configurations: an API group's module name and a version
+/// (`apps`, `v1`; `meta`, `v1` for `io.k8s.apimachinery.pkg.apis.meta.v1`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Module {
+    /// The group's module (`core`, `apps`, `events`).
+    pub group: String,
+    /// The version's module (`v1`).
+    pub version: String,
+}
+
+impl Module {
+    /// The module of a definition (`io.k8s.api.apps.v1.Deployment` -> `apps::v1`).
+    fn of(def: &str) -> Self {
+        let parts: Vec<&str> = def.split('.').collect();
+        let at = |back: usize| {
+            parts
+                .len()
+                .checked_sub(back)
+                .and_then(|i| parts.get(i))
+                .map_or_else(String::new, |p| p.replace('-', "_"))
+        };
+        Self {
+            group: at(3),
+            version: at(2),
+        }
+    }
+
+    /// Its absolute path in the runtime.
+    pub fn path(&self) -> TokenStream {
+        let group = crate::naming::ident(&self.group);
+        let version = crate::naming::ident(&self.version);
+        quote!(::kube_codegen_runtime::applyconfigurations::#group::#version)
+    }
+
+    /// The runtime's feature that enables the group's apply configurations.
+    pub fn feature(&self) -> String {
+        format!("ac-{}", self.group)
+    }
+}
+
+/// The shipped module that holds the apply configuration of built-in kind `r`, when the
+/// table has its shape.
+pub fn module_of_kind(r: &Resource) -> Option<Module> {
+    kind_type(r).map(|t| Module::of(&t.name))
+}
+
 /// The kind an apply configuration is of: what its helpers (`new`, `extract_*`) need.
 pub struct KindOf<'r> {
     /// The resource.
@@ -39,81 +87,150 @@ pub struct KindOf<'r> {
     pub has_status: bool,
 }
 
-/// The apply configurations of the built-in kinds `kinds` and of every type they reach,
-/// sorted by definition name; a kind's comes with its [`KindOf`].
-pub fn lower<'r>(kinds: &[&'r Resource]) -> Vec<(AcStruct, Option<KindOf<'r>>)> {
+/// The apply configurations the runtime ships, and the cargo features that enable them.
+pub struct Shipped<'r> {
+    /// Each module's apply configurations, sorted by definition name; a kind's comes with
+    /// its [`KindOf`].
+    pub modules: BTreeMap<Module, Vec<(AcStruct, Option<KindOf<'r>>)>>,
+    /// For each module, the features of which any one enables it: its group's, or (a
+    /// group without kinds of its own, such as `meta`) those of the groups that use it.
+    pub enabled_by: BTreeMap<Module, BTreeSet<String>>,
+    /// Each group's feature, with the features of the other groups its types use.
+    pub features: BTreeMap<String, BTreeSet<String>>,
+}
+
+/// The apply configurations of the built-in kinds `kinds` (the whole table) and of every
+/// type they reach, by module; an error names a kind whose shape the table lacks.
+pub fn shipped(kinds: &[Resource]) -> Result<Shipped<'_>, String> {
     let types = builtin::types();
-    let kind_of: BTreeMap<&str, &Resource> = kinds
-        .iter()
-        .filter_map(|r| kind_type(r).map(|t| (t.name.as_str(), *r)))
-        .collect();
+    let mut kind_of: BTreeMap<&str, &Resource> = BTreeMap::new();
+    for r in kinds {
+        let Some(t) = kind_type(r) else {
+            return Err(format!(
+                "the built-in kind `{}` of `{}/{}` has no shape in `apiserver-rules/src/types.json`; add it to `hack/builtin-types.py` and regenerate the table",
+                r.kind, r.group, r.version
+            ));
+        };
+        kind_of.insert(t.name.as_str(), r);
+    }
     let roots: Vec<&str> = kind_of.keys().copied().collect();
     let defs = reachable(types, &roots);
-    // Names: the type's own, or prefixed where two definitions share it.
-    let mut count: BTreeMap<String, usize> = BTreeMap::new();
-    for d in &defs {
-        *count.entry(names(d).0).or_default() += 1;
-    }
-    let names: Names = defs
+    let all: BTreeMap<String, (Module, syn::Ident)> = defs
         .iter()
         .map(|d| {
-            let (name, prefix) = names(d);
-            let full = if count[&name] > 1 {
-                format!("{prefix}{name}")
-            } else {
-                name
-            };
-            (d.clone(), format_ident!("{}ApplyConfiguration", full))
+            let short = d.rsplit('.').next().unwrap_or(d);
+            let ident = format_ident!("{}ApplyConfiguration", short);
+            (d.clone(), (Module::of(d), ident))
         })
         .collect();
-    let mut out = Vec::new();
+    let mut modules: BTreeMap<Module, Vec<(AcStruct, Option<KindOf<'_>>)>> = BTreeMap::new();
+    let mut uses: BTreeMap<Module, BTreeSet<Module>> = BTreeMap::new();
     for def in &defs {
         let Some(ty) = types.get(def) else { continue };
+        let here = &all[def].0;
+        let names = Names { all: &all, here };
+        for f in ty.fields.values() {
+            if let Some(used) = configured_ref(f).and_then(|d| all.get(d))
+                && &used.0 != here
+            {
+                uses.entry(here.clone()).or_default().insert(used.0.clone());
+            }
+        }
         let kind = kind_of.get(def.as_str()).map(|r| KindOf {
             resource: r,
             object: rust_path(def),
             has_status: ty.fields.contains_key("status"),
         });
-        let short = def.rsplit('.').next().unwrap_or(def);
-        let doc = if kind.is_some() {
-            format!(
-                " What a field manager says about a `{short}`: only the fields set here are applied, and owned."
-            )
-        } else {
-            format!(
-                " The fields of a `{short}` a field manager applies: every field optional, left out when unset."
-            )
-        };
-        let type_meta = |json: &str| matches!(json, "apiVersion" | "kind" | "metadata");
-        let fields = ty
-            .fields
-            .iter()
-            .map(|(json, f)| AcField {
-                ident: crate::naming::field_ident(json),
-                json: json.clone(),
-                docs: Vec::new(),
-                held: held(f, &names),
-                builder: (!(kind.is_some() && type_meta(json))).then(|| builder(f, &names)),
-                merge: merge(f, &names),
-                flatten: false,
-            })
-            .collect();
-        out.push((
-            AcStruct {
-                ident: names[def].clone(),
-                vis: syn::parse_quote!(pub),
-                doc,
-                fields,
-                reached: Reached::Merge,
-            },
-            kind,
-        ));
+        let s = lower_type(def, ty, kind.is_some(), &names);
+        modules.entry(here.clone()).or_default().push((s, kind));
     }
-    out
+    let kind_groups: BTreeSet<&str> = kind_of.keys().map(|d| all[*d].0.group.as_str()).collect();
+    let mut enabled_by: BTreeMap<Module, BTreeSet<String>> = BTreeMap::new();
+    let mut features: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for group in &kind_groups {
+        let feature = format!("ac-{group}");
+        let needs = features.entry(feature.clone()).or_default();
+        // The group's modules, then the modules without a feature of their own that they
+        // use; a module of another group with kinds is that group's feature.
+        let mut stack: Vec<&Module> = modules.keys().filter(|m| m.group == *group).collect();
+        let mut seen: BTreeSet<&Module> = BTreeSet::new();
+        while let Some(m) = stack.pop() {
+            if !seen.insert(m) {
+                continue;
+            }
+            if m.group != *group && kind_groups.contains(m.group.as_str()) {
+                needs.insert(m.feature());
+                continue;
+            }
+            enabled_by
+                .entry(m.clone())
+                .or_default()
+                .insert(feature.clone());
+            stack.extend(uses.get(m).into_iter().flatten());
+        }
+    }
+    Ok(Shipped {
+        modules,
+        enabled_by,
+        features,
+    })
 }
 
-/// Definition name -> the name of its apply configuration, for the types that have one.
-type Names = BTreeMap<String, syn::Ident>;
+/// The apply configuration of definition `def` (of a kind, when `is_kind`).
+fn lower_type(def: &str, ty: &Type, is_kind: bool, names: &Names<'_>) -> AcStruct {
+    let short = def.rsplit('.').next().unwrap_or(def);
+    let doc = if is_kind {
+        format!(
+            " What a field manager says about a `{short}`: only the fields set here are applied, and owned."
+        )
+    } else {
+        format!(
+            " The fields of a `{short}` a field manager applies: every field optional, left out when unset."
+        )
+    };
+    let type_meta = |json: &str| matches!(json, "apiVersion" | "kind" | "metadata");
+    let fields = ty
+        .fields
+        .iter()
+        .map(|(json, f)| AcField {
+            ident: crate::naming::field_ident(json),
+            json: json.clone(),
+            docs: Vec::new(),
+            held: held(f, names),
+            builder: (!(is_kind && type_meta(json))).then(|| builder(f, names)),
+            merge: merge(f, names),
+            flatten: false,
+        })
+        .collect();
+    AcStruct {
+        ident: names.all[def].1.clone(),
+        vis: syn::parse_quote!(pub),
+        doc,
+        fields,
+        reached: Reached::Merge,
+    }
+}
+
+/// The apply configurations' names, seen from the module being written.
+struct Names<'a> {
+    /// Definition name -> its module and the name of its apply configuration.
+    all: &'a BTreeMap<String, (Module, syn::Ident)>,
+    /// The module being written: its own types are named without a path.
+    here: &'a Module,
+}
+
+impl Names<'_> {
+    /// The apply configuration of a definition, unless it is applied whole.
+    fn configuration(&self, def: &str) -> Option<TokenStream> {
+        let (module, ident) = self.all.get(def)?;
+        Some(if module == self.here {
+            quote!(#ident)
+        } else {
+            let path = module.path();
+            quote!(#path::#ident)
+        })
+    }
+}
 
 /// The k8s-openapi path of a definition (`io.k8s.api.apps.v1.Deployment` ->
 /// `::k8s_openapi::api::apps::v1::Deployment`).
@@ -127,25 +244,6 @@ fn rust_path(def: &str) -> TokenStream {
         .split('.')
         .map(|s| crate::naming::ident(&s.replace('-', "_")));
     quote!(::k8s_openapi #(::#segments)*)
-}
-
-/// The short name of a definition (`Container`) and its group/version prefix (`CoreV1`).
-fn names(def: &str) -> (String, String) {
-    let parts: Vec<&str> = def.split('.').collect();
-    let name = parts.last().copied().unwrap_or(def).to_owned();
-    let n = parts.len();
-    let prefix = if n >= 3 {
-        let cap = |s: &str| {
-            let mut c = s.chars();
-            c.next()
-                .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
-                .unwrap_or_default()
-        };
-        format!("{}{}", cap(parts[n - 3]), cap(parts[n - 2]))
-    } else {
-        String::new()
-    };
-    (name, prefix)
 }
 
 fn is(value: &Option<String>, wanted: &str) -> bool {
@@ -168,22 +266,25 @@ fn reachable(types: &builtin::Types, roots: &[&str]) -> BTreeSet<String> {
         if atomic(ty) || !out.insert(def) {
             continue;
         }
-        for f in ty.fields.values() {
-            let mut f = f;
-            loop {
-                match &f.kind {
-                    Kind::List(item) if is(&f.list_type, "map") => f = item,
-                    Kind::Map(value) if !is(&f.map_type, "atomic") => f = value,
-                    Kind::Ref(r) if !is_leaf(r) => {
-                        stack.push(r.clone());
-                        break;
-                    }
-                    _ => break,
-                }
-            }
-        }
+        stack.extend(
+            ty.fields
+                .values()
+                .filter_map(configured_ref)
+                .map(str::to_owned),
+        );
     }
     out
+}
+
+/// The type a field holds the apply configuration of (through map-lists and maps that
+/// merge by key), if any: what makes one type's apply configuration use another's.
+fn configured_ref(f: &Field) -> Option<&str> {
+    match &f.kind {
+        Kind::List(item) if is(&f.list_type, "map") => configured_ref(item),
+        Kind::Map(value) if !is(&f.map_type, "atomic") => configured_ref(value),
+        Kind::Ref(r) if !is_leaf(r) => Some(r),
+        _ => None,
+    }
 }
 
 /// Types used as they are: metadata and the types with their own JSON.
@@ -230,20 +331,10 @@ fn whole(f: &Field) -> TokenStream {
     }
 }
 
-/// The apply configuration of a definition, unless it is applied whole.
-fn configuration<'n>(def: &str, names: &'n Names) -> Option<&'n syn::Ident> {
-    names
-        .get(def)
-        .filter(|_| !builtin::types().get(def).is_some_and(atomic))
-}
-
 /// What a field holds in an apply configuration.
-fn held(f: &Field, names: &Names) -> TokenStream {
+fn held(f: &Field, names: &Names<'_>) -> TokenStream {
     match &f.kind {
-        Kind::Ref(d) => match configuration(d, names) {
-            Some(name) => quote!(#name),
-            None => rust_path(d),
-        },
+        Kind::Ref(d) => names.configuration(d).unwrap_or_else(|| rust_path(d)),
         Kind::List(item) if is(&f.list_type, "map") => {
             let i = held(item, names);
             quote!(::std::vec::Vec<#i>)
@@ -257,11 +348,11 @@ fn held(f: &Field, names: &Names) -> TokenStream {
 }
 
 /// How server-side apply merges a field, as [`held`] holds it (`None`: whole).
-fn merge(f: &Field, names: &Names) -> Option<TokenStream> {
+fn merge(f: &Field, names: &Names<'_>) -> Option<TokenStream> {
     let rt = quote!(::kube_codegen_runtime::apply);
     match &f.kind {
         Kind::Ref(d) if d == OBJECT_META => Some(quote!(#rt::OBJECT_META)),
-        Kind::Ref(d) => configuration(d, names).map(|name| quote!(#name::MERGE)),
+        Kind::Ref(d) => names.configuration(d).map(|name| quote!(#name::MERGE)),
         Kind::List(item) if is(&f.list_type, "map") => Some(match merge(item, names) {
             Some(i) => quote!(#rt::Merge::List(|| #i)),
             None => quote!(#rt::Merge::ITEMS),
@@ -276,7 +367,7 @@ fn merge(f: &Field, names: &Names) -> Option<TokenStream> {
 }
 
 /// How the builder of a field adds to it: lists append, maps merge, the rest is set.
-fn builder(f: &Field, names: &Names) -> Builder {
+fn builder(f: &Field, names: &Names<'_>) -> Builder {
     match &f.kind {
         Kind::List(item) => Builder::Append {
             item: if is(&f.list_type, "map") {

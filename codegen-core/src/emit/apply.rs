@@ -1,6 +1,7 @@
 //! Apply configurations as Rust, from the one model of [`crate::apply_model`]: a struct's
 //! (custom or built-in), a kind's (type meta, metadata, spec, status, constructor and
-//! metadata builders), `extract_<kind>`, and the module of built-in kinds' ones.
+//! metadata builders), `extract_<kind>`, and a module of the built-in ones the runtime
+//! ships (see [`super::shipped`]).
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -255,19 +256,18 @@ pub fn struct_items(s: &ItemStruct) -> TokenStream {
     ac_struct(&custom::lower(s))
 }
 
-/// The module `builtin_applyconfigurations`: apply configurations of the built-in kinds
-/// `kinds` and of every type they reach.
-pub fn builtin_module(kinds: &[&Resource]) -> TokenStream {
+/// One module of the built-in apply configurations the runtime ships (`apps::v1`): the
+/// apply configurations of its types, in order, each kind's with its helpers.
+pub fn builtin_module(doc: &str, types: &[(AcStruct, Option<builtin::KindOf<'_>>)]) -> TokenStream {
     let mut items = TokenStream::new();
-    for (s, kind) in builtin::lower(kinds) {
-        items.extend(ac_struct(&s));
+    for (s, kind) in types {
+        items.extend(ac_struct(s));
         if let Some(k) = kind {
             items.extend(kind_helpers(k.resource, &s.ident, &k.object, k.has_status));
         }
     }
     quote! {
-        //! Apply configurations of the built-in kinds of this tree and of the types they
-        //! reach, generated from the Kubernetes API's shapes of them.
+        #![doc = #doc]
         #items
     }
 }

@@ -8,6 +8,7 @@ pub mod crd;
 pub mod files;
 pub mod fresh;
 pub mod informer;
+pub mod shipped;
 
 /// Everything generated per resource, in the same order from both front ends: the typed
 /// client, then the informer and listers.

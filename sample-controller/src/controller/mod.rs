@@ -20,12 +20,13 @@ use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType, Recorder};
 use kube::{Resource, ResourceExt};
 use kube_codegen_runtime::FieldManager;
+use kube_codegen_runtime::applyconfigurations::apps::v1::DeploymentSpecApplyConfiguration;
+use kube_codegen_runtime::applyconfigurations::core::v1 as core_ac;
 
 use crate::generated::Clientset;
 use crate::generated::apps::v1::{
     DeploymentApplyConfiguration, DeploymentClient, DeploymentLister, extract_deployment,
 };
-use crate::generated::builtin_applyconfigurations as ac;
 use crate::generated::core::v1::PodLister;
 use crate::generated::samplecontroller::v1alpha1::{FooLister, IcecreamLister};
 use crate::metrics::Metrics;
@@ -186,19 +187,19 @@ pub fn desired_deployment<K: Resource<DynamicType = ()>>(
     replicas: Option<i32>,
     labels: &BTreeMap<String, String>,
 ) -> DeploymentApplyConfiguration {
-    let template = ac::PodTemplateSpecApplyConfiguration::default()
+    let template = core_ac::PodTemplateSpecApplyConfiguration::default()
         .with_metadata(ObjectMeta {
             labels: Some(labels.clone()),
             ..ObjectMeta::default()
         })
         .with_spec(
-            ac::PodSpecApplyConfiguration::default().with_containers([
-                ac::ContainerApplyConfiguration::default()
+            core_ac::PodSpecApplyConfiguration::default().with_containers([
+                core_ac::ContainerApplyConfiguration::default()
                     .with_name("nginx")
                     .with_image("nginx:latest"),
             ]),
         );
-    let mut spec = ac::DeploymentSpecApplyConfiguration::default()
+    let mut spec = DeploymentSpecApplyConfiguration::default()
         .with_selector(LabelSelector {
             match_labels: Some(labels.clone()),
             ..LabelSelector::default()
