@@ -67,8 +67,14 @@ impl Module {
 
     /// The runtime's feature that enables the group's apply configurations.
     pub fn feature(&self) -> String {
-        format!("ac-{}", self.group)
+        feature(&self.group)
     }
+}
+
+/// The runtime's feature that enables the apply configurations of the group whose module
+/// is `group` (`ac-apps`).
+fn feature(group: &str) -> String {
+    format!("ac-{group}")
 }
 
 /// The shipped module that holds the apply configuration of built-in kind `r`, when the
@@ -148,7 +154,7 @@ pub fn shipped(kinds: &[Resource]) -> Result<Shipped<'_>, String> {
     let mut enabled_by: BTreeMap<Module, BTreeSet<String>> = BTreeMap::new();
     let mut features: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for group in &kind_groups {
-        let feature = format!("ac-{group}");
+        let feature = feature(group);
         let needs = features.entry(feature.clone()).or_default();
         // The group's modules, then the modules without a feature of their own that they
         // use; a module of another group with kinds is that group's feature.
