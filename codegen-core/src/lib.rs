@@ -170,41 +170,15 @@ impl std::fmt::Display for GenerateError {
 
 impl std::error::Error for GenerateError {}
 
-/// Generates the whole tree for the API types under `input` (the Rust module `api_module`),
-/// in memory. `command` is written into each header as the way to reproduce the files.
+/// The CLI's entry point (`kube-codegen generate` and `verify`): the whole tree for the API
+/// types in `files` (read with [`source::load`]; `api_module` is their Rust module, such as
+/// `crate::apis`), in memory, with the warnings rendered as the CLI prints them
+/// (`warning: ...`, `--> file:line:col`, a caret): what is legal but most likely a mistake.
+///
+/// `command` is written into each header as the way to reproduce the files. With
+/// `input_from_output` (the input directory's path from the output's, `../apis`), the tree's
+/// `mod.rs` fails the build, naming `command`, once an input file changes.
 pub fn generate(
-    input: &std::path::Path,
-    api_module: &str,
-    command: &str,
-) -> Result<Vec<emit::files::OutputFile>, GenerateError> {
-    let files = source::load(input).map_err(GenerateError::Io)?;
-    generate_from_sources(&files, api_module, command)
-}
-
-/// [`generate`] over sources already in memory.
-pub fn generate_from_sources(
-    files: &[source::SourceFile],
-    api_module: &str,
-    command: &str,
-) -> Result<Vec<emit::files::OutputFile>, GenerateError> {
-    generate_with_warnings(files, api_module, command).map(|(files, _)| files)
-}
-
-/// [`generate_from_sources`], with the warnings of the sources rendered as the CLI prints
-/// them (`warning: ...`, `--> file:line:col`, a caret): what is legal but most likely a
-/// mistake.
-pub fn generate_with_warnings(
-    files: &[source::SourceFile],
-    api_module: &str,
-    command: &str,
-) -> Result<(Vec<emit::files::OutputFile>, Vec<String>), GenerateError> {
-    generate_checked(files, api_module, command, None)
-}
-
-/// [`generate_with_warnings`] for a tree written to a directory: with `input_from_output`
-/// (the input directory's path from the output's, `../apis`), the tree's `mod.rs` fails the
-/// build, naming `command`, once an input file changes (see `emit::fresh`).
-pub fn generate_checked(
     files: &[source::SourceFile],
     api_module: &str,
     command: &str,
