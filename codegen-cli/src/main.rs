@@ -73,10 +73,10 @@ pub(crate) struct RbacArgs {
 }
 
 fn rbac(args: &RbacArgs) -> ExitCode {
-    let sources = match kube_codegen_core::rbac::load(&args.input) {
+    let sources = match kube_codegen_core::source::load(&args.input) {
         Ok(s) => s,
         Err(err) => {
-            eprintln!("error: cannot read `{}`: {err}", args.input.display());
+            eprintln!("error: {err}");
             return ExitCode::FAILURE;
         }
     };

@@ -146,8 +146,23 @@ pub fn inputs(files: &[SourceFile], input_from_output: &str) -> Vec<Input> {
 }
 
 #[cfg(test)]
-mod fingerprint_tests {
+mod tests {
     use super::*;
+
+    /// The one loader of the project (`generate`, `crds`, `rbac`, `webhooks`) stops at a
+    /// symbolic link back to a directory it has read, rather than looping.
+    #[cfg(unix)]
+    #[test]
+    fn a_symbolic_link_loop_is_an_error() {
+        let root = std::env::temp_dir().join(format!("kube-codegen-loop-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("a")).unwrap();
+        std::fs::write(root.join("a/x.rs"), "// +kubebuilder:rbac:groups=\"\",resources=pods,verbs=get\n").unwrap();
+        std::os::unix::fs::symlink(&root, root.join("a/back")).unwrap();
+        let err = load(&root).unwrap_err();
+        std::fs::remove_dir_all(&root).unwrap();
+        assert!(err.to_string().contains("leads back to a directory already read"), "{err}");
+    }
 
     #[test]
     fn the_fingerprint_is_the_runtimes() {

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use crate::diag::did_you_mean;
-use crate::rbac::Source;
+use crate::source::SourceFile;
 
 /// The marker of one webhook.
 pub const WEBHOOK: &str = "+kubebuilder:webhook:";
@@ -414,8 +414,9 @@ pub fn parse_configuration(body: &str) -> Result<(bool, String), Vec<Mistake>> {
     }
 }
 
-/// The webhook markers of `sources`, or `file:line:col: error: ...` lines.
-pub fn collect(sources: &[Source]) -> Result<Webhooks, Vec<String>> {
+/// The webhook markers of `sources` (read with [`crate::source::load`]), or
+/// `file:line:col: error: ...` lines.
+pub fn collect(sources: &[SourceFile]) -> Result<Webhooks, Vec<String>> {
     let mut out = Webhooks::default();
     let mut errors = Vec::new();
     for source in sources {

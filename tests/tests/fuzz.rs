@@ -182,10 +182,7 @@ fn exercise(text: &str) {
     ];
     let _ = kube_codegen_core::generate(&files, "crate::apis", "fuzz", None);
     let _ = kube_codegen_core::crd_runner(&files, "user::apis");
-    let _ = rbac::collect(&[rbac::Source {
-        path: PathBuf::from("src/fuzz.rs"),
-        text: text.to_owned(),
-    }]);
+    let _ = rbac::collect(&[file("fuzz.rs", text)]);
     // The derives see items rustc has parsed; the fuzzer parses what is not too deep.
     if kube_codegen_core::tree::too_deep(text).is_none()
         && let Ok(ast) = syn::parse_file(text)
