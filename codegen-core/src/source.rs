@@ -157,11 +157,19 @@ mod tests {
         let root = std::env::temp_dir().join(format!("kube-codegen-loop-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(root.join("a")).unwrap();
-        std::fs::write(root.join("a/x.rs"), "// +kubebuilder:rbac:groups=\"\",resources=pods,verbs=get\n").unwrap();
+        std::fs::write(
+            root.join("a/x.rs"),
+            "// +kubebuilder:rbac:groups=\"\",resources=pods,verbs=get\n",
+        )
+        .unwrap();
         std::os::unix::fs::symlink(&root, root.join("a/back")).unwrap();
         let err = load(&root).unwrap_err();
         std::fs::remove_dir_all(&root).unwrap();
-        assert!(err.to_string().contains("leads back to a directory already read"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("leads back to a directory already read"),
+            "{err}"
+        );
     }
 
     #[test]
