@@ -2,13 +2,16 @@
 //!
 //! Built from the raw attributes of [`crate::attr`]; this is where Go's `+genclient` rules
 //! and the cross-checks against `#[kube]` live. Both front ends emit from this model only.
+//! `+genclient:method` extension methods are checked in `methods`.
+
+mod methods;
 
 use heck::ToSnakeCase;
 use proc_macro2::Span;
 use syn::{DeriveInput, Ident};
 
-use crate::attr::genclient::{GenclientAttrs, Located, MethodAttr, TypeRef, VerbList};
-use crate::attr::kube::KubeAttrs;
+use crate::attr::genclient::{GenclientAttrs, VerbList};
+use crate::attr::kube::{KubeAttrs, Spanned};
 use crate::diag::{Ctxt, Loc, did_you_mean};
 use crate::naming;
 
@@ -317,61 +320,9 @@ pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -
         }
         return None;
     };
-    if !naming::is_dns_subdomain(&group.value) {
-        cx.error(
-            group.span,
-            format!(
-                "group `{}` is not a lowercase DNS name; use the form `example.com`",
-                group.value
-            ),
-        );
-    } else if !group.value.contains('.') {
-        cx.error(
-            group.span,
-            format!(
-                "group `{0}` has no dot: kube-apiserver refuses the CRD (`spec.group: Invalid value: \"{0}\": should be a domain with at least one dot`); use a domain you control, e.g. `{0}.example.com`",
-                group.value
-            ),
-        );
-    }
-    if !naming::is_kube_version(&version.value) {
-        cx.error(
-            version.span,
-            format!(
-                "version `{}` is not a Kubernetes API version; use the form `v1`, `v1beta1` or `v1alpha1`",
-                version.value
-            ),
-        );
-    }
-    let type_name = kube.root.as_ref().unwrap_or(kind);
-    // A type name to which `Client`, `Lister`... can be appended: no keyword, no `r#`.
-    let plain = naming::module_segment(&type_name.value).is_ok_and(|s| !s.starts_with("r#"));
-    let parsed = plain.then(|| Ident::new(&type_name.value, proc_macro2::Span::call_site()));
-    let Some(ident) = parsed else {
-        cx.error(
-            type_name.span,
-            format!(
-                "`{}` is not a valid Rust type name (letters, digits and `_`, not a keyword or a raw identifier); kube names the type after the kind",
-                type_name.value
-            ),
-        );
-        return None;
-    };
-    let singular = kube
-        .singular
-        .as_ref()
-        .map_or_else(|| kind.value.to_ascii_lowercase(), |s| s.value.clone());
-    let plural = kube
-        .plural
-        .as_ref()
-        .map_or_else(|| naming::plural_of(&singular), |p| p.value.clone());
-    let plural_span = kube.plural.as_ref().map_or(kind.span, |p| p.span);
-    if !naming::is_plural_name(&plural) {
-        cx.error(
-            plural_span,
-            format!("plural `{plural}` is not a lowercase resource name; set `plural = \"...\"` in `#[kube(...)]` to letters and digits, starting with a letter"),
-        );
-    }
+    check_group_version(cx, group, version);
+    let ident = type_ident(cx, &kube, kind)?;
+    let plural = plural(cx, &kube, kind);
     let has_status = kube.status.is_some();
     // `+kubebuilder:subresource:scale` alone gives the scale methods too.
     let has_scale =
@@ -430,6 +381,76 @@ pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -
     Some(complete(cx, resource, &genclient, origin))
 }
 
+/// `group` is a DNS name with a dot and `version` a Kubernetes API version, as
+/// kube-apiserver wants them.
+fn check_group_version(cx: &mut Ctxt, group: &Spanned<String>, version: &Spanned<String>) {
+    if !naming::is_dns_subdomain(&group.value) {
+        cx.error(
+            group.span,
+            format!(
+                "group `{}` is not a lowercase DNS name; use the form `example.com`",
+                group.value
+            ),
+        );
+    } else if !group.value.contains('.') {
+        cx.error(
+            group.span,
+            format!(
+                "group `{0}` has no dot: kube-apiserver refuses the CRD (`spec.group: Invalid value: \"{0}\": should be a domain with at least one dot`); use a domain you control, e.g. `{0}.example.com`",
+                group.value
+            ),
+        );
+    }
+    if !naming::is_kube_version(&version.value) {
+        cx.error(
+            version.span,
+            format!(
+                "version `{}` is not a Kubernetes API version; use the form `v1`, `v1beta1` or `v1alpha1`",
+                version.value
+            ),
+        );
+    }
+}
+
+/// The Rust type kube generates (`root`, or the kind): a name to which `Client`, `Lister`...
+/// can be appended, or `None` (reported).
+fn type_ident(cx: &mut Ctxt, kube: &KubeAttrs, kind: &Spanned<String>) -> Option<Ident> {
+    let type_name = kube.root.as_ref().unwrap_or(kind);
+    // A type name to which `Client`, `Lister`... can be appended: no keyword, no `r#`.
+    let plain = naming::module_segment(&type_name.value).is_ok_and(|s| !s.starts_with("r#"));
+    let parsed = plain.then(|| Ident::new(&type_name.value, proc_macro2::Span::call_site()));
+    if parsed.is_none() {
+        cx.error(
+            type_name.span,
+            format!(
+                "`{}` is not a valid Rust type name (letters, digits and `_`, not a keyword or a raw identifier); kube names the type after the kind",
+                type_name.value
+            ),
+        );
+    }
+    parsed
+}
+
+/// The plural resource name: `plural`, or the singular's plural; checked as a resource name.
+fn plural(cx: &mut Ctxt, kube: &KubeAttrs, kind: &Spanned<String>) -> String {
+    let singular = kube
+        .singular
+        .as_ref()
+        .map_or_else(|| kind.value.to_ascii_lowercase(), |s| s.value.clone());
+    let plural = kube
+        .plural
+        .as_ref()
+        .map_or_else(|| naming::plural_of(&singular), |p| p.value.clone());
+    let plural_span = kube.plural.as_ref().map_or(kind.span, |p| p.span);
+    if !naming::is_plural_name(&plural) {
+        cx.error(
+            plural_span,
+            format!("plural `{plural}` is not a lowercase resource name; set `plural = \"...\"` in `#[kube(...)]` to letters and digits, starting with a letter"),
+        );
+    }
+    plural
+}
+
 /// Whether the doc comments carry `+kubebuilder:storageversion`.
 fn storage_version_marker(attrs: &[syn::Attribute]) -> bool {
     has_marker(attrs, "+kubebuilder:storageversion")
@@ -455,9 +476,9 @@ pub(crate) fn complete(
     origin: Origin,
 ) -> Resource {
     resource.verbs = select_verbs(cx, genclient, resource.has_status);
-    let mut taken = generated_method_names(&resource);
+    let mut taken = methods::generated_method_names(&resource);
     for m in &genclient.methods {
-        if let Some(method) = method_from_attr(cx, m, &resource, &mut taken, origin) {
+        if let Some(method) = methods::method_from_attr(cx, m, &resource, &mut taken, origin) {
             resource.methods.push(method);
         }
     }
@@ -563,253 +584,4 @@ fn parse_verb_list(cx: &mut Ctxt, list: &VerbList, what: &str) -> Vec<(Verb, Loc
         }
     }
     out
-}
-
-/// Method names the client already has, so extension methods cannot shadow them.
-fn generated_method_names(r: &Resource) -> Vec<(String, &'static str)> {
-    let mut names: Vec<(String, &'static str)> = ["new", "all", "api", "field_manager", "handle"]
-        .into_iter()
-        .map(|n| (n.to_owned(), "every client has it"))
-        .collect();
-    for verb in &r.verbs {
-        names.push((verb.rust_name().to_owned(), "a verb of the client"));
-        if *verb == Verb::Get {
-            names.push(("get_opt".to_owned(), "a verb of the client"));
-        }
-    }
-    if r.has_scale {
-        for (verb, name) in [
-            (Verb::Get, "get_scale"),
-            (Verb::Update, "update_scale"),
-            (Verb::Patch, "patch_scale"),
-        ] {
-            if r.has(verb) {
-                names.push((
-                    name.to_owned(),
-                    "generated for `scale(...)` in `#[kube]`, so this method is not needed",
-                ));
-            }
-        }
-    }
-    names
-}
-
-fn method_from_attr(
-    cx: &mut Ctxt,
-    m: &MethodAttr,
-    r: &Resource,
-    taken: &mut Vec<(String, &'static str)>,
-    origin: Origin,
-) -> Option<Method> {
-    let errors_before = cx.len();
-    let Some(name) = &m.name else {
-        cx.error_at(
-            &m.loc,
-            "`+genclient:method` needs a method name; write `+genclient:method=Name,verb=...`",
-        );
-        return None;
-    };
-    let snake = name.value.to_snake_case();
-    if naming::module_segment(&snake).is_err() {
-        cx.error_at(
-            &name.loc,
-            format!("`{}` is not a valid method name", name.value),
-        );
-        return None;
-    }
-    let ident = naming::ident(&snake);
-    if let Some((_, why)) = taken.iter().find(|(n, _)| *n == snake) {
-        let named = if snake == name.value {
-            format!("method `{snake}`")
-        } else {
-            format!("method `{}` (`{snake}` in Rust)", name.value)
-        };
-        cx.error_at(
-            &name.loc,
-            format!(
-                "{named} clashes with a method the client already has: {why}; choose another name"
-            ),
-        );
-    }
-    let Some(verb_text) = &m.verb else {
-        cx.error_at(
-            &m.loc,
-            format!(
-                "method `{}` needs `verb=`; one of create, update, get, list, patch, apply",
-                name.value
-            ),
-        );
-        return None;
-    };
-    let verb = match Verb::parse(&verb_text.value) {
-        Some(v) if MethodVerb::from_verb(v).is_some() => v,
-        Some(v) => {
-            cx.error_at(
-                &verb_text.loc,
-                format!(
-                    "verb `{}` is not supported in `+genclient:method`; use one of create, update, get, list, patch, apply",
-                    v.go_name()
-                ),
-            );
-            return None;
-        }
-        None => {
-            cx.error_at(
-                &verb_text.loc,
-                format!(
-                    "unknown verb `{}`{}",
-                    verb_text.value,
-                    did_you_mean(
-                        &verb_text.value,
-                        ["create", "update", "get", "list", "patch", "apply"]
-                    )
-                ),
-            );
-            return None;
-        }
-    };
-    if let Some(input) = &m.input
-        && !matches!(verb, Verb::Create | Verb::Update | Verb::Apply)
-    {
-        cx.error_at(
-            &input.loc,
-            format!(
-                "`input` is only allowed for create, update and apply, not for `{}`",
-                verb.go_name()
-            ),
-        );
-    }
-    let subresource = m.subresource.as_ref().map(|s| s.value.clone());
-    if let Some(sub) = &m.subresource {
-        check_subresource(cx, sub, verb, r);
-    }
-    let mut local_types = Vec::new();
-    let input = m
-        .input
-        .as_ref()
-        .and_then(|t| resolve_type(cx, t, &mut local_types, origin));
-    let result = m
-        .result
-        .as_ref()
-        .and_then(|t| resolve_type(cx, t, &mut local_types, origin));
-    taken.push((snake, "another `+genclient:method`"));
-    if cx.len() > errors_before {
-        return None;
-    }
-    let verb = MethodVerb::from_verb(verb)?;
-    Some(Method {
-        name: ident,
-        verb,
-        subresource,
-        input,
-        result,
-        local_types,
-    })
-}
-
-fn check_subresource(cx: &mut Ctxt, sub: &Located<String>, verb: Verb, r: &Resource) {
-    let valid = !sub.value.is_empty()
-        && sub
-            .value
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b == b'-');
-    if !valid {
-        cx.error_at(
-            &sub.loc,
-            format!(
-                "`{}` is not a subresource name; use lowercase letters, as in `scale`",
-                sub.value
-            ),
-        );
-    } else if sub.value == "status" && !r.has_status {
-        cx.error_at(
-            &sub.loc,
-            "subresource `status` is not enabled; add `status = \"...\"` to `#[kube]`",
-        );
-    } else if sub.value == "scale" && !r.has_scale {
-        cx.error_at(
-            &sub.loc,
-            "subresource `scale` is not enabled; add `scale(...)` to `#[kube]` (or `+kubebuilder:subresource:scale:...` to the spec)",
-        );
-    } else if verb == Verb::List {
-        cx.error_at(
-            &sub.loc,
-            "`list` methods cannot have a subresource; use `get` for a subresource of one object",
-        );
-    }
-}
-
-/// Turns `input=` / `result=` into a Rust type, translating Go paths of Kubernetes types.
-fn resolve_type(
-    cx: &mut Ctxt,
-    t: &Located<TypeRef>,
-    locals: &mut Vec<Ident>,
-    origin: Origin,
-) -> Option<syn::Type> {
-    let ty = match &t.value {
-        TypeRef::Rust(ty) => (**ty).clone(),
-        TypeRef::Text(text) => {
-            let rust = go_type_path(text).unwrap_or_else(|| text.clone());
-            match syn::parse_str::<syn::Type>(&rust) {
-                Ok(ty) => ty,
-                Err(_) => {
-                    cx.error_at(
-                        &t.loc,
-                        format!(
-                            "`{text}` is not a type; write a Rust path (`k8s_openapi::api::autoscaling::v1::Scale`) or a Go one (`k8s.io/api/autoscaling/v1.Scale`)"
-                        ),
-                    );
-                    return None;
-                }
-            }
-        }
-    };
-    if let syn::Type::Path(p) = &ty
-        && p.qself.is_none()
-    {
-        let first = p.path.segments.first().map(|s| s.ident.to_string());
-        if p.path.leading_colon.is_none() && p.path.segments.len() == 1 {
-            locals.push(p.path.segments[0].ident.clone());
-        } else if origin == Origin::Cli && matches!(first.as_deref(), Some("self" | "super")) {
-            cx.error_at(
-                &t.loc,
-                "relative type paths cannot be generated into another module; use a name from the API module or a `crate::` path",
-            );
-        }
-    }
-    Some(ty)
-}
-
-/// `k8s.io/api/autoscaling/v1.Scale` -> `::k8s_openapi::api::autoscaling::v1::Scale`.
-fn go_type_path(text: &str) -> Option<String> {
-    let (pkg, name) = text.rsplit_once('.')?;
-    if !pkg.contains('/') {
-        return None;
-    }
-    let module = if let Some(rest) = pkg.strip_prefix("k8s.io/api/") {
-        format!("::k8s_openapi::api::{}", rest.replace('/', "::"))
-    } else if let Some(rest) = pkg.strip_prefix("k8s.io/apimachinery/") {
-        format!("::k8s_openapi::apimachinery::{}", rest.replace('/', "::"))
-    } else {
-        return None;
-    };
-    Some(format!("{module}::{name}"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn go_paths_become_k8s_openapi_paths() {
-        assert_eq!(
-            go_type_path("k8s.io/api/autoscaling/v1.Scale").as_deref(),
-            Some("::k8s_openapi::api::autoscaling::v1::Scale")
-        );
-        assert_eq!(
-            go_type_path("k8s.io/apimachinery/pkg/apis/meta/v1.Status").as_deref(),
-            Some("::k8s_openapi::apimachinery::pkg::apis::meta::v1::Status")
-        );
-        assert_eq!(go_type_path("Scale"), None);
-    }
 }
