@@ -76,8 +76,8 @@ fn files(args: &WebhooksArgs) -> Result<Vec<OutputFile>, Vec<String>> {
             )]);
         }
     }
-    let sources =
-        kube_codegen_core::source::load(&args.input).map_err(|err| vec![format!("error: {err}")])?;
+    let sources = kube_codegen_core::source::load(&args.input)
+        .map_err(|err| vec![format!("error: {err}")])?;
     let webhooks = kube_codegen_core::webhook::collect(&sources).map_err(|mut errors| {
         let n = errors.len();
         errors.push(format!(
