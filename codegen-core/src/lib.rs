@@ -1,32 +1,39 @@
 //! The model behind `kube-codegen`: annotations in, validated model, Rust out.
 //!
-//! The pipeline reads top-down, one stage per module, each using only the ones above it:
+//! Not meant to be used directly: what is public here is what the two front ends and the
+//! workspace's tests call, and nothing else. The derives of `kube-codegen-derive` call
+//! [`derive_gen_client`], [`derive_crd_markers`] and [`derive_apply_configuration`]; the
+//! `kube-codegen` CLI reads its input with [`source::load`] and calls [`generate`]
+//! (`generate`, `verify`), [`crd_runner`] (`crds`), [`rbac`] and [`webhook`], and shows
+//! mistakes with [`render`]. Everything else is `pub(crate)`.
 //!
-//! 1. [`source`]: the input files;
-//! 2. [`attr`]: `#[kube(...)]`, `+genclient` markers, `#[genclient(...)]` and
-//!    `+kubebuilder:` markers into raw values;
-//! 3. [`ast`]: serde's view of the types (JSON names, skip, flatten, default) and the JSON
-//!    shape of a Rust type;
-//! 4. [`model`] (and [`builtin`] for k8s-openapi kinds): validated resources, with Go's
-//!    `+genclient` rules and cross-checks;
-//! 5. [`check`], [`schema`]: JSON paths and CRD markers checked against the types;
-//! 6. [`apply_model`]: apply configurations, lowered from Rust types and from the built-in
-//!    types table;
-//! 7. [`tree`], [`apply_tree`]: the CLI's view of a whole API tree (groups, versions, module
-//!    paths, which types get apply configurations);
+//! The modules form layers, each importing only the layers below it (the test
+//! `tests/layers.rs` keeps it so), lowest first:
+//!
+//! 1. foundations: [`diag`] (mistakes, collected in one context with their spans; nothing
+//!    panics on user input), [`naming`], [`source`] (the input files), [`ast`] (serde's view
+//!    of the types: JSON names, skip, flatten, default, the JSON shape of a Rust type);
+//! 2. readers over them: [`render`] (`file:line:col` and a caret), [`rbac`] and [`webhook`]
+//!    markers, `cel_type` (the CEL type of a field);
+//! 3. `attr`: `#[kube(...)]`, `+genclient` markers, `#[genclient(...)]` and `+kubebuilder:`
+//!    markers into raw values;
+//! 4. [`model`]: validated resources, with Go's `+genclient` rules and cross-checks;
+//! 5. `builtin` (k8s-openapi kinds), `check` (JSON paths against the types), `apply_model`
+//!    (apply configurations, lowered from Rust types and from the built-in types table);
+//! 6. [`schema`] (CRD markers checked and turned into patches), `apply_tree` (which types of
+//!    a tree get apply configurations);
+//! 7. [`tree`]: the CLI's view of a whole API tree (groups, versions, module paths);
 //! 8. [`emit`]: one emitter per artifact, writing final code; [`emit::files`] plans the
 //!    tree's files, then writes their contents.
-//!
-//! Mistakes are collected in a [`diag::Ctxt`] with their spans and never panic. Both front
-//! ends, the `GenClient` derive and the `kube-codegen` CLI, are thin adapters over this crate.
+#![warn(unreachable_pub)]
 
-pub mod apply_model;
-pub mod apply_tree;
+mod apply_model;
+mod apply_tree;
 pub mod ast;
-pub mod attr;
-pub mod builtin;
+mod attr;
+mod builtin;
 mod cel_type;
-pub mod check;
+mod check;
 pub mod diag;
 pub mod emit;
 pub mod model;

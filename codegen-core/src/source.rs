@@ -1,5 +1,5 @@
 //! The input: every `.rs` file under the API directory, read in a stable order, and the
-//! fingerprints the generated tree checks them against ([`inputs`]).
+//! fingerprints the generated tree checks them against (`inputs`).
 
 use std::path::{Path, PathBuf};
 
@@ -18,9 +18,9 @@ pub struct SourceFile {
 #[derive(Debug)]
 pub struct LoadError {
     /// The file or directory.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// Why.
-    pub error: std::io::Error,
+    pub(crate) error: std::io::Error,
 }
 
 impl std::fmt::Display for LoadError {
@@ -104,7 +104,7 @@ fn walk(
 }
 
 /// FNV-1a (64 bits) of `bytes`, as the runtime's `fresh::fingerprint` computes it.
-pub fn fingerprint(bytes: &[u8]) -> u64 {
+pub(crate) fn fingerprint(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash: u64, b| {
         (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
     })
@@ -113,18 +113,18 @@ pub fn fingerprint(bytes: &[u8]) -> u64 {
 /// One input file as the tree checks it: its path from the output directory and its
 /// fingerprint.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Input {
+pub(crate) struct Input {
     /// The path `include_bytes!` reads, relative to the generated `mod.rs`.
-    pub from_output: String,
+    pub(crate) from_output: String,
     /// The path relative to the input directory, as messages name it.
-    pub relative: String,
+    pub(crate) relative: String,
     /// Its fingerprint.
-    pub fingerprint: u64,
+    pub(crate) fingerprint: u64,
 }
 
 /// The inputs of `files`, read from the output directory through `input_from_output`
 /// (`../apis`), sorted by path.
-pub fn inputs(files: &[SourceFile], input_from_output: &str) -> Vec<Input> {
+pub(crate) fn inputs(files: &[SourceFile], input_from_output: &str) -> Vec<Input> {
     let mut out: Vec<Input> = files
         .iter()
         .map(|f| {

@@ -1,6 +1,6 @@
 //! The validated model of one resource: what its client looks like, independent of syntax.
 //!
-//! Built from the raw attributes of [`crate::attr`]; this is where Go's `+genclient` rules
+//! Built from the raw attributes of `crate::attr`; this is where Go's `+genclient` rules
 //! and the cross-checks against `#[kube]` live. Both front ends emit from this model only.
 //! `+genclient:method` extension methods are checked in `methods`.
 
@@ -17,7 +17,7 @@ use crate::naming;
 
 /// A client verb, in code-generator's generation order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Verb {
+pub(crate) enum Verb {
     /// `create`.
     Create,
     /// `update` (a replace).
@@ -44,7 +44,7 @@ pub enum Verb {
 
 impl Verb {
     /// Every verb, in generation order.
-    pub const ALL: [Verb; 11] = [
+    pub(crate) const ALL: [Verb; 11] = [
         Verb::Create,
         Verb::Update,
         Verb::UpdateStatus,
@@ -59,7 +59,7 @@ impl Verb {
     ];
 
     /// The name in Go markers (`updateStatus`).
-    pub fn go_name(self) -> &'static str {
+    pub(crate) fn go_name(self) -> &'static str {
         match self {
             Verb::Create => "create",
             Verb::Update => "update",
@@ -76,7 +76,7 @@ impl Verb {
     }
 
     /// The name of the generated method (`update_status`).
-    pub fn rust_name(self) -> &'static str {
+    pub(crate) fn rust_name(self) -> &'static str {
         match self {
             Verb::UpdateStatus => "update_status",
             Verb::DeleteCollection => "delete_collection",
@@ -86,20 +86,15 @@ impl Verb {
     }
 
     /// Parses a verb written in either style.
-    pub fn parse(word: &str) -> Option<Verb> {
+    pub(crate) fn parse(word: &str) -> Option<Verb> {
         Verb::ALL
             .into_iter()
             .find(|v| v.go_name() == word || v.rust_name() == word)
     }
 
     /// Whether the verb writes the status subresource.
-    pub fn is_status(self) -> bool {
+    pub(crate) fn is_status(self) -> bool {
         matches!(self, Verb::UpdateStatus | Verb::ApplyStatus)
-    }
-
-    /// Whether the verb needs a namespace (everything but list and watch).
-    pub fn needs_name_scope(self) -> bool {
-        !matches!(self, Verb::List | Verb::Watch)
     }
 
     fn candidates() -> impl Iterator<Item = &'static str> {
@@ -111,7 +106,7 @@ impl Verb {
 
 /// Whether the kind lives in namespaces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// `#[kube(namespaced)]`.
     Namespaced,
     /// Cluster-scoped.
@@ -121,7 +116,7 @@ pub enum Scope {
 /// The verbs an extension method may use (Go's rule: not updateStatus, delete,
 /// deleteCollection or watch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MethodVerb {
+pub(crate) enum MethodVerb {
     /// `create`: `POST`.
     Create,
     /// `update`: `PUT`.
@@ -138,7 +133,7 @@ pub enum MethodVerb {
 
 impl MethodVerb {
     /// The same verb as a [`Verb`].
-    pub fn verb(self) -> Verb {
+    pub(crate) fn verb(self) -> Verb {
         match self {
             MethodVerb::Create => Verb::Create,
             MethodVerb::Update => Verb::Update,
@@ -165,112 +160,112 @@ impl MethodVerb {
 
 /// A `+genclient:method` extension method, validated.
 #[derive(Debug, Clone)]
-pub struct Method {
+pub(crate) struct Method {
     /// The Rust method name (`get_scale`).
-    pub name: Ident,
+    pub(crate) name: Ident,
     /// What it does on the wire.
-    pub verb: MethodVerb,
+    pub(crate) verb: MethodVerb,
     /// `subresource=`, if any.
-    pub subresource: Option<String>,
+    pub(crate) subresource: Option<String>,
     /// `input=`; the resource type when absent.
-    pub input: Option<syn::Type>,
+    pub(crate) input: Option<syn::Type>,
     /// `result=`; the resource type when absent.
-    pub result: Option<syn::Type>,
+    pub(crate) result: Option<syn::Type>,
     /// Single-name types the method refers to (the CLI imports them from the API module).
-    pub local_types: Vec<Ident>,
+    pub(crate) local_types: Vec<Ident>,
 }
 
 /// One resource's client, validated.
 #[derive(Debug, Clone)]
 pub struct Resource {
     /// The visibility of the spec struct, which kube gives the generated type too.
-    pub vis: syn::Visibility,
+    pub(crate) vis: syn::Visibility,
     /// The Rust type kube generates (`Foo`; `root` when set).
-    pub ident: Ident,
+    pub(crate) ident: Ident,
     /// The annotated spec struct (`FooSpec`).
-    pub spec_ident: Ident,
+    pub(crate) spec_ident: Ident,
     /// Where the spec struct is named, for diagnostics that concern the whole type.
     pub span: Span,
     /// API group.
-    pub group: String,
+    pub(crate) group: String,
     /// API version.
-    pub version: String,
+    pub(crate) version: String,
     /// Kind.
     pub kind: String,
     /// Plural resource name (the REST path segment).
-    pub plural: String,
+    pub(crate) plural: String,
     /// Namespaced or cluster-scoped.
-    pub scope: Scope,
+    pub(crate) scope: Scope,
     /// Whether `#[kube(status)]` is set.
-    pub has_status: bool,
+    pub(crate) has_status: bool,
     /// Whether `#[kube(scale)]` is set.
-    pub has_scale: bool,
+    pub(crate) has_scale: bool,
     /// The status type `apply_status` takes, when the resource has a status.
-    pub status_type: Option<syn::Type>,
+    pub(crate) status_type: Option<syn::Type>,
     /// A built-in kind from k8s-openapi (declared with a type alias), not a CRD.
-    pub builtin: bool,
+    pub(crate) builtin: bool,
     /// `+kubebuilder:storageversion`: the version stored when a kind has several.
-    pub storage_version: bool,
+    pub(crate) storage_version: bool,
     /// `+kube-codegen:conversion` (on the storage version): the kind's versions convert
     /// through it, and `conversion.rs` wires them.
-    pub conversion: bool,
+    pub(crate) conversion: bool,
     /// `+kubebuilder:ac:generate=true` (on the type or, with the CLI, its package), or a
     /// built-in kind: an apply configuration and typed `apply` are generated.
-    pub apply_configuration: bool,
+    pub(crate) apply_configuration: bool,
     /// The verbs to generate, in generation order.
-    pub verbs: Vec<Verb>,
+    pub(crate) verbs: Vec<Verb>,
     /// `#[kube(...)]` as written, parsed once here: later stages (paths, CRD markers,
     /// apply configurations) read it from the resource rather than parse it again.
-    pub kube: KubeAttrs,
+    pub(crate) kube: KubeAttrs,
     /// Extension methods, in the order written.
-    pub methods: Vec<Method>,
+    pub(crate) methods: Vec<Method>,
 }
 
 impl Resource {
     /// Whether the client has `verb`.
-    pub fn has(&self, verb: Verb) -> bool {
+    pub(crate) fn has(&self, verb: Verb) -> bool {
         self.verbs.contains(&verb)
     }
 
     /// Whether an informer and lister are generated: they need list and watch, as in Go.
-    pub fn has_informer(&self) -> bool {
+    pub(crate) fn has_informer(&self) -> bool {
         self.has(Verb::List) && self.has(Verb::Watch)
     }
 
     /// `FooInformer`.
-    pub fn informer_ident(&self) -> Ident {
+    pub(crate) fn informer_ident(&self) -> Ident {
         naming::ident(&format!("{}Informer", self.ident))
     }
 
     /// `FooLister`.
-    pub fn lister_ident(&self) -> Ident {
+    pub(crate) fn lister_ident(&self) -> Ident {
         naming::ident(&format!("{}Lister", self.ident))
     }
 
     /// `FooNamespaceLister`.
-    pub fn namespace_lister_ident(&self) -> Ident {
+    pub(crate) fn namespace_lister_ident(&self) -> Ident {
         naming::ident(&format!("{}NamespaceLister", self.ident))
     }
 
     /// The name of the generated client type (`FooClient`).
-    pub fn client_ident(&self) -> Ident {
+    pub(crate) fn client_ident(&self) -> Ident {
         naming::ident(&format!("{}Client", self.ident))
     }
 
     /// `FooVerbs`: the client's verb set, marked with the runtime's `verbs` traits.
-    pub fn verbs_ident(&self) -> Ident {
+    pub(crate) fn verbs_ident(&self) -> Ident {
         naming::ident(&format!("{}Verbs", self.ident))
     }
 
     /// The snake-case accessor in the group client (`foos`).
-    pub fn accessor(&self) -> String {
+    pub(crate) fn accessor(&self) -> String {
         self.plural.to_snake_case()
     }
 }
 
 /// Which front end is reading, which decides whether `+genclient` is required.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
+pub(crate) enum Origin {
     /// `#[derive(GenClient)]`: the derive itself asks for a client.
     Derive,
     /// The CLI: only types marked `+genclient` (or `#[genclient]`) get a client.
@@ -278,7 +273,11 @@ pub enum Origin {
 }
 
 /// Reads and validates one annotated spec type. `Ok(None)` means the CLI should skip it.
-pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -> Option<Resource> {
+pub(crate) fn resource_from_input(
+    cx: &mut Ctxt,
+    input: &DeriveInput,
+    origin: Origin,
+) -> Option<Resource> {
     let kube = KubeAttrs::from_attrs(cx, &input.attrs);
     let genclient = GenclientAttrs::from_attrs(cx, &input.attrs);
     if origin == Origin::Cli && genclient.enabled.is_none() {

@@ -1,5 +1,5 @@
 //! What the CRD markers mean: checked against the Rust types they sit on and turned into
-//! [`Patch`]es on the CRD that kube's `CustomResourceExt::crd()` builds.
+//! patches on the CRD that kube's `CustomResourceExt::crd()` builds.
 //!
 //! kube and schemars write the schema; markers only add what they cannot express
 //! (`+kubebuilder:validation:Pattern`, `+listType=map`, CEL rules, printer columns, ...).
@@ -29,8 +29,9 @@ use crate::attr::marker::{self, Place};
 use crate::diag::Ctxt;
 use crate::model::Resource;
 
+pub use patch::Origin;
 use patch::coalesce;
-pub use patch::{Markers, Origin, Patch, Probe};
+pub(crate) use patch::{Markers, Patch, Probe};
 pub(crate) use walk::Memo;
 use walk::Walker;
 

@@ -9,7 +9,7 @@ use crate::diag::Loc;
 
 /// One change to the CRD.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Patch {
+pub(crate) enum Patch {
     /// Sets keys on the schema at `path`; `x-kubernetes-validations` is appended to.
     Schema {
         /// Property names from the root schema; `[]` items, `{}` map values.
@@ -44,11 +44,11 @@ pub enum Patch {
 /// A field whose type the front end cannot see. The derive's generated code asks that
 /// type for its markers when the CRD is built (`kube_codegen_runtime::crd::probe`).
 #[derive(Debug, Clone)]
-pub struct Probe {
+pub(crate) struct Probe {
     /// Where the type's schema is: property names, `[]`, `{}`.
-    pub path: Vec<String>,
+    pub(crate) path: Vec<String>,
     /// The type as written.
-    pub ty: Type,
+    pub(crate) ty: Type,
 }
 
 /// Which marker a patch came from, so that a problem found in the built CRD can be shown
@@ -66,15 +66,15 @@ pub struct Origin {
 /// What the markers of one resource (or one struct) give: the patches, the fields to probe
 /// at run time, and where each patch came from.
 #[derive(Debug, Clone, Default)]
-pub struct Markers {
+pub(crate) struct Markers {
     /// The patches, coalesced: one `Schema` patch per path.
-    pub patches: Vec<Patch>,
+    pub(crate) patches: Vec<Patch>,
     /// Fields whose types may carry markers the front end cannot see (the derive only).
-    pub probes: Vec<Probe>,
+    pub(crate) probes: Vec<Probe>,
     /// The marker behind each schema keyword.
-    pub origins: Vec<Origin>,
+    pub(crate) origins: Vec<Origin>,
     /// `+kubebuilder:skipversion`: this version is left out of the kind's CRD.
-    pub skip_version: bool,
+    pub(crate) skip_version: bool,
 }
 
 /// `p` moved below `at`: the patch of a struct, at the place the struct is used.

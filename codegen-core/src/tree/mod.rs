@@ -24,11 +24,11 @@ use read::Parsed;
 
 /// Diagnostics of one file.
 #[derive(Debug, Clone)]
-pub struct FileDiagnostics {
+pub(crate) struct FileDiagnostics {
     /// Index of the file in the input; `None` for a mistake of the tree as a whole.
-    pub file: Option<usize>,
+    pub(crate) file: Option<usize>,
     /// Its mistakes.
-    pub diagnostics: Vec<Diagnostic>,
+    pub(crate) diagnostics: Vec<Diagnostic>,
 }
 
 /// A resource and where its Rust type lives.
@@ -37,32 +37,32 @@ pub struct TreeResource {
     /// The validated resource.
     pub resource: Resource,
     /// The module to import the type from (`crate::apis::samplecontroller::v1alpha1`).
-    pub module: String,
+    pub(crate) module: String,
     /// The type derives `GenClient`, so its client already exists in `module`.
-    pub in_place: bool,
+    pub(crate) in_place: bool,
     /// What its CRD markers change in the CRD kube builds.
-    pub patches: Vec<crate::schema::Patch>,
+    pub(crate) patches: Vec<crate::schema::Patch>,
     /// The marker behind each patch, in the file `file`.
     pub origins: Vec<crate::schema::Origin>,
     /// The index of the file that defines it.
     pub file: usize,
     /// `+kubebuilder:skipversion`: left out of the CRD.
-    pub skip_version: bool,
+    pub(crate) skip_version: bool,
 }
 
 /// One API group/version and its resources.
 #[derive(Debug, Clone)]
-pub struct GroupVersion {
+pub(crate) struct GroupVersion {
     /// API group.
-    pub group: String,
+    pub(crate) group: String,
     /// The group's name in accessors (`+groupGoName`, or the group's first label).
-    pub group_go_name: String,
+    pub(crate) group_go_name: String,
     /// API version.
-    pub version: String,
+    pub(crate) version: String,
     /// Resources, sorted by kind.
-    pub resources: Vec<TreeResource>,
+    pub(crate) resources: Vec<TreeResource>,
     /// Apply configurations of its kinds, one module per source file, sorted by name.
-    pub apply: Vec<crate::apply_tree::ApplyModule>,
+    pub(crate) apply: Vec<crate::apply_tree::ApplyModule>,
 }
 
 /// One version of a custom resource kind, as a CRD sees it.
@@ -71,30 +71,33 @@ pub struct CrdVersion {
     /// API group.
     pub group: String,
     /// API version.
-    pub version: String,
+    pub(crate) version: String,
     /// The resource.
     pub resource: TreeResource,
     /// Whether it has a client (then `crd_with_markers()` is generated next to it).
-    pub client: bool,
+    pub(crate) client: bool,
 }
 
 /// Every group/version of the input, sorted by group then version.
 #[derive(Debug, Clone, Default)]
 pub struct ApiTree {
     /// The group/versions whose kinds get clients (`+genclient` or `GenClient`).
-    pub versions: Vec<GroupVersion>,
+    pub(crate) versions: Vec<GroupVersion>,
     /// Every version of every custom resource kind, clients or not (a
     /// `#[derive(CustomResource)]` without `+genclient` still has a CRD), sorted by
     /// group, kind, version.
     pub crds: Vec<CrdVersion>,
     /// What is legal but most likely a mistake, per file (the run still succeeds).
-    pub warnings: Vec<FileDiagnostics>,
+    pub(crate) warnings: Vec<FileDiagnostics>,
     /// The input files the generated `mod.rs` checks at compile time (empty: no checks).
-    pub inputs: Vec<crate::source::Input>,
+    pub(crate) inputs: Vec<crate::source::Input>,
 }
 
 /// Parses and validates the tree; `api_module` is the Rust path of the input directory.
-pub fn build(files: &[SourceFile], api_module: &str) -> Result<ApiTree, Vec<FileDiagnostics>> {
+pub(crate) fn build(
+    files: &[SourceFile],
+    api_module: &str,
+) -> Result<ApiTree, Vec<FileDiagnostics>> {
     let mut cxs: Vec<Ctxt> = files.iter().map(|_| Ctxt::new()).collect();
     let asts: Vec<Option<syn::File>> = files
         .iter()
