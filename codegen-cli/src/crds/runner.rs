@@ -51,6 +51,25 @@ fn find_manifest(dir: &Path) -> Option<PathBuf> {
     })
 }
 
+/// What `cargo metadata` says of the package of `manifest` and its workspace (cargo's own
+/// errors go to stderr).
+fn metadata(manifest: &Path) -> Result<Value, Error> {
+    let out = cargo()
+        .args(["metadata", "--format-version", "1", "--manifest-path"])
+        .arg(manifest)
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(cannot_run_cargo)?;
+    if !out.status.success() {
+        return Err(Error::Failed(format!(
+            "`cargo metadata` failed for `{}` (see above)",
+            manifest.display()
+        )));
+    }
+    serde_json::from_slice(&out.stdout)
+        .map_err(|e| Error::Failed(format!("cannot read `cargo metadata` output: {e}")))
+}
+
 /// The crate of `options.input` (or `options.manifest_path`), with what the runner needs
 /// of it.
 pub(super) fn locate(options: &Options) -> Result<Crate, Error> {
@@ -66,20 +85,7 @@ pub(super) fn locate(options: &Options) -> Result<Crate, Error> {
     let manifest = manifest
         .canonicalize()
         .map_err(Error::at(Op::Read, &manifest))?;
-    let out = cargo()
-        .args(["metadata", "--format-version", "1", "--manifest-path"])
-        .arg(&manifest)
-        .stderr(Stdio::inherit())
-        .output()
-        .map_err(cannot_run_cargo)?;
-    if !out.status.success() {
-        return Err(Error::Failed(format!(
-            "`cargo metadata` failed for `{}` (see above)",
-            manifest.display()
-        )));
-    }
-    let meta: Value = serde_json::from_slice(&out.stdout)
-        .map_err(|e| Error::Failed(format!("cannot read `cargo metadata` output: {e}")))?;
+    let meta = metadata(&manifest)?;
     let packages = meta["packages"].as_array().cloned().unwrap_or_default();
     let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
     let package = packages
