@@ -10,6 +10,7 @@
 //! | 2 | the arguments do not parse (clap's usage error) |
 
 mod cluster;
+mod compat;
 mod crds;
 mod create;
 mod error;
