@@ -1,15 +1,46 @@
-//! Reading CRDs from a cluster for `kube-codegen import --crd NAME` (the `cluster` feature).
+//! Reading CRDs from a cluster (the `cluster` feature): for `kube-codegen import --crd NAME`,
+//! and for `kube-codegen compat --baseline-cluster`.
 
 use std::path::Path;
 
+/// What is kept of a CRD read from the cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    /// Its definition only: what import turns into Rust types.
+    Definition,
+    /// Its status too (`storedVersions`), for a comparison; CRDs that are not installed are
+    /// left out rather than refused.
+    Installed,
+}
+
 /// The CRDs named `names`, as JSON text, from the cluster of the kubeconfig (or `KUBECONFIG`,
 /// `~/.kube/config`, or the pod's service account) and `context`.
-#[cfg(feature = "cluster")]
 pub fn fetch(
     names: &[String],
     kubeconfig: Option<&Path>,
     context: Option<&str>,
 ) -> Result<Vec<(String, String)>, String> {
+    let texts = read(names, kubeconfig, context, Keep::Definition)?;
+    Ok(names.iter().cloned().zip(texts).collect())
+}
+
+/// The installed CRDs among `names`, with their status, as JSON text; names the cluster does
+/// not have are left out.
+pub fn fetch_installed(
+    names: &[String],
+    kubeconfig: Option<&Path>,
+    context: Option<&str>,
+) -> Result<Vec<String>, String> {
+    read(names, kubeconfig, context, Keep::Installed)
+}
+
+#[cfg(feature = "cluster")]
+fn read(
+    names: &[String],
+    kubeconfig: Option<&Path>,
+    context: Option<&str>,
+    keep: Keep,
+) -> Result<Vec<String>, String> {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     use kube::config::{KubeConfigOptions, Kubeconfig};
 
@@ -41,16 +72,21 @@ pub fn fetch(
         let api = kube::Api::<CustomResourceDefinition>::all(client);
         let mut out = Vec::new();
         for name in names {
-            let mut crd = api
-                .get(name)
-                .await
+            let found = match keep {
+                Keep::Definition => Some(api.get(name).await),
+                Keep::Installed => api.get_opt(name).await.transpose(),
+            };
+            let Some(found) = found else { continue };
+            let mut crd = found
                 .map_err(|e| format!("error: cannot get CustomResourceDefinition `{name}`: {e}"))?;
             // What the server keeps about the object is not part of its definition.
             crd.metadata.managed_fields = None;
-            crd.status = None;
+            if keep == Keep::Definition {
+                crd.status = None;
+            }
             let text = serde_json::to_string(&crd)
                 .map_err(|e| format!("error: cannot encode `{name}`: {e}"))?;
-            out.push((name.clone(), text));
+            out.push(text);
         }
         Ok(out)
     })
@@ -58,10 +94,11 @@ pub fn fetch(
 
 /// Without the `cluster` feature there is no client.
 #[cfg(not(feature = "cluster"))]
-pub fn fetch(
+fn read(
     _names: &[String],
     _kubeconfig: Option<&Path>,
     _context: Option<&str>,
-) -> Result<Vec<(String, String)>, String> {
-    Err("error: this kube-codegen was built without the `cluster` feature; export the CRD with `kubectl get crd NAME -o yaml` and pass it with --input".to_owned())
+    _keep: Keep,
+) -> Result<Vec<String>, String> {
+    Err("error: this kube-codegen was built without the `cluster` feature; export the CRDs with `kubectl get crd NAME -o yaml` and pass them as files".to_owned())
 }

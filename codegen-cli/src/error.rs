@@ -12,6 +12,8 @@ use std::path::PathBuf;
 pub struct Outcome {
     /// The summary (`kube-codegen: 3 written, 0 unchanged, 0 stale removed in src/generated`).
     pub summary: String,
+    /// What the command produced for standard output (`compat`'s findings), if anything.
+    pub report: Option<String>,
 }
 
 impl Outcome {
@@ -19,7 +21,15 @@ impl Outcome {
     pub fn new(summary: impl Into<String>) -> Self {
         Self {
             summary: summary.into(),
+            report: None,
         }
+    }
+
+    /// The same outcome, with `report` for standard output.
+    #[must_use]
+    pub fn with_report(mut self, report: String) -> Self {
+        self.report = Some(report);
+        self
     }
 }
 
@@ -46,7 +56,8 @@ pub enum Op {
     MakeExecutable,
 }
 
-/// Why a command failed. Its text is what `main` prints; every variant exits with 1.
+/// Why a command failed. Its text is what `main` prints; every variant exits with 1 but
+/// [`Error::BadInput`], which exits with 2.
 #[derive(Debug)]
 pub enum Error {
     /// A file or directory could not be read or written.
@@ -91,6 +102,16 @@ pub enum Error {
     Undone(Box<Error>),
     /// `create` failed, and the crate was put back as it was.
     Restored(Box<Error>),
+    /// `compat` found breaking changes: the report goes to standard output, the summary
+    /// after `error:`.
+    Breaking {
+        /// The findings, as printed on standard output.
+        report: String,
+        /// How many changes, and how many breaking.
+        summary: String,
+    },
+    /// `compat` could not read what it compares (exit 2, so scripts tell it from a finding).
+    BadInput(Box<Error>),
     /// One of the commands `init` or `create` runs on the crate failed.
     Step {
         /// `init`, `create api` or `create webhook`.
@@ -165,6 +186,8 @@ impl Error {
                 below: details.clone(),
             },
             Error::Refused(message) | Error::Failed(message) => line(message.clone()),
+            Error::Breaking { summary, .. } => line(summary.clone()),
+            Error::BadInput(cause) => cause.parts(),
             Error::Undone(cause) => {
                 let mut parts = cause.parts();
                 parts.headline.push_str("; nothing was changed");
@@ -203,9 +226,10 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Io { source, .. } | Error::Spawn { source, .. } => Some(source),
-            Error::Undone(cause) | Error::Restored(cause) | Error::Step { cause, .. } => {
-                Some(cause.as_ref())
-            }
+            Error::Undone(cause)
+            | Error::Restored(cause)
+            | Error::BadInput(cause)
+            | Error::Step { cause, .. } => Some(cause.as_ref()),
             _ => None,
         }
     }

@@ -7,7 +7,7 @@
 //! |---|---|
 //! | 0 | the command did what it was asked (with `--verify`: everything up to date) |
 //! | 1 | any [`Error`]: unreadable or unwritable files, mistakes in the input, out of date with `--verify`, refused arguments, a failed cargo build or `init`/`create` step; or a bug (a panic) |
-//! | 2 | the arguments do not parse (clap's usage error) |
+//! | 2 | the arguments do not parse (clap's usage error), or `compat` cannot read what it compares |
 
 mod cluster;
 mod compat;
@@ -60,6 +60,9 @@ enum Command {
     /// Write (or with --verify, check) the admission webhook configurations declared by
     /// `+kubebuilder:webhook` markers in a controller's sources: `manifests.yaml`.
     Webhooks(webhooks::WebhooksArgs),
+    /// Compare an API with a baseline (CRD manifests or a cluster's CRDs) and classify each
+    /// change as breaking or compatible; exit 1 when one is breaking, 2 on unreadable input.
+    Compat(compat::CompatArgs),
     /// Start a new operator crate: an API type, its generated clients, CRD and RBAC, a
     /// controller, a binary, a test on the in-memory API server, scripts and manifests.
     Init(init::InitArgs),
@@ -80,10 +83,16 @@ fn main() -> ExitCode {
         .spawn(move || run(cli));
     match worker.map(std::thread::JoinHandle::join) {
         Ok(Ok(Ok(outcome))) => {
+            if let Some(report) = &outcome.report {
+                print!("{report}");
+            }
             eprintln!("{outcome}");
             ExitCode::SUCCESS
         }
         Ok(Ok(Err(err))) => {
+            if let Error::Breaking { report, .. } = &err {
+                print!("{report}");
+            }
             eprintln!("{err}");
             exit_code(&err)
         }
@@ -103,6 +112,7 @@ fn run(cli: Cli) -> Result<Outcome, Error> {
         Command::Crds(args) => crds::run(&args.options()),
         Command::Import(args) => import::run(&args),
         Command::Webhooks(args) => webhooks::run(&args.options()),
+        Command::Compat(args) => compat::run(&args),
         Command::Init(args) => init::run(&args),
         Command::Create(args) => create::run(&args),
     }
@@ -120,6 +130,8 @@ fn exit_code(err: &Error) -> ExitCode {
         | Error::Failed(_)
         | Error::Undone(_)
         | Error::Restored(_)
+        | Error::Breaking { .. }
         | Error::Step { .. } => ExitCode::FAILURE,
+        Error::BadInput(_) => ExitCode::from(2),
     }
 }

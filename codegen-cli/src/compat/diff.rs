@@ -40,7 +40,8 @@ pub fn compare(baseline: &[Value], current: &[Value]) -> Vec<Finding> {
         let was = old[name];
         // The same kind under another plural or group is a rename, not a new kind.
         let renamed = added.iter().find(|n| {
-            !paired_added.contains(**n) && text(new[**n], "/spec/names/kind") == text(was, "/spec/names/kind")
+            !paired_added.contains(**n)
+                && text(new[**n], "/spec/names/kind") == text(was, "/spec/names/kind")
         });
         match renamed {
             Some(other) => {
@@ -73,7 +74,13 @@ pub fn compare(baseline: &[Value], current: &[Value]) -> Vec<Finding> {
     }
     for name in added {
         if !paired_added.contains(name) {
-            out.push(crd_finding(name, "", "crd-added", false, "a new CRD".to_owned()));
+            out.push(crd_finding(
+                name,
+                "",
+                "crd-added",
+                false,
+                "a new CRD".to_owned(),
+            ));
         }
     }
     for (name, was) in &old {
@@ -94,7 +101,13 @@ fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
     v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
 }
 
-fn crd_finding(crd: &str, path: &str, change: &'static str, breaking: bool, message: String) -> Finding {
+fn crd_finding(
+    crd: &str,
+    path: &str,
+    change: &'static str,
+    breaking: bool,
+    message: String,
+) -> Finding {
     Finding {
         crd: crd.to_owned(),
         version: None,
@@ -120,11 +133,17 @@ fn storage_version(crd: &Value) -> Option<&str> {
 }
 
 fn served(version: &Value) -> bool {
-    version.get("served").and_then(Value::as_bool).unwrap_or(false)
+    version
+        .get("served")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
 }
 
 fn compare_crd(name: &str, was: &Value, now: &Value, out: &mut Vec<Finding>) {
-    for (field, change) in [("/spec/names/kind", "kind-changed"), ("/spec/scope", "scope-changed")] {
+    for (field, change) in [
+        ("/spec/names/kind", "kind-changed"),
+        ("/spec/scope", "scope-changed"),
+    ] {
         if text(was, field) != text(now, field) {
             out.push(crd_finding(
                 name,
@@ -140,7 +159,10 @@ fn compare_crd(name: &str, was: &Value, now: &Value, out: &mut Vec<Finding>) {
         }
     }
     compare_names(name, was, now, out);
-    let stored: BTreeSet<&str> = match was.pointer("/status/storedVersions").and_then(Value::as_array) {
+    let stored: BTreeSet<&str> = match was
+        .pointer("/status/storedVersions")
+        .and_then(Value::as_array)
+    {
         Some(list) => list.iter().filter_map(Value::as_str).collect(),
         // A manifest has no status: what it stored is at least its storage version.
         None => storage_version(was).into_iter().collect(),
@@ -166,7 +188,9 @@ fn compare_crd(name: &str, was: &Value, now: &Value, out: &mut Vec<Finding>) {
                 "",
                 "version-removed",
                 true,
-                format!("version {version} is no longer in the CRD: clients of it fail{stored_note}"),
+                format!(
+                    "version {version} is no longer in the CRD: clients of it fail{stored_note}"
+                ),
             )),
             Some(new) => {
                 if served(old) && !served(new) {
@@ -176,7 +200,9 @@ fn compare_crd(name: &str, was: &Value, now: &Value, out: &mut Vec<Finding>) {
                         "",
                         "version-unserved",
                         true,
-                        format!("version {version} is no longer served: clients of it fail{stored_note}"),
+                        format!(
+                            "version {version} is no longer served: clients of it fail{stored_note}"
+                        ),
                     ));
                 }
                 let mut ctx = Walk {
@@ -212,7 +238,12 @@ fn compare_names(name: &str, was: &Value, now: &Value, out: &mut Vec<Finding>) {
         let list = |crd: &Value| -> BTreeSet<String> {
             crd.pointer(&format!("/spec/names/{field}"))
                 .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
                 .unwrap_or_default()
         };
         let (old, new) = (list(was), list(now));
@@ -236,7 +267,8 @@ fn compare_storage(
     old_versions: &BTreeMap<&str, &Value>,
     out: &mut Vec<Finding>,
 ) {
-    let (Some(old_storage), Some(new_storage)) = (storage_version(was), storage_version(now)) else {
+    let (Some(old_storage), Some(new_storage)) = (storage_version(was), storage_version(now))
+    else {
         return;
     };
     if old_storage == new_storage {
@@ -252,7 +284,8 @@ fn compare_storage(
             .and_then(|v| v.pointer("/schema/openAPIV3Schema"))
             .cloned()
     };
-    let same_schema = schema_of(new_versions, old_storage).or_else(|| schema_of(old_versions, old_storage))
+    let same_schema = schema_of(new_versions, old_storage)
+        .or_else(|| schema_of(old_versions, old_storage))
         == schema_of(new_versions, new_storage);
     let breaking = strategy == "None" && !same_schema;
     out.push(crd_finding(
@@ -326,13 +359,21 @@ fn flag(s: &Value, key: &str) -> bool {
 }
 
 fn object(s: &Value, key: &str) -> Map<String, Value> {
-    s.get(key).and_then(Value::as_object).cloned().unwrap_or_default()
+    s.get(key)
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default()
 }
 
 fn strings(s: &Value, key: &str) -> Vec<String> {
     s.get(key)
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -374,13 +415,21 @@ impl Walk<'_> {
         self.rules(path, old, new);
         self.default(path, old, new);
         if old.get("description") != new.get("description") && old.get("description").is_some() {
-            self.push(path, "description-changed", false, format!("{}: description changed", shown(path)));
+            self.push(
+                path,
+                "description-changed",
+                false,
+                format!("{}: description changed", shown(path)),
+            );
         }
         self.properties(path, old, new);
         if let (Some(o), Some(n)) = (old.get("items"), new.get("items")) {
             self.schema(&format!("{path}[*]"), o, n);
         }
-        match (old.get("additionalProperties"), new.get("additionalProperties")) {
+        match (
+            old.get("additionalProperties"),
+            new.get("additionalProperties"),
+        ) {
             (Some(o), Some(n)) if o.is_object() && n.is_object() => {
                 self.schema(&format!("{path}[*]"), o, n);
             }
@@ -397,20 +446,33 @@ impl Walk<'_> {
         let word = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("none").to_owned();
         self.push(
             path,
-            if breaking { "format-changed" } else { "validation-loosened" },
+            if breaking {
+                "format-changed"
+            } else {
+                "validation-loosened"
+            },
             breaking,
-            format!("{}: format changed from {} to {}", shown(path), word(o), word(n)),
+            format!(
+                "{}: format changed from {} to {}",
+                shown(path),
+                word(o),
+                word(n)
+            ),
         );
     }
 
     fn enums(&mut self, path: &str, old: &Value, new: &Value) {
-        let values = |s: &Value| -> Option<Vec<Value>> { s.get("enum").and_then(Value::as_array).cloned() };
+        let values =
+            |s: &Value| -> Option<Vec<Value>> { s.get("enum").and_then(Value::as_array).cloned() };
         match (values(old), values(new)) {
             (None, Some(_)) => self.push(
                 path,
                 "enum-added",
                 true,
-                format!("{}: now limited to an enum; stored values outside it fail their next update", shown(path)),
+                format!(
+                    "{}: now limited to an enum; stored values outside it fail their next update",
+                    shown(path)
+                ),
             ),
             (Some(_), None) => self.push(
                 path,
@@ -419,14 +481,26 @@ impl Walk<'_> {
                 format!("{}: no longer limited to an enum", shown(path)),
             ),
             (Some(o), Some(n)) => {
-                let removed: Vec<String> = o.iter().filter(|v| !n.contains(v)).map(Value::to_string).collect();
-                let added: Vec<String> = n.iter().filter(|v| !o.contains(v)).map(Value::to_string).collect();
+                let removed: Vec<String> = o
+                    .iter()
+                    .filter(|v| !n.contains(v))
+                    .map(Value::to_string)
+                    .collect();
+                let added: Vec<String> = n
+                    .iter()
+                    .filter(|v| !o.contains(v))
+                    .map(Value::to_string)
+                    .collect();
                 if !removed.is_empty() {
                     self.push(
                         path,
                         "enum-value-removed",
                         true,
-                        format!("{}: enum value(s) {} removed", shown(path), removed.join(", ")),
+                        format!(
+                            "{}: enum value(s) {} removed",
+                            shown(path),
+                            removed.join(", ")
+                        ),
                     );
                 }
                 if !added.is_empty() {
@@ -459,9 +533,18 @@ impl Walk<'_> {
             let word = |v: Option<f64>| v.map_or("none".to_owned(), |v| v.to_string());
             self.push(
                 path,
-                if tightened { "bound-tightened" } else { "validation-loosened" },
+                if tightened {
+                    "bound-tightened"
+                } else {
+                    "validation-loosened"
+                },
                 tightened,
-                format!("{}: {key} changed from {} to {}", shown(path), word(o), word(n)),
+                format!(
+                    "{}: {key} changed from {} to {}",
+                    shown(path),
+                    word(o),
+                    word(n)
+                ),
             );
         }
         for key in ["exclusiveMinimum", "exclusiveMaximum"] {
@@ -469,7 +552,11 @@ impl Walk<'_> {
                 let tightened = flag(new, key);
                 self.push(
                     path,
-                    if tightened { "bound-tightened" } else { "validation-loosened" },
+                    if tightened {
+                        "bound-tightened"
+                    } else {
+                        "validation-loosened"
+                    },
                     tightened,
                     format!("{}: {key} is now {}", shown(path), flag(new, key)),
                 );
@@ -483,17 +570,31 @@ impl Walk<'_> {
             return;
         }
         let breaking = n.is_some();
-        let word = |v: Option<&Value>| v.and_then(Value::as_str).map_or("none".to_owned(), |p| format!("`{p}`"));
+        let word = |v: Option<&Value>| {
+            v.and_then(Value::as_str)
+                .map_or("none".to_owned(), |p| format!("`{p}`"))
+        };
         self.push(
             path,
-            if breaking { "pattern-changed" } else { "validation-loosened" },
+            if breaking {
+                "pattern-changed"
+            } else {
+                "validation-loosened"
+            },
             breaking,
-            format!("{}: pattern changed from {} to {}", shown(path), word(o), word(n)),
+            format!(
+                "{}: pattern changed from {} to {}",
+                shown(path),
+                word(o),
+                word(n)
+            ),
         );
     }
 
     fn flags(&mut self, path: &str, old: &Value, new: &Value) {
-        if flag(old, "x-kubernetes-preserve-unknown-fields") && !flag(new, "x-kubernetes-preserve-unknown-fields") {
+        if flag(old, "x-kubernetes-preserve-unknown-fields")
+            && !flag(new, "x-kubernetes-preserve-unknown-fields")
+        {
             self.push(
                 path,
                 "preserve-unknown-removed",
@@ -509,7 +610,9 @@ impl Walk<'_> {
                 format!("{}: null is no longer accepted", shown(path)),
             );
         }
-        if flag(old, "x-kubernetes-embedded-resource") != flag(new, "x-kubernetes-embedded-resource") {
+        if flag(old, "x-kubernetes-embedded-resource")
+            != flag(new, "x-kubernetes-embedded-resource")
+        {
             self.push(
                 path,
                 "embedded-resource-changed",
@@ -523,16 +626,25 @@ impl Walk<'_> {
         for key in ["x-kubernetes-list-type", "x-kubernetes-map-type"] {
             let (o, n) = (old.get(key), new.get(key));
             if o != n {
-                let word = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("unset").to_owned();
+                let word =
+                    |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("unset").to_owned();
                 self.push(
                     path,
                     "list-type-changed",
                     true,
-                    format!("{}: {key} changed from {} to {}: server-side apply merges it differently", shown(path), word(o), word(n)),
+                    format!(
+                        "{}: {key} changed from {} to {}: server-side apply merges it differently",
+                        shown(path),
+                        word(o),
+                        word(n)
+                    ),
                 );
             }
         }
-        let (o, n) = (strings(old, "x-kubernetes-list-map-keys"), strings(new, "x-kubernetes-list-map-keys"));
+        let (o, n) = (
+            strings(old, "x-kubernetes-list-map-keys"),
+            strings(new, "x-kubernetes-list-map-keys"),
+        );
         if o != n {
             self.push(
                 path,
@@ -549,7 +661,15 @@ impl Walk<'_> {
                 .and_then(Value::as_array)
                 .map(|a| {
                     a.iter()
-                        .map(|r| (r.get("rule").and_then(Value::as_str).unwrap_or("").to_owned(), r.clone()))
+                        .map(|r| {
+                            (
+                                r.get("rule")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or("")
+                                    .to_owned(),
+                                r.clone(),
+                            )
+                        })
                         .collect()
                 })
                 .unwrap_or_default()
@@ -564,7 +684,10 @@ impl Walk<'_> {
                         path,
                         "cel-rule-message-changed",
                         false,
-                        format!("{}: the message or reason of rule `{rule}` changed", shown(path)),
+                        format!(
+                            "{}: the message or reason of rule `{rule}` changed",
+                            shown(path)
+                        ),
                     );
                 }
                 continue;
@@ -586,7 +709,10 @@ impl Walk<'_> {
                     path,
                     "cel-rule-changed",
                     true,
-                    format!("{}: rule `{before}` became `{rule}`; {ratcheting}", shown(path)),
+                    format!(
+                        "{}: rule `{before}` became `{rule}`; {ratcheting}",
+                        shown(path)
+                    ),
                 ),
                 None => self.push(
                     path,
@@ -597,7 +723,9 @@ impl Walk<'_> {
             }
         }
         for (i, (rule, _)) in o.iter().enumerate() {
-            let replaced = n.get(i).is_some_and(|(t, _)| !old_texts.contains(t.as_str()));
+            let replaced = n
+                .get(i)
+                .is_some_and(|(t, _)| !old_texts.contains(t.as_str()));
             if !new_texts.contains(rule.as_str()) && !replaced {
                 self.push(
                     path,
@@ -671,10 +799,17 @@ impl Walk<'_> {
                     &at,
                     "field-required",
                     true,
-                    format!("{at}: a new required field; every existing object and client lacks it"),
+                    format!(
+                        "{at}: a new required field; every existing object and client lacks it"
+                    ),
                 );
             } else {
-                self.push(&at, "field-added", false, format!("{at}: a new optional field"));
+                self.push(
+                    &at,
+                    "field-added",
+                    false,
+                    format!("{at}: a new optional field"),
+                );
             }
         }
     }
