@@ -96,7 +96,8 @@ pub fn run(args: &CompatArgs) -> Result<Outcome, Error> {
     Ok(Outcome::new(format!("kube-codegen: {summary}")).with_report(report))
 }
 
-/// The CRDs below `path`; anything unreadable is bad input (exit 2).
+/// The CRDs below `path` (other objects there are passed over); anything unreadable is bad
+/// input (exit 2).
 fn manifests(path: &Path) -> Result<Vec<Value>, Error> {
     let files = read::files(path).map_err(|e| bad_input(strip_error(&e)))?;
     let mut out = Vec::new();
@@ -104,7 +105,7 @@ fn manifests(path: &Path) -> Result<Vec<Value>, Error> {
     for file in files {
         let text = std::fs::read_to_string(&file)
             .map_err(|e| Error::BadInput(Box::new(Error::io(Op::Read, &file, e))))?;
-        match read::parse(&file.display().to_string(), &text) {
+        match read::parse_crds(&file.display().to_string(), &text) {
             Ok(sources) => out.extend(sources.into_iter().map(|s| s.crd)),
             Err(mut errors) => problems.append(&mut errors),
         }
