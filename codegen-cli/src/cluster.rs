@@ -34,6 +34,48 @@ pub fn fetch_installed(
     read(names, kubeconfig, context, Keep::Installed)
 }
 
+/// A client for the cluster of the kubeconfig (or `KUBECONFIG`, `~/.kube/config`, or the
+/// pod's service account) and `context`, as kubectl finds it.
+#[cfg(feature = "cluster")]
+pub async fn client(
+    kubeconfig: Option<&Path>,
+    context: Option<&str>,
+) -> Result<kube::Client, String> {
+    use kube::config::{KubeConfigOptions, Kubeconfig};
+
+    let options = KubeConfigOptions {
+        context: context.map(str::to_owned),
+        ..KubeConfigOptions::default()
+    };
+    let config = match kubeconfig {
+        Some(path) => {
+            let file = Kubeconfig::read_from(path)
+                .map_err(|e| format!("error: cannot read `{}`: {e}", path.display()))?;
+            kube::Config::from_custom_kubeconfig(file, &options)
+                .await
+                .map_err(|e| e.to_string())
+        }
+        None if context.is_some() => kube::Config::from_kubeconfig(&options)
+            .await
+            .map_err(|e| e.to_string()),
+        None => kube::Config::infer().await.map_err(|e| e.to_string()),
+    }
+    .map_err(|e| format!("error: cannot load the cluster configuration: {e}"))?;
+    kube::Client::try_from(config).map_err(|e| format!("error: cannot create a client: {e}"))
+}
+
+/// Runs `work` to completion on a runtime of its own.
+#[cfg(feature = "cluster")]
+pub fn block_on<T>(
+    work: impl std::future::Future<Output = Result<T, String>>,
+) -> Result<T, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("error: cannot start the client runtime: {e}"))?
+        .block_on(work)
+}
+
 #[cfg(feature = "cluster")]
 fn read(
     names: &[String],
@@ -42,34 +84,9 @@ fn read(
     keep: Keep,
 ) -> Result<Vec<String>, String> {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-    use kube::config::{KubeConfigOptions, Kubeconfig};
 
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("error: cannot start the client runtime: {e}"))?;
-    runtime.block_on(async {
-        let options = KubeConfigOptions {
-            context: context.map(str::to_owned),
-            ..KubeConfigOptions::default()
-        };
-        let config = match kubeconfig {
-            Some(path) => {
-                let file = Kubeconfig::read_from(path)
-                    .map_err(|e| format!("error: cannot read `{}`: {e}", path.display()))?;
-                kube::Config::from_custom_kubeconfig(file, &options)
-                    .await
-                    .map_err(|e| e.to_string())
-            }
-            None if context.is_some() => kube::Config::from_kubeconfig(&options)
-                .await
-                .map_err(|e| e.to_string()),
-            None => kube::Config::infer().await.map_err(|e| e.to_string()),
-        }
-        .map_err(|e| format!("error: cannot load the cluster configuration: {e}"))?;
-        let client = kube::Client::try_from(config)
-            .map_err(|e| format!("error: cannot create a client: {e}"))?;
-        let api = kube::Api::<CustomResourceDefinition>::all(client);
+    block_on(async {
+        let api = kube::Api::<CustomResourceDefinition>::all(client(kubeconfig, context).await?);
         let mut out = Vec::new();
         for name in names {
             let found = match keep {

@@ -18,6 +18,7 @@ mod generate;
 mod import;
 mod init;
 mod json;
+mod migrate;
 mod output;
 mod paths;
 mod rbac;
@@ -63,6 +64,9 @@ enum Command {
     /// Compare an API with a baseline (CRD manifests or a cluster's CRDs) and classify each
     /// change as breaking or compatible; exit 1 when one is breaking, 2 on unreadable input.
     Compat(compat::CompatArgs),
+    /// Rewrite every object of a CRD in its storage version and trim
+    /// `status.storedVersions` to it, so older versions can be removed (resumable).
+    MigrateStorage(migrate::MigrateArgs),
     /// Start a new operator crate: an API type, its generated clients, CRD and RBAC, a
     /// controller, a binary, a test on the in-memory API server, scripts and manifests.
     Init(init::InitArgs),
@@ -113,6 +117,7 @@ fn run(cli: Cli) -> Result<Outcome, Error> {
         Command::Import(args) => import::run(&args),
         Command::Webhooks(args) => webhooks::run(&args.options()),
         Command::Compat(args) => compat::run(&args),
+        Command::MigrateStorage(args) => migrate::run(&args),
         Command::Init(args) => init::run(&args),
         Command::Create(args) => create::run(&args),
     }

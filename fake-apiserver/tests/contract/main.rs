@@ -22,6 +22,7 @@ mod gc;
 mod kinds;
 mod limits;
 mod lists;
+mod migration;
 mod namespaces;
 mod ownership;
 mod patch;
