@@ -36,7 +36,7 @@ pub struct MigrateArgs {
 pub fn run(args: &MigrateArgs) -> Result<Outcome, Error> {
     use kube_codegen_runtime::migrate::{MigrateOptions, migrate_storage};
 
-    if !(args.writes_per_second > 0.0) || args.page_size == 0 {
+    if args.writes_per_second.is_nan() || args.writes_per_second <= 0.0 || args.page_size == 0 {
         return Err(Error::Refused(
             "--page-size and --writes-per-second must be more than 0".to_owned(),
         ));

@@ -64,8 +64,10 @@ fn schema_at<'a>(crd: &'a mut Value, path: &str) -> &'a mut Value {
 
 type Edit = fn(&mut Value);
 
-/// `(what, edit, expected (change id, breaking) findings)`.
-fn rows() -> Vec<(&'static str, Edit, Vec<(&'static str, bool)>)> {
+/// One row: what the edit is, the edit, and the `(change id, breaking)` findings expected.
+type Row = (&'static str, Edit, Vec<(&'static str, bool)>);
+
+fn rows() -> Vec<Row> {
     vec![
         (
             "field removed",
