@@ -248,7 +248,6 @@ impl State {
         {
             map.remove("status");
         }
-        self.prepare_builtin_create(rt, &mut obj);
         let mut errors = admit_schema(rt, &mut obj, None, ctx)?;
         admit_rules(rt, &obj, None, &mut errors, ctx);
         if !errors.is_empty() {
@@ -358,13 +357,6 @@ impl State {
                 conversion::to_version(rt, &desired, vec![obj.take()], &ctx.conversions)?.remove(0);
         }
         Ok(())
-    }
-
-    pub(crate) fn prepare_builtin_create(&self, rt: &ResourceType, obj: &mut Value) {
-        match (rt.group.as_str(), rt.plural.as_str()) {
-            ("", "namespaces") => self.prepare_namespace(rt, obj),
-            _ => {}
-        }
     }
 
     /// GET one object.

@@ -1,8 +1,9 @@
 //! What happens to a built-in object between the field manager and storage: the mutating
 //! admission plugins kube-apiserver enables by default (ServiceAccount, Priority,
-//! DefaultTolerationSeconds, StorageObjectInUseProtection) and the registry strategies'
-//! `PrepareForCreate`/`PrepareForUpdate` (`pkg/registry/*/*/strategy.go`) where they change
-//! stored fields. None of this is owned in `managedFields`.
+//! DefaultTolerationSeconds, StorageObjectInUseProtection, TaintNodesByCondition) and the
+//! registry strategies' `PrepareForCreate`/`PrepareForUpdate` (`pkg/registry/*/*/strategy.go`)
+//! where they change stored fields (status resets, generations, a Job's selector). None of
+//! this is owned in `managedFields`.
 
 use serde_json::{Value, json};
 
@@ -67,6 +68,20 @@ pub(crate) fn create(api_version: &str, kind: &str, obj: &mut Value, admission: 
             annotations[TEMPLATE_GENERATION] = json!(generation.max(1).to_string());
             obj["status"] = json!({});
         }
+        ("v1", "Node") => {
+            // The TaintNodesByCondition admission plugin: a new node is not ready.
+            let taints = object_list(object(obj, "spec"), "taints");
+            let taint = json!({"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"});
+            if !taints
+                .iter()
+                .any(|t| t["key"] == taint["key"] && t["effect"] == taint["effect"])
+            {
+                taints.push(taint);
+            }
+        }
+        ("admissionregistration.k8s.io/v1", _) => {
+            object(obj, "metadata")["generation"] = json!(1);
+        }
         (
             "v1" | "apps/v1" | "batch/v1" | "networking.k8s.io/v1" | "policy/v1",
             "Service"
@@ -85,6 +100,13 @@ pub(crate) fn create(api_version: &str, kind: &str, obj: &mut Value, admission: 
 pub(crate) fn update(api_version: &str, kind: &str, new: &mut Value, old: &Value) {
     match (api_version, kind) {
         ("v1", "Service") => keep_allocated(new, old),
+        ("admissionregistration.k8s.io/v1", _) if new.get("webhooks") != old.get("webhooks") => {
+            let generation = old
+                .pointer("/metadata/generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            object(new, "metadata")["generation"] = json!(generation + 1);
+        }
         ("apps/v1", "DaemonSet") => {
             let generation = old
                 .pointer(&format!("/metadata/annotations/{TEMPLATE_GENERATION}"))
