@@ -105,6 +105,30 @@ fn s<'a>(v: &'a Value, k: &str) -> &'a str {
     v.get(k).and_then(Value::as_str).unwrap_or("")
 }
 
+/// What `validateInitContainers` forbids in an init container that is not a sidecar
+/// (`restartPolicy: Always`): lifecycle hooks and probes.
+fn init_containers(spec: &Value, p: &str, errors: &mut Vec<FieldError>) {
+    let list = spec.get("initContainers").and_then(Value::as_array);
+    for (i, c) in list.into_iter().flatten().enumerate() {
+        if s(c, "restartPolicy") == "Always" {
+            continue;
+        }
+        for field in [
+            "lifecycle",
+            "livenessProbe",
+            "readinessProbe",
+            "startupProbe",
+        ] {
+            if c.get(field).is_some_and(|v| !v.is_null()) {
+                errors.push(FieldError::forbidden(
+                    format!("{p}.initContainers[{i}].{field}"),
+                    "may not be set for init containers without restartPolicy=Always",
+                ));
+            }
+        }
+    }
+}
+
 /// `ValidatePodSpec` of a (defaulted) template spec at `p` (`spec.template.spec`).
 pub fn validate_spec(spec: &Value, p: &str, errors: &mut Vec<FieldError>) {
     let volumes = validate_volumes(spec, p, errors);
@@ -127,6 +151,7 @@ pub fn validate_spec(spec: &Value, p: &str, errors: &mut Vec<FieldError>) {
             }
         }
     }
+    init_containers(spec, p, errors);
     let restart = s(spec, "restartPolicy");
     if !["Always", "OnFailure", "Never"].contains(&restart) {
         errors.push(not_supported(

@@ -304,4 +304,22 @@ mod tests {
             ["spec.template.spec.containers[0].volumeMounts[0].name"]
         );
     }
+
+    #[test]
+    fn init_containers_that_are_not_sidecars_have_no_probes_or_hooks() {
+        let pod_spec = |restart: Value| {
+            json!({"spec": {"containers": [{"name": "c", "image": "nginx"}],
+                "initContainers": [{"name": "i", "image": "busybox", "restartPolicy": restart,
+                    "lifecycle": {"preStop": {"exec": {"command": ["true"]}}}}]}})
+        };
+        let mut errors = Vec::new();
+        pod(&pod_spec(Value::Null), &mut errors);
+        assert_eq!(
+            errors.iter().map(|e| e.field.as_str()).collect::<Vec<_>>(),
+            ["spec.initContainers[0].lifecycle"]
+        );
+        errors.clear();
+        pod(&pod_spec(json!("Always")), &mut errors);
+        assert_eq!(errors, []);
+    }
 }
