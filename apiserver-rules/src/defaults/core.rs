@@ -91,8 +91,9 @@ pub fn template(obj: &mut Value, pointer: &str) {
     }
 }
 
-/// `SetDefaults_Container`, the declarative port protocol, env sources, resources, probes
-/// and lifecycle handlers.
+/// `SetDefaults_Container`, and the defaults of its env sources, resources, probes and
+/// lifecycle handlers (the declarative ones, such as a port's protocol, are
+/// [`super::go_type::declarative`]'s).
 fn container(c: &mut Value) {
     if c.get("imagePullPolicy")
         .is_none_or(|p| p.is_null() || p == "")
@@ -102,15 +103,9 @@ fn container(c: &mut Value) {
     }
     or_empty(c, "terminationMessagePath", json!("/dev/termination-log"));
     or_empty(c, "terminationMessagePolicy", json!("File"));
-    for p in items(c, "ports") {
-        or_empty(p, "protocol", json!("TCP"));
-    }
     for e in items(c, "env") {
         if let Some(f) = at(e, "/valueFrom/fieldRef") {
             or_empty(f, "apiVersion", json!("v1"));
-        }
-        if let Some(f) = at(e, "/valueFrom/fileKeyRef") {
-            or_nil(f, "optional", json!(false));
         }
     }
     if let Some(r) = at(c, "/resources") {
@@ -123,9 +118,6 @@ fn container(c: &mut Value) {
             or_zero(p, "successThreshold", json!(1));
             or_zero(p, "failureThreshold", json!(3));
             handler(p);
-            if let Some(g) = at(p, "/grpc") {
-                or_nil(g, "service", json!(""));
-            }
         }
     }
     for hook in ["/lifecycle/postStart", "/lifecycle/preStop"] {
@@ -193,7 +185,7 @@ const SOURCES: &[&str] = &[
     "image",
 ];
 
-/// `SetDefaults_Volume` and its source's defaults.
+/// `SetDefaults_Volume` and its source's `SetDefaults_*`.
 fn volume(v: &mut Value) {
     if !SOURCES
         .iter()
@@ -223,23 +215,9 @@ fn volume(v: &mut Value) {
             or_nil(s, "defaultMode", json!(420));
         }
     }
-    if let Some(s) = at(v, "/iscsi") {
-        or_empty(s, "iscsiInterface", json!("default"));
-    }
-    if let Some(s) = at(v, "/rbd") {
-        or_empty(s, "pool", json!("rbd"));
-        or_empty(s, "user", json!("admin"));
-        or_empty(s, "keyring", json!("/etc/ceph/keyring"));
-    }
     if let Some(s) = at(v, "/downwardAPI") {
         or_nil(s, "defaultMode", json!(420));
         field_refs(s);
-    }
-    if let Some(s) = at(v, "/azureDisk") {
-        or_nil(s, "cachingMode", json!("ReadWrite"));
-        or_nil(s, "fsType", json!("ext4"));
-        or_nil(s, "readOnly", json!(false));
-        or_nil(s, "kind", json!("Shared"));
     }
     if let Some(s) = at(v, "/projected") {
         or_nil(s, "defaultMode", json!(420));
@@ -251,10 +229,6 @@ fn volume(v: &mut Value) {
                 or_nil(t, "expirationSeconds", json!(3600));
             }
         }
-    }
-    if let Some(s) = at(v, "/scaleIO") {
-        or_empty(s, "storageMode", json!("ThinProvisioned"));
-        or_empty(s, "fsType", json!("xfs"));
     }
     if let Some(spec) = at(v, "/ephemeral/volumeClaimTemplate/spec") {
         claim_spec(spec);
@@ -440,7 +414,7 @@ mod tests {
             "resources": {"limits": {"cpu": "1"}},
             "livenessProbe": {"httpGet": {"port": 80}}}],
             "volumes": [{"name": "v"}, {"name": "s", "secret": {"secretName": "x"}}]}});
-        pod(&mut p);
+        super::super::decode("v1", "Pod", &mut p);
         let c = &p["spec"]["containers"][0];
         assert_eq!(c["imagePullPolicy"], "IfNotPresent");
         assert_eq!(c["ports"][0]["protocol"], "TCP");

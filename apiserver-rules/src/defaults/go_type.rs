@@ -2,7 +2,9 @@
 //! are dropped; `null`, empty strings, zeros, `false` and empty lists and maps of
 //! `omitempty` fields disappear; struct fields that are not pointers are always written (a
 //! zero one as `{}`), zero times as `null`, lists and maps without `omitempty` as `null`;
-//! quantities are written in canonical form and times in UTC.
+//! quantities are written in canonical form and times in UTC. Also the declarative
+//! defaults (`+default=` markers, the OpenAPI `default` of a pointer field or a non-zero
+//! one), which `zz_generated.defaults.go` sets wherever the type occurs.
 
 use serde_json::{Map, Value, json};
 
@@ -12,6 +14,52 @@ use crate::builtin::{Field, Kind, Type, types};
 /// Rewrites `obj` as the Go type `ty` decodes and encodes it.
 pub fn round_trip(ty: &Type, obj: &mut Value) {
     struct_value(ty, obj, 0);
+}
+
+/// Sets the declarative defaults of `obj`, of type `ty`, and of every struct in it.
+pub fn declarative(ty: &Type, obj: &mut Value) {
+    declarative_struct(ty, obj, 0);
+}
+
+fn declarative_struct(ty: &Type, value: &mut Value, depth: usize) {
+    let Some(map) = value.as_object_mut() else {
+        return;
+    };
+    if depth > MAX_DEPTH {
+        return;
+    }
+    for (name, field) in &ty.fields {
+        if let Some(default) = &field.default {
+            let declared = field.pointer || !is_zero_scalar(default) && !default.is_object();
+            if declared && map.get(name).is_none_or(|v| v.is_null() || (!field.pointer && is_zero_scalar(v))) {
+                map.insert(name.clone(), default.clone());
+            }
+        }
+        if let Some(v) = map.get_mut(name) {
+            declarative_value(field, v, depth);
+        }
+    }
+}
+
+fn declarative_value(field: &Field, value: &mut Value, depth: usize) {
+    match (&field.kind, value) {
+        (Kind::Ref(name), v @ Value::Object(_)) => {
+            if let Some(ty) = types().get(name) {
+                declarative_struct(ty, v, depth + 1);
+            }
+        }
+        (Kind::List(item), Value::Array(items)) => {
+            for v in items {
+                declarative_value(item, v, depth + 1);
+            }
+        }
+        (Kind::Map(inner), Value::Object(map)) => {
+            for v in map.values_mut() {
+                declarative_value(inner, v, depth + 1);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Nesting deeper than this is left as it is (the Go types have no such depth).

@@ -6,8 +6,9 @@
 //!    create, update and patch does before the field manager records who owns what (so a
 //!    writer owns the defaults of what it wrote; an applier only what it applied): the Go
 //!    round trip ([`go_type`]), the version conversion's effects (a Secret's `stringData`
-//!    folded into `data`), the declarative defaults and the `SetDefaults_*` functions along
-//!    the paths of the generated defaulters ([`core`], [`apps`], [`batch`], [`other`]).
+//!    folded into `data`), the `SetDefaults_*` functions along the paths of the generated
+//!    defaulters ([`core`], [`apps`], [`batch`], [`other`]) and the declarative defaults
+//!    (the OpenAPI `default`s in `types.json`, [`go_type::declarative`]).
 //! 2. [`prepare_create`] and [`prepare_update`]: what the admission plugins and the
 //!    registry strategies change after that (a Pod's service-account volume, priority,
 //!    tolerations and status; a Job's generated selector; a PersistentVolumeClaim's
@@ -47,6 +48,7 @@ pub fn decode(api_version: &str, kind: &str, obj: &mut Value) {
     }
     go_type::round_trip(ty, obj);
     set_defaults(api_version, kind, obj);
+    go_type::declarative(ty, obj);
     // The defaulted object, encoded: what defaults left empty is dropped.
     go_type::round_trip(ty, obj);
 }
