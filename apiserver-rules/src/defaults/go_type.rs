@@ -31,7 +31,11 @@ fn declarative_struct(ty: &Type, value: &mut Value, depth: usize) {
     for (name, field) in &ty.fields {
         if let Some(default) = &field.default {
             let declared = field.pointer || !is_zero_scalar(default) && !default.is_object();
-            if declared && map.get(name).is_none_or(|v| v.is_null() || (!field.pointer && is_zero_scalar(v))) {
+            if declared
+                && map
+                    .get(name)
+                    .is_none_or(|v| v.is_null() || (!field.pointer && is_zero_scalar(v)))
+            {
                 map.insert(name.clone(), default.clone());
             }
         }
