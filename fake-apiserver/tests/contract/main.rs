@@ -27,6 +27,7 @@ mod namespaces;
 mod ownership;
 mod patch;
 mod requests;
+mod stored;
 mod validation;
 mod watch;
 mod webhooks;
