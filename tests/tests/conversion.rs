@@ -292,7 +292,7 @@ async fn conversion_reviews_are_served() {
         (code, String::from_utf8_lossy(&body).as_ref()),
         (
             400,
-            "expected a apiextensions.k8s.io/v1 ConversionReview, got apiVersion `foo/v9` kind `ConversionReview`"
+            "expected apiVersion `apiextensions.k8s.io/v1` kind `ConversionReview`, got apiVersion `foo/v9` kind `ConversionReview`"
         )
     );
     let (code, _) = https::call_as(

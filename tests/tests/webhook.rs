@@ -535,6 +535,27 @@ async fn a_body_shorter_than_its_length_gets_408_and_is_closed() {
 }
 
 #[tokio::test]
+async fn a_head_over_16_kib_gets_431() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = cert_dir("large-head", "a");
+    let server = start(&dir, hooks()).await;
+    let (_, mut tls) = https::connect(server.addr, &test_ca()).await.unwrap();
+    let head = format!(
+        "POST {} HTTP/1.1\r\nhost: 127.0.0.1\r\nx-large: {}\r\n\r\n",
+        validate_path::<Foo>(),
+        "a".repeat(20 << 10)
+    );
+    // The server may close before it has read it all.
+    let _ = tls.write_all(head.as_bytes()).await;
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(WITHIN, tls.read_to_end(&mut answer)).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 431"), "{answer}");
+    let _ = server.stop.send(());
+    server.done.await.unwrap().unwrap();
+}
+
+#[tokio::test]
 async fn connections_over_the_limit_are_closed_while_admitted_ones_are_answered() {
     let dir = cert_dir("flood", "a");
     let server = start(&dir, hooks().max_connections(4)).await;
@@ -696,7 +717,7 @@ async fn other_media_types_and_review_types_are_refused() {
         (code, String::from_utf8_lossy(&body).as_ref()),
         (
             400,
-            "expected a admission.k8s.io/v1 AdmissionReview, got apiVersion `foo/v9` kind `AdmissionReview`"
+            "expected apiVersion `admission.k8s.io/v1` kind `AdmissionReview`, got apiVersion `foo/v9` kind `AdmissionReview`"
         )
     );
     let conversion = retyped("admission.k8s.io/v1", "ConversionReview");

@@ -70,13 +70,13 @@ impl Progress {
         let _ = self
             .0
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |bits| {
-                Some(((bits >> 3) + 1) << 3 | stage as u64)
+                Some((((bits >> 3) + 1) << 3) | stage as u64)
             });
     }
 
     /// `from` -> `to`, unless the stage changed meanwhile.
     fn advance(&self, seen: u64, to: Stage) {
-        let next = ((seen >> 3) + 1) << 3 | to as u64;
+        let next = (((seen >> 3) + 1) << 3) | to as u64;
         let _ = self
             .0
             .compare_exchange(seen, next, Ordering::AcqRel, Ordering::Acquire);
@@ -338,7 +338,7 @@ mod tests {
         let mut watched = Watched::new(server, Arc::clone(&progress), SHORT);
         client.write_all(b"G").await.unwrap();
         let mut byte = [0u8; 1];
-        watched.read(&mut byte).await.unwrap();
+        assert_eq!(watched.read(&mut byte).await.unwrap(), 1);
         assert_eq!(progress.stage(), Stage::Head);
     }
 }

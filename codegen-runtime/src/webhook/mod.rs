@@ -48,6 +48,33 @@
 //!     .await
 //! # }
 //! ```
+//!
+//! # What is answered, and what is refused
+//!
+//! A webhook is called by the API server, but anything that reaches its port can call it,
+//! so requests are checked before a handler sees them, as controller-runtime checks them
+//! (`pkg/webhook/admission/http.go`, `validator_custom.go`, `defaulter_custom.go`,
+//! `pkg/webhook/conversion/conversion.go`), and a little further where controller-runtime
+//! lets something through. The server's time and memory limits are in
+//! [`WebhookServer`]'s docs ([Limits](WebhookServer#limits)).
+//!
+//! | request | answer | controller-runtime |
+//! |---|---|---|
+//! | a path not served; a method other than `POST` | 404; 405 | 404; its handlers answer any method |
+//! | `Content-Type` other than `application/json` (parameters such as `charset` allowed) | 415 | admission: a review denying with code 400 (`contentType=…, expected application/json`), the header compared whole; conversion: not checked |
+//! | a body over [`max_body`](WebhookServer::max_body) (8 MiB), or of more than 262,144 JSON values | 413 | admission: a review with code 413 over 7 MiB; conversion: no limit |
+//! | not JSON, no `request`, or a review other than `admission.k8s.io/v1` `AdmissionReview` (on an admission path) or `apiextensions.k8s.io/v1` `ConversionReview` (on a conversion path), `foo/v9` say | 400, naming what came | admission: `v1beta1` is answered in kind, a review without `apiVersion` and `kind` is read as `v1`, and any other `apiVersion` is decoded and echoed back; conversion: the type is not checked and is echoed |
+//! | a request `uid` over 128 bytes (the API server sends a 36-byte UUID) | 400 | not checked |
+//! | on a typed route, a request whose `kind` is not the webhook's group, version and kind, or whose `object` or `oldObject` has another `apiVersion` or `kind` | a review denying with code 400, reason `BadRequest`, before the handler runs: `this webhook admits samplecontroller.k8s.io/v1alpha1, Kind=Foo, not example.com/v9, Kind=Bar`; no patch | decoding into the typed object fails: a review denying with code 400 (`unable to decode …`); the request's `kind` is not compared. An object without `apiVersion` and `kind` is read as the webhook's kind by both |
+//! | an object that does not decode as the kind | a review denying with code 422, reason `Invalid` | code 400 |
+//! | a ConversionReview whose `desiredAPIVersion`, or one of whose objects, is not a version of the route's kind (another group included, even an object already in the desired version), or an object of another kind | a review with result `Failure` and no objects: `other.example.com/v1 is not a version of Gizmo this webhook converts (it converts …)`, `the object is a Widget, not a Gizmo` | `Failure`: no such kind in its scheme, or `… does not belong to same API Group` |
+//! | a ConversionReview object already in the desired version, of the kind | returned as it is | `Failure` (`conversion is not allowed between same type`); the API server never sends one |
+//! | a handler slower than [`timeout`](WebhookServer::timeout) | 504 | no limit of its own |
+//!
+//! The status codes other than 200 reach the API server as a failed call, so the webhook's
+//! `failurePolicy` decides; the API server itself always sends `application/json` reviews of
+//! the types above. [`KnownKind`] says which kinds are checked: those fixed at compile time
+//! (`DynamicObject` webhooks see every kind).
 
 mod conn;
 pub mod conversion;
@@ -125,12 +152,13 @@ impl<'a> Envelope<'a> {
         body: &'a [u8],
         (api_version, kind): (&str, &str),
     ) -> Result<&'a RawValue, Refusal> {
-        let envelope: Envelope<'a> = serde_json::from_slice(body)
-            .map_err(|e| Refusal::bad_request(format!("the body is not a {kind}: {e}")))?;
+        let envelope: Envelope<'a> = serde_json::from_slice(body).map_err(|e| {
+            Refusal::bad_request(format!("the body does not decode as a review: {e}"))
+        })?;
         let got = (envelope.api_version.as_deref(), envelope.kind.as_deref());
         if got != (Some(api_version), Some(kind)) {
             return Err(Refusal::bad_request(format!(
-                "expected a {api_version} {kind}, got apiVersion `{}` kind `{}`",
+                "expected apiVersion `{api_version}` kind `{kind}`, got apiVersion `{}` kind `{}`",
                 clip(got.0.unwrap_or_default()),
                 clip(got.1.unwrap_or_default()),
             )));
@@ -370,13 +398,22 @@ pub trait Validator<K: Sync>: Send + Sync + 'static {
     }
 }
 
+/// The objects of an admission request as the body has them: what a typed webhook decodes
+/// its kind from, with no copy in between.
+#[derive(Deserialize, Default)]
+pub(crate) struct RawObjects<'a> {
+    #[serde(borrow, default)]
+    object: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "oldObject")]
+    old_object: Option<&'a RawValue>,
+}
+
 /// A request's object read as `K`, or why it could not be.
-fn typed<K: DeserializeOwned>(object: Option<&DynamicObject>, which: &str) -> Result<K, Denial> {
+fn typed<K: DeserializeOwned>(object: Option<&RawValue>, which: &str) -> Result<K, Denial> {
     let Some(object) = object else {
         return Err(Denial::invalid(format!("the request has no {which}")));
     };
-    let value = serde_json::to_value(object).map_err(|e| Denial::invalid(e.to_string()))?;
-    serde_json::from_value(value).map_err(|e| {
+    serde_json::from_str(object.get()).map_err(|e| {
         Denial::invalid(format!(
             "the {which} does not decode as this webhook's kind: {e}"
         ))
@@ -403,6 +440,7 @@ pub(crate) trait Handler: Send + Sync {
     fn handle<'a>(
         &'a self,
         req: &'a AdmissionRequest<DynamicObject>,
+        raw: &'a RawObjects<'a>,
     ) -> std::pin::Pin<Box<dyn Future<Output = AdmissionResponse> + Send + 'a>>;
 }
 
@@ -421,6 +459,7 @@ where
     fn handle<'a>(
         &'a self,
         req: &'a AdmissionRequest<DynamicObject>,
+        raw: &'a RawObjects<'a>,
     ) -> std::pin::Pin<Box<dyn Future<Output = AdmissionResponse> + Send + 'a>> {
         Box::pin(async move {
             if let Err(denial) = check_kind(self.kind.as_ref(), req) {
@@ -429,7 +468,7 @@ where
             if !matches!(req.operation, Operation::Create | Operation::Update) {
                 return allow(req, Warnings::new());
             }
-            let mut obj: K = match typed(req.object.as_ref(), "object") {
+            let mut obj: K = match typed(raw.object, "object") {
                 Ok(obj) => obj,
                 Err(denial) => return deny(req, &denial),
             };
@@ -438,6 +477,9 @@ where
             match self.defaulter.default(&mut obj, &request).await {
                 Ok(warnings) => {
                     let after = serde_json::to_value(&obj).unwrap_or_default();
+                    let changes = json_patch::diff(&before, &after).0;
+                    // Each rendering is as large as the object: only one pair at a time.
+                    drop((obj, before, after));
                     // What the defaulter changed, laid over the object the API server holds
                     // (which may lack fields `K` writes, such as a `null` for `None`, and
                     // hold fields `K` does not know): the patch is against that object.
@@ -447,7 +489,7 @@ where
                         .and_then(|o| serde_json::to_value(o).ok())
                         .unwrap_or_default();
                     let mut changed = raw.clone();
-                    for op in json_patch::diff(&before, &after).0 {
+                    for op in changes {
                         overlay(&mut changed, &op);
                     }
                     let patch = json_patch::diff(&raw, &changed);
@@ -553,6 +595,7 @@ where
     fn handle<'a>(
         &'a self,
         req: &'a AdmissionRequest<DynamicObject>,
+        raw: &'a RawObjects<'a>,
     ) -> std::pin::Pin<Box<dyn Future<Output = AdmissionResponse> + Send + 'a>> {
         Box::pin(async move {
             if let Err(denial) = check_kind(self.kind.as_ref(), req) {
@@ -560,13 +603,13 @@ where
             }
             let request = Request { inner: req };
             let result = match req.operation {
-                Operation::Create => match typed::<K>(req.object.as_ref(), "object") {
+                Operation::Create => match typed::<K>(raw.object, "object") {
                     Ok(obj) => self.validator.validate_create(&obj, &request).await,
                     Err(denial) => Err(denial),
                 },
                 Operation::Update => {
-                    let new = typed::<K>(req.object.as_ref(), "object");
-                    let old = typed::<K>(req.old_object.as_ref(), "old object");
+                    let new = typed::<K>(raw.object, "object");
+                    let old = typed::<K>(raw.old_object, "old object");
                     match (old, new) {
                         (Ok(old), Ok(new)) => {
                             self.validator.validate_update(&old, &new, &request).await
@@ -574,7 +617,7 @@ where
                         (Err(denial), _) | (_, Err(denial)) => Err(denial),
                     }
                 }
-                Operation::Delete => match typed::<K>(req.old_object.as_ref(), "old object") {
+                Operation::Delete => match typed::<K>(raw.old_object, "old object") {
                     Ok(obj) => self.validator.validate_delete(&obj, &request).await,
                     Err(denial) => Err(denial),
                 },
@@ -602,7 +645,8 @@ pub(crate) async fn review(handler: &Arc<dyn Handler>, body: &[u8]) -> Result<Ve
         api_version: ADMISSION_REVIEW.0.to_owned(),
         kind: ADMISSION_REVIEW.1.to_owned(),
     };
-    let response = handler.handle(&req).await;
+    let raw: RawObjects<'_> = serde_json::from_str(request.get()).unwrap_or_default();
+    let response = handler.handle(&req, &raw).await;
     serde_json::to_vec(&response.into_review()).map_err(|e| Refusal {
         status: http::StatusCode::INTERNAL_SERVER_ERROR,
         message: format!("the AdmissionReview's answer does not serialize: {e}"),

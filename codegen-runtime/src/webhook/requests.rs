@@ -79,6 +79,39 @@ fn json_media_type(headers: &http::HeaderMap) -> Result<(), String> {
     }
 }
 
+/// The fewest bytes per JSON value a body of [`Requests::max_body`] may average: what bounds
+/// the number of values (262,144 in 8 MiB), and so the memory a review decodes into.
+/// Kubernetes objects average 20 to 100 bytes a value.
+pub(crate) const BYTES_PER_VALUE: usize = 32;
+
+/// Whether `json` holds more than `limit` values, counted as its commas and opening brackets
+/// outside strings: one per element or member after the first, and one per array or object.
+fn more_values_than(json: &[u8], limit: usize) -> bool {
+    let (mut count, mut in_string, mut escaped) = (0usize, false, false);
+    for &byte in json {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b',' | b'[' | b'{' => {
+                count += 1;
+                if count > limit {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Why a body was not read.
 enum Unread {
     TooLarge,
@@ -165,6 +198,16 @@ impl Requests {
                 return closing(text(status, message));
             }
         };
+        // Decoded, each value is a node of at least 32 bytes, and a typed defaulter holds a
+        // few renderings of its object: bodies of tiny values would cost far more than their
+        // size, so their number is bounded too.
+        let max_values = self.max_body / BYTES_PER_VALUE;
+        if more_values_than(&body, max_values) {
+            return text(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("the review holds more than {max_values} JSON values"),
+            );
+        }
         progress.set(Stage::Handling);
         let answered = match route {
             Route::Admission(handler) => {
@@ -226,6 +269,14 @@ impl Requests {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_are_counted_outside_strings() {
+        assert!(!more_values_than(br#"{"a":[1,2,3]}"#, 4));
+        assert!(more_values_than(br#"{"a":[1,2,3],"b":{}}"#, 4));
+        // Commas and brackets in strings, escaped quotes included, are not values.
+        assert!(!more_values_than(br#"{"a":"[,{\",,,"}"#, 1));
+    }
 
     #[test]
     fn json_with_or_without_parameters_is_json() {

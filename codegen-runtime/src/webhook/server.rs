@@ -9,31 +9,7 @@
 //!   ConversionReview); what is refused, and how, is in the [module docs](super).
 //! - `GET /healthz` answers `ok`.
 //!
-//! # Limits
-//!
-//! kube-apiserver calls a webhook with a timeout of `timeoutSeconds` (10 s unless set, 30 s
-//! at most), over HTTP/1.1 connections it keeps for 90 s when idle and whose TLS handshake it
-//! gives 10 s. A client that takes longer than that in any stage is not the API server, or
-//! has given up, so waiting for it only holds memory for whoever opened the connection. Each
-//! limit has a builder method:
-//!
-//! | limit | default | beyond it |
-//! |---|---|---|
-//! | [`handshake_timeout`](WebhookServer::handshake_timeout) | 10 s | the connection is closed |
-//! | [`header_timeout`](WebhookServer::header_timeout): a request head, from the handshake or from its first byte | 10 s | closed |
-//! | [`body_timeout`](WebhookServer::body_timeout): the body, from the head | 10 s | 408, closed |
-//! | [`idle_timeout`](WebhookServer::idle_timeout): between requests (and writing an answer) | 90 s | closed |
-//! | [`timeout`](WebhookServer::timeout): the handler | 10 s | 504 |
-//! | [`max_body`](WebhookServer::max_body) | 8 MiB | 413, closed |
-//! | request head | 16 KiB | 431, closed |
-//! | [`max_connections`](WebhookServer::max_connections) open at once | 1024 | a new one is closed at once; those open keep being served |
-//! | [`body_budget`](WebhookServer::body_budget): bytes of bodies held at once, over all connections | 32 MiB | a body waits for memory; 503 once its body timeout passes |
-//! | [`shutdown_grace`](WebhookServer::shutdown_grace) | 5 s | see below |
-//!
-//! The future passed to `serve` stops the server: the listener is closed at once, idle
-//! connections and requests still arriving (in their handshake, head or body) are closed at
-//! once, reviews being answered get the grace period to finish and write their answer, and
-//! whatever is left then is closed. `serve` returns within the grace period.
+//! Its limits, and what the server does when it stops, are documented on [`WebhookServer`].
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -54,6 +30,33 @@ use super::requests::{Requests, Route};
 use super::{Defaulter, Defaulting, KnownKind, TlsFiles, Validating, Validator, WebhookKind};
 
 /// Routes from paths to typed webhooks, served over HTTPS.
+///
+/// # Limits
+///
+/// kube-apiserver calls a webhook with a timeout of `timeoutSeconds` (10 s unless set, 30 s
+/// at most), over HTTP/1.1 connections it keeps for 90 s when idle and whose TLS handshake it
+/// gives 10 s. A client that takes longer than that in any stage is not the API server, or
+/// has given up, so waiting for it only holds memory for whoever opened the connection. Each
+/// limit has a builder method:
+///
+/// | limit | default | beyond it |
+/// |---|---|---|
+/// | [`handshake_timeout`](Self::handshake_timeout) | 10 s | the connection is closed |
+/// | [`header_timeout`](Self::header_timeout): a request head, from the handshake or from its first byte | 10 s | closed |
+/// | [`body_timeout`](Self::body_timeout): the body, from the head | 10 s | 408, closed |
+/// | [`idle_timeout`](Self::idle_timeout): between requests (and writing an answer) | 90 s | closed |
+/// | [`timeout`](Self::timeout): the handler | 10 s | 504 |
+/// | [`max_body`](Self::max_body) | 8 MiB | 413, closed |
+/// | JSON values in a review (`max_body` / 32) | 262,144 | 413 |
+/// | request head | 16 KiB | 431, closed |
+/// | [`max_connections`](Self::max_connections) open at once | 1024 | a new one is closed at once; those open keep being served |
+/// | [`body_budget`](Self::body_budget): bytes of bodies held at once, over all connections | 16 MiB | a body waits for memory; 503 once its body timeout passes |
+/// | [`shutdown_grace`](Self::shutdown_grace) | 5 s | see below |
+///
+/// The future passed to `serve` stops the server: the listener is closed at once, idle
+/// connections and requests still arriving (in their handshake, head or body) are closed at
+/// once, reviews being answered get the grace period to finish and write their answer, and
+/// whatever is left then is closed. `serve` returns within the grace period.
 pub struct WebhookServer {
     routes: HashMap<String, Route>,
     max_body: usize,
@@ -120,7 +123,7 @@ impl Throttled {
 }
 
 impl WebhookServer {
-    /// No routes yet, and the limits of the [table above](self#limits): bodies up to 8 MiB
+    /// No routes yet, and the [limits](Self#limits) above: bodies up to 8 MiB
     /// (an object and its old version, each up to the API server's 3 MiB request limit),
     /// handlers answering within 10 s (the API server's default `timeoutSeconds`).
     pub fn new() -> Self {
@@ -133,7 +136,7 @@ impl WebhookServer {
             body_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(90),
             max_connections: 1024,
-            body_budget: 32 << 20,
+            body_budget: 16 << 20,
             shutdown_grace: Duration::from_secs(5),
         }
     }
@@ -203,7 +206,8 @@ impl WebhookServer {
     }
 
     /// The largest review body read; a larger one gets 413 (at once when its
-    /// `Content-Length` says so, else when the limit is passed).
+    /// `Content-Length` says so, else when the limit is passed). A review may hold one JSON
+    /// value per 32 bytes of it (262,144 in 8 MiB); one with more gets 413 too.
     #[must_use]
     pub fn max_body(mut self, bytes: usize) -> Self {
         self.max_body = bytes;
@@ -260,7 +264,7 @@ impl WebhookServer {
         self
     }
 
-    /// How many bytes of request bodies are held at once, over all connections (32 MiB,
+    /// How many bytes of request bodies are held at once, over all connections (16 MiB,
     /// and never less than [`max_body`](Self::max_body)): each body takes its bytes as they
     /// arrive and gives them back once its review is answered, so the memory reviews take
     /// is bounded whatever the number of connections. A body that cannot get its bytes
@@ -328,6 +332,11 @@ impl WebhookServer {
             .with_no_client_auth()
             .with_cert_resolver(certs);
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        // No TLS session resumption: the API server's Go client does not resume sessions
+        // (it keeps connections alive instead), and a cache of sessions is memory that
+        // floods of handshakes would fill.
+        config.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
+        config.send_tls13_tickets = 0;
         let budget_bytes = self.body_budget.max(self.max_body);
         let shared = Arc::new(Shared {
             acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)),
