@@ -18,9 +18,9 @@ pub struct SourceFile {
 #[derive(Debug)]
 pub struct LoadError {
     /// The file or directory.
-    pub(crate) path: PathBuf,
+    pub path: PathBuf,
     /// Why.
-    pub(crate) error: std::io::Error,
+    pub error: std::io::Error,
 }
 
 impl std::fmt::Display for LoadError {
