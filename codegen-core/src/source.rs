@@ -49,7 +49,12 @@ fn walk(
     out: &mut Vec<SourceFile>,
     seen: &mut Vec<PathBuf>,
 ) -> Result<(), LoadError> {
-    let dir = root.join(rel);
+    // `root` itself as given (joining an empty path would add a `/` to messages).
+    let dir = if rel.as_os_str().is_empty() {
+        root.to_owned()
+    } else {
+        root.join(rel)
+    };
     let fail = |path: &Path, error: std::io::Error| LoadError {
         path: path.to_owned(),
         error,
