@@ -59,7 +59,7 @@ const KINDS: &[Row] = &[
 ];
 
 /// The resource a `+genclient` type alias declares, or `None` when the alias is not marked.
-pub fn resource_from_alias(cx: &mut Ctxt, item: &ItemType) -> Option<Resource> {
+pub(crate) fn resource_from_alias(cx: &mut Ctxt, item: &ItemType) -> Option<Resource> {
     let genclient = GenclientAttrs::from_attrs(cx, &item.attrs);
     if genclient.enabled.is_none() {
         if let Some(loc) = &genclient.first_option {
@@ -171,7 +171,7 @@ fn resource(row: &Row, vis: syn::Visibility, ident: syn::Ident, span: Span) -> R
 
 /// Every built-in kind of the table, as a public alias named after the kind declares it:
 /// the kinds whose apply configurations the runtime ships.
-pub fn known_kinds() -> Vec<Resource> {
+pub(crate) fn known_kinds() -> Vec<Resource> {
     KINDS
         .iter()
         .map(|row| {
@@ -183,6 +183,6 @@ pub fn known_kinds() -> Vec<Resource> {
 
 /// The Go-style module group of a built-in API group (`events.k8s.io` -> `events`), which
 /// names its accessors (`core_v1()`, `apps_v1()`, `events_v1()`).
-pub fn module_group(group: &str) -> Option<&'static str> {
+pub(crate) fn module_group(group: &str) -> Option<&'static str> {
     KINDS.iter().find(|r| r.3 == group).map(|r| r.0)
 }

@@ -31,6 +31,7 @@ pub mod factory;
 pub mod fresh;
 pub mod informer;
 pub mod lister;
+pub mod migrate;
 pub mod scope;
 pub mod typed;
 pub mod verbs;

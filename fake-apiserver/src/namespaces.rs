@@ -41,35 +41,6 @@ fn is_namespace(rt: &ResourceType) -> bool {
 }
 
 impl State {
-    /// What the namespace registry sets on create: the name label, the `kubernetes`
-    /// finalizer, and an `Active` status.
-    pub(crate) fn prepare_namespace(&self, rt: &ResourceType, obj: &mut Value) {
-        if !is_namespace(rt) {
-            return;
-        }
-        let name = name_of(obj).unwrap_or("").to_owned();
-        if !obj
-            .pointer("/metadata/labels")
-            .is_some_and(Value::is_object)
-        {
-            obj["metadata"]["labels"] = json!({});
-        }
-        obj["metadata"]["labels"][NAME_LABEL] = json!(name);
-        let mut fins: Vec<Value> = obj
-            .pointer("/spec/finalizers")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        if !fins.iter().any(|f| f == "kubernetes") {
-            fins.push(json!("kubernetes"));
-        }
-        if !obj.get("spec").is_some_and(Value::is_object) {
-            obj["spec"] = json!({});
-        }
-        obj["spec"]["finalizers"] = json!(fins);
-        obj["status"] = json!({"phase": "Active"});
-    }
-
     /// An update of a namespace cannot change `spec.finalizers` (only `finalize` can) or,
     /// through the main resource, its status; the name label is put back.
     pub(crate) fn keep_namespace_fields(

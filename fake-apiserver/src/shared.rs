@@ -30,6 +30,8 @@ pub struct Config {
     /// Where the Services that webhook configurations name are served: `"namespace/name"`
     /// to a loopback address (the fake has no cluster network to find them in).
     pub webhook_services: std::collections::BTreeMap<String, std::net::SocketAddr>,
+    /// The IPv4 range Service cluster IPs come from (`10.96.0.0/12`, as kubeadm's).
+    pub service_cidr: String,
 }
 
 impl Default for Config {
@@ -41,6 +43,7 @@ impl Default for Config {
             namespace_defaults: true,
             action_log: 10_000,
             webhook_services: std::collections::BTreeMap::new(),
+            service_cidr: "10.96.0.0/12".to_owned(),
         }
     }
 }
@@ -68,6 +71,8 @@ impl Shared {
                 gc: config.garbage_collection,
                 namespace_defaults: config.namespace_defaults,
                 syncing_namespace: false,
+                services: crate::rules::defaults::Allocator::new(&config.service_cidr)
+                    .unwrap_or_default(),
             }),
             actions: Mutex::new(ActionLog::new(config.action_log)),
             faults: Mutex::new(Faults::default()),

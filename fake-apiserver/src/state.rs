@@ -30,6 +30,8 @@ pub struct State {
     pub namespace_defaults: bool,
     /// Set while the namespace controller deletes content, so removals do not re-enter it.
     pub syncing_namespace: bool,
+    /// Service cluster IPs and node ports in use.
+    pub services: crate::rules::defaults::Allocator,
 }
 
 pub(crate) fn now() -> String {
@@ -163,6 +165,7 @@ impl State {
             return Err(ApiError::bad_request("the body must be a JSON object"));
         }
         check_kind(rt, &obj)?;
+        default_builtin(rt, &mut obj);
         let body_ns = obj
             .pointer("/metadata/namespace")
             .and_then(Value::as_str)
@@ -245,7 +248,6 @@ impl State {
         {
             map.remove("status");
         }
-        self.prepare_builtin_create(rt, &mut obj);
         let mut errors = admit_schema(rt, &mut obj, None, ctx)?;
         admit_rules(rt, &obj, None, &mut errors, ctx);
         if !errors.is_empty() {
@@ -289,6 +291,7 @@ impl State {
                 ssa::update(None, &zero, &mut obj, ty, &w, &reset);
             }
         }
+        self.after_field_manager(rt, &mut obj, None, ctx.dry_run)?;
         round_trip(rt, &mut obj);
         if ctx.dry_run {
             return Ok(obj);
@@ -354,15 +357,6 @@ impl State {
                 conversion::to_version(rt, &desired, vec![obj.take()], &ctx.conversions)?.remove(0);
         }
         Ok(())
-    }
-
-    pub(crate) fn prepare_builtin_create(&self, rt: &ResourceType, obj: &mut Value) {
-        match (rt.group.as_str(), rt.plural.as_str()) {
-            ("", "namespaces") => self.prepare_namespace(rt, obj),
-            ("", "pods") => obj["status"] = json!({"phase": "Pending", "qosClass": "BestEffort"}),
-            _ => {}
-        }
-        default_builtin(rt, obj);
     }
 
     /// GET one object.
@@ -487,9 +481,7 @@ impl State {
                 ));
             }
         }
-        if subresource.is_none() {
-            default_builtin(rt, &mut new);
-        }
+        default_builtin(rt, &mut new);
         // The stored object as this version serves it, which every check below compares with.
         let served_old = conversion::serve(rt, &old, &ctx.conversions)?;
         let mut errors = meta::validate_update(&new, rt.meta);
@@ -552,6 +544,7 @@ impl State {
                 ssa::update(Some(&served_old), &zero, &mut new, ty, &w, &reset);
             }
         }
+        self.after_field_manager(rt, &mut new, Some(&old), ctx.dry_run)?;
         round_trip(rt, &mut new);
         // A write that changes nothing is not a write: no new version, no event.
         let unchanged = without(&new, &["metadata", "apiVersion", "kind"])
@@ -859,6 +852,7 @@ impl State {
         if is_crd {
             self.unregister_crd(obj);
         }
+        self.services.release(obj);
         self.collect_garbage();
         self.namespace_content_removed(obj);
     }
@@ -927,21 +921,65 @@ fn error_group(rt: &ResourceType) -> &str {
     }
 }
 
-/// The defaults the real server's decoder gives a built-in object, stored with it (and, on
-/// a create, owned by its creator): a Secret's `type`, a Deployment's spec and pod template.
+/// A built-in object as the real server's decoder reads and defaults it (see
+/// [`crate::rules::defaults::decode`]); what the field manager then records is owned.
 fn default_builtin(rt: &ResourceType, obj: &mut Value) {
-    if rt.is("apps", "deployments") && rt.version == "v1" {
-        crate::rules::kinds::deployment::default(obj);
+    if !rt.custom {
+        crate::rules::defaults::decode(&rt.api_version(), &rt.kind, obj);
     }
-    if rt.group == "admissionregistration.k8s.io" && rt.version == "v1" {
-        let mutating = rt.kind == "MutatingWebhookConfiguration";
-        crate::rules::kinds::webhook::default(obj, mutating);
-    }
-    if rt.is("", "secrets")
-        && let Some(map) = obj.as_object_mut()
-        && map.get("type").is_none_or(|t| t.is_null() || t == "")
-    {
-        map.insert("type".into(), json!("Opaque"));
+}
+
+impl State {
+    /// What the real server does to a built-in object after the field manager (so nobody
+    /// owns it): admission plugins, the strategy, the defaults of a read from storage, and
+    /// a Service's cluster IP and node ports (see [`crate::rules::defaults`]).
+    fn after_field_manager(
+        &mut self,
+        rt: &ResourceType,
+        obj: &mut Value,
+        old: Option<&Value>,
+        dry_run: bool,
+    ) -> Result<(), ApiError> {
+        use crate::rules::defaults;
+        if rt.custom {
+            return Ok(());
+        }
+        let api_version = rt.api_version();
+        match old {
+            Some(old) => defaults::prepare_update(&api_version, &rt.kind, obj, old),
+            None => {
+                let ns = obj.pointer("/metadata/namespace").and_then(Value::as_str);
+                let account = obj
+                    .pointer("/spec/serviceAccountName")
+                    .and_then(Value::as_str);
+                let account = account.filter(|a| !a.is_empty()).unwrap_or("default");
+                let key = (
+                    String::new(),
+                    "serviceaccounts".into(),
+                    ns.unwrap_or("").into(),
+                    account.into(),
+                );
+                let account = if rt.is("", "pods") {
+                    self.store.get(&key)
+                } else {
+                    None
+                };
+                let suffix = random_suffix(self.store.resource_version().wrapping_mul(31));
+                let admission = defaults::Admission {
+                    service_account: account.as_ref(),
+                    suffix: &suffix,
+                };
+                defaults::prepare_create(&api_version, &rt.kind, obj, &admission);
+            }
+        }
+        if rt.is("", "services") {
+            let errors = self.services.assign(obj, old, !dry_run);
+            if !errors.is_empty() {
+                let name = name_of(obj).unwrap_or("").to_owned();
+                return Err(ApiError::invalid("", &rt.kind, &name, errors));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -1038,7 +1076,7 @@ fn round_trip(rt: &ResourceType, obj: &mut Value) {
         return;
     }
     if let Some(ty) = crate::builtin::types().kind(&rt.api_version(), &rt.kind) {
-        crate::builtin::decode::round_trip(ty, obj);
+        crate::rules::defaults::go_type::round_trip(ty, obj);
     }
 }
 

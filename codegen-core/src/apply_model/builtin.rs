@@ -22,7 +22,7 @@ use super::{AcField, AcStruct, Builder, Reached};
 use crate::model::Resource;
 
 /// The API's type of a built-in kind, when the table has it.
-pub fn kind_type(r: &Resource) -> Option<&'static Type> {
+pub(crate) fn kind_type(r: &Resource) -> Option<&'static Type> {
     let api_version = if r.group.is_empty() {
         r.version.clone()
     } else {
@@ -34,7 +34,7 @@ pub fn kind_type(r: &Resource) -> Option<&'static Type> {
 /// A module of the shipped apply configurations: an API group's module name and a version
 /// (`apps`, `v1`; `meta`, `v1` for `io.k8s.apimachinery.pkg.apis.meta.v1`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Module {
+pub(crate) struct Module {
     /// The group's module (`core`, `apps`, `events`).
     pub group: String,
     /// The version's module (`v1`).
@@ -59,14 +59,14 @@ impl Module {
     }
 
     /// Its absolute path in the runtime.
-    pub fn path(&self) -> TokenStream {
+    pub(crate) fn path(&self) -> TokenStream {
         let group = crate::naming::ident(&self.group);
         let version = crate::naming::ident(&self.version);
         quote!(::kube_codegen_runtime::applyconfigurations::#group::#version)
     }
 
     /// The runtime's feature that enables the group's apply configurations.
-    pub fn feature(&self) -> String {
+    pub(crate) fn feature(&self) -> String {
         feature(&self.group)
     }
 }
@@ -79,22 +79,22 @@ fn feature(group: &str) -> String {
 
 /// The shipped module that holds the apply configuration of built-in kind `r`, when the
 /// table has its shape.
-pub fn module_of_kind(r: &Resource) -> Option<Module> {
+pub(crate) fn module_of_kind(r: &Resource) -> Option<Module> {
     kind_type(r).map(|t| Module::of(&t.name))
 }
 
 /// The kind an apply configuration is of: what its helpers (`new`, `extract_*`) need.
-pub struct KindOf<'r> {
+pub(crate) struct KindOf<'r> {
     /// The resource.
-    pub resource: &'r Resource,
+    pub(crate) resource: &'r Resource,
     /// k8s-openapi's type of its objects.
-    pub object: TokenStream,
+    pub(crate) object: TokenStream,
     /// Whether the kind has a `status`.
-    pub has_status: bool,
+    pub(crate) has_status: bool,
 }
 
 /// The apply configurations the runtime ships, and the cargo features that enable them.
-pub struct Shipped<'r> {
+pub(crate) struct Shipped<'r> {
     /// Each module's apply configurations, sorted by definition name; a kind's comes with
     /// its [`KindOf`].
     pub modules: BTreeMap<Module, Vec<(AcStruct, Option<KindOf<'r>>)>>,
@@ -107,7 +107,7 @@ pub struct Shipped<'r> {
 
 /// The apply configurations of the built-in kinds `kinds` (the whole table) and of every
 /// type they reach, by module; an error names a kind whose shape the table lacks.
-pub fn shipped(kinds: &[Resource]) -> Result<Shipped<'_>, String> {
+pub(crate) fn shipped(kinds: &[Resource]) -> Result<Shipped<'_>, String> {
     let types = builtin::types();
     let mut kind_of: BTreeMap<&str, &Resource> = BTreeMap::new();
     for r in kinds {
