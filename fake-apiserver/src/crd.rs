@@ -2,9 +2,10 @@
 
 use serde_json::Value;
 
+use crate::meta::now;
 use crate::registry;
 use crate::rules::{self, field::FieldError};
-use crate::state::{State, now};
+use crate::state::State;
 
 impl State {
     /// The CRD admission of a create (`old` is `None`) or an update: v1 defaults, then the

@@ -4,7 +4,8 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use crate::state::{State, finalizers, now, set_finalizers, set_meta};
+use crate::meta::{finalizers, now, owner_uids, remove_owner, set_finalizers, set_meta};
+use crate::state::State;
 use crate::store::{ObjectKey, Store};
 
 impl State {
@@ -138,18 +139,6 @@ impl State {
     }
 }
 
-pub(crate) fn owner_uids(obj: &Value) -> Vec<String> {
-    obj.pointer("/metadata/ownerReferences")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|o| o.get("uid").and_then(Value::as_str))
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 pub(crate) fn owned_by_anything(store: &Store, obj: &Value) -> bool {
     let uid = obj
         .pointer("/metadata/uid")
@@ -158,18 +147,4 @@ pub(crate) fn owned_by_anything(store: &Store, obj: &Value) -> bool {
     store
         .gc_candidates()
         .any(|(_, d)| owner_uids(&d).iter().any(|o| o == uid))
-}
-
-pub(crate) fn remove_owner(obj: &mut Value, uid: &str) {
-    if let Some(list) = obj
-        .pointer_mut("/metadata/ownerReferences")
-        .and_then(Value::as_array_mut)
-    {
-        list.retain(|o| o.get("uid").and_then(Value::as_str) != Some(uid));
-        if list.is_empty()
-            && let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut)
-        {
-            meta.remove("ownerReferences");
-        }
-    }
 }

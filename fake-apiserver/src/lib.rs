@@ -40,6 +40,7 @@ mod discovery;
 mod error;
 mod gc;
 mod go_json;
+mod meta;
 mod namespaces;
 mod openapi;
 mod options;

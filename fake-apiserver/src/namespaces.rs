@@ -10,9 +10,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use crate::meta::{finalizers, name_of, now, set_meta};
 use crate::options::DeleteOptions;
 use crate::registry::ResourceType;
-use crate::state::{State, finalizers, name_of, now, set_meta};
+use crate::state::State;
 use crate::store::ObjectKey;
 use crate::writer::Ctx;
 

@@ -12,13 +12,14 @@ use crate::builtin::protobuf::DecodeError;
 use crate::control::{Action, Recorded};
 use crate::conversion::{self, Conversions};
 use crate::error::ApiError;
+use crate::meta::{name_of, set_meta};
 use crate::options::{DeleteOptions, FieldValidation, ListOptions, Query, WriteOptions};
 use crate::patch;
 use crate::registry::ResourceType;
 use crate::request::{self, Route, Target};
 use crate::selector::selectors;
 use crate::shared::Shared;
-use crate::state::{State, name_of, set_meta};
+use crate::state::State;
 use crate::type_meta::Expected;
 use crate::writer::Ctx;
 

@@ -4,6 +4,9 @@ use serde_json::{Value, json};
 
 use crate::conversion;
 use crate::error::ApiError;
+use crate::meta::{
+    finalizers, name_of, now, random_suffix, rv_of, set_finalizers, set_meta, user_meta, without,
+};
 use crate::options::DeleteOptions;
 use crate::options::FieldValidation;
 use crate::patch;
@@ -14,7 +17,7 @@ use crate::rules::kinds;
 use crate::rules::meta;
 use crate::rules::schema;
 use crate::ssa;
-use crate::store::{ObjectKey, Store, rv_of};
+use crate::store::{ObjectKey, Store};
 use crate::writer::Ctx;
 
 /// The served types and the stored objects.
@@ -30,73 +33,6 @@ pub struct State {
     pub namespace_defaults: bool,
     /// Set while the namespace controller deletes content, so removals do not re-enter it.
     pub syncing_namespace: bool,
-}
-
-pub(crate) fn now() -> String {
-    let ts = jiff::Timestamp::now();
-    jiff::Timestamp::from_second(ts.as_second())
-        .unwrap_or(ts)
-        .to_string()
-}
-
-pub(crate) fn name_of(obj: &Value) -> Option<&str> {
-    obj.pointer("/metadata/name").and_then(Value::as_str)
-}
-
-pub(crate) fn set_meta(obj: &mut Value, key: &str, value: Value) {
-    if !obj.get("metadata").is_some_and(Value::is_object) {
-        obj["metadata"] = json!({});
-    }
-    obj["metadata"][key] = value;
-}
-
-pub(crate) fn finalizers(obj: &Value) -> Vec<String> {
-    obj.pointer("/metadata/finalizers")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-pub(crate) fn set_finalizers(obj: &mut Value, list: &[String]) {
-    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-        if list.is_empty() {
-            meta.remove("finalizers");
-        } else {
-            meta.insert("finalizers".to_owned(), json!(list));
-        }
-    }
-}
-
-pub(crate) fn without(obj: &Value, keys: &[&str]) -> Value {
-    let mut copy = obj.clone();
-    if let Some(map) = copy.as_object_mut() {
-        for k in keys {
-            map.remove(*k);
-        }
-    }
-    copy
-}
-
-/// Metadata that only the server sets; compared to decide whether an update is a no-op.
-pub(crate) fn user_meta(obj: &Value) -> Value {
-    let mut meta = obj.get("metadata").cloned().unwrap_or(Value::Null);
-    if let Some(m) = meta.as_object_mut() {
-        for k in [
-            "resourceVersion",
-            "managedFields",
-            "generation",
-            "creationTimestamp",
-            "uid",
-        ] {
-            m.remove(k);
-        }
-    }
-    meta
 }
 
 impl State {
@@ -1077,17 +1013,4 @@ fn check_kind(rt: &ResourceType, obj: &Value) -> Result<(), ApiError> {
         custom: rt.custom,
     };
     crate::type_meta::check(&expected, obj, None)
-}
-
-pub(crate) fn random_suffix(seed: u64) -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let mut x = seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0xDEAD_BEEF;
-    (0..5)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            ALPHABET[(x % ALPHABET.len() as u64) as usize] as char
-        })
-        .collect()
 }

@@ -8,6 +8,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::meta::rv_of;
 use crate::registry::ResourceType;
 use crate::selector::{FieldSelector, LabelSelector};
 
@@ -520,12 +521,4 @@ impl Store {
     pub fn len(&self) -> usize {
         self.objects.values().map(BTreeMap::len).sum()
     }
-}
-
-/// The `metadata.resourceVersion` of an object, as a number.
-pub fn rv_of(obj: &Value) -> u64 {
-    obj.pointer("/metadata/resourceVersion")
-        .and_then(Value::as_str)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0)
 }

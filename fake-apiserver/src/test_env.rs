@@ -203,7 +203,7 @@ fn namespaces(client: &kube::Client) -> Api<DynamicObject> {
 
 /// `kt-` and five random characters.
 fn fresh_namespace() -> String {
-    format!("kt-{}", crate::state::random_suffix(unique()))
+    format!("kt-{}", crate::meta::random_suffix(unique()))
 }
 
 /// A different seed for each environment of a process.
