@@ -28,8 +28,8 @@ use serde_json::{Value, json};
 
 use crate::error::ApiError;
 use crate::options::Query;
-use crate::registry::ResourceType;
 use crate::request::Target;
+use crate::resource::ResourceType;
 use crate::rules::kinds::webhook::strings;
 use crate::shared::Shared;
 use crate::state::State;

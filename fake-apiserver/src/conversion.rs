@@ -20,7 +20,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
-use crate::registry::ResourceType;
+use crate::resource::ResourceType;
 use crate::shared::Shared;
 use crate::webhook_client::Endpoint;
 
@@ -454,7 +454,7 @@ mod tests {
 
     #[test]
     fn a_request_that_meets_an_unconverted_object_names_all_it_needs() {
-        let rt = crate::registry::from_crd(&json!({"spec": {"group": "example.com",
+        let rt = crate::resource::from_crd(&json!({"spec": {"group": "example.com",
             "scope": "Namespaced", "names": {"plural": "gizmos", "kind": "Gizmo"},
             "conversion": {"strategy": "Webhook", "webhook": {"clientConfig": {"url": "https://127.0.0.1:1/c"}}},
             "versions": [{"name": "v1", "served": true, "storage": true},

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use crate::meta::now;
-use crate::registry;
+use crate::resource;
 use crate::rules::{self, field::FieldError};
 use crate::state::State;
 
@@ -52,7 +52,7 @@ impl State {
     }
 
     pub(crate) fn register_crd(&mut self, crd: &Value) {
-        let Ok(new_types) = registry::from_crd(crd) else {
+        let Ok(new_types) = resource::from_crd(crd) else {
             return;
         };
         if let Some(first) = new_types.first() {

@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 
 use crate::body::{self, ResponseBody};
 use crate::error::ApiError;
-use crate::registry::ResourceType;
 use crate::request::Route;
+use crate::resource::ResourceType;
 use crate::shared::Shared;
 
 /// Answers a non-resource route.

@@ -45,8 +45,8 @@ mod namespaces;
 mod openapi;
 mod options;
 mod patch;
-mod registry;
 mod request;
+mod resource;
 /// The validation rules the server applies (the `apiserver-rules` crate).
 pub use apiserver_rules as rules;
 mod selector;
@@ -282,10 +282,10 @@ impl FakeApiServer {
 }
 
 fn find(
-    types: &[Arc<registry::ResourceType>],
+    types: &[Arc<resource::ResourceType>],
     api_version: &str,
     kind: &str,
-) -> Option<Arc<registry::ResourceType>> {
+) -> Option<Arc<resource::ResourceType>> {
     types
         .iter()
         .find(|t| t.api_version() == api_version && (t.kind == kind || t.plural == kind))
@@ -293,9 +293,9 @@ fn find(
 }
 
 fn type_of(
-    types: &[Arc<registry::ResourceType>],
+    types: &[Arc<resource::ResourceType>],
     obj: &Value,
-) -> Result<Arc<registry::ResourceType>, ApiError> {
+) -> Result<Arc<resource::ResourceType>, ApiError> {
     let av = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
     find(types, av, kind).ok_or_else(|| {

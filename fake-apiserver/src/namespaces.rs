@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::meta::{finalizers, name_of, now, set_meta};
 use crate::options::DeleteOptions;
-use crate::registry::ResourceType;
+use crate::resource::ResourceType;
 use crate::state::State;
 use crate::store::ObjectKey;
 use crate::writer::Ctx;
@@ -193,7 +193,7 @@ impl State {
     ) -> Value {
         let name = name_of(&old).unwrap_or("").to_owned();
         if old.pointer("/metadata/deletionTimestamp").is_some() {
-            return State::served(rt, &old);
+            return rt.served(&old);
         }
         let mut marked = old;
         set_meta(&mut marked, "deletionTimestamp", json!(now()));
@@ -215,7 +215,7 @@ impl State {
         set_meta(&mut marked, "resourceVersion", json!(rv.to_string()));
         self.store.put(ns_key(&name), marked.clone());
         self.sync_namespace(&name);
-        State::served(rt, &marked)
+        rt.served(&marked)
     }
 
     /// One pass of the namespace controller over a terminating namespace: delete its

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::registry::ResourceType;
+use crate::resource::ResourceType;
 use crate::rules::builtin::{self, Field, Kind, Type};
 
 const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";

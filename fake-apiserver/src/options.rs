@@ -6,7 +6,9 @@ use serde_json::{Value, json};
 
 use crate::error::ApiError;
 use crate::request::percent_decode;
+use crate::resource::ResourceType;
 use crate::rules::field::FieldError;
+use crate::selector::{FieldSelector, LabelSelector};
 
 /// The decoded query string, in order; repeated keys are kept.
 #[derive(Debug, Clone, Default)]
@@ -290,6 +292,21 @@ impl ListOptions {
             return Err(ApiError::invalid("meta.k8s.io", "ListOptions", "", errors));
         }
         Ok(o)
+    }
+}
+
+impl ListOptions {
+    /// The label and field selectors, parsed and checked against the fields `rt` supports.
+    pub fn selectors(&self, rt: &ResourceType) -> Result<(LabelSelector, FieldSelector), ApiError> {
+        let labels = LabelSelector::parse(&self.labels).map_err(ApiError::bad_request)?;
+        let fields = FieldSelector::parse(
+            &self.fields,
+            &rt.selectable_fields,
+            rt.field_labels,
+            &rt.kind,
+        )
+        .map_err(ApiError::bad_request)?;
+        Ok((labels, fields))
     }
 }
 

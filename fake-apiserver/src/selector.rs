@@ -3,9 +3,7 @@
 
 use serde_json::Value;
 
-use crate::error::ApiError;
-use crate::options::ListOptions;
-use crate::registry::ResourceType;
+use crate::resource::FieldLabels;
 use crate::rules::field::{FieldError, aggregate};
 use crate::rules::names;
 
@@ -390,18 +388,6 @@ impl LabelSelector {
     }
 }
 
-/// How a kind words an unsupported field label.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FieldLabels {
-    /// Kinds with only `metadata.name` and `metadata.namespace`.
-    MetaOnly,
-    /// Core kinds with their own labels (Pod, Node, Namespace, Secret, Service, Event) and
-    /// custom resources: `field label not supported: x`.
-    Listed,
-    /// `batch/v1` Jobs: `field label "x" not supported for Job`.
-    Job,
-}
-
 /// A parsed field selector: `metadata.name=x,status.phase!=Running`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FieldSelector(Vec<(String, bool, String)>);
@@ -526,22 +512,6 @@ impl FieldSelector {
             (actual == *value) == *equal
         })
     }
-}
-
-/// Selectors of a list or watch request.
-pub(crate) fn selectors(
-    rt: &ResourceType,
-    options: &ListOptions,
-) -> Result<(LabelSelector, FieldSelector), ApiError> {
-    let labels = LabelSelector::parse(&options.labels).map_err(ApiError::bad_request)?;
-    let fields = FieldSelector::parse(
-        &options.fields,
-        &rt.selectable_fields,
-        rt.field_labels,
-        &rt.kind,
-    )
-    .map_err(ApiError::bad_request)?;
-    Ok((labels, fields))
 }
 
 #[cfg(test)]

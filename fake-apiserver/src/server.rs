@@ -15,9 +15,8 @@ use crate::error::ApiError;
 use crate::meta::{name_of, set_meta};
 use crate::options::{DeleteOptions, FieldValidation, ListOptions, Query, WriteOptions};
 use crate::patch;
-use crate::registry::ResourceType;
 use crate::request::{self, Route, Target};
-use crate::selector::selectors;
+use crate::resource::ResourceType;
 use crate::shared::Shared;
 use crate::state::State;
 use crate::type_meta::Expected;
@@ -444,7 +443,7 @@ fn respond(
             let done_obj = state
                 .finalize_namespace(name, &obj)
                 .ok_or_else(|| ApiError::not_found("", "namespaces", name))?;
-            done(StatusCode::OK, State::served(rt, &done_obj), ctx)
+            done(StatusCode::OK, rt.served(&done_obj), ctx)
         }
         ("update", _) => {
             let (mut ctx, _) = write_ctx("UpdateOptions", false)?;
@@ -701,7 +700,7 @@ fn list(
     accept: &str,
     conversions: &Conversions,
 ) -> Result<Out, ApiError> {
-    let (labels, fields) = selectors(rt, options)?;
+    let (labels, fields) = options.selectors(rt)?;
     let start_after = match options.continue_token.as_str() {
         "" => None,
         token => {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::control::{ActionLog, Faults};
-use crate::registry::{self, ResourceType};
+use crate::resource::{self, ResourceType};
 use crate::state::State;
 use crate::store::Store;
 use crate::writer::Ctx;
@@ -64,7 +64,7 @@ impl Shared {
         let shared = Arc::new(Self {
             state: Mutex::new(State {
                 store: Store::new(config.history),
-                types: registry::builtins().into_iter().map(Arc::new).collect(),
+                types: resource::builtins().into_iter().map(Arc::new).collect(),
                 gc: config.garbage_collection,
                 namespace_defaults: config.namespace_defaults,
                 syncing_namespace: false,

@@ -10,8 +10,8 @@ use crate::meta::{
 use crate::options::DeleteOptions;
 use crate::options::FieldValidation;
 use crate::patch;
-use crate::registry::{Generation, ResourceType};
 use crate::request::Target;
+use crate::resource::{Generation, ResourceType};
 use crate::rules::field::FieldError;
 use crate::rules::kinds;
 use crate::rules::meta;
@@ -60,17 +60,6 @@ impl State {
     pub(crate) fn namespace_exists(&self, ns: &str) -> bool {
         self.store
             .contains(&(String::new(), "namespaces".into(), String::new(), ns.into()))
-    }
-
-    /// `obj` (as stored) with this version's `apiVersion` and `kind`; an object the CRD's
-    /// conversion webhook converts is left as stored (see [`conversion::serve`]).
-    pub(crate) fn served(rt: &ResourceType, obj: &Value) -> Value {
-        let mut out = obj.clone();
-        let stored = obj.get("apiVersion").and_then(Value::as_str);
-        if !stored.is_some_and(|v| rt.converts(v)) {
-            rt.rewrite(&mut out);
-        }
-        out
     }
 
     /// POST: a new object.
@@ -212,7 +201,7 @@ impl State {
             }
             Some(m) => set_meta(&mut obj, "managedFields", m),
             None => {
-                let ty = rt.ssa_type();
+                let ty = ssa_type(rt);
                 let zero = ssa::schema::zero(ty, &rt.api_version(), &rt.kind);
                 let reset = ssa::reset_fields("", rt.status, None, &obj);
                 let time = now();
@@ -310,7 +299,7 @@ impl State {
     ) -> Result<Value, ApiError> {
         self.store
             .get(&Self::key(rt, namespace, name))
-            .map(|o| Self::served(rt, &o))
+            .map(|o| rt.served(&o))
             .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))
     }
 
@@ -474,7 +463,7 @@ impl State {
             }
             Some(managed) => set_meta(&mut new, "managedFields", managed.clone()),
             None => {
-                let ty = rt.ssa_type();
+                let ty = ssa_type(rt);
                 let zero = ssa::schema::zero(ty, &rt.api_version(), &rt.kind);
                 let sub = subresource.unwrap_or("");
                 let reset = ssa::reset_fields(sub, rt.status, Some(&served_old), &new);
@@ -607,7 +596,7 @@ impl State {
         match kind {
             "application/merge-patch+json" => patch::merge_patch(&mut target, &parsed),
             "application/strategic-merge-patch+json" => {
-                patch::strategic_merge_patch(&mut target, &parsed, rt.ssa_type())
+                patch::strategic_merge_patch(&mut target, &parsed, ssa_type(rt))
                     .map_err(|e| ApiError::custom(500, "", &e))?;
             }
             "application/json-patch+json" => {
@@ -659,7 +648,7 @@ impl State {
             return Err(ApiError::bad_request("metadata.managedFields must be nil"));
         }
         let _ = name;
-        let ty = rt.ssa_type();
+        let ty = ssa_type(rt);
         let zero = ssa::schema::zero(ty, &rt.api_version(), &rt.kind);
         let sub = subresource.unwrap_or("");
         let reset = ssa::reset_fields(sub, rt.status, existing, config);
@@ -737,7 +726,7 @@ impl State {
             return Ok(served_old);
         }
         let served = |obj: &Value| {
-            conversion::serve(rt, obj, &ctx.conversions).unwrap_or_else(|_| Self::served(rt, obj))
+            conversion::serve(rt, obj, &ctx.conversions).unwrap_or_else(|_| rt.served(obj))
         };
         // Jobs and CronJobs orphan their dependents unless told otherwise.
         let default_policy = if rt.group == "batch" {
@@ -1013,4 +1002,9 @@ fn check_kind(rt: &ResourceType, obj: &Value) -> Result<(), ApiError> {
         custom: rt.custom,
     };
     crate::type_meta::check(&expected, obj, None)
+}
+
+/// A resource's type as server-side apply sees it.
+fn ssa_type(rt: &ResourceType) -> ssa::schema::Ty<'_> {
+    ssa::schema::Ty::of(&rt.api_version(), &rt.kind, rt.schema.as_ref(), rt.custom)
 }

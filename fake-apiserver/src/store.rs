@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::meta::rv_of;
-use crate::registry::ResourceType;
+use crate::resource::ResourceType;
 use crate::selector::{FieldSelector, LabelSelector};
 
 /// Where an object lives: group, plural, namespace (`""` for cluster-scoped), name.
@@ -165,30 +165,6 @@ impl Watcher {
 pub fn selected(labels: &LabelSelector, fields: &FieldSelector, obj: &Encoded) -> bool {
     obj.value()
         .is_some_and(|obj| labels.matches(obj.pointer("/metadata/labels")) && fields.matches(&obj))
-}
-
-impl ResourceType {
-    /// Whether `api_version` is this served version's (without building the string).
-    pub fn is_api_version(&self, api_version: &str) -> bool {
-        match api_version.split_once('/') {
-            Some((g, v)) => g == self.group && v == self.version,
-            None => self.group.is_empty() && api_version == self.version,
-        }
-    }
-
-    /// Whether an object stored in `api_version` is served in this version by the CRD's
-    /// conversion webhook (strategy `Webhook`) rather than by rewriting its `apiVersion`.
-    pub fn converts(&self, api_version: &str) -> bool {
-        self.conversion.is_some() && !self.is_api_version(api_version)
-    }
-
-    /// Sets `apiVersion` and `kind` to this served version (conversion strategy `None`).
-    pub fn rewrite(&self, obj: &mut Value) {
-        if let Some(map) = obj.as_object_mut() {
-            map.insert("apiVersion".to_owned(), Value::String(self.api_version()));
-            map.insert("kind".to_owned(), Value::String(self.kind.clone()));
-        }
-    }
 }
 
 /// The objects of one resource, by `namespace/name` (the order and key the real server's

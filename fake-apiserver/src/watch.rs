@@ -13,8 +13,8 @@ use tokio::time::{Instant, Interval};
 use crate::body::{self, ResponseBody};
 use crate::error::ApiError;
 use crate::options::ListOptions;
-use crate::registry::ResourceType;
 use crate::request::Target;
+use crate::resource::ResourceType;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::shared::Shared;
 use crate::store::Watcher;
@@ -43,7 +43,7 @@ pub fn start(
     target: &Target,
     options: &ListOptions,
 ) -> Response<ResponseBody> {
-    let (labels, mut fields) = match crate::selector::selectors(rt, options) {
+    let (labels, mut fields) = match options.selectors(rt) {
         Ok(s) => s,
         Err(e) => return body::error(&e),
     };

@@ -1,10 +1,10 @@
-//! Which resources the server serves: the built-in kinds, and those of established CRDs.
+//! Which resources the server serves, and what each is: the built-in kinds (one row each in
+//! [`BUILTINS`]), and the versions of established CRDs ([`from_crd`]).
 
 use serde_json::{Value, json};
 
-use crate::rules::meta::MetaRules;
-use crate::rules::names::NameRule;
-use crate::selector::FieldLabels;
+use apiserver_rules::meta::MetaRules;
+use apiserver_rules::names::NameRule;
 
 /// The scale subresource's JSON paths.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,6 +30,18 @@ pub enum Generation {
     /// From 1, up by one whenever anything but metadata (and status, when that is a
     /// subresource) changes: custom resources.
     AllButMetadata,
+}
+
+/// How a kind words an unsupported field label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldLabels {
+    /// Kinds with only `metadata.name` and `metadata.namespace`.
+    MetaOnly,
+    /// Core kinds with their own labels (Pod, Node, Namespace, Secret, Service, Event) and
+    /// custom resources: `field label not supported: x`.
+    Listed,
+    /// `batch/v1` Jobs: `field label "x" not supported for Job`.
+    Job,
 }
 
 /// One served group/version/resource.
@@ -90,14 +102,37 @@ impl ResourceType {
         }
     }
 
-    /// Its type as server-side apply sees it.
-    pub fn ssa_type(&self) -> crate::ssa::schema::Ty<'_> {
-        crate::ssa::schema::Ty::of(
-            &self.api_version(),
-            &self.kind,
-            self.schema.as_ref(),
-            self.custom,
-        )
+    /// Whether `api_version` is this served version's (without building the string).
+    pub fn is_api_version(&self, api_version: &str) -> bool {
+        match api_version.split_once('/') {
+            Some((g, v)) => g == self.group && v == self.version,
+            None => self.group.is_empty() && api_version == self.version,
+        }
+    }
+
+    /// Whether an object stored in `api_version` is served in this version by the CRD's
+    /// conversion webhook (strategy `Webhook`) rather than by rewriting its `apiVersion`.
+    pub fn converts(&self, api_version: &str) -> bool {
+        self.conversion.is_some() && !self.is_api_version(api_version)
+    }
+
+    /// Sets `apiVersion` and `kind` to this served version (conversion strategy `None`).
+    pub fn rewrite(&self, obj: &mut Value) {
+        if let Some(map) = obj.as_object_mut() {
+            map.insert("apiVersion".to_owned(), Value::String(self.api_version()));
+            map.insert("kind".to_owned(), Value::String(self.kind.clone()));
+        }
+    }
+
+    /// `obj` (as stored) with this version's `apiVersion` and `kind`; an object the CRD's
+    /// conversion webhook converts is left as stored (the request converts it).
+    pub fn served(&self, obj: &Value) -> Value {
+        let mut out = obj.clone();
+        let stored = obj.get("apiVersion").and_then(Value::as_str);
+        if !stored.is_some_and(|v| self.converts(v)) {
+            self.rewrite(&mut out);
+        }
+        out
     }
 
     /// Whether this is `plural` of `group`.
@@ -167,6 +202,7 @@ impl ResourceType {
     }
 }
 
+/// One row of the built-in table: what differs from kind to kind.
 struct Builtin {
     group: &'static str,
     version: &'static str,
@@ -181,6 +217,8 @@ struct Builtin {
     standard_finalizers: bool,
 }
 
+/// A row with the common values: no scale, short names or selectable fields, subdomain
+/// names, standard finalizers.
 const fn b(
     group: &'static str,
     version: &'static str,
@@ -229,222 +267,229 @@ const EVENT_FIELDS: &[&str] = &[
     "type",
 ];
 
+/// The built-in kinds, one row each: a new kind the server serves is a new row (with its
+/// validation in apiserver-rules, its defaults in `admission::defaulting`).
+const BUILTINS: &[Builtin] = &[
+    Builtin {
+        short_names: &["ns"],
+        fields: &["status.phase"],
+        names: NameRule::Label,
+        ..b("", "v1", "Namespace", "namespaces", false, true)
+    },
+    Builtin {
+        short_names: &["po"],
+        fields: POD_FIELDS,
+        ..b("", "v1", "Pod", "pods", true, true)
+    },
+    Builtin {
+        short_names: &["svc"],
+        fields: &["spec.clusterIP", "spec.type"],
+        names: NameRule::Label,
+        ..b("", "v1", "Service", "services", true, true)
+    },
+    Builtin {
+        short_names: &["cm"],
+        ..b("", "v1", "ConfigMap", "configmaps", true, false)
+    },
+    Builtin {
+        fields: &["type"],
+        ..b("", "v1", "Secret", "secrets", true, false)
+    },
+    Builtin {
+        short_names: &["ev"],
+        fields: EVENT_FIELDS,
+        names: NameRule::PathSegment,
+        standard_finalizers: false,
+        ..b("", "v1", "Event", "events", true, false)
+    },
+    Builtin {
+        short_names: &["no"],
+        fields: &["spec.unschedulable"],
+        ..b("", "v1", "Node", "nodes", false, true)
+    },
+    Builtin {
+        short_names: &["sa"],
+        ..b("", "v1", "ServiceAccount", "serviceaccounts", true, false)
+    },
+    Builtin {
+        short_names: &["ep"],
+        ..b("", "v1", "Endpoints", "endpoints", true, false)
+    },
+    Builtin {
+        short_names: &["pvc"],
+        ..b(
+            "",
+            "v1",
+            "PersistentVolumeClaim",
+            "persistentvolumeclaims",
+            true,
+            true,
+        )
+    },
+    Builtin {
+        short_names: &["deploy"],
+        scale: true,
+        ..b("apps", "v1", "Deployment", "deployments", true, true)
+    },
+    Builtin {
+        short_names: &["rs"],
+        scale: true,
+        ..b("apps", "v1", "ReplicaSet", "replicasets", true, true)
+    },
+    Builtin {
+        short_names: &["ds"],
+        ..b("apps", "v1", "DaemonSet", "daemonsets", true, true)
+    },
+    Builtin {
+        short_names: &["sts"],
+        scale: true,
+        names: NameRule::Label,
+        ..b("apps", "v1", "StatefulSet", "statefulsets", true, true)
+    },
+    Builtin {
+        fields: &["status.successful"],
+        ..b("batch", "v1", "Job", "jobs", true, true)
+    },
+    Builtin {
+        short_names: &["cj"],
+        names: NameRule::CronJob,
+        ..b("batch", "v1", "CronJob", "cronjobs", true, true)
+    },
+    Builtin {
+        short_names: &["ev"],
+        fields: EVENT_FIELDS,
+        ..b("events.k8s.io", "v1", "Event", "events", true, false)
+    },
+    Builtin {
+        standard_finalizers: false,
+        ..b("coordination.k8s.io", "v1", "Lease", "leases", true, false)
+    },
+    Builtin {
+        names: NameRule::PathSegment,
+        ..b(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "Role",
+            "roles",
+            true,
+            false,
+        )
+    },
+    Builtin {
+        names: NameRule::PathSegment,
+        ..b(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "RoleBinding",
+            "rolebindings",
+            true,
+            false,
+        )
+    },
+    Builtin {
+        names: NameRule::PathSegment,
+        ..b(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "ClusterRole",
+            "clusterroles",
+            false,
+            false,
+        )
+    },
+    Builtin {
+        names: NameRule::PathSegment,
+        ..b(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "ClusterRoleBinding",
+            "clusterrolebindings",
+            false,
+            false,
+        )
+    },
+    Builtin {
+        short_names: &["ing"],
+        ..b(
+            "networking.k8s.io",
+            "v1",
+            "Ingress",
+            "ingresses",
+            true,
+            true,
+        )
+    },
+    Builtin {
+        short_names: &["pdb"],
+        names: NameRule::PathSegment,
+        standard_finalizers: false,
+        ..b(
+            "policy",
+            "v1",
+            "PodDisruptionBudget",
+            "poddisruptionbudgets",
+            true,
+            true,
+        )
+    },
+    Builtin {
+        ..b(
+            "admissionregistration.k8s.io",
+            "v1",
+            "MutatingWebhookConfiguration",
+            "mutatingwebhookconfigurations",
+            false,
+            false,
+        )
+    },
+    Builtin {
+        ..b(
+            "admissionregistration.k8s.io",
+            "v1",
+            "ValidatingWebhookConfiguration",
+            "validatingwebhookconfigurations",
+            false,
+            false,
+        )
+    },
+    Builtin {
+        short_names: &["crd", "crds"],
+        standard_finalizers: false,
+        ..b(
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+            false,
+            true,
+        )
+    },
+];
+
 /// The built-in kinds the server knows from the start.
 pub fn builtins() -> Vec<ResourceType> {
-    let table = [
-        Builtin {
-            short_names: &["ns"],
-            fields: &["status.phase"],
-            names: NameRule::Label,
-            ..b("", "v1", "Namespace", "namespaces", false, true)
-        },
-        Builtin {
-            short_names: &["po"],
-            fields: POD_FIELDS,
-            ..b("", "v1", "Pod", "pods", true, true)
-        },
-        Builtin {
-            short_names: &["svc"],
-            fields: &["spec.clusterIP", "spec.type"],
-            names: NameRule::Label,
-            ..b("", "v1", "Service", "services", true, true)
-        },
-        Builtin {
-            short_names: &["cm"],
-            ..b("", "v1", "ConfigMap", "configmaps", true, false)
-        },
-        Builtin {
-            fields: &["type"],
-            ..b("", "v1", "Secret", "secrets", true, false)
-        },
-        Builtin {
-            short_names: &["ev"],
-            fields: EVENT_FIELDS,
-            names: NameRule::PathSegment,
-            standard_finalizers: false,
-            ..b("", "v1", "Event", "events", true, false)
-        },
-        Builtin {
-            short_names: &["no"],
-            fields: &["spec.unschedulable"],
-            ..b("", "v1", "Node", "nodes", false, true)
-        },
-        Builtin {
-            short_names: &["sa"],
-            ..b("", "v1", "ServiceAccount", "serviceaccounts", true, false)
-        },
-        Builtin {
-            short_names: &["ep"],
-            ..b("", "v1", "Endpoints", "endpoints", true, false)
-        },
-        Builtin {
-            short_names: &["pvc"],
-            ..b(
-                "",
-                "v1",
-                "PersistentVolumeClaim",
-                "persistentvolumeclaims",
-                true,
-                true,
-            )
-        },
-        Builtin {
-            short_names: &["deploy"],
-            scale: true,
-            ..b("apps", "v1", "Deployment", "deployments", true, true)
-        },
-        Builtin {
-            short_names: &["rs"],
-            scale: true,
-            ..b("apps", "v1", "ReplicaSet", "replicasets", true, true)
-        },
-        Builtin {
-            short_names: &["ds"],
-            ..b("apps", "v1", "DaemonSet", "daemonsets", true, true)
-        },
-        Builtin {
-            short_names: &["sts"],
-            scale: true,
-            names: NameRule::Label,
-            ..b("apps", "v1", "StatefulSet", "statefulsets", true, true)
-        },
-        Builtin {
-            fields: &["status.successful"],
-            ..b("batch", "v1", "Job", "jobs", true, true)
-        },
-        Builtin {
-            short_names: &["cj"],
-            names: NameRule::CronJob,
-            ..b("batch", "v1", "CronJob", "cronjobs", true, true)
-        },
-        Builtin {
-            short_names: &["ev"],
-            fields: EVENT_FIELDS,
-            ..b("events.k8s.io", "v1", "Event", "events", true, false)
-        },
-        Builtin {
-            standard_finalizers: false,
-            ..b("coordination.k8s.io", "v1", "Lease", "leases", true, false)
-        },
-        Builtin {
-            names: NameRule::PathSegment,
-            ..b(
-                "rbac.authorization.k8s.io",
-                "v1",
-                "Role",
-                "roles",
-                true,
-                false,
-            )
-        },
-        Builtin {
-            names: NameRule::PathSegment,
-            ..b(
-                "rbac.authorization.k8s.io",
-                "v1",
-                "RoleBinding",
-                "rolebindings",
-                true,
-                false,
-            )
-        },
-        Builtin {
-            names: NameRule::PathSegment,
-            ..b(
-                "rbac.authorization.k8s.io",
-                "v1",
-                "ClusterRole",
-                "clusterroles",
-                false,
-                false,
-            )
-        },
-        Builtin {
-            names: NameRule::PathSegment,
-            ..b(
-                "rbac.authorization.k8s.io",
-                "v1",
-                "ClusterRoleBinding",
-                "clusterrolebindings",
-                false,
-                false,
-            )
-        },
-        Builtin {
-            short_names: &["ing"],
-            ..b(
-                "networking.k8s.io",
-                "v1",
-                "Ingress",
-                "ingresses",
-                true,
-                true,
-            )
-        },
-        Builtin {
-            short_names: &["pdb"],
-            names: NameRule::PathSegment,
-            standard_finalizers: false,
-            ..b(
-                "policy",
-                "v1",
-                "PodDisruptionBudget",
-                "poddisruptionbudgets",
-                true,
-                true,
-            )
-        },
-        Builtin {
-            ..b(
-                "admissionregistration.k8s.io",
-                "v1",
-                "MutatingWebhookConfiguration",
-                "mutatingwebhookconfigurations",
-                false,
-                false,
-            )
-        },
-        Builtin {
-            ..b(
-                "admissionregistration.k8s.io",
-                "v1",
-                "ValidatingWebhookConfiguration",
-                "validatingwebhookconfigurations",
-                false,
-                false,
-            )
-        },
-        Builtin {
-            short_names: &["crd", "crds"],
-            standard_finalizers: false,
-            ..b(
-                "apiextensions.k8s.io",
-                "v1",
-                "CustomResourceDefinition",
-                "customresourcedefinitions",
-                false,
-                true,
-            )
-        },
-    ];
-    table
-        .into_iter()
-        .map(|t| ResourceType {
-            group: t.group.to_owned(),
-            version: t.version.to_owned(),
-            kind: t.kind.to_owned(),
-            plural: t.plural.to_owned(),
-            singular: t.kind.to_ascii_lowercase(),
-            namespaced: t.namespaced,
-            status: t.status,
-            scale: t.scale.then(|| ScalePaths {
+    BUILTINS.iter().map(Builtin::resource_type).collect()
+}
+
+impl Builtin {
+    /// The served type of this row; what the table leaves out follows from the kind.
+    fn resource_type(&self) -> ResourceType {
+        ResourceType {
+            group: self.group.to_owned(),
+            version: self.version.to_owned(),
+            kind: self.kind.to_owned(),
+            plural: self.plural.to_owned(),
+            singular: self.kind.to_ascii_lowercase(),
+            namespaced: self.namespaced,
+            status: self.status,
+            scale: self.scale.then(|| ScalePaths {
                 spec_replicas: ".spec.replicas".to_owned(),
                 status_replicas: ".status.replicas".to_owned(),
                 label_selector: Some(".status.selector".to_owned()),
             }),
-            short_names: t.short_names.iter().map(|s| (*s).to_owned()).collect(),
+            short_names: self.short_names.iter().map(|s| (*s).to_owned()).collect(),
             categories: if matches!(
-                t.kind,
+                self.kind,
                 "Pod"
                     | "Service"
                     | "Deployment"
@@ -459,15 +504,15 @@ pub fn builtins() -> Vec<ResourceType> {
                 Vec::new()
             },
             schema: None,
-            selectable_fields: t.fields.iter().map(|s| (*s).to_owned()).collect(),
-            storage_version: t.version.to_owned(),
+            selectable_fields: self.fields.iter().map(|s| (*s).to_owned()).collect(),
+            storage_version: self.version.to_owned(),
             custom: false,
             printer_columns: Vec::new(),
             meta: MetaRules {
-                name: t.names,
-                standard_finalizers: t.standard_finalizers,
+                name: self.names,
+                standard_finalizers: self.standard_finalizers,
             },
-            field_labels: match (t.group, t.kind) {
+            field_labels: match (self.group, self.kind) {
                 ("batch", "Job") => FieldLabels::Job,
                 (_, "Pod" | "Node" | "Namespace" | "Secret" | "Service" | "Event") => {
                     FieldLabels::Listed
@@ -475,7 +520,7 @@ pub fn builtins() -> Vec<ResourceType> {
                 _ => FieldLabels::MetaOnly,
             },
             // The kinds whose registry strategies set and bump it.
-            generation: match t.kind {
+            generation: match self.kind {
                 "Deployment" => Generation::SpecOrAnnotations,
                 "Pod"
                 | "ReplicaSet"
@@ -491,14 +536,28 @@ pub fn builtins() -> Vec<ResourceType> {
             warnings: Vec::new(),
             rules: None,
             conversion: None,
-        })
-        .collect()
+        }
+    }
 }
 
 /// The resource types a CRD serves (one per served version), or why it cannot be served.
 pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, String> {
     let spec = crd.get("spec").ok_or("spec is required")?;
-    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
+    let (template, versions) = crd_template(spec)?;
+    versions
+        .iter()
+        .filter(|v| v.get("served").and_then(Value::as_bool) == Some(true))
+        .map(|v| crd_version(&template, v, versions))
+        .collect()
+}
+
+fn text(v: &Value, key: &str) -> Option<String> {
+    v.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// What every served version of a CRD shares: its names, scope, storage version and
+/// conversion (the version's own fields are left empty); and its versions.
+fn crd_template(spec: &Value) -> Result<(ResourceType, &[Value]), String> {
     let group = text(spec, "group").ok_or("spec.group is required")?;
     let names = spec.get("names").ok_or("spec.names is required")?;
     let plural = text(names, "plural").ok_or("spec.names.plural is required")?;
@@ -540,70 +599,84 @@ pub fn from_crd(crd: &Value) -> Result<Vec<ResourceType>, String> {
         .filter(|c| c.get("strategy").and_then(Value::as_str) == Some("Webhook"))
         .and_then(|c| c.get("webhook"))
         .map(|w| std::sync::Arc::new(w.clone()));
-    let mut out = Vec::new();
-    for v in versions {
-        if v.get("served").and_then(Value::as_bool) != Some(true) {
-            continue;
-        }
-        let version = text(v, "name").ok_or("spec.versions[].name is required")?;
-        let sub = v.get("subresources");
-        let scale = sub.and_then(|s| s.get("scale")).map(|s| ScalePaths {
-            spec_replicas: text(s, "specReplicasPath").unwrap_or_default(),
-            status_replicas: text(s, "statusReplicasPath").unwrap_or_default(),
-            label_selector: text(s, "labelSelectorPath"),
+    let template = ResourceType {
+        group,
+        version: String::new(),
+        kind,
+        plural,
+        singular,
+        namespaced,
+        status: false,
+        scale: None,
+        short_names: strings("shortNames"),
+        categories: strings("categories"),
+        schema: None,
+        rules: None,
+        selectable_fields: Vec::new(),
+        storage_version,
+        custom: true,
+        generation: Generation::AllButMetadata,
+        printer_columns: Vec::new(),
+        meta: MetaRules::CUSTOM,
+        field_labels: FieldLabels::Listed,
+        warnings: Vec::new(),
+        conversion,
+    };
+    Ok((template, versions))
+}
+
+/// The served version `v` of the CRD whose shared parts are `template`.
+fn crd_version(
+    template: &ResourceType,
+    v: &Value,
+    versions: &[Value],
+) -> Result<ResourceType, String> {
+    let version = text(v, "name").ok_or("spec.versions[].name is required")?;
+    let sub = v.get("subresources");
+    let scale = sub.and_then(|s| s.get("scale")).map(|s| ScalePaths {
+        spec_replicas: text(s, "specReplicasPath").unwrap_or_default(),
+        status_replicas: text(s, "statusReplicasPath").unwrap_or_default(),
+        label_selector: text(s, "labelSelectorPath"),
+    });
+    let selectable = v
+        .get("selectableFields")
+        .and_then(Value::as_array)
+        .map_or_else(Vec::new, |a| {
+            a.iter()
+                .filter_map(|f| f.get("jsonPath").and_then(Value::as_str))
+                .map(|p| p.trim_start_matches('.').to_owned())
+                .collect()
         });
-        let selectable = v
-            .get("selectableFields")
-            .and_then(Value::as_array)
-            .map_or_else(Vec::new, |a| {
-                a.iter()
-                    .filter_map(|f| f.get("jsonPath").and_then(Value::as_str))
-                    .map(|p| p.trim_start_matches('.').to_owned())
-                    .collect()
-            });
-        out.push(ResourceType {
-            group: group.clone(),
-            version,
-            kind: kind.clone(),
-            plural: plural.clone(),
-            singular: singular.clone(),
-            namespaced,
-            status: sub.and_then(|s| s.get("status")).is_some(),
-            scale,
-            short_names: strings("shortNames"),
-            categories: strings("categories"),
-            schema: v.pointer("/schema/openAPIV3Schema").cloned(),
-            rules: v
-                .pointer("/schema/openAPIV3Schema")
-                .and_then(apiserver_rules::cel::Rules::compile)
-                .map(std::sync::Arc::new),
-            selectable_fields: selectable,
-            storage_version: storage_version.clone(),
-            custom: true,
-            generation: Generation::AllButMetadata,
-            printer_columns: v
-                .get("additionalPrinterColumns")
-                .and_then(Value::as_array)
-                .map_or_else(Vec::new, |cols| {
-                    cols.iter()
-                        .map(|c| {
-                            (
-                                text(c, "name").unwrap_or_default(),
-                                text(c, "type").unwrap_or_default(),
-                                text(c, "jsonPath").unwrap_or_default(),
-                            )
-                        })
-                        .collect()
-                }),
-            meta: MetaRules::CUSTOM,
-            field_labels: FieldLabels::Listed,
-            warnings: deprecation_warning(v, &group, &kind, versions)
-                .into_iter()
-                .collect(),
-            conversion: conversion.clone(),
+    let printer_columns = v
+        .get("additionalPrinterColumns")
+        .and_then(Value::as_array)
+        .map_or_else(Vec::new, |cols| {
+            cols.iter()
+                .map(|c| {
+                    (
+                        text(c, "name").unwrap_or_default(),
+                        text(c, "type").unwrap_or_default(),
+                        text(c, "jsonPath").unwrap_or_default(),
+                    )
+                })
+                .collect()
         });
-    }
-    Ok(out)
+    Ok(ResourceType {
+        version,
+        status: sub.and_then(|s| s.get("status")).is_some(),
+        scale,
+        schema: v.pointer("/schema/openAPIV3Schema").cloned(),
+        rules: v
+            .pointer("/schema/openAPIV3Schema")
+            .and_then(apiserver_rules::cel::Rules::compile)
+            .map(std::sync::Arc::new),
+        selectable_fields: selectable,
+        printer_columns,
+        warnings: deprecation_warning(v, &template.group, &template.kind, versions)
+            .into_iter()
+            .collect(),
+        ..template.clone()
+    })
 }
 
 /// The warning every request to a deprecated CRD version gets: its own
@@ -630,8 +703,8 @@ fn deprecation_warning(
                 && v.get("deprecated").and_then(Value::as_bool) != Some(true)
         })
         .filter_map(|v| v.get("name").and_then(Value::as_str))
-        .filter(|v| crate::rules::version::compare(name, v).is_lt())
-        .max_by(|a, b| crate::rules::version::compare(a, b));
+        .filter(|v| apiserver_rules::version::compare(name, v).is_lt())
+        .max_by(|a, b| apiserver_rules::version::compare(a, b));
     if let Some(newer) = newer {
         message.push_str(&format!("; use {group}/{newer} {kind}"));
     }
