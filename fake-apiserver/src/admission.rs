@@ -31,8 +31,8 @@ use crate::options::Query;
 use crate::request::Target;
 use crate::resource::ResourceType;
 use crate::rules::kinds::webhook::strings;
-use crate::shared::Shared;
-use crate::state::State;
+use crate::store::Shared;
+use crate::store::{State, namespace_key};
 use crate::webhook_client::Endpoint;
 
 /// One webhook whose rules match a request.
@@ -131,7 +131,7 @@ fn matching(
     let namespace_labels = a.namespace.and_then(|ns| {
         state
             .store
-            .get(&(String::new(), "namespaces".into(), String::new(), ns.into()))
+            .get(&namespace_key(ns))
             .and_then(|n| n.pointer("/metadata/labels").cloned())
     });
     let mut out = Vec::new();
@@ -381,7 +381,7 @@ async fn mutate_once(
     if let Some(version) = &hook.version {
         *object = crate::conversion::into_version(a.shared, version, object).await?;
     }
-    let applied = crate::patch::json_patch(object, &ops);
+    let applied = crate::store::patch::json_patch(object, &ops);
     if hook.version.is_some() {
         *object = crate::conversion::into_version(a.shared, a.rt, object).await?;
     }

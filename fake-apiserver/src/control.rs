@@ -1,5 +1,6 @@
 //! Test controls: the actions the server saw, and faults programmed to happen.
 
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -206,5 +207,36 @@ impl Faults {
         }
         self.0.retain(|f| f.remaining != Some(0));
         (delay, error)
+    }
+}
+
+/// The test controls one server's clones share: the action log and the programmed faults.
+#[derive(Debug)]
+pub struct Controls {
+    actions: Mutex<ActionLog>,
+    faults: Mutex<Faults>,
+}
+
+impl Controls {
+    /// Controls with an action log of `capacity` and no faults.
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            actions: Mutex::new(ActionLog::new(capacity)),
+            faults: Mutex::new(Faults::default()),
+        }
+    }
+
+    /// The action log, even if a panicking test poisoned its lock.
+    pub fn actions(&self) -> MutexGuard<'_, ActionLog> {
+        self.actions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The faults, even if a panicking test poisoned their lock.
+    pub fn faults(&self) -> MutexGuard<'_, Faults> {
+        self.faults
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 use crate::error::ApiError;
 use crate::resource::ResourceType;
-use crate::shared::Shared;
+use crate::store::Shared;
 use crate::webhook_client::Endpoint;
 
 /// How long kube-apiserver waits for a conversion webhook (not configurable).

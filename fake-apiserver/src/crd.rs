@@ -3,9 +3,8 @@
 use serde_json::Value;
 
 use crate::meta::now;
-use crate::resource;
 use crate::rules::{self, field::FieldError};
-use crate::state::State;
+use crate::store::State;
 
 impl State {
     /// The CRD admission of a create (`old` is `None`) or an update: v1 defaults, then the
@@ -51,31 +50,8 @@ impl State {
         crd["status"] = status;
     }
 
-    pub(crate) fn register_crd(&mut self, crd: &Value) {
-        let Ok(new_types) = resource::from_crd(crd) else {
-            return;
-        };
-        if let Some(first) = new_types.first() {
-            let (g, p) = (first.group.clone(), first.plural.clone());
-            self.types.retain(|t| !(t.group == g && t.plural == p));
-        }
-        self.types
-            .extend(new_types.into_iter().map(std::sync::Arc::new));
-    }
-
     pub(crate) fn unregister_crd(&mut self, crd: &Value) {
-        let group = crd
-            .pointer("/spec/group")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
-        let plural = crd
-            .pointer("/spec/names/plural")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
-        self.types
-            .retain(|t| !(t.custom && t.group == group && t.plural == plural));
+        let (group, plural) = self.stop_serving_crd(crd);
         for key in self.store.keys(&(group, plural)) {
             if let Some(obj) = self.store.get(&key) {
                 self.remove_now(&key, obj);

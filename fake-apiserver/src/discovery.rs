@@ -10,7 +10,7 @@ use crate::body::{self, ResponseBody};
 use crate::error::ApiError;
 use crate::request::Route;
 use crate::resource::ResourceType;
-use crate::shared::Shared;
+use crate::store::Shared;
 
 /// Answers a non-resource route.
 pub fn respond(shared: &Arc<Shared>, route: &Route, path: &str) -> Response<ResponseBody> {

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 
 use crate::meta::{finalizers, now, owner_uids, remove_owner, set_finalizers, set_meta};
-use crate::state::State;
-use crate::store::{ObjectKey, Store};
+use crate::store::State;
+use crate::store::objects::{ObjectKey, Store};
 
 impl State {
     /// Garbage collection: dependents whose owners are all gone are deleted; owners being

@@ -33,6 +33,7 @@
 mod admission;
 mod body;
 pub mod builtin;
+mod config;
 mod control;
 mod conversion;
 mod crd;
@@ -44,16 +45,12 @@ mod meta;
 mod namespaces;
 mod openapi;
 mod options;
-mod patch;
 mod request;
 mod resource;
 /// The validation rules the server applies (the `apiserver-rules` crate).
 pub use apiserver_rules as rules;
-mod selector;
 mod server;
 mod service;
-mod shared;
-pub mod ssa;
 mod state;
 mod store;
 #[cfg(feature = "test-env")]
@@ -71,19 +68,22 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+pub use config::Config;
 pub use control::{Action, Matcher};
 pub use error::ApiError;
 pub use rules::field::FieldError;
 pub use service::{Served, kubeconfig};
-pub use shared::Config;
+pub use store::ssa;
 
-use shared::Shared;
+use control::Controls;
+use store::Shared;
 use writer::Ctx;
 
 /// An in-memory Kubernetes API server; clones share one server.
 #[derive(Clone, Debug)]
 pub struct FakeApiServer {
     shared: Arc<Shared>,
+    controls: Arc<Controls>,
 }
 
 impl Default for FakeApiServer {
@@ -101,9 +101,19 @@ impl FakeApiServer {
 
     /// A server with other settings.
     pub fn with_config(config: Config) -> Self {
-        Self {
-            shared: Shared::new(config),
+        let controls = Arc::new(Controls::new(config.action_log));
+        let shared = Shared::new(config);
+        {
+            let mut state = shared.lock();
+            let namespaces = state
+                .type_of("", "namespaces")
+                .expect("namespaces is built in");
+            for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+                let obj = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+                let _ = state.create(&namespaces, None, obj, &mut Ctx::system());
+            }
         }
+        Self { shared, controls }
     }
 
     /// Stores an object as a client's create would (CRDs start serving their resources),
@@ -206,10 +216,7 @@ impl FakeApiServer {
     }
 
     fn action_log(&self) -> std::sync::MutexGuard<'_, control::ActionLog> {
-        self.shared
-            .actions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.controls.actions()
     }
 
     /// The requests that write (not get, list or watch).
@@ -241,10 +248,7 @@ impl FakeApiServer {
     }
 
     fn faults(&self) -> std::sync::MutexGuard<'_, control::Faults> {
-        self.shared
-            .faults
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.controls.faults()
     }
 
     /// Closes every open watch; clients see the stream end and watch again.

@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 use crate::meta::{finalizers, name_of, now, set_meta};
 use crate::options::DeleteOptions;
 use crate::resource::ResourceType;
-use crate::state::State;
-use crate::store::ObjectKey;
+use crate::store::objects::ObjectKey;
+use crate::store::{State, namespace_key};
 use crate::writer::Ctx;
 
 /// The label the registry keeps equal to a namespace's name.
@@ -27,15 +27,6 @@ const ROOT_CA_DESCRIPTION: &str = "Contains a CA bundle that can be used to veri
 
 /// The CA bundle of the fake cluster (a placeholder: the fake serves no TLS).
 const ROOT_CA_PEM: &str = "-----BEGIN CERTIFICATE-----\nZmFrZS1hcGlzZXJ2ZXIgcm9vdCBDQSAobm8gVExTOiBhIHBsYWNlaG9sZGVyKQ==\n-----END CERTIFICATE-----\n";
-
-fn ns_key(name: &str) -> ObjectKey {
-    (
-        String::new(),
-        "namespaces".into(),
-        String::new(),
-        name.into(),
-    )
-}
 
 fn is_namespace(rt: &ResourceType) -> bool {
     rt.is("", "namespaces")
@@ -114,14 +105,10 @@ impl State {
     }
 
     fn namespace_active(&self, ns: &str) -> bool {
-        self.store.get(&ns_key(ns)).is_some_and(|n| {
+        self.store.get(&namespace_key(ns)).is_some_and(|n| {
             n.pointer("/metadata/deletionTimestamp").is_none()
                 && n.pointer("/status/phase").and_then(Value::as_str) == Some("Active")
         })
-    }
-
-    fn builtin(&self, group: &str, plural: &str) -> Option<std::sync::Arc<ResourceType>> {
-        self.types.iter().find(|t| t.is(group, plural)).cloned()
     }
 
     /// The root CA publisher and the service account controller: `kube-root-ca.crt` and
@@ -131,7 +118,7 @@ impl State {
             return;
         }
         let mut ctx = Ctx::named("kube-controller-manager");
-        if let Some(rt) = self.builtin("", "configmaps")
+        if let Some(rt) = self.type_of("", "configmaps")
             && !self.store.contains(&State::key(&rt, Some(ns), ROOT_CA))
         {
             let cm = json!({
@@ -142,7 +129,7 @@ impl State {
             });
             let _ = self.create(&rt, Some(ns), cm, &mut ctx);
         }
-        if let Some(rt) = self.builtin("", "serviceaccounts")
+        if let Some(rt) = self.type_of("", "serviceaccounts")
             && !self.store.contains(&State::key(&rt, Some(ns), "default"))
         {
             let sa = json!({"apiVersion": "v1", "kind": "ServiceAccount",
@@ -213,7 +200,7 @@ impl State {
         }
         let rv = self.store.next_rv();
         set_meta(&mut marked, "resourceVersion", json!(rv.to_string()));
-        self.store.put(ns_key(&name), marked.clone());
+        self.store.put(namespace_key(&name), marked.clone());
         self.sync_namespace(&name);
         rt.served(&marked)
     }
@@ -225,7 +212,7 @@ impl State {
         if self.syncing_namespace {
             return;
         }
-        let Some(namespace) = self.store.get(&ns_key(ns)) else {
+        let Some(namespace) = self.store.get(&namespace_key(ns)) else {
             return;
         };
         if namespace.pointer("/metadata/deletionTimestamp").is_none() {
@@ -257,14 +244,14 @@ impl State {
             .chain(content(self, false))
             .collect::<Vec<_>>();
         self.syncing_namespace = false;
-        let Some(mut namespace) = self.store.get(&ns_key(ns)) else {
+        let Some(mut namespace) = self.store.get(&namespace_key(ns)) else {
             return;
         };
         let conditions =
             namespace_conditions(&remaining, &now(), namespace.pointer("/status/conditions"));
         if namespace.pointer("/status/conditions") != Some(&conditions) {
             namespace["status"]["conditions"] = conditions;
-            self.bump_and_put(ns_key(ns), namespace.clone());
+            self.bump_and_put(namespace_key(ns), namespace.clone());
         }
         if !remaining.is_empty() {
             return;
@@ -279,18 +266,18 @@ impl State {
         if spec_fins.is_empty() && finalizers(&namespace).is_empty() {
             let rv = self.store.next_rv();
             set_meta(&mut namespace, "resourceVersion", json!(rv.to_string()));
-            self.store.remove(&ns_key(ns), &namespace);
+            self.store.remove(&namespace_key(ns), &namespace);
             self.collect_garbage();
         } else if namespace.pointer("/spec/finalizers") != Some(&json!(spec_fins)) {
             namespace["spec"]["finalizers"] = json!(spec_fins);
-            self.bump_and_put(ns_key(ns), namespace);
+            self.bump_and_put(namespace_key(ns), namespace);
         }
     }
 
     /// `PUT /api/v1/namespaces/<name>/finalize`: sets `spec.finalizers`; a terminating
     /// namespace left without finalizers goes.
     pub(crate) fn finalize_namespace(&mut self, name: &str, new: &Value) -> Option<Value> {
-        let mut namespace = self.store.get(&ns_key(name))?;
+        let mut namespace = self.store.get(&namespace_key(name))?;
         let fins = new
             .pointer("/spec/finalizers")
             .cloned()
@@ -301,18 +288,18 @@ impl State {
             && finalizers(&namespace).is_empty()
             && namespace.pointer("/metadata/deletionTimestamp").is_some()
         {
-            let stored = self.store.get(&ns_key(name))?;
+            let stored = self.store.get(&namespace_key(name))?;
             let rv = self.store.next_rv();
             let mut tombstone = stored;
             set_meta(&mut tombstone, "resourceVersion", json!(rv.to_string()));
-            self.store.remove(&ns_key(name), &tombstone);
+            self.store.remove(&namespace_key(name), &tombstone);
             self.collect_garbage();
             return Some(namespace);
         }
-        if Some(&namespace) != self.store.get(&ns_key(name)).as_ref() {
-            self.bump_and_put(ns_key(name), namespace.clone());
+        if Some(&namespace) != self.store.get(&namespace_key(name)).as_ref() {
+            self.bump_and_put(namespace_key(name), namespace.clone());
         }
-        self.store.get(&ns_key(name))
+        self.store.get(&namespace_key(name))
     }
 
     /// After an object is removed: kube-controller-manager recreates the namespace's
@@ -336,7 +323,7 @@ impl State {
         }
         if self
             .store
-            .get(&ns_key(&ns))
+            .get(&namespace_key(&ns))
             .is_some_and(|n| n.pointer("/metadata/deletionTimestamp").is_some())
         {
             self.sync_namespace(&ns);

@@ -8,7 +8,7 @@ use crate::error::ApiError;
 use crate::request::percent_decode;
 use crate::resource::ResourceType;
 use crate::rules::field::FieldError;
-use crate::selector::{FieldSelector, LabelSelector};
+use crate::store::selector::{FieldSelector, LabelSelector};
 
 /// The decoded query string, in order; repeated keys are kept.
 #[derive(Debug, Clone, Default)]

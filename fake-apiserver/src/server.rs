@@ -9,16 +9,16 @@ use serde_json::{Value, json};
 
 use crate::body::{self, ResponseBody};
 use crate::builtin::protobuf::DecodeError;
-use crate::control::{Action, Recorded};
+use crate::control::{Action, Controls, Recorded};
 use crate::conversion::{self, Conversions};
 use crate::error::ApiError;
 use crate::meta::{name_of, set_meta};
 use crate::options::{DeleteOptions, FieldValidation, ListOptions, Query, WriteOptions};
-use crate::patch;
 use crate::request::{self, Route, Target};
 use crate::resource::ResourceType;
-use crate::shared::Shared;
-use crate::state::State;
+use crate::store::Shared;
+use crate::store::State;
+use crate::store::patch;
 use crate::type_meta::Expected;
 use crate::writer::Ctx;
 
@@ -90,17 +90,24 @@ fn acceptable(accept: &str, stream: bool) -> bool {
 }
 
 /// Handles one request.
-pub async fn handle(shared: &Arc<Shared>, req: http::Request<Bytes>) -> Response<ResponseBody> {
+pub async fn handle(
+    shared: &Arc<Shared>,
+    controls: &Controls,
+    req: http::Request<Bytes>,
+) -> Response<ResponseBody> {
     let (parts, body) = req.into_parts();
     let query = Query::parse(parts.uri.query());
     let target = match request::route(parts.uri.path()) {
         Route::Resource(t) => t,
         other => return crate::discovery::respond(shared, &other, parts.uri.path()),
     };
-    let Some(rt) = shared.lock().find_type(&target) else {
+    let Some(rt) = shared
+        .lock()
+        .find_type(&target.group, &target.version, &target.plural)
+    else {
         return body::error(&ApiError::no_route(parts.uri.path()));
     };
-    let mut response = handle_resource(shared, &parts, &query, &target, &rt, body).await;
+    let mut response = handle_resource(shared, controls, &parts, &query, &target, &rt, body).await;
     body::prepend_warnings(&mut response, &rt.warnings);
     response
 }
@@ -108,6 +115,7 @@ pub async fn handle(shared: &Arc<Shared>, req: http::Request<Bytes>) -> Response
 /// Handles one request for a served resource.
 async fn handle_resource(
     shared: &Arc<Shared>,
+    controls: &Controls,
     parts: &http::request::Parts,
     query: &Query,
     target: &Target,
@@ -138,24 +146,16 @@ async fn handle_resource(
         name: target.name.clone(),
         body: None,
     };
-    shared
-        .actions
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .push(
-            action.clone(),
-            Recorded {
-                // A copy, sized to the body: a slice would keep the whole read buffer alive.
-                bytes: Bytes::copy_from_slice(&body),
-                content_type: header(parts, http::header::CONTENT_TYPE).to_owned(),
-                decode: logged_body,
-            },
-        );
-    let (delay, fault) = shared
-        .faults
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .check(&action);
+    controls.actions().push(
+        action.clone(),
+        Recorded {
+            // A copy, sized to the body: a slice would keep the whole read buffer alive.
+            bytes: Bytes::copy_from_slice(&body),
+            content_type: header(parts, http::header::CONTENT_TYPE).to_owned(),
+            decode: logged_body,
+        },
+    );
+    let (delay, fault) = controls.faults().check(&action);
     if let Some(delay) = delay {
         tokio::time::sleep(delay).await;
     }
@@ -729,7 +729,7 @@ fn list(
         .store
         .list(&rt.storage_key(), ns, start_after.as_deref());
     for (pos, obj) in objects.by_ref() {
-        if !unselected && !crate::store::selected(&labels, &fields, obj) {
+        if !unselected && !crate::store::objects::selected(&labels, &fields, obj) {
             continue;
         }
         if items.len() == limit {
@@ -755,7 +755,7 @@ fn list(
     if accept.contains("as=Table") || !as_stored {
         let items: Vec<Value> = items
             .into_iter()
-            .filter_map(crate::store::Encoded::value)
+            .filter_map(crate::store::objects::Encoded::value)
             .collect();
         let items = conversion::serve_all(rt, items, conversions)?;
         if accept.contains("as=Table") {

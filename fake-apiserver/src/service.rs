@@ -35,13 +35,14 @@ where
 
     fn call(&mut self, req: Request<B>) -> Self::Future {
         let shared = self.shared.clone();
+        let controls = self.controls.clone();
         Box::pin(async move {
             let (parts, body) = req.into_parts();
             let bytes = match read_body(&parts.method, body).await {
                 Ok(bytes) => bytes,
                 Err(err) => return Ok(crate::body::error(&err)),
             };
-            Ok(server::handle(&shared, Request::from_parts(parts, bytes)).await)
+            Ok(server::handle(&shared, &controls, Request::from_parts(parts, bytes)).await)
         })
     }
 }

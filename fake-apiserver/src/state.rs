@@ -9,59 +9,18 @@ use crate::meta::{
 };
 use crate::options::DeleteOptions;
 use crate::options::FieldValidation;
-use crate::patch;
-use crate::request::Target;
 use crate::resource::{Generation, ResourceType};
 use crate::rules::field::FieldError;
 use crate::rules::kinds;
 use crate::rules::meta;
 use crate::rules::schema;
-use crate::ssa;
-use crate::store::{ObjectKey, Store};
+use crate::store::State;
+use crate::store::objects::ObjectKey;
+use crate::store::patch;
+use crate::store::ssa;
 use crate::writer::Ctx;
 
-/// The served types and the stored objects.
-#[derive(Debug)]
-pub struct State {
-    /// Objects, history and watches.
-    pub store: Store,
-    /// Served resource types, built-in and from CRDs.
-    pub types: Vec<std::sync::Arc<ResourceType>>,
-    /// Whether garbage collection runs.
-    pub gc: bool,
-    /// Whether each namespace gets `kube-root-ca.crt` and a `default` ServiceAccount.
-    pub namespace_defaults: bool,
-    /// Set while the namespace controller deletes content, so removals do not re-enter it.
-    pub syncing_namespace: bool,
-}
-
 impl State {
-    pub(crate) fn find_type(&self, t: &Target) -> Option<std::sync::Arc<ResourceType>> {
-        self.types
-            .iter()
-            .find(|r| r.group == t.group && r.version == t.version && r.plural == t.plural)
-            .cloned()
-    }
-
-    pub(crate) fn key(rt: &ResourceType, namespace: Option<&str>, name: &str) -> ObjectKey {
-        let (g, p) = rt.storage_key();
-        (
-            g,
-            p,
-            if rt.namespaced {
-                namespace.unwrap_or("").to_owned()
-            } else {
-                String::new()
-            },
-            name.to_owned(),
-        )
-    }
-
-    pub(crate) fn namespace_exists(&self, ns: &str) -> bool {
-        self.store
-            .contains(&(String::new(), "namespaces".into(), String::new(), ns.into()))
-    }
-
     /// POST: a new object.
     pub fn create(
         &mut self,
@@ -224,7 +183,7 @@ impl State {
         self.to_storage(rt, &mut stored, ctx)?;
         self.store.put(key, stored);
         if rt.plural == "customresourcedefinitions" && rt.group == "apiextensions.k8s.io" {
-            self.register_crd(&obj);
+            self.serve_crd(&obj);
         }
         if rt.is("", "namespaces") {
             self.ensure_namespace_defaults(&name);
@@ -255,12 +214,6 @@ impl State {
         Ok(())
     }
 
-    pub(crate) fn namespace_terminating(&self, ns: &str) -> bool {
-        self.store
-            .get(&(String::new(), "namespaces".into(), String::new(), ns.into()))
-            .is_some_and(|n| n.pointer("/metadata/deletionTimestamp").is_some())
-    }
-
     /// `obj`, written in `rt`'s version, in the storage version: rewritten, or converted
     /// by the CRD's webhook (once the request has converted it; else a pending error).
     pub(crate) fn to_storage(
@@ -288,19 +241,6 @@ impl State {
             _ => {}
         }
         default_builtin(rt, obj);
-    }
-
-    /// GET one object.
-    pub fn get(
-        &self,
-        rt: &ResourceType,
-        namespace: Option<&str>,
-        name: &str,
-    ) -> Result<Value, ApiError> {
-        self.store
-            .get(&Self::key(rt, namespace, name))
-            .map(|o| rt.served(&o))
-            .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))
     }
 
     /// PUT, or the final step of PATCH: replaces the object, with every server-side rule.
@@ -511,7 +451,7 @@ impl State {
         self.to_storage(rt, &mut stored, ctx)?;
         self.store.put(key, stored);
         if rt.group == "apiextensions.k8s.io" && rt.plural == "customresourcedefinitions" {
-            self.register_crd(&new);
+            self.serve_crd(&new);
         }
         self.collect_garbage();
         self.reconcile_root_ca(rt, &new);

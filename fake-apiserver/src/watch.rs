@@ -15,9 +15,9 @@ use crate::error::ApiError;
 use crate::options::ListOptions;
 use crate::request::Target;
 use crate::resource::ResourceType;
-use crate::selector::{FieldSelector, LabelSelector};
-use crate::shared::Shared;
-use crate::store::Watcher;
+use crate::store::Shared;
+use crate::store::objects::Watcher;
+use crate::store::selector::FieldSelector;
 
 struct Live {
     rx: mpsc::UnboundedReceiver<Bytes>,
@@ -68,7 +68,7 @@ pub fn start(
         },
     };
     let mut state = shared.lock();
-    let (watcher, rx) = open_watch(rt, target.namespace.as_deref(), labels, fields);
+    let (watcher, rx) = Watcher::open(rt, target.namespace.as_deref(), labels, fields);
     let allow_bookmarks = options.bookmarks;
     let initial = options.send_initial_events == Some(true);
     if initial || since.is_none() {
@@ -152,25 +152,4 @@ async fn tick(interval: &mut Option<Interval>) {
         }
         None => std::future::pending().await,
     }
-}
-
-/// Registers an open watch: its channel and selectors. Returns the receiver.
-pub(crate) fn open_watch(
-    rt: &ResourceType,
-    namespace: Option<&str>,
-    labels: LabelSelector,
-    fields: FieldSelector,
-) -> (Watcher, mpsc::UnboundedReceiver<Bytes>) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    (
-        Watcher {
-            resource: rt.storage_key(),
-            served: rt.clone(),
-            namespace: namespace.map(str::to_owned),
-            labels,
-            fields,
-            tx,
-        },
-        rx,
-    )
 }

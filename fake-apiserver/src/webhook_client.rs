@@ -12,7 +12,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
 use serde_json::Value;
 
-use crate::shared::Shared;
+use crate::store::Shared;
 
 /// Where a webhook is called and how its certificate is checked.
 #[derive(Debug, Clone)]

@@ -4,8 +4,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::ssa::path::{Path, Pe, Set, values_equal};
-use crate::ssa::schema::{Shape, Ty};
+use crate::store::ssa::path::{Path, Pe, Set, values_equal};
+use crate::store::ssa::schema::{Shape, Ty};
 
 /// The path element of a list item: its key fields (missing ones take their default), or
 /// the item itself in a set. `None` when a keyed item has none of its keys.

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::ssa::schema::Ty;
+use crate::store::ssa::schema::Ty;
 
 /// RFC 7386: objects merge recursively, `null` deletes, everything else replaces.
 pub fn merge_patch(target: &mut Value, patch: &Value) {

@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 
 use crate::meta::rv_of;
 use crate::resource::ResourceType;
-use crate::selector::{FieldSelector, LabelSelector};
+use crate::store::selector::{FieldSelector, LabelSelector};
 
 /// Where an object lives: group, plural, namespace (`""` for cluster-scoped), name.
 pub type ObjectKey = (String, String, String, String);
@@ -95,6 +95,28 @@ pub struct Watcher {
 }
 
 impl Watcher {
+    /// A watch of `rt` (in `namespace`, when given) that selects by `labels` and `fields`,
+    /// and the receiver of its event lines.
+    pub fn open(
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        labels: LabelSelector,
+        fields: FieldSelector,
+    ) -> (Self, mpsc::UnboundedReceiver<Bytes>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (
+            Self {
+                resource: rt.storage_key(),
+                served: rt.clone(),
+                namespace: namespace.map(str::to_owned),
+                labels,
+                fields,
+                tx,
+            },
+            rx,
+        )
+    }
+
     /// Whether the watch selects everything in its namespace: no object needs reading.
     fn selects_all(&self) -> bool {
         self.labels.is_empty() && self.fields.is_empty()

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::builtin::{self, Field, Kind, Type};
+use crate::rules::builtin::{self, Field, Kind, Type};
 
 /// A type, or a schema node.
 #[derive(Debug, Clone, Copy)]
