@@ -194,7 +194,7 @@ fn matching(
 fn hook_of(hook: &Value, shared: &Shared) -> Result<Hook, ApiError> {
     Ok(Hook {
         name: hook["name"].as_str().unwrap_or("").to_owned(),
-        endpoint: Endpoint::of(&hook["clientConfig"], shared),
+        endpoint: Endpoint::of(&hook["clientConfig"], &shared.config.webhook_services),
         fail: hook["failurePolicy"].as_str() != Some("Ignore"),
         timeout: Duration::from_secs(hook["timeoutSeconds"].as_u64().unwrap_or(10)),
         reinvoke: hook["reinvocationPolicy"].as_str() == Some("IfNeeded"),
@@ -234,7 +234,7 @@ async fn review(
     // In the version the webhook asked for; the request's own stays in `request*`.
     let seen = hook.version.as_deref().unwrap_or(a.rt);
     let converted = async |o: Option<&Value>| match o {
-        Some(o) => crate::conversion::into_version(a.shared, seen, o)
+        Some(o) => crate::conversion::webhook::into_version(a.shared, seen, o)
             .await
             .map(Some),
         None => Ok(None),
@@ -379,11 +379,11 @@ async fn mutate_once(
     // The patch is against the object in the webhook's version; applied there, and the
     // result converted back.
     if let Some(version) = &hook.version {
-        *object = crate::conversion::into_version(a.shared, version, object).await?;
+        *object = crate::conversion::webhook::into_version(a.shared, version, object).await?;
     }
     let applied = crate::store::patch::json_patch(object, &ops);
     if hook.version.is_some() {
-        *object = crate::conversion::into_version(a.shared, a.rt, object).await?;
+        *object = crate::conversion::webhook::into_version(a.shared, a.rt, object).await?;
     }
     applied.map_err(|e| {
         ApiError::internal(format!(
@@ -556,7 +556,7 @@ where
         return respond(verb, query, content_type, body);
     }
     let old = match stored {
-        Some(o) => Some(crate::conversion::into_version(shared, rt, &o).await?),
+        Some(o) => Some(crate::conversion::webhook::into_version(shared, rt, &o).await?),
         None => None,
     };
     let mut warnings = Vec::new();

@@ -201,7 +201,8 @@ async fn handle_resource(
             Some((objects, desired)) if rounds < conversion::ROUNDS => {
                 rounds += 1;
                 if let Err(e) =
-                    conversion::convert(shared, rt, &objects, &desired, &mut conversions).await
+                    conversion::webhook::convert(shared, rt, &objects, &desired, &mut conversions)
+                        .await
                 {
                     break Err(e);
                 }

@@ -180,7 +180,7 @@ impl State {
         let rv = self.store.next_rv();
         set_meta(&mut obj, "resourceVersion", json!(rv.to_string()));
         let mut stored = obj.clone();
-        self.to_storage(rt, &mut stored, ctx)?;
+        conversion::to_storage(self, rt, &mut stored, &ctx.conversions)?;
         self.store.put(key, stored);
         if rt.plural == "customresourcedefinitions" && rt.group == "apiextensions.k8s.io" {
             self.serve_crd(&obj);
@@ -210,26 +210,6 @@ impl State {
                     json!({"reason": "NamespaceTerminating", "message": format!("namespace {ns} is being terminated"), "field": "metadata.namespace"}),
                 ],
             ));
-        }
-        Ok(())
-    }
-
-    /// `obj`, written in `rt`'s version, in the storage version: rewritten, or converted
-    /// by the CRD's webhook (once the request has converted it; else a pending error).
-    pub(crate) fn to_storage(
-        &self,
-        rt: &ResourceType,
-        obj: &mut Value,
-        ctx: &Ctx,
-    ) -> Result<(), ApiError> {
-        if rt.storage_version != rt.version
-            && let Some(storage) = self.types.iter().find(|t| {
-                t.group == rt.group && t.plural == rt.plural && t.version == t.storage_version
-            })
-        {
-            let desired = storage.api_version();
-            *obj =
-                conversion::to_version(rt, &desired, vec![obj.take()], &ctx.conversions)?.remove(0);
         }
         Ok(())
     }
@@ -440,7 +420,7 @@ impl State {
             let rv = self.store.next_rv();
             set_meta(&mut new, "resourceVersion", json!(rv.to_string()));
             let mut stored = new.clone();
-            self.to_storage(rt, &mut stored, ctx)?;
+            conversion::to_storage(self, rt, &mut stored, &ctx.conversions)?;
             self.store.remove(&key, &stored);
             self.after_delete(&new);
             return Ok(new);
@@ -448,7 +428,7 @@ impl State {
         let rv = self.store.next_rv();
         set_meta(&mut new, "resourceVersion", json!(rv.to_string()));
         let mut stored = new.clone();
-        self.to_storage(rt, &mut stored, ctx)?;
+        conversion::to_storage(self, rt, &mut stored, &ctx.conversions)?;
         self.store.put(key, stored);
         if rt.group == "apiextensions.k8s.io" && rt.plural == "customresourcedefinitions" {
             self.serve_crd(&new);

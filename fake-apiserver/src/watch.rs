@@ -123,7 +123,7 @@ pub fn start(
             biased;
             msg = live.rx.recv() => match msg {
                 // An object the CRD's conversion webhook converts; a failure ends the watch.
-                Some(line) => match crate::conversion::event_line(&live.shared, &live.served, line).await {
+                Some(line) => match crate::conversion::webhook::event_line(&live.shared, &live.served, line).await {
                     Ok(line) => Some(line),
                     Err(error) => {
                         live.failed = true;
