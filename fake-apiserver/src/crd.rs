@@ -49,13 +49,4 @@ impl State {
         }
         crd["status"] = status;
     }
-
-    pub(crate) fn unregister_crd(&mut self, crd: &Value) {
-        let (group, plural) = self.stop_serving_crd(crd);
-        for key in self.store.keys(&(group, plural)) {
-            if let Some(obj) = self.store.get(&key) {
-                self.remove_now(&key, obj);
-            }
-        }
-    }
 }

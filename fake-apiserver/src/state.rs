@@ -2,6 +2,7 @@
 
 use serde_json::{Value, json};
 
+use crate::controllers::{self, api::Api};
 use crate::conversion;
 use crate::error::ApiError;
 use crate::meta::{
@@ -19,6 +20,35 @@ use crate::store::objects::ObjectKey;
 use crate::store::patch;
 use crate::store::ssa;
 use crate::writer::Ctx;
+
+/// The controllers create, update and remove objects with the verbs every client uses.
+impl Api for State {
+    fn create(
+        &mut self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        obj: Value,
+        manager: &str,
+    ) -> Result<Value, ApiError> {
+        State::create(self, rt, namespace, obj, &mut Ctx::named(manager))
+    }
+
+    fn update(
+        &mut self,
+        rt: &ResourceType,
+        namespace: &str,
+        name: &str,
+        obj: Value,
+        manager: &str,
+    ) -> Result<Value, ApiError> {
+        let mut ctx = Ctx::named(manager);
+        State::update(self, rt, Some(namespace), name, obj, None, &mut ctx, None)
+    }
+
+    fn remove(&mut self, key: &ObjectKey, old: Value) -> Value {
+        self.remove_now(key, old)
+    }
+}
 
 impl State {
     /// POST: a new object.
@@ -186,7 +216,7 @@ impl State {
             self.serve_crd(&obj);
         }
         if rt.is("", "namespaces") {
-            self.ensure_namespace_defaults(&name);
+            controllers::namespaces::ensure_defaults(self, &name);
         }
         Ok(obj)
     }
@@ -422,7 +452,7 @@ impl State {
             let mut stored = new.clone();
             conversion::to_storage(self, rt, &mut stored, &ctx.conversions)?;
             self.store.remove(&key, &stored);
-            self.after_delete(&new);
+            controllers::after_delete(self, &new);
             return Ok(new);
         }
         let rv = self.store.next_rv();
@@ -433,8 +463,8 @@ impl State {
         if rt.group == "apiextensions.k8s.io" && rt.plural == "customresourcedefinitions" {
             self.serve_crd(&new);
         }
-        self.collect_garbage();
-        self.reconcile_root_ca(rt, &new);
+        controllers::gc::collect(self);
+        controllers::namespaces::reconcile_root_ca(self, rt, &new);
         Ok(new)
     }
 
@@ -682,7 +712,7 @@ impl State {
             set_meta(&mut marked, "resourceVersion", json!(rv.to_string()));
             self.store.put(key, marked.clone());
         }
-        self.collect_garbage();
+        controllers::gc::collect(self);
         let current = self.store.get(&Self::key(rt, namespace, name));
         Ok(served(current.as_ref().unwrap_or(&marked)))
     }
@@ -693,19 +723,8 @@ impl State {
         let mut tombstone = old;
         set_meta(&mut tombstone, "resourceVersion", json!(rv.to_string()));
         self.store.remove(key, &tombstone);
-        self.after_delete(&tombstone);
+        controllers::after_delete(self, &tombstone);
         tombstone
-    }
-
-    pub(crate) fn after_delete(&mut self, obj: &Value) {
-        let is_crd = obj.get("apiVersion").and_then(Value::as_str)
-            == Some("apiextensions.k8s.io/v1")
-            && obj.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition");
-        if is_crd {
-            self.unregister_crd(obj);
-        }
-        self.collect_garbage();
-        self.namespace_content_removed(obj);
     }
 }
 

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::meta::rv_of;
+use crate::meta::{rv_of, set_meta};
 use crate::resource::ResourceType;
 use crate::store::selector::{FieldSelector, LabelSelector};
 
@@ -422,6 +422,13 @@ impl Store {
             object: encoded,
             old: old.map(|o| o.encoded),
         });
+    }
+
+    /// Stores `obj` at a new version.
+    pub fn bump_and_put(&mut self, key: ObjectKey, mut obj: Value) {
+        let rv = self.next_rv();
+        set_meta(&mut obj, "resourceVersion", json!(rv.to_string()));
+        self.put(key, obj);
     }
 
     /// Removes an object; `tombstone` is its final state with the deletion's version.
