@@ -3,30 +3,10 @@
 use serde_json::Value;
 
 use crate::meta::now;
-use crate::rules::{self, field::FieldError};
+use crate::rules;
 use crate::store::State;
 
 impl State {
-    /// The CRD admission of a create (`old` is `None`) or an update: v1 defaults, then the
-    /// apiextensions rules; warnings go to the request. The errors join the metadata errors
-    /// in one 422.
-    pub(crate) fn review_crd(
-        &self,
-        old: Option<&Value>,
-        crd: &mut Value,
-        warnings: &mut Vec<String>,
-    ) -> Vec<FieldError> {
-        rules::crd::apply_defaults(crd);
-        let review = match old {
-            None => rules::crd::validate(crd),
-            Some(old) => rules::crd::validate_update(old, crd),
-        };
-        warnings.extend(review.warnings);
-        let mut errors = rules::crd::name_errors(crd);
-        errors.extend(review.errors);
-        errors
-    }
-
     /// The status of an accepted CRD: established at once, its names accepted, its
     /// storage version stored (kept from before on an update).
     pub(crate) fn accept_crd(&self, old: Option<&Value>, crd: &mut Value) {

@@ -32,7 +32,6 @@
 
 mod admission;
 mod body;
-pub mod builtin;
 mod config;
 mod control;
 mod controllers;
@@ -40,11 +39,9 @@ mod conversion;
 mod crd;
 mod discovery;
 mod error;
-mod go_json;
 mod meta;
 mod namespaces;
 mod openapi;
-mod options;
 mod request;
 mod resource;
 /// The validation rules the server applies (the `apiserver-rules` crate).
@@ -55,10 +52,8 @@ mod state;
 mod store;
 #[cfg(feature = "test-env")]
 pub mod test_env;
-mod type_meta;
 mod watch;
 mod webhook_client;
-mod writer;
 
 #[cfg(feature = "test-env")]
 pub use test_env::{TestEnv, TestEnvError};
@@ -75,9 +70,18 @@ pub use rules::field::FieldError;
 pub use service::{Served, kubeconfig};
 pub use store::ssa;
 
+/// The built-in kinds the server knows (`apiserver_rules::builtin`, generated from the
+/// Kubernetes API), and how the server reads their bodies: Go's JSON decoder ([`decode`])
+/// and protobuf ([`protobuf`]).
+pub mod builtin {
+    pub use crate::admission::decode::builtin as decode;
+    pub use crate::admission::decode::protobuf;
+    pub use apiserver_rules::builtin::*;
+}
+
+use admission::Ctx;
 use control::Controls;
 use store::Shared;
-use writer::Ctx;
 
 /// An in-memory Kubernetes API server; clones share one server.
 #[derive(Clone, Debug)]

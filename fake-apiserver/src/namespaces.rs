@@ -8,8 +8,8 @@
 
 use serde_json::{Value, json};
 
+use crate::admission::decode::options::DeleteOptions;
 use crate::meta::{finalizers, name_of, now, set_meta};
-use crate::options::DeleteOptions;
 use crate::resource::ResourceType;
 use crate::store::{State, namespace_key};
 

@@ -1,6 +1,8 @@
 //! Parsing a request: the path into group/version/resource/namespace/name/subresource, and
 //! the query string.
 
+use crate::admission::decode::options::percent_decode;
+
 /// What a resource request addresses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
@@ -91,41 +93,6 @@ fn target(group: &str, version: &str, rest: &[&str]) -> Route {
         [plural, tail @ ..] if tail.len() <= 2 => t(plural, None, tail.first(), tail.get(1)),
         _ => Route::Unknown,
     }
-}
-
-/// Decodes `%XX` escapes (and `+` as space in queries).
-pub fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3])
-                    .ok()
-                    .and_then(|h| u8::from_str_radix(h, 16).ok());
-                match hex {
-                    Some(b) => {
-                        out.push(b);
-                        i += 3;
-                    }
-                    None => {
-                        out.push(b'%');
-                        i += 1;
-                    }
-                }
-            }
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
-            b => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]

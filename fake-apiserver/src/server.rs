@@ -7,20 +7,22 @@ use bytes::Bytes;
 use http::{Method, Response, StatusCode};
 use serde_json::{Value, json};
 
+use crate::admission::Ctx;
+use crate::admission::decode::options::{ListOptions, Query, WriteOptions};
+use crate::admission::decode::type_meta::Expected;
+use crate::admission::decode::{
+    SERIALIZERS, decode_body, decode_builtin, delete_options, protobuf,
+};
 use crate::body::{self, ResponseBody};
-use crate::builtin::protobuf::DecodeError;
 use crate::control::{Action, Controls, Recorded};
 use crate::conversion::{self, Conversions};
 use crate::error::ApiError;
 use crate::meta::{name_of, set_meta};
-use crate::options::{DeleteOptions, FieldValidation, ListOptions, Query, WriteOptions};
 use crate::request::{self, Route, Target};
 use crate::resource::ResourceType;
 use crate::store::Shared;
 use crate::store::State;
 use crate::store::patch;
-use crate::type_meta::Expected;
-use crate::writer::Ctx;
 
 /// The verb a method and path mean, or why the path does not take the method.
 fn verb_of(
@@ -70,12 +72,6 @@ fn media_type(value: &str) -> String {
         .trim()
         .to_ascii_lowercase()
 }
-
-const SERIALIZERS: [&str; 3] = [
-    "application/json",
-    "application/yaml",
-    "application/vnd.kubernetes.protobuf",
-];
 
 /// Whether some entry of `Accept` is one the server can answer.
 fn acceptable(accept: &str, stream: bool) -> bool {
@@ -253,15 +249,24 @@ async fn run(
     let this = |verb: &str, query: &Query, content_type: &str, body: &[u8]| {
         respond(req, verb, query, content_type, body)
     };
-    if writes && crate::admission::configured(&shared.lock()) {
+    if writes && crate::admission::webhooks::configured(&shared.lock()) {
         // Through the admission webhooks the configurations register.
         let respond = |verb: &str, query: &Query, content_type: &str, body: &[u8]| {
             this(verb, query, content_type, body)
                 .map(|(code, out, warnings)| (code, out.into_value(), warnings))
         };
-        crate::admission::admit(shared, rt, target, verb, query, content_type, body, respond)
-            .await
-            .map(|(code, value, warnings)| (code, Out::Owned(value), warnings))
+        crate::admission::webhooks::admit(
+            shared,
+            rt,
+            target,
+            verb,
+            query,
+            content_type,
+            body,
+            respond,
+        )
+        .await
+        .map(|(code, value, warnings)| (code, Out::Owned(value), warnings))
     } else {
         this(verb, query, content_type, body)
     }
@@ -270,63 +275,12 @@ async fn run(
 /// A request body as the action log keeps it: JSON, whatever it was sent as.
 fn logged_body(content_type: &str, body: &[u8]) -> Option<Value> {
     match media_type(content_type).as_str() {
-        "application/vnd.kubernetes.protobuf" => crate::builtin::protobuf::decode(body).ok(),
+        "application/vnd.kubernetes.protobuf" => protobuf::decode(body).ok(),
         "application/yaml" | "application/apply-patch+yaml" => serde_json::from_slice(body)
             .ok()
             .or_else(|| serde_saphyr::from_slice(body).ok()),
         _ => serde_json::from_slice(body).ok(),
     }
-}
-
-/// A request body as JSON, of the type `expected`: JSON or YAML by content type, protobuf
-/// for the types Go clients send that way (built-in kinds, `Scale`, `DeleteOptions`);
-/// anything else is a 415.
-fn decode_body(
-    expected: &Expected<'_>,
-    content_type: &str,
-    body: &[u8],
-) -> Result<Value, ApiError> {
-    let obj = decode(expected, content_type, body)?;
-    crate::type_meta::check(expected, &obj, Some(body))?;
-    Ok(obj)
-}
-
-/// A body as JSON, whatever type it names.
-fn decode(expected: &Expected<'_>, content_type: &str, body: &[u8]) -> Result<Value, ApiError> {
-    Ok(match content_type {
-        "" | "application/json" => serde_json::from_slice(body).map_err(|e| {
-            let why = crate::go_json::syntax_error(body).unwrap_or_else(|| e.to_string());
-            crate::type_meta::unrecognized(
-                expected.kind,
-                &format!("couldn't get version/kind; json parse error: {why}"),
-                body,
-            )
-        })?,
-        "application/yaml" => serde_saphyr::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?,
-        "application/vnd.kubernetes.protobuf" if !expected.custom => {
-            crate::builtin::protobuf::decode(body).map_err(|e| match e {
-                DecodeError::Envelope(why) => {
-                    crate::type_meta::unrecognized(expected.kind, &why, body)
-                }
-                DecodeError::Object {
-                    api_version,
-                    kind,
-                    message,
-                } => crate::type_meta::cannot_handle(
-                    &kind,
-                    api_version.rsplit('/').next().unwrap_or_default(),
-                    expected.kind,
-                    &message,
-                ),
-            })?
-        }
-        // Custom resources have no protobuf form (the real server's handler fails on one).
-        "application/vnd.kubernetes.protobuf" => {
-            return Err(ApiError::unsupported_media_type(&SERIALIZERS[..2]));
-        }
-        _ => return Err(ApiError::unsupported_media_type(&SERIALIZERS)),
-    })
 }
 
 type Answer = (StatusCode, Out, Vec<String>);
@@ -520,60 +474,6 @@ fn respond(
     }
 }
 
-/// A built-in kind's body as the real server decodes it into its Go type: a value of the
-/// wrong type is a 400 naming the Go field; unknown fields are warnings, or a 400 with
-/// `fieldValidation=Strict`.
-fn decode_builtin(
-    rt: &ResourceType,
-    sub: Option<&str>,
-    obj: &Value,
-    ctx: &mut Ctx,
-) -> Result<(), ApiError> {
-    if rt.custom {
-        return Ok(());
-    }
-    let (api_version, kind) = match sub {
-        Some("scale") => ("autoscaling/v1".to_owned(), "Scale".to_owned()),
-        _ => (rt.api_version(), rt.kind.clone()),
-    };
-    let Some(ty) = crate::builtin::types().kind(&api_version, &kind) else {
-        return Ok(());
-    };
-    let decoded = crate::builtin::decode::check(ty, obj);
-    let version = api_version.rsplit('/').next().unwrap_or("");
-    let sent = obj
-        .get("kind")
-        .and_then(Value::as_str)
-        .unwrap_or(&kind)
-        .to_owned();
-    let cannot = |why: String| {
-        ApiError::bad_request(format!(
-            "{sent} in version \"{version}\" cannot be handled as a {kind}: {why}"
-        ))
-    };
-    if let Some(e) = decoded.type_error {
-        return Err(cannot(e));
-    }
-    if let Some(e) = crate::rules::kinds::decode_error(&api_version, &kind, obj) {
-        return Err(cannot(e));
-    }
-    let messages = decoded
-        .unknown
-        .iter()
-        .map(|u| format!("unknown field \"{u}\""));
-    match ctx.field_validation {
-        FieldValidation::Strict if !decoded.unknown.is_empty() => Err(cannot(format!(
-            "strict decoding error: {}",
-            messages.collect::<Vec<_>>().join(", ")
-        ))),
-        FieldValidation::Warn => {
-            ctx.warnings.extend(messages);
-            Ok(())
-        }
-        _ => Ok(()),
-    }
-}
-
 /// A PUT body's `metadata.uid` is a precondition on the stored object: another one is a
 /// 409 from storage, before the object is looked at.
 fn check_uid_precondition(
@@ -620,24 +520,6 @@ fn patch_kind<'a>(rt: &ResourceType, content_type: &'a str) -> Result<&'a str, A
             "application/apply-patch+yaml",
         ])),
         _ => Err(ApiError::unsupported_patch_type()),
-    }
-}
-
-fn delete_options(
-    content_type: &str,
-    body: &[u8],
-    query: &Query,
-) -> Result<DeleteOptions, ApiError> {
-    if body.is_empty() {
-        DeleteOptions::parse(None, query)
-    } else {
-        let options_type = Expected {
-            api_version: "meta.k8s.io/v1",
-            kind: "DeleteOptions",
-            custom: false,
-        };
-        let decoded = decode(&options_type, content_type, body)?;
-        DeleteOptions::parse(Some(&decoded), query)
     }
 }
 

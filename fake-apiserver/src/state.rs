@@ -2,24 +2,27 @@
 
 use serde_json::{Value, json};
 
+use crate::admission::Ctx;
+use crate::admission::decode::options::DeleteOptions;
+use crate::admission::decode::type_meta::custom_kind_errors;
+use crate::admission::decode::{check_applied, check_kind, check_patched, round_trip};
+use crate::admission::defaulting::default_builtin;
+use crate::admission::lifecycle;
+use crate::admission::validation::{admit_rules, admit_schema, error_group, review_crd};
 use crate::controllers::{self, api::Api};
 use crate::conversion;
 use crate::error::ApiError;
 use crate::meta::{
     finalizers, name_of, now, random_suffix, rv_of, set_finalizers, set_meta, user_meta, without,
 };
-use crate::options::DeleteOptions;
-use crate::options::FieldValidation;
 use crate::resource::{Generation, ResourceType};
 use crate::rules::field::FieldError;
 use crate::rules::kinds;
 use crate::rules::meta;
-use crate::rules::schema;
 use crate::store::State;
 use crate::store::objects::ObjectKey;
 use crate::store::patch;
 use crate::store::ssa;
-use crate::writer::Ctx;
 
 /// The controllers create, update and remove objects with the verbs every client uses.
 impl Api for State {
@@ -122,10 +125,15 @@ impl State {
         }
         let name = name_of(&obj).unwrap_or("").to_owned();
         if let Some(ns) = &namespace {
-            self.admit_namespace(rt, ns, if name.is_empty() { &generate } else { &name })?;
+            lifecycle::admit_create(
+                self,
+                rt,
+                ns,
+                if name.is_empty() { &generate } else { &name },
+            )?;
         }
         if rt.custom {
-            let errors = crate::type_meta::custom_kind_errors(&rt.kind, &obj);
+            let errors = custom_kind_errors(&rt.kind, &obj);
             if !errors.is_empty() {
                 let kind = obj["kind"].as_str().unwrap_or_default();
                 return Err(ApiError::invalid(&rt.group, kind, &name, errors));
@@ -140,7 +148,7 @@ impl State {
             errors.extend(kinds::validate(&rt.api_version(), &rt.kind, &placed, None));
         }
         if rt.is("apiextensions.k8s.io", "customresourcedefinitions") {
-            errors.extend(self.review_crd(None, &mut obj, &mut ctx.warnings));
+            errors.extend(review_crd(None, &mut obj, &mut ctx.warnings));
         }
         if !errors.is_empty() {
             return Err(ApiError::invalid(error_group(rt), &rt.kind, &name, errors));
@@ -219,29 +227,6 @@ impl State {
             controllers::namespaces::ensure_defaults(self, &name);
         }
         Ok(obj)
-    }
-
-    /// The NamespaceLifecycle admission of a create: the namespace must exist and not be
-    /// terminating.
-    fn admit_namespace(&self, rt: &ResourceType, ns: &str, name: &str) -> Result<(), ApiError> {
-        if !self.namespace_exists(ns) {
-            return Err(ApiError::not_found("", "namespaces", ns));
-        }
-        if self.namespace_terminating(ns) {
-            let name = if name.is_empty() { "Unknown" } else { name };
-            return Err(ApiError::forbidden(
-                &rt.group,
-                &rt.plural,
-                name,
-                &format!(
-                    "unable to create new content in namespace {ns} because it is being terminated"
-                ),
-                vec![
-                    json!({"reason": "NamespaceTerminating", "message": format!("namespace {ns} is being terminated"), "field": "metadata.namespace"}),
-                ],
-            ));
-        }
-        Ok(())
     }
 
     pub(crate) fn prepare_builtin_create(&self, rt: &ResourceType, obj: &mut Value) {
@@ -378,10 +363,10 @@ impl State {
             ));
         }
         if rt.is("apiextensions.k8s.io", "customresourcedefinitions") && subresource.is_none() {
-            errors.extend(self.review_crd(Some(&served_old), &mut new, &mut ctx.warnings));
+            errors.extend(review_crd(Some(&served_old), &mut new, &mut ctx.warnings));
         }
         let kind_errors = if rt.custom {
-            crate::type_meta::custom_kind_errors(&rt.kind, &new)
+            custom_kind_errors(&rt.kind, &new)
         } else {
             Vec::new()
         };
@@ -728,184 +713,6 @@ impl State {
     }
 }
 
-/// Defaults, prunes and validates a custom resource by its schema. Pruned fields are
-/// `unknown field` warnings, or with `fieldValidation=Strict` a 400, as on the real server.
-/// On an update (`old`), errors at unchanged values are ratcheted away.
-fn admit_schema(
-    rt: &ResourceType,
-    obj: &mut Value,
-    old: Option<&Value>,
-    ctx: &mut Ctx,
-) -> Result<Vec<FieldError>, ApiError> {
-    let Some(schema) = &rt.schema else {
-        return Ok(Vec::new());
-    };
-    let mut unknown = Vec::new();
-    let mut errors = schema::admit(schema, obj, &mut unknown);
-    if let Some(old) = old {
-        schema::ratchet(schema, obj, old, &mut errors);
-    }
-    let messages = unknown.iter().map(|u| format!("unknown field \"{u}\""));
-    match ctx.field_validation {
-        FieldValidation::Strict if !unknown.is_empty() => {
-            return Err(ApiError::bad_request(format!(
-                "{kind} in version \"{version}\" cannot be handled as a {kind}: strict decoding error: {}",
-                messages.collect::<Vec<_>>().join(", "),
-                kind = rt.kind,
-                version = rt.version,
-            )));
-        }
-        FieldValidation::Warn => ctx.warnings.extend(messages),
-        _ => {}
-    }
-    Ok(errors)
-}
-
-/// Runs a custom resource's CEL rules once the schema has been checked: not at all when a
-/// schema error blocks them (the real server then adds one error saying so); failures that
-/// ratcheting forgives on an update become warnings.
-fn admit_rules(
-    rt: &ResourceType,
-    new: &Value,
-    old: Option<&Value>,
-    errors: &mut Vec<FieldError>,
-    ctx: &mut Ctx,
-) {
-    let Some(rules) = &rt.rules else {
-        return;
-    };
-    if apiserver_rules::cel::blocks(errors) {
-        errors.push(apiserver_rules::cel::not_checked());
-    } else {
-        rules.validate(new, old, errors, &mut ctx.warnings);
-    }
-}
-
-/// The group a 422 names: `events.k8s.io` Events are validated as core Events, so their
-/// errors say `Event "x" is invalid`.
-fn error_group(rt: &ResourceType) -> &str {
-    if rt.is("events.k8s.io", "events") {
-        ""
-    } else {
-        &rt.group
-    }
-}
-
-/// The defaults the real server's decoder gives a built-in object, stored with it (and, on
-/// a create, owned by its creator): a Secret's `type`, a Deployment's spec and pod template.
-fn default_builtin(rt: &ResourceType, obj: &mut Value) {
-    if rt.is("apps", "deployments") && rt.version == "v1" {
-        crate::rules::kinds::deployment::default(obj);
-    }
-    if rt.group == "admissionregistration.k8s.io" && rt.version == "v1" {
-        let mutating = rt.kind == "MutatingWebhookConfiguration";
-        crate::rules::kinds::webhook::default(obj, mutating);
-    }
-    if rt.is("", "secrets")
-        && let Some(map) = obj.as_object_mut()
-        && map.get("type").is_none_or(|t| t.is_null() || t == "")
-    {
-        map.insert("type".into(), json!("Opaque"));
-    }
-}
-
-/// An apply configuration of a built-in kind must have the types of its fields: otherwise
-/// the real server's typed conversion fails with a 500.
-fn check_applied(rt: &ResourceType, name: &str, config: &Value) -> Result<(), ApiError> {
-    if rt.custom {
-        return Ok(());
-    }
-    let api_version = rt.api_version();
-    let Some(ty) = crate::builtin::types().kind(&api_version, &rt.kind) else {
-        return Ok(());
-    };
-    let ns = config
-        .pointer("/metadata/namespace")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let gv = if rt.group.is_empty() {
-        format!("/{}", rt.version)
-    } else {
-        api_version.clone()
-    };
-    let object = format!("{ns}/{name}; {gv}, Kind={}", rt.kind);
-    if let Some(e) = crate::builtin::decode::check(ty, config).typed_error {
-        return Err(ApiError::custom(
-            500,
-            "",
-            &format!("failed to create typed patch object ({object}): {e}"),
-        ));
-    }
-    if let Some(e) = kinds::decode_error(&api_version, &rt.kind, config) {
-        return Err(ApiError::custom(
-            500,
-            "",
-            &format!(
-                "failed to convert new object ({object}) to proper version: unable to convert unstructured object to {gv}, Kind={}: error decoding from json: {e}",
-                rt.kind
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// A patched built-in object must still decode into its Go type: otherwise a 422 naming
-/// the patched object (merge and JSON patches) or the patch as Go prints a map (strategic
-/// merge), with the decoder's or the converter's words.
-fn check_patched(
-    rt: &ResourceType,
-    patch_type: &str,
-    patched: &Value,
-    patch: &Value,
-    subresource: Option<&str>,
-) -> Result<(), ApiError> {
-    if rt.custom || subresource.is_some() {
-        return Ok(());
-    }
-    let api_version = rt.api_version();
-    let Some(ty) = crate::builtin::types().kind(&api_version, &rt.kind) else {
-        return Ok(());
-    };
-    let error = crate::builtin::decode::check(ty, patched)
-        .type_error
-        .or_else(|| kinds::decode_error(&api_version, &rt.kind, patched));
-    let Some(error) = error else {
-        return Ok(());
-    };
-    if patch_type == "application/strategic-merge-patch+json" {
-        return Err(ApiError::patch_invalid(
-            &patch::go_map(patch),
-            &converter_error(&error),
-        ));
-    }
-    Err(ApiError::patch_invalid(&patched.to_string(), &error))
-}
-
-/// The unstructured converter's words for what `encoding/json` calls `cannot unmarshal
-/// <kind> into Go struct field ... of type <type>`.
-fn converter_error(json_error: &str) -> String {
-    let kind = json_error
-        .strip_prefix("json: cannot unmarshal ")
-        .and_then(|r| r.split(' ').next());
-    let go_type = json_error.rsplit(" of type ").next().unwrap_or("");
-    match (kind, go_type) {
-        (Some("number"), "string") => "cannot convert int64 to string".to_owned(),
-        (Some("bool"), "string") => "cannot convert bool to string".to_owned(),
-        (Some("string"), t @ ("int32" | "int64")) => format!("unrecognized type: {t}"),
-        _ => json_error.to_owned(),
-    }
-}
-
-/// A built-in kind is stored as its Go type would encode it.
-fn round_trip(rt: &ResourceType, obj: &mut Value) {
-    if rt.custom {
-        return;
-    }
-    if let Some(ty) = crate::builtin::types().kind(&rt.api_version(), &rt.kind) {
-        crate::builtin::decode::round_trip(ty, obj);
-    }
-}
-
 /// The generation an update gives an object, when its kind counts them.
 fn next_generation(rt: &ResourceType, old: &Value, new: &Value) -> Option<i64> {
     let generation = old
@@ -929,18 +736,6 @@ fn next_generation(rt: &ResourceType, old: &Value, new: &Value) -> Option<i64> {
         }
     };
     Some(if changed { generation + 1 } else { generation })
-}
-
-/// The type an object names must be the resource's (patched objects reach here without
-/// going through the request decoders).
-fn check_kind(rt: &ResourceType, obj: &Value) -> Result<(), ApiError> {
-    let api_version = rt.api_version();
-    let expected = crate::type_meta::Expected {
-        api_version: &api_version,
-        kind: &rt.kind,
-        custom: rt.custom,
-    };
-    crate::type_meta::check(&expected, obj, None)
 }
 
 /// A resource's type as server-side apply sees it.

@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, Interval};
 
+use crate::admission::decode::options::ListOptions;
 use crate::body::{self, ResponseBody};
 use crate::error::ApiError;
-use crate::options::ListOptions;
 use crate::request::Target;
 use crate::resource::ResourceType;
 use crate::store::Shared;

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::builtin::{Field, Kind, Type, types};
+use crate::rules::builtin::{Field, Kind, Type, types};
 
 /// What decoding found: the first type error (Go reports the earliest), and every unknown
 /// field's path (`spec.template.spec.containers[0].bogus`).
@@ -23,8 +23,23 @@ pub struct Decoded {
 /// Reads `body` as the type `root`.
 pub fn check(root: &Type, body: &Value) -> Decoded {
     let mut out = Decoded::default();
-    struct_value(root, body, "", "", "", &mut out);
+    let root_at = At {
+        go: "",
+        path: "",
+        smd: "",
+    };
+    struct_value(root, body, &root_at, &mut out);
     out
+}
+
+/// Where the decoder is, in the three forms its messages use: `go` the field names from
+/// the root (Go's decoder), `path` with list indexes (strict decoding), `smd` with keyed
+/// list items as structured-merge-diff prints them.
+#[derive(Clone, Copy)]
+struct At<'a> {
+    go: &'a str,
+    path: &'a str,
+    smd: &'a str,
 }
 
 fn json_kind(v: &Value) -> String {
@@ -69,27 +84,23 @@ fn join(path: &str, key: &str) -> String {
     }
 }
 
-/// `struct_name`/`go_path` are where Go's decoder is (the innermost struct and the field
-/// names from the root); `path` is the strict-decoding path with indexes.
-fn struct_value(ty: &Type, value: &Value, go_path: &str, path: &str, smd: &str, out: &mut Decoded) {
+/// The fields of a struct `ty` (the innermost struct Go's decoder names in its errors).
+fn struct_value(ty: &Type, value: &Value, at: &At<'_>, out: &mut Decoded) {
     let Some(map) = value.as_object() else {
         return;
     };
     for (key, v) in map {
         match ty.fields.get(key) {
             Some(field) => {
-                let gp = join(go_path, key);
-                field_value(
-                    ty.go_name(),
-                    field,
-                    v,
-                    &gp,
-                    &join(path, key),
-                    &join(smd, key),
-                    out,
-                );
+                let (go, path, smd) = (join(at.go, key), join(at.path, key), join(at.smd, key));
+                let at = At {
+                    go: &go,
+                    path: &path,
+                    smd: &smd,
+                };
+                field_value(ty.go_name(), field, v, &at, out);
             }
-            None => out.unknown.push(join(path, key)),
+            None => out.unknown.push(join(at.path, key)),
         }
     }
 }
@@ -114,16 +125,8 @@ fn type_error(out: &mut Decoded, value: &Value, owner: &str, go_path: &str, kind
     ));
 }
 
-#[allow(clippy::too_many_arguments)] // the decoder's three paths, carried down together
-fn field_value(
-    owner: &str,
-    field: &Field,
-    value: &Value,
-    go_path: &str,
-    path: &str,
-    smd: &str,
-    out: &mut Decoded,
-) {
+/// One field's value; `owner` is the struct that declares it.
+fn field_value(owner: &str, field: &Field, value: &Value, at: &At<'_>, out: &mut Decoded) {
     if value.is_null() {
         return;
     }
@@ -142,7 +145,7 @@ fn field_value(
     };
     if !ok {
         if out.typed_error.is_none() {
-            out.typed_error = typed_error(&field.kind, value, smd);
+            out.typed_error = typed_error(&field.kind, value, at.smd);
         }
         match &field.kind {
             // Custom unmarshalers say less: no struct field.
@@ -159,35 +162,47 @@ fn field_value(
                     go_type(&field.kind)
                 ));
             }
-            kind => type_error(out, value, owner, go_path, kind),
+            kind => type_error(out, value, owner, at.go, kind),
         }
         return;
     }
     match (&field.kind, value) {
         (Kind::Ref(name), _) => {
             if let Some(ty) = types().get(name) {
-                struct_value(ty, value, go_path, path, smd, out);
+                struct_value(ty, value, at, out);
             }
         }
         (Kind::List(item), Value::Array(items)) => {
             for (i, v) in items.iter().enumerate() {
-                let at = match (&field.list_type, v) {
+                let smd = match (&field.list_type, v) {
                     (Some(t), Value::Object(o)) if t == "map" && !field.keys.is_empty() => {
                         let keys: Vec<String> = field
                             .keys
                             .iter()
                             .map(|k| format!("{k}={}", o.get(k).unwrap_or(&Value::Null)))
                             .collect();
-                        format!("{smd}[{}]", keys.join(","))
+                        format!("{}[{}]", at.smd, keys.join(","))
                     }
-                    _ => format!("{smd}[{i}]"),
+                    _ => format!("{}[{i}]", at.smd),
                 };
-                element(owner, item, v, go_path, &format!("{path}[{i}]"), &at, out);
+                let path = format!("{}[{i}]", at.path);
+                let item_at = At {
+                    go: at.go,
+                    path: &path,
+                    smd: &smd,
+                };
+                field_value(owner, item, v, &item_at, out);
             }
         }
         (Kind::Map(inner), Value::Object(map)) => {
             for (k, v) in map {
-                element(owner, inner, v, go_path, &join(path, k), &join(smd, k), out);
+                let (path, smd) = (join(at.path, k), join(at.smd, k));
+                let value_at = At {
+                    go: at.go,
+                    path: &path,
+                    smd: &smd,
+                };
+                field_value(owner, inner, v, &value_at, out);
             }
         }
         _ => {}
@@ -220,19 +235,6 @@ fn typed_error(kind: &Kind, value: &Value, path: &str) -> Option<String> {
         Kind::Quantity | Kind::IntStr | Kind::Any => return None,
     };
     Some(format!(".{path}: expected {expected}, got {got}"))
-}
-
-/// A list item or map value: a type error names the field that holds it.
-fn element(
-    owner: &str,
-    field: &Field,
-    value: &Value,
-    go_path: &str,
-    path: &str,
-    smd: &str,
-    out: &mut Decoded,
-) {
-    field_value(owner, field, value, go_path, path, smd, out);
 }
 
 /// What a round trip through the Go type does to a stored object: `null`s and empty lists

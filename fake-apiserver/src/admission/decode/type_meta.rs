@@ -139,7 +139,9 @@ fn check_builtin(expected: &Expected<'_>, obj: &Value) -> Result<(), ApiError> {
     } else {
         "pkg/api/legacyscheme/scheme.go:30"
     };
-    let registered = crate::builtin::types().kind(api_version, kind).is_some()
+    let registered = crate::rules::builtin::types()
+        .kind(api_version, kind)
+        .is_some()
         && (group == CRD_GROUP) == (expected_group == CRD_GROUP);
     let why = if registered {
         // Go's internal package of the expected group: `core`, `apps`, `rbac`, ...

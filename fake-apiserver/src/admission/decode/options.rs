@@ -5,7 +5,6 @@
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
-use crate::request::percent_decode;
 use crate::resource::ResourceType;
 use crate::rules::field::FieldError;
 use crate::store::selector::{FieldSelector, LabelSelector};
@@ -397,6 +396,41 @@ impl DeleteOptions {
             (None, None) => None,
         }
     }
+}
+
+/// Decodes `%XX` escapes (and `+` as space in queries).
+pub fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3])
+                    .ok()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
+                match hex {
+                    Some(b) => {
+                        out.push(b);
+                        i += 3;
+                    }
+                    None => {
+                        out.push(b'%');
+                        i += 1;
+                    }
+                }
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]

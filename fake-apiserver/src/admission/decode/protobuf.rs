@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::builtin::{Field, Kind, Type, types};
+use crate::rules::builtin::{Field, Kind, Type, types};
 
 const MAGIC: &[u8] = b"k8s\x00";
 
@@ -310,7 +310,7 @@ fn scalar(kind: &Kind, w: &Wire<'_>) -> Result<Value, String> {
         Kind::String => Value::String(
             String::from_utf8(bytes_of(w).to_vec()).map_err(|_| "a string is not UTF-8")?,
         ),
-        Kind::Bytes => Value::String(crate::body::base64_encode(bytes_of(w))),
+        Kind::Bytes => Value::String(crate::rules::base64::base64_encode(bytes_of(w))),
         Kind::Int32 => json!(int_of(w) as i32),
         Kind::Int64 => json!(int_of(w)),
         Kind::Bool => json!(int_of(w) != 0),

@@ -26,8 +26,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::admission::decode::options::Query;
 use crate::error::ApiError;
-use crate::options::Query;
 use crate::request::Target;
 use crate::resource::ResourceType;
 use crate::rules::kinds::webhook::strings;
