@@ -141,5 +141,3 @@ pub fn error_indented(err: &ApiError) -> Response<ResponseBody> {
         .body(Full::new(Bytes::from(bytes)).boxed_unsync())
         .expect("static response parts are valid")
 }
-
-pub(crate) use apiserver_rules::base64::{base64_decode, base64_encode};

@@ -36,19 +36,17 @@ mod config;
 mod control;
 mod controllers;
 mod conversion;
-mod crd;
 mod discovery;
 mod error;
 mod meta;
-mod namespaces;
 mod openapi;
 mod request;
 mod resource;
 /// The validation rules the server applies (the `apiserver-rules` crate).
 pub use apiserver_rules as rules;
+mod registry;
 mod server;
 mod service;
-mod state;
 mod store;
 #[cfg(feature = "test-env")]
 pub mod test_env;
@@ -81,6 +79,7 @@ pub mod builtin {
 
 use admission::Ctx;
 use control::Controls;
+use resource::ObjectRef;
 use store::Shared;
 
 /// An in-memory Kubernetes API server; clones share one server.
@@ -114,7 +113,13 @@ impl FakeApiServer {
                 .expect("namespaces is built in");
             for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
                 let obj = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
-                let _ = state.create(&namespaces, None, obj, &mut Ctx::system());
+                let _ = registry::create::create(
+                    &mut state,
+                    &namespaces,
+                    None,
+                    obj,
+                    &mut Ctx::system(),
+                );
             }
         }
         Self { shared, controls }
@@ -132,7 +137,7 @@ impl FakeApiServer {
             .map(str::to_owned);
         let status = obj.get("status").cloned();
         let mut ctx = Ctx::named("fake-apiserver-seed");
-        let created = state.create(&rt, ns.as_deref(), obj, &mut ctx)?;
+        let created = registry::create::create(&mut state, &rt, ns.as_deref(), obj, &mut ctx)?;
         match status {
             Some(status) if rt.status => {
                 let name = created
@@ -142,15 +147,13 @@ impl FakeApiServer {
                     .to_owned();
                 let mut with_status = created.clone();
                 with_status["status"] = status;
-                state.update(
-                    &rt,
-                    ns.as_deref(),
-                    &name,
-                    with_status,
-                    Some("status"),
-                    &mut ctx,
-                    None,
-                )
+                let at = ObjectRef {
+                    rt: &rt,
+                    namespace: ns.as_deref(),
+                    name: &name,
+                    subresource: Some("status"),
+                };
+                registry::update::update(&mut state, at, with_status, &mut ctx, None)
             }
             _ => Ok(created),
         }

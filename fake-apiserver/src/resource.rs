@@ -44,6 +44,20 @@ pub enum FieldLabels {
     Job,
 }
 
+/// An object of a served resource as a request names it: the type it is served as, its
+/// namespace (ignored for cluster-scoped kinds), its name, and the subresource, if any.
+#[derive(Debug, Clone, Copy)]
+pub struct ObjectRef<'a> {
+    /// The served type.
+    pub rt: &'a ResourceType,
+    /// The namespace.
+    pub namespace: Option<&'a str>,
+    /// The object's name.
+    pub name: &'a str,
+    /// `status`, `scale` or `finalize`.
+    pub subresource: Option<&'a str>,
+}
+
 /// One served group/version/resource.
 #[derive(Debug, Clone)]
 pub struct ResourceType {

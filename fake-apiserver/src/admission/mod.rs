@@ -22,14 +22,16 @@ pub mod webhooks;
 use crate::conversion::Conversions;
 use decode::options::FieldValidation;
 
-/// Who writes and how: the field manager, dry-run, unknown-field handling, and the
-/// warnings the request earned.
+/// Who writes and how: the field manager, dry-run, unknown-field handling, `force`, and
+/// the warnings the request earned.
 #[derive(Debug, Clone)]
 pub struct Ctx {
     pub(crate) manager: String,
     pub(crate) dry_run: bool,
     pub(crate) field_validation: FieldValidation,
     pub(crate) warnings: Vec<String>,
+    /// `force` of a server-side apply: take the fields other managers own.
+    pub(crate) force: bool,
     /// What the CRD's conversion webhook has converted for this request.
     pub(crate) conversions: Conversions,
 }
@@ -47,6 +49,7 @@ impl Ctx {
             dry_run: false,
             field_validation: FieldValidation::Ignore,
             warnings: Vec::new(),
+            force: false,
             conversions: Conversions::default(),
         }
     }
