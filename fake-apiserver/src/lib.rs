@@ -31,42 +31,38 @@
 //! ```
 
 mod admission;
-mod body;
 mod config;
-mod control;
 mod controllers;
 mod conversion;
-mod discovery;
 mod error;
+mod http;
 mod meta;
-mod openapi;
-mod request;
-mod resource;
-/// The validation rules the server applies (the `apiserver-rules` crate).
-pub use apiserver_rules as rules;
 mod registry;
-mod server;
-mod service;
+mod resource;
 mod store;
 #[cfg(feature = "test-env")]
 pub mod test_env;
-mod watch;
 mod webhook_client;
 
-#[cfg(feature = "test-env")]
-pub use test_env::{TestEnv, TestEnvError};
-
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use serde_json::Value;
 
+/// The validation rules the server applies (the `apiserver-rules` crate).
+pub use apiserver_rules as rules;
 pub use config::Config;
-pub use control::{Action, Matcher};
 pub use error::ApiError;
+pub use http::control::{Action, Matcher};
+pub use http::serve::{Served, kubeconfig};
 pub use rules::field::FieldError;
-pub use service::{Served, kubeconfig};
 pub use store::ssa;
+#[cfg(feature = "test-env")]
+pub use test_env::{TestEnv, TestEnvError};
 
 /// The built-in kinds the server knows (`apiserver_rules::builtin`, generated from the
 /// Kubernetes API), and how the server reads their bodies: Go's JSON decoder ([`decode`])
@@ -78,7 +74,8 @@ pub mod builtin {
 }
 
 use admission::Ctx;
-use control::Controls;
+use http::body::ResponseBody;
+use http::control::{self as control, Controls};
 use resource::ObjectRef;
 use store::Shared;
 
@@ -286,9 +283,35 @@ impl FakeApiServer {
         self.shared.lock().store.len()
     }
 
+    /// Serves over HTTP/1.1 on `addr`, which must be a loopback address (port 0 picks one).
+    pub async fn serve(&self, addr: std::net::SocketAddr) -> std::io::Result<Served> {
+        http::serve::listen(self.clone(), addr).await
+    }
+
     /// The current global `resourceVersion`.
     pub fn resource_version(&self) -> u64 {
         self.shared.lock().store.resource_version()
+    }
+}
+
+impl<B> tower::Service<::http::Request<B>> for FakeApiServer
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<http::BoxError>,
+{
+    type Response = ::http::Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: ::http::Request<B>) -> Self::Future {
+        let shared = self.shared.clone();
+        let controls = self.controls.clone();
+        Box::pin(async move { Ok(http::call(&shared, &controls, req).await) })
     }
 }
 

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use http::{Response, StatusCode};
 use serde_json::{Value, json};
 
-use crate::body::{self, ResponseBody};
+use super::body::{self, ResponseBody};
+use super::route::Route;
 use crate::error::ApiError;
-use crate::request::Route;
 use crate::resource::ResourceType;
 use crate::store::Shared;
 
@@ -60,8 +60,8 @@ pub fn respond(shared: &Arc<Shared>, route: &Route, path: &str) -> Response<Resp
                 &json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
             )
         }
-        Route::OpenApiRoot => body::json(StatusCode::OK, &crate::openapi::root(&types)),
-        Route::OpenApi(gv) => match crate::openapi::group_version(&types, gv) {
+        Route::OpenApiRoot => body::json(StatusCode::OK, &super::openapi::root(&types)),
+        Route::OpenApi(gv) => match super::openapi::group_version(&types, gv) {
             Some((doc, hash)) => body::openapi(&doc, &hash),
             None => body::error(&ApiError::no_route(path)),
         },

@@ -1,22 +1,90 @@
-//! Request handling: routing and content negotiation as the real server's router does it,
-//! the action log and programmed faults, then a watch, or the registry's verb.
+//! HTTP: what kube-apiserver's handler chain does before the registry. A request is read
+//! (its body at most [`MAX_REQUEST_BODY_BYTES`]), routed ([`route`]) to discovery and
+//! OpenAPI ([`discovery`], [`openapi`]) or to a served resource, checked (subresource,
+//! method, `Accept`), recorded and faulted as a test programmed ([`control`]), then
+//! streamed as a watch ([`watch`]) or run by the registry and written as JSON
+//! ([`body`]). [`serve`] puts the server on loopback for kubectl.
+
+pub mod body;
+pub mod control;
+pub mod discovery;
+pub mod openapi;
+pub mod route;
+pub mod serve;
+pub mod watch;
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{Method, Response};
+use http_body_util::BodyExt;
 use serde_json::Value;
+
+use body::ResponseBody;
+use control::{Action, Controls, Recorded};
+use route::{Route, Target};
 
 use crate::admission::decode::options::{ListOptions, Query};
 use crate::admission::decode::{SERIALIZERS, protobuf};
 use crate::admission::webhooks::Call;
-use crate::body::{self, ResponseBody};
-use crate::control::{Action, Controls, Recorded};
 use crate::error::ApiError;
 use crate::registry::{self, reply::Out};
-use crate::request::{self, Route, Target};
 use crate::resource::{ObjectRef, ResourceType};
 use crate::store::Shared;
+
+/// A request from any transport: its body read (see [`read_body`]), then handled.
+pub(crate) async fn call<B>(
+    shared: &Arc<Shared>,
+    controls: &Controls,
+    req: http::Request<B>,
+) -> Response<ResponseBody>
+where
+    B: http_body::Body,
+    B::Error: Into<BoxError>,
+{
+    let (parts, body) = req.into_parts();
+    let bytes = match read_body(&parts.method, body).await {
+        Ok(bytes) => bytes,
+        Err(err) => return body::error(&err),
+    };
+    handle(shared, controls, http::Request::from_parts(parts, bytes)).await
+}
+
+/// What a request body may fail with.
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// kube-apiserver's limit on a request body (`--max-request-body-bytes`, 3 MiB).
+pub const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
+
+/// The body of a request that has one: at most [`MAX_REQUEST_BODY_BYTES`], read no further
+/// than one byte past it (a larger one is a 413, as the real handlers answer it). Reads and
+/// watches are answered without reading their body, as the real server does.
+async fn read_body<B>(method: &http::Method, body: B) -> Result<bytes::Bytes, ApiError>
+where
+    B: http_body::Body,
+    B::Error: Into<BoxError>,
+{
+    if !matches!(
+        *method,
+        http::Method::POST | http::Method::PUT | http::Method::PATCH | http::Method::DELETE
+    ) {
+        return Ok(bytes::Bytes::new());
+    }
+    match http_body_util::Limited::new(body, MAX_REQUEST_BODY_BYTES)
+        .collect()
+        .await
+    {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(ApiError::custom(
+            413,
+            "RequestEntityTooLarge",
+            &format!("Request entity too large: limit is {MAX_REQUEST_BODY_BYTES}"),
+        )),
+        Err(e) => Err(ApiError::bad_request(format!(
+            "cannot read the request body: {e}"
+        ))),
+    }
+}
 
 /// The verb a method and path mean, or why the path does not take the method.
 fn verb_of(
@@ -80,16 +148,16 @@ fn acceptable(accept: &str, stream: bool) -> bool {
 }
 
 /// Handles one request.
-pub async fn handle(
+async fn handle(
     shared: &Arc<Shared>,
     controls: &Controls,
     req: http::Request<Bytes>,
 ) -> Response<ResponseBody> {
     let (parts, body) = req.into_parts();
     let query = Query::parse(parts.uri.query());
-    let target = match request::route(parts.uri.path()) {
+    let target = match route::route(parts.uri.path()) {
         Route::Resource(t) => t,
-        other => return crate::discovery::respond(shared, &other, parts.uri.path()),
+        other => return discovery::respond(shared, &other, parts.uri.path()),
     };
     let Some(rt) = shared
         .lock()
@@ -164,7 +232,7 @@ impl Served<'_> {
         }
         if verb == "watch" {
             return match ListOptions::parse(query, true) {
-                Ok(options) => crate::watch::start(self.shared, rt, target, &options),
+                Ok(options) => watch::start(self.shared, rt, target, &options),
                 Err(e) => body::error(&e),
             };
         }

@@ -10,15 +10,17 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, Interval};
 
+use super::body::{self, ResponseBody};
+use super::route::Target;
 use crate::admission::decode::options::ListOptions;
-use crate::body::{self, ResponseBody};
+use crate::conversion::webhook::event_line;
 use crate::error::ApiError;
-use crate::request::Target;
 use crate::resource::ResourceType;
-use crate::store::Shared;
 use crate::store::objects::Watcher;
 use crate::store::selector::FieldSelector;
+use crate::store::{Shared, State};
 
+/// An open watch's stream: its event lines, and when it sends a bookmark or ends.
 struct Live {
     rx: mpsc::UnboundedReceiver<Bytes>,
     shared: Arc<Shared>,
@@ -29,6 +31,7 @@ struct Live {
     failed: bool,
 }
 
+/// One event line.
 fn line(kind: &str, object: &Value) -> Bytes {
     let mut bytes =
         serde_json::to_vec(&json!({"type": kind, "object": object})).unwrap_or_default();
@@ -51,38 +54,57 @@ pub fn start(
     if let Some(name) = &target.name {
         fields = FieldSelector::name(name);
     }
-    let rv = options.resource_version.as_str();
-    let since: Option<u64> = match rv {
-        "" | "0" => None,
-        rv => match rv.parse() {
-            Ok(v) => Some(v),
-            Err(_) => {
-                return body::error(&ApiError::custom(
-                    500,
-                    "",
-                    &format!(
-                        "resourceVersion: Invalid value: \"{rv}\": strconv.ParseUint: parsing \"{rv}\": invalid syntax"
-                    ),
-                ));
-            }
-        },
+    let since = match since(options) {
+        Ok(since) => since,
+        Err(e) => return body::error(&e),
     };
-    let mut state = shared.lock();
     let (watcher, rx) = Watcher::open(rt, target.namespace.as_deref(), labels, fields);
-    let allow_bookmarks = options.bookmarks;
+    if let Err(gone) = register(&mut shared.lock(), rt, watcher, since, options) {
+        return body::stream(futures::stream::iter([line("ERROR", &gone.to_status())]));
+    }
+    body::stream(events(shared, rt, rx, options))
+}
+
+/// The version a watch starts after: none for `""` and `"0"` (from the current state).
+fn since(options: &ListOptions) -> Result<Option<u64>, ApiError> {
+    match options.resource_version.as_str() {
+        "" | "0" => Ok(None),
+        rv => rv.parse().map(Some).map_err(|_| {
+            ApiError::custom(
+                500,
+                "",
+                &format!(
+                    "resourceVersion: Invalid value: \"{rv}\": strconv.ParseUint: parsing \"{rv}\": invalid syntax"
+                ),
+            )
+        }),
+    }
+}
+
+/// Registers `watcher` with the store: after sending the current state as `ADDED` events
+/// (and, with `sendInitialEvents`, the bookmark that ends them), or replaying the history
+/// after `since`, which is a 410 when it is no longer kept.
+fn register(
+    state: &mut State,
+    rt: &ResourceType,
+    watcher: Watcher,
+    since: Option<u64>,
+    options: &ListOptions,
+) -> Result<(), ApiError> {
     let initial = options.send_initial_events == Some(true);
     if initial || since.is_none() {
         // Current state as ADDED events, then live events from this version on.
+        let namespace = watcher.namespace.clone();
         for (pos, obj) in state
             .store
-            .list(&rt.storage_key(), target.namespace.as_deref(), None)
+            .list(&rt.storage_key(), namespace.as_deref(), None)
         {
             let namespace = pos.split_once('/').map_or("", |(ns, _)| ns);
             if watcher.selects(namespace, obj) {
                 watcher.send_stored("ADDED", obj);
             }
         }
-        if initial && allow_bookmarks {
+        if initial && options.bookmarks {
             let mut mark = json!({"metadata": {
                 "resourceVersion": state.store.resource_version().to_string(),
                 "annotations": {"k8s.io/initial-events-end": "true"}
@@ -94,16 +116,27 @@ pub fn start(
     } else if let Some(since) = since
         && let Err(oldest) = state.store.watch_from(watcher, since)
     {
-        let status =
-            ApiError::gone(format!("too old resource version: {since} ({oldest})")).to_status();
-        return body::stream(futures::stream::iter([line("ERROR", &status)]));
+        return Err(ApiError::gone(format!(
+            "too old resource version: {since} ({oldest})"
+        )));
     }
-    drop(state);
+    Ok(())
+}
+
+/// The live events of a registered watch: its event lines (converted by the CRD's
+/// conversion webhook when it must; a failure is the last event), bookmarks when asked
+/// for, until `timeoutSeconds` (30 minutes by default).
+fn events(
+    shared: &Arc<Shared>,
+    rt: &ResourceType,
+    rx: mpsc::UnboundedReceiver<Bytes>,
+    options: &ListOptions,
+) -> impl futures::Stream<Item = Bytes> + Send + 'static {
     let timeout = match options.timeout_seconds {
         None | Some(0) => Duration::from_secs(1800),
         Some(t) => Duration::from_secs(u64::try_from(t).unwrap_or(0)),
     };
-    let bookmarks = allow_bookmarks.then(|| {
+    let bookmarks = options.bookmarks.then(|| {
         let period = shared.config.bookmark_interval;
         tokio::time::interval_at(Instant::now() + period, period)
     });
@@ -115,7 +148,7 @@ pub fn start(
         deadline: Instant::now() + timeout,
         failed: false,
     };
-    let events = futures::stream::unfold(live, |mut live| async move {
+    futures::stream::unfold(live, |mut live| async move {
         if live.failed {
             return None;
         }
@@ -123,7 +156,7 @@ pub fn start(
             biased;
             msg = live.rx.recv() => match msg {
                 // An object the CRD's conversion webhook converts; a failure ends the watch.
-                Some(line) => match crate::conversion::webhook::event_line(&live.shared, &live.served, line).await {
+                Some(line) => match event_line(&live.shared, &live.served, line).await {
                     Ok(line) => Some(line),
                     Err(error) => {
                         live.failed = true;
@@ -141,8 +174,7 @@ pub fn start(
             () = tokio::time::sleep_until(live.deadline) => None,
         };
         next.map(|b| (b, live))
-    });
-    body::stream(events)
+    })
 }
 
 async fn tick(interval: &mut Option<Interval>) {
