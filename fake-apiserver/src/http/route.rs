@@ -1,5 +1,6 @@
-//! Parsing a request: the path into group/version/resource/namespace/name/subresource, and
-//! the query string.
+//! Routing: a request path into discovery, OpenAPI, or a resource request
+//! (group/version/resource/namespace/name/subresource). The query is read in
+//! `admission::decode::options`.
 
 use crate::admission::decode::options::percent_decode;
 
