@@ -117,6 +117,7 @@ fn verb_of(
     }
 }
 
+/// A header's value, `""` when absent or not text.
 fn header(parts: &http::request::Parts, name: http::header::HeaderName) -> &str {
     parts
         .headers
@@ -165,14 +166,14 @@ async fn handle(
     else {
         return body::error(&ApiError::no_route(parts.uri.path()));
     };
-    let served = Served {
+    let request = ResourceRequest {
         shared,
         controls,
         parts: &parts,
         target: &target,
         rt: &rt,
     };
-    let mut response = served.handle(&query, body).await;
+    let mut response = request.handle(&query, body).await;
     body::prepend_warnings(&mut response, &rt.warnings);
     response
 }
@@ -189,7 +190,7 @@ fn logged_body(content_type: &str, body: &[u8]) -> Option<Value> {
 }
 
 /// A request for a served resource: the server, the request's head, and what it addresses.
-struct Served<'a> {
+struct ResourceRequest<'a> {
     shared: &'a Arc<Shared>,
     controls: &'a Controls,
     parts: &'a http::request::Parts,
@@ -197,7 +198,7 @@ struct Served<'a> {
     rt: &'a Arc<ResourceType>,
 }
 
-impl Served<'_> {
+impl ResourceRequest<'_> {
     /// Handles the request: its subresource and method checked, recorded and faulted as
     /// programmed, `Accept` checked, then watched or run by the registry.
     async fn handle(&self, query: &Query, body: Bytes) -> Response<ResponseBody> {

@@ -35,7 +35,7 @@ use crate::admission::webhooks::{self, Call};
 use crate::conversion::{self, Conversions};
 use crate::error::ApiError;
 use crate::meta::name_of;
-use crate::resource::ObjectRef;
+use crate::resource::{ObjectRef, ResourceType};
 use crate::store::{Shared, State};
 use reply::{Answer, Out};
 
@@ -59,7 +59,7 @@ pub(crate) async fn run(req: &Request<'_>, call: Call<'_>) -> Result<Answer, Api
     let mut conversions = Conversions::default();
     let mut rounds = 0;
     loop {
-        let result = admit(req, &conversions, call).await;
+        let result = run_once(req, &conversions, call).await;
         match result.as_ref().err().and_then(conversion::pending_of) {
             Some((objects, desired)) if rounds < conversion::ROUNDS => {
                 rounds += 1;
@@ -79,7 +79,7 @@ pub(crate) async fn run(req: &Request<'_>, call: Call<'_>) -> Result<Answer, Api
 
 /// One run of a request: through the admission webhooks the configurations register,
 /// when it writes and there are any.
-async fn admit(
+async fn run_once(
     req: &Request<'_>,
     conversions: &Conversions,
     call: Call<'_>,
@@ -304,10 +304,7 @@ impl Verb<'_> {
 
 /// The patch types a resource takes; anything else is a 415 (the router's for built-in
 /// kinds, the handler's for custom resources, which have no strategic merge).
-fn patch_kind<'a>(
-    rt: &crate::resource::ResourceType,
-    content_type: &'a str,
-) -> Result<&'a str, ApiError> {
+fn patch_kind<'a>(rt: &ResourceType, content_type: &'a str) -> Result<&'a str, ApiError> {
     match content_type {
         "application/json-patch+json"
         | "application/merge-patch+json"
