@@ -10,7 +10,7 @@ It reads two things there:
   api/openapi-spec/v3/*.json     field names, JSON types and formats, required fields,
                                  defaults, list and map types, patch strategies
   staging/src/k8s.io/**/generated.proto   protobuf field numbers
-  staging/src/k8s.io/**/types.go          which Go fields are pointers or omitempty
+  staging/src/k8s.io/**/types.go          which Go fields are pointers, omitempty or omitzero
 and keeps, for each type reachable from the served kinds, only what the fake uses. The
 output is data; regenerate it when moving to a new Kubernetes version and review the diff.
 """
@@ -111,8 +111,8 @@ def proto_path(protos, message, prop, depth=0):
 
 
 def go_flags(root):
-    """{(package dir, struct): {json name: (pointer, omitempty)}} from the Go types; an
-    inlined embedded struct contributes its own fields."""
+    """{(package dir, struct): {json name: (pointer, omitempty, omitzero)}} from the Go types;
+    an inlined embedded struct contributes its own fields."""
     structs = {}
     for rel in PROTO_DIRS:
         for base, _, files in os.walk(os.path.join(root, rel)):
@@ -132,7 +132,7 @@ def go_flags(root):
                             embeds.append(t.group(2).lstrip("*").split(".")[-1])
                             continue
                         omit = "omitempty" in js or "omitzero" in js
-                        fields[js[0]] = (t.group(2).startswith("*"), omit)
+                        fields[js[0]] = (t.group(2).startswith("*"), omit, "omitzero" in js)
                     structs[(os.path.relpath(base, root), m.group(1))] = (fields, embeds)
     out = {}
     for (d, name), (fields, embeds) in structs.items():
@@ -248,11 +248,14 @@ def main():
             type_meta = prop in ("apiVersion", "kind") and "x-kubernetes-group-version-kind" in s
             numbers = None if type_meta else proto_path(protos, message, prop)
             fields[prop] = field(ps, keep, protos, numbers)
-            pointer, omit = go.get(prop, (False, True))
+            pointer, omit, omitzero = go.get(prop, (False, True, False))
             if pointer:
                 fields[prop]["ptr"] = 1
             if not omit:
                 fields[prop]["keep"] = 1
+            if omitzero:
+                # A zero struct (a zero time) is left out, not written as `{}` or `null`.
+                fields[prop]["omitzero"] = 1
         t = {"fields": fields}
         if s.get("required"):
             t["required"] = sorted(s["required"])

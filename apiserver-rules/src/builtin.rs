@@ -69,6 +69,8 @@ pub struct Field {
     pub pointer: bool,
     /// The Go field has no `omitempty`: its zero value is written out.
     pub keep_zero: bool,
+    /// The Go field has `omitzero`: a zero struct is left out (`creationTimestamp`).
+    pub omit_zero: bool,
 }
 
 /// One struct type.
@@ -111,6 +113,8 @@ struct RawField {
     ptr: u8,
     #[serde(default)]
     keep: u8,
+    #[serde(default)]
+    omitzero: u8,
 }
 
 #[derive(Deserialize)]
@@ -170,6 +174,7 @@ fn field(raw: RawField) -> Field {
         proto,
         pointer: raw.ptr == 1,
         keep_zero: raw.keep == 1,
+        omit_zero: raw.omitzero == 1,
     }
 }
 
@@ -185,6 +190,7 @@ fn field_of(kind: Kind) -> Field {
         proto: Vec::new(),
         pointer: false,
         keep_zero: false,
+        omit_zero: false,
     }
 }
 

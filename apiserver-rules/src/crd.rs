@@ -298,6 +298,7 @@ pub fn validate_update(old: &Value, new: &Value) -> Review {
             ));
         }
     }
+    r.errors.extend(stored_version_errors(old, new));
     // The approval rule only fires when the annotation's state changes.
     let state = |crd: &Value| approval_state(crd);
     if state(old) == state(new) {
@@ -307,6 +308,57 @@ pub fn validate_update(old: &Value, new: &Value) -> Review {
         });
     }
     r
+}
+
+/// The versions objects may be stored in after an update: the old CRD's
+/// `status.storedVersions` and the new storage version (the update strategy adds it), each
+/// of which must stay in `spec.versions` until a storage migration removes it from the list.
+fn stored_version_errors(old: &Value, new: &Value) -> Vec<FieldError> {
+    let mut stored: Vec<String> = old
+        .pointer("/status/storedVersions")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let versions: Vec<&Value> = new
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default();
+    let name = |v: &Value| {
+        v.get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    if let Some(storage) = versions
+        .iter()
+        .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+    {
+        let storage = name(storage);
+        if !stored.contains(&storage) {
+            stored.push(storage);
+        }
+    }
+    let names: Vec<String> = versions.iter().map(|v| name(v)).collect();
+    stored
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| !names.contains(v))
+        .map(|(i, v)| {
+            FieldError::invalid_str(
+                format!("status.storedVersions[{i}]"),
+                v,
+                format!(
+                    "missing from spec.versions; {v} was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in {v} and removes {v} from status.storedVersions"
+                ),
+            )
+        })
+        .collect()
 }
 
 /// Everything kube-apiserver checks when `crd` is created, in its order: the object's

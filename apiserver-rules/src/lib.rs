@@ -1,6 +1,7 @@
 //! What kube-apiserver and apiextensions-apiserver accept, as functions from JSON to field
 //! errors in the real servers' words: name formats, object metadata, custom resources
-//! against their schema, and CRDs themselves.
+//! against their schema, and CRDs themselves; and what it stores for built-in objects
+//! (their defaults, in [`defaults`]).
 //!
 //! `fake-apiserver` applies these on every write; `kube-codegen-runtime` checks every CRD it
 //! builds with them, so that a CRD the generator emits is one a cluster accepts.
@@ -11,6 +12,7 @@ pub mod builtin;
 pub mod cel;
 pub mod crd;
 pub mod crd_schema;
+pub mod defaults;
 pub mod field;
 pub mod formats;
 pub mod kinds;

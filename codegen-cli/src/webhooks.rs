@@ -3,32 +3,58 @@
 //! written as `manifests.yaml` (controller-gen's file name) in the output directory.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::Args;
 use kube_codegen_core::emit::files::OutputFile;
 
-use crate::{output, paths};
+use crate::error::{Error, Op, Outcome, plural};
+use crate::{json, output, paths};
 
+/// Arguments of `kube-codegen webhooks`.
 #[derive(Debug, Args)]
 pub struct WebhooksArgs {
     /// Directory of the sources whose comments hold the markers; every `.rs` file below it
     /// is read.
     #[arg(long, value_name = "DIR")]
-    pub input: PathBuf,
+    input: PathBuf,
     /// Directory to write `manifests.yaml` into (for example `artifacts/webhooks`).
     #[arg(long, value_name = "DIR")]
-    pub output: PathBuf,
+    output: PathBuf,
     /// Adds cert-manager's `cert-manager.io/inject-ca-from: <NAMESPACE>/<CERTIFICATE>`
     /// annotation, so cert-manager fills in each webhook's `caBundle`.
     #[arg(long, value_name = "NAMESPACE/CERTIFICATE")]
-    pub cert_manager_certificate: Option<String>,
+    cert_manager_certificate: Option<String>,
     /// Compare with the directory instead of writing; exit 1 when it differs.
     #[arg(long)]
-    pub verify: bool,
+    verify: bool,
 }
 
 impl WebhooksArgs {
+    /// What the arguments ask for.
+    pub fn options(self) -> Options {
+        Options {
+            input: self.input,
+            output: self.output,
+            cert_manager_certificate: self.cert_manager_certificate,
+            verify: self.verify,
+        }
+    }
+}
+
+/// What `webhooks` reads, writes and how.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Directory of the sources with the markers.
+    pub input: PathBuf,
+    /// Directory of `manifests.yaml`.
+    pub output: PathBuf,
+    /// `NAMESPACE/CERTIFICATE` of cert-manager's CA injection, if any.
+    pub cert_manager_certificate: Option<String>,
+    /// Compare instead of writing.
+    pub verify: bool,
+}
+
+impl Options {
     /// The command that writes the same files, for their header.
     fn reproduce_command(&self) -> String {
         let root = paths::root(&self.output);
@@ -44,73 +70,65 @@ impl WebhooksArgs {
     }
 }
 
-pub fn run(args: &WebhooksArgs) -> ExitCode {
-    let files = match files(args) {
-        Ok(files) => files,
-        Err(errors) => {
-            for e in &errors {
-                eprintln!("{e}");
-            }
-            return ExitCode::FAILURE;
-        }
-    };
-    let command = args.reproduce_command();
-    output::report(output::write_or_verify(
-        &args.output,
+/// Writes (or verifies) `manifests.yaml`.
+pub fn run(options: &Options) -> Result<Outcome, Error> {
+    let files = files(options)?;
+    let command = options.reproduce_command();
+    output::write_or_verify(
+        &options.output,
         &files,
         output::YAML,
-        args.verify,
+        options.verify,
         &command,
-    ))
+    )
+    .map(Outcome::new)
 }
 
 /// `manifests.yaml`, or nothing when no marker declares a webhook.
-fn files(args: &WebhooksArgs) -> Result<Vec<OutputFile>, Vec<String>> {
-    if let Some(c) = &args.cert_manager_certificate {
+fn files(options: &Options) -> Result<Vec<OutputFile>, Error> {
+    if let Some(c) = &options.cert_manager_certificate {
         let valid = c
             .split_once('/')
             .is_some_and(|(ns, name)| !ns.is_empty() && !name.is_empty() && !name.contains('/'));
         if !valid {
-            return Err(vec![format!(
-                "error: `--cert-manager-certificate {c}` is `<namespace>/<certificate>`"
-            )]);
+            return Err(Error::Refused(format!(
+                "`--cert-manager-certificate {c}` is `<namespace>/<certificate>`"
+            )));
         }
     }
-    let sources = kube_codegen_core::rbac::load(&args.input).map_err(|err| {
-        vec![format!(
-            "error: cannot read `{}`: {err}",
-            args.input.display()
-        )]
-    })?;
-    let webhooks = kube_codegen_core::webhook::collect(&sources).map_err(|mut errors| {
-        let n = errors.len();
-        errors.push(format!(
-            "error: could not generate webhook configurations: {n} error{}",
-            if n == 1 { "" } else { "s" }
-        ));
-        errors
+    let sources = kube_codegen_core::source::load(&options.input)
+        .map_err(|e| Error::io(Op::Read, e.path, e.error))?;
+    let webhooks = kube_codegen_core::webhook::collect(&sources).map_err(|rendered| {
+        let n = rendered.len();
+        Error::Diagnostics {
+            rendered,
+            stopped: format!(
+                "could not generate webhook configurations: {n} error{}",
+                plural(n)
+            ),
+        }
     })?;
     let documents = kube_codegen_core::webhook::configurations(
         &webhooks,
-        args.cert_manager_certificate.as_deref(),
+        options.cert_manager_certificate.as_deref(),
     );
     let mut contents = format!(
         "{}\n# Regenerate with: {}\n",
         output::YAML_HEADER_LINE,
-        args.reproduce_command()
+        options.reproduce_command()
     );
     if documents.is_empty() {
         // Still written, with no document: code that embeds the file (a crate serving only
         // conversion webhooks, say) builds, and stays right once markers are added.
         eprintln!(
             "kube-codegen: no `+kubebuilder:webhook` marker in `{}`: no configuration",
-            args.input.display()
+            options.input.display()
         );
         contents.push_str("# No `+kubebuilder:webhook` marker: no configuration.\n");
     }
     for doc in documents {
-        let yaml = serde_saphyr::to_string(&crate::crds::sorted(&doc))
-            .map_err(|e| vec![format!("error: cannot write YAML: {e}")])?;
+        let yaml = serde_saphyr::to_string(&json::sorted(&doc))
+            .map_err(|e| Error::Failed(format!("cannot write YAML: {e}")))?;
         contents.push_str("---\n");
         contents.push_str(&yaml);
     }

@@ -441,3 +441,52 @@ fn a_package_apply_marker_does_not_promise_a_derive_kind_what_its_derive_cannot_
     assert!(!module.contains("GadgetApplyConfiguration"), "{module}");
     assert!(module.contains("GadgetClient"), "{module}");
 }
+
+#[test]
+fn rbac_on_an_unreadable_input_says_why_and_writes_nothing() {
+    let tmp = TempDir::new("rbac-unreadable");
+    write(
+        &tmp.0,
+        "src/controller.rs",
+        "// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get\n",
+    );
+    fs::write(tmp.0.join("src/latin1.rs"), b"// caf\xe9\n").unwrap();
+    let out = run(
+        &tmp.0,
+        &[
+            "rbac",
+            "--input",
+            "src",
+            "--output",
+            "out/role.yaml",
+            "--name",
+            "demo",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("error: cannot read `src") && err.contains("UTF-8"),
+        "the cause, with the path: {err}"
+    );
+    assert!(!tmp.0.join("out").exists(), "nothing written");
+
+    let out = run(
+        &tmp.0,
+        &[
+            "rbac",
+            "--input",
+            "gone",
+            "--output",
+            "role.yaml",
+            "--name",
+            "demo",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).starts_with("error: cannot read `gone`: "),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -16,7 +16,7 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use support::{TempDir, repo, stderr, target_dir};
+use support::{TempDir, repo, stderr, target_dir, write};
 
 fn init(cwd: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
@@ -412,4 +412,117 @@ fn arguments_init_refuses_leave_nothing_behind() {
             "{args:?} wrote something"
         );
     }
+}
+
+/// Every file under `dir` with its bytes, sorted: what a failed command must leave as it was.
+fn files_under(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push((path.clone(), fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_failed_step_of_init_is_named_with_its_cause_and_nothing_stays() {
+    let tmp = TempDir::new("init-step");
+    // A checkout whose runtime crate cargo cannot read: the crate is written and its clients
+    // and RBAC generated, then building the CRD fails at `cargo metadata`.
+    write(
+        &tmp.0,
+        "checkout/codegen-runtime/Cargo.toml",
+        "not toml [\n",
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .current_dir(&tmp.0)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .args([
+            "init",
+            "op",
+            "--group",
+            "backup.example.com",
+            "--version",
+            "v1",
+            "--kind",
+            "Backup",
+            "--kube-codegen-path",
+            "checkout",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("error: init: building the CRD failed: `cargo metadata` failed for `"),
+        "the step and its cause: {err}"
+    );
+    assert!(
+        !err.contains("(above)\n") && !err.contains("failed (above)"),
+        "{err}"
+    );
+    assert!(!tmp.0.join("op").exists(), "what init wrote is removed");
+}
+
+#[test]
+fn a_failed_step_of_create_is_named_with_its_diagnostics_and_the_crate_is_put_back() {
+    let tmp = TempDir::new("create-step");
+    let dir = tmp.0.join("op");
+    write(
+        &dir,
+        "Cargo.toml",
+        "[package]\nname = \"op\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    write(
+        &dir,
+        "src/controllers/mod.rs",
+        "// kube-codegen create api: new controller modules above this line.\n        // kube-codegen create api: new controllers above this line.\n",
+    );
+    write(&dir, "src/apis/mod.rs", "pub mod widgets;\n");
+    write(&dir, "src/apis/widgets/mod.rs", "pub mod v1;\n");
+    write(
+        &dir,
+        "src/apis/widgets/v1/mod.rs",
+        "//! +groupName=widgets.example.com\npub mod widget;\n",
+    );
+    // A mistake in a kind the crate has: regenerating after adding one fails.
+    write(
+        &dir,
+        "src/apis/widgets/v1/widget.rs",
+        "/// +genclient\n/// +genclient:bogus\n#[derive(CustomResource)]\n#[kube(group = \"widgets.example.com\", version = \"v1\", kind = \"Widget\", namespaced)]\npub struct WidgetSpec {}\n",
+    );
+    let before = files_under(&dir);
+    let out = create(
+        &dir,
+        "api",
+        &[
+            "--group",
+            "backup.example.com",
+            "--version",
+            "v1",
+            "--kind",
+            "Backup",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("+genclient:bogus") && err.contains("--> "),
+        "the diagnostic, located: {err}"
+    );
+    assert!(
+        err.contains(
+            "error: create api: generating the typed clients failed: could not generate: 1 error\nerror: nothing was changed"
+        ),
+        "the step and its cause: {err}"
+    );
+    assert_eq!(files_under(&dir), before, "the crate as it was");
 }

@@ -20,24 +20,24 @@ use crate::source::SourceFile;
 
 /// The apply configurations generated for one source file.
 #[derive(Debug, Clone)]
-pub struct ApplyModule {
+pub(crate) struct ApplyModule {
     /// The file's stem: the module name.
-    pub stem: String,
+    pub(crate) stem: String,
     /// The source file, relative to the input directory.
-    pub source: std::path::PathBuf,
+    pub(crate) source: std::path::PathBuf,
     /// The source file's module, whose items the generated module imports.
-    pub module: syn::Path,
+    pub(crate) module: syn::Path,
     /// The source file's `use` items, made absolute, so field types read as in the source.
-    pub imports: Vec<TokenStream>,
+    pub(crate) imports: Vec<TokenStream>,
     /// The kinds it holds `FooApplyConfiguration` of (with their spec structs), by name.
-    pub kinds: Vec<(crate::model::Resource, syn::Ident)>,
+    pub(crate) kinds: Vec<(crate::model::Resource, syn::Ident)>,
     /// The structs and enums of the file that get theirs, in the order written.
-    pub types: Vec<ApplyType>,
+    pub(crate) types: Vec<ApplyType>,
 }
 
 /// A type of a source file with an apply configuration.
 #[derive(Debug, Clone)]
-pub enum ApplyType {
+pub(crate) enum ApplyType {
     /// A struct: its apply configuration.
     Struct(crate::apply_model::AcStruct),
     /// An enum, applied whole.
@@ -93,7 +93,7 @@ fn named_types(ty: &Type, out: &mut Vec<String>) {
 
 /// The apply configurations of the CLI-generated kinds `kinds` (resource, file index), as
 /// one module per source file; private types they need are reported to that file's `cx`.
-pub fn modules<'a>(
+pub(crate) fn modules<'a>(
     files: &[SourceFile],
     asts: &'a [Option<syn::File>],
     view: &dyn Fn(usize) -> Option<Structs<'a>>,

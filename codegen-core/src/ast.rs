@@ -3,42 +3,38 @@
 //! JSON shape of a Rust type, and where a type named by a field is defined.
 //!
 //! Every later stage (the path checks, CRD markers, CEL typing, apply configurations)
-//! reads fields through [`Container`] and types through `shape`, so a skipped field is
+//! reads fields through `Container` and types through `shape`, so a skipped field is
 //! absent and a renamed one has its JSON name for all of them alike.
 
 use syn::{Fields, Item, ItemEnum, ItemStruct, Type};
 
 /// A struct as serde writes it: its named fields, each with its JSON name.
-pub struct Container<'a> {
-    /// The struct.
-    pub item: &'a ItemStruct,
-    /// `#[serde(rename_all = "...")]`.
-    pub rename_all: Option<String>,
+pub(crate) struct Container<'a> {
     /// `#[serde(default)]` on the struct: every field may be left out.
-    pub default: bool,
+    pub(crate) default: bool,
     /// Whether the fields are named (a tuple or unit struct has none here).
-    pub named: bool,
+    pub(crate) named: bool,
     /// The named fields, in the order written.
-    pub fields: Vec<Field<'a>>,
+    pub(crate) fields: Vec<Field<'a>>,
 }
 
 /// One named field of a [`Container`].
-pub struct Field<'a> {
+pub(crate) struct Field<'a> {
     /// The field.
-    pub syn: &'a syn::Field,
+    pub(crate) syn: &'a syn::Field,
     /// Its Rust name.
-    pub ident: &'a syn::Ident,
+    pub(crate) ident: &'a syn::Ident,
     /// Its JSON name; `None` for a field serde skips.
-    pub json: Option<String>,
+    pub(crate) json: Option<String>,
     /// `#[serde(flatten)]`: its struct's fields are the container's own.
-    pub flatten: bool,
+    pub(crate) flatten: bool,
     /// Its Rust type.
-    pub ty: &'a Type,
+    pub(crate) ty: &'a Type,
 }
 
 impl<'a> Container<'a> {
     /// Reads the serde attributes of `s` and of its named fields.
-    pub fn read(s: &'a ItemStruct) -> Self {
+    pub(crate) fn read(s: &'a ItemStruct) -> Self {
         let rename_all = serde_value(&s.attrs, "rename_all");
         let (named, fields) = match &s.fields {
             Fields::Named(named) => (
@@ -60,22 +56,20 @@ impl<'a> Container<'a> {
             _ => (false, Vec::new()),
         };
         Self {
-            item: s,
             default: serde_flag(&s.attrs, "default"),
-            rename_all,
             named,
             fields,
         }
     }
 
     /// The field whose JSON name is `json`.
-    pub fn field(&self, json: &str) -> Option<&Field<'a>> {
+    pub(crate) fn field(&self, json: &str) -> Option<&Field<'a>> {
         self.fields.iter().find(|f| f.json.as_deref() == Some(json))
     }
 }
 
 /// Structs a path may walk through, by name (the spec, the status, nested types).
-pub struct Structs<'a> {
+pub(crate) struct Structs<'a> {
     items: Vec<&'a ItemStruct>,
     enums: Vec<&'a syn::ItemEnum>,
     /// Looked at in order when `items` lacks a name (the version's other files, then the
@@ -85,16 +79,16 @@ pub struct Structs<'a> {
 
 /// Items of several files, searched together.
 #[derive(Default, Clone)]
-pub struct Layer<'a> {
+pub(crate) struct Layer<'a> {
     /// Structs.
-    pub structs: Vec<&'a ItemStruct>,
+    pub(crate) structs: Vec<&'a ItemStruct>,
     /// Enums.
-    pub enums: Vec<&'a syn::ItemEnum>,
+    pub(crate) enums: Vec<&'a syn::ItemEnum>,
 }
 
 impl<'a> Layer<'a> {
     /// The structs and enums among `items`, added to the layer.
-    pub fn extend(&mut self, items: impl IntoIterator<Item = &'a Item>) {
+    pub(crate) fn extend(&mut self, items: impl IntoIterator<Item = &'a Item>) {
         for item in items {
             match item {
                 Item::Struct(s) => self.structs.push(s),
@@ -122,12 +116,15 @@ fn unique<'a, T>(
 impl<'a> Structs<'a> {
     /// Whether the other files of the tree are searched too (the CLI), so that a name no
     /// layer defines comes from outside the tree; the derive sees one item only.
-    pub fn sees_tree(&self) -> bool {
+    pub(crate) fn sees_tree(&self) -> bool {
         !self.layers.is_empty()
     }
 
     /// The structs among `items` (a file's items), plus `extra` (the derive's input).
-    pub fn new(items: impl IntoIterator<Item = &'a Item>, extra: Option<&'a ItemStruct>) -> Self {
+    pub(crate) fn new(
+        items: impl IntoIterator<Item = &'a Item>,
+        extra: Option<&'a ItemStruct>,
+    ) -> Self {
         let mut local = Layer::default();
         local.extend(items);
         local.structs.extend(extra);
@@ -139,7 +136,7 @@ impl<'a> Structs<'a> {
     }
 
     /// Adds a layer searched after the ones before it.
-    pub fn with_layer(mut self, layer: Layer<'a>) -> Self {
+    pub(crate) fn with_layer(mut self, layer: Layer<'a>) -> Self {
         self.layers.push(layer);
         self
     }
@@ -257,7 +254,7 @@ pub fn renamed(field: &str, rule: Option<&str>) -> String {
 
 /// A unit variant's name under an enum's `rename_all`, by serde's own rules
 /// (`RenameRule::apply_to_variant`).
-pub fn renamed_variant(variant: &str, rule: Option<&str>) -> String {
+pub(crate) fn renamed_variant(variant: &str, rule: Option<&str>) -> String {
     let snake = || {
         let mut out = String::new();
         for (i, c) in variant.char_indices() {

@@ -208,7 +208,7 @@ const KINDS: &[Row] = &[
 ];
 
 /// The resource a `+genclient` type alias declares, or `None` when the alias is not marked.
-pub fn resource_from_alias(cx: &mut Ctxt, item: &ItemType) -> Option<Resource> {
+pub(crate) fn resource_from_alias(cx: &mut Ctxt, item: &ItemType) -> Option<Resource> {
     let genclient = GenclientAttrs::from_attrs(cx, &item.attrs);
     if genclient.enabled.is_none() {
         if let Some(loc) = &genclient.first_option {
@@ -315,6 +315,6 @@ pub fn resource_from_alias(cx: &mut Ctxt, item: &ItemType) -> Option<Resource> {
 
 /// The Go-style module group of a built-in API group (`events.k8s.io` -> `events`), which
 /// names its accessors (`core_v1()`, `apps_v1()`, `events_v1()`).
-pub fn module_group(group: &str) -> Option<&'static str> {
+pub(crate) fn module_group(group: &str) -> Option<&'static str> {
     KINDS.iter().find(|r| r.3 == group).map(|r| r.0)
 }

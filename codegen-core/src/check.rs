@@ -53,13 +53,13 @@ pub(crate) fn fits(column_type: &str, ty: &Type, structs: &Structs<'_>) -> bool 
 /// What a resource's JSON paths are resolved against.
 pub(crate) struct Roots<'a, 's> {
     /// The struct with `#[kube]`: the spec, or with `no_spec` the root's properties.
-    pub spec: &'a ItemStruct,
+    pub(crate) spec: &'a ItemStruct,
     /// The status struct, when found.
-    pub status: Option<&'a ItemStruct>,
+    pub(crate) status: Option<&'a ItemStruct>,
     /// Where named types are defined.
-    pub structs: &'s Structs<'a>,
+    pub(crate) structs: &'s Structs<'a>,
     /// `#[kube(no_spec)]`: `spec` holds the root's properties.
-    pub no_spec: bool,
+    pub(crate) no_spec: bool,
 }
 
 /// Resolves `.spec.a.b` against the spec struct (or `.status...` against the status
@@ -174,7 +174,12 @@ pub(crate) const KEPT_SCALE: &str = " (kube-apiserver accepts any path here: the
 pub(crate) const KEPT_COLUMN: &str = " (kube-apiserver accepts any path here: the column is kept, empty where the path finds nothing)";
 
 /// Checks the JSON paths of `kube` against `spec` and, when found, its status struct.
-pub fn check_paths(cx: &mut Ctxt, kube: &KubeAttrs, spec: &ItemStruct, structs: &Structs<'_>) {
+pub(crate) fn check_paths(
+    cx: &mut Ctxt,
+    kube: &KubeAttrs,
+    spec: &ItemStruct,
+    structs: &Structs<'_>,
+) {
     let status = kube
         .status
         .as_ref()
@@ -231,6 +236,6 @@ fn suggested_type(ty: &Type, structs: &Structs<'_>) -> String {
 }
 
 /// Runs the path checks of a resource whose spec struct is `spec`.
-pub fn run(cx: &mut Ctxt, resource: &Resource, spec: &ItemStruct, structs: &Structs<'_>) {
+pub(crate) fn run(cx: &mut Ctxt, resource: &Resource, spec: &ItemStruct, structs: &Structs<'_>) {
     check_paths(cx, &resource.kube, spec, structs);
 }

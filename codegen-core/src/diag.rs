@@ -1,7 +1,7 @@
 //! Diagnostics: every mistake found in the user's annotations, collected with its span.
 //!
 //! Nothing in the pipeline panics on user input. Each stage pushes a [`Diagnostic`] into a
-//! [`Ctxt`] and carries on, so the user sees every mistake at once. The derive turns them
+//! `Ctxt` and carries on, so the user sees every mistake at once. The derive turns them
 //! into `compile_error!`s; the CLI renders them as `file:line:col` with a caret.
 
 use std::ops::Range;
@@ -24,7 +24,7 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     /// A diagnostic for a whole token span.
-    pub fn new(span: Span, message: impl Into<String>) -> Self {
+    pub(crate) fn new(span: Span, message: impl Into<String>) -> Self {
         Self {
             span,
             doc_range: None,
@@ -32,17 +32,8 @@ impl Diagnostic {
         }
     }
 
-    /// A diagnostic for part of a doc comment (`range` indexes the comment's text).
-    pub fn in_doc(span: Span, range: Range<usize>, message: impl Into<String>) -> Self {
-        Self {
-            span,
-            doc_range: Some(range),
-            message: message.into(),
-        }
-    }
-
     /// The diagnostic as a `syn::Error`, for the derive.
-    pub fn to_syn_error(&self) -> syn::Error {
+    pub(crate) fn to_syn_error(&self) -> syn::Error {
         syn::Error::new(self.span, &self.message)
     }
 }
@@ -58,7 +49,7 @@ pub struct Loc {
 
 impl Loc {
     /// A location that is a whole token span.
-    pub fn span(span: Span) -> Self {
+    pub(crate) fn span(span: Span) -> Self {
         Self {
             span,
             doc_range: None,
@@ -72,7 +63,7 @@ impl Loc {
 /// with its mistakes unread would let a run succeed that should fail, so dropping it
 /// unchecked panics (a bug in kube-codegen, never the user's input).
 #[derive(Debug, Default)]
-pub struct Ctxt {
+pub(crate) struct Ctxt {
     diagnostics: Vec<Diagnostic>,
     /// What is legal but most likely not what the user meant; never fails a run.
     warnings: Vec<Diagnostic>,
@@ -89,28 +80,22 @@ impl Drop for Ctxt {
 
 impl Ctxt {
     /// An empty collector.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Records a mistake spanning `span`.
-    pub fn error(&mut self, span: Span, message: impl Into<String>) {
+    pub(crate) fn error(&mut self, span: Span, message: impl Into<String>) {
         self.diagnostics.push(Diagnostic::new(span, message));
     }
 
     /// Records a warning at `span` (see [`Ctxt::warn_at`]).
-    pub fn warn(&mut self, span: Span, message: impl Into<String>) {
+    pub(crate) fn warn(&mut self, span: Span, message: impl Into<String>) {
         self.warnings.push(Diagnostic::new(span, message));
     }
 
-    /// Records a mistake inside the text of a doc comment.
-    pub fn error_in_doc(&mut self, span: Span, range: Range<usize>, message: impl Into<String>) {
-        self.diagnostics
-            .push(Diagnostic::in_doc(span, range, message));
-    }
-
     /// Records a mistake at `loc`.
-    pub fn error_at(&mut self, loc: &Loc, message: impl Into<String>) {
+    pub(crate) fn error_at(&mut self, loc: &Loc, message: impl Into<String>) {
         self.diagnostics.push(Diagnostic {
             span: loc.span,
             doc_range: loc.doc_range.clone(),
@@ -121,7 +106,7 @@ impl Ctxt {
     /// Records a warning at `loc`: legal, but most likely not what the user meant. The CLI
     /// prints it and succeeds; the derive reports it as a deprecation warning
     /// ([`to_warnings`]).
-    pub fn warn_at(&mut self, loc: &Loc, message: impl Into<String>) {
+    pub(crate) fn warn_at(&mut self, loc: &Loc, message: impl Into<String>) {
         self.warnings.push(Diagnostic {
             span: loc.span,
             doc_range: loc.doc_range.clone(),
@@ -130,12 +115,12 @@ impl Ctxt {
     }
 
     /// The warnings recorded so far, taken out.
-    pub fn take_warnings(&mut self) -> Vec<Diagnostic> {
+    pub(crate) fn take_warnings(&mut self) -> Vec<Diagnostic> {
         std::mem::take(&mut self.warnings)
     }
 
     /// Records a `syn` parse error, keeping its span.
-    pub fn syn_error(&mut self, err: syn::Error) {
+    pub(crate) fn syn_error(&mut self, err: syn::Error) {
         for e in err {
             self.diagnostics
                 .push(Diagnostic::new(e.span(), e.to_string()));
@@ -143,28 +128,18 @@ impl Ctxt {
     }
 
     /// How many mistakes were recorded so far.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.diagnostics.len()
     }
 
-    /// Whether nothing was recorded.
-    pub fn is_empty(&self) -> bool {
-        self.diagnostics.is_empty()
-    }
-
-    /// Whether any mistake was recorded.
-    pub fn has_errors(&self) -> bool {
-        !self.diagnostics.is_empty()
-    }
-
     /// The recorded mistakes, in the order they were found.
-    pub fn into_diagnostics(mut self) -> Vec<Diagnostic> {
+    pub(crate) fn into_diagnostics(mut self) -> Vec<Diagnostic> {
         self.checked = true;
         std::mem::take(&mut self.diagnostics)
     }
 
     /// `Ok(value)` when nothing was recorded, the diagnostics otherwise.
-    pub fn finish<T>(self, value: T) -> Result<T, Vec<Diagnostic>> {
+    pub(crate) fn finish<T>(self, value: T) -> Result<T, Vec<Diagnostic>> {
         let diagnostics = self.into_diagnostics();
         if diagnostics.is_empty() {
             Ok(value)
@@ -177,7 +152,7 @@ impl Ctxt {
 /// Warnings for the derive: stable Rust has no warnings from proc macros, so each becomes the
 /// use of a deprecated constant at its span, which rustc reports as a warning with the
 /// message (`use of deprecated constant `_::kube_codegen`: ...`).
-pub fn to_warnings(diagnostics: &[Diagnostic]) -> TokenStream {
+pub(crate) fn to_warnings(diagnostics: &[Diagnostic]) -> TokenStream {
     diagnostics
         .iter()
         .map(|d| {
@@ -196,7 +171,7 @@ pub fn to_warnings(diagnostics: &[Diagnostic]) -> TokenStream {
 }
 
 /// All diagnostics as `compile_error!` invocations, for the derive.
-pub fn to_compile_errors(diagnostics: &[Diagnostic]) -> TokenStream {
+pub(crate) fn to_compile_errors(diagnostics: &[Diagnostic]) -> TokenStream {
     diagnostics
         .iter()
         .map(|d| d.to_syn_error().to_compile_error())
@@ -204,7 +179,10 @@ pub fn to_compile_errors(diagnostics: &[Diagnostic]) -> TokenStream {
 }
 
 /// The closest candidate to `word` within a small edit distance, for "did you mean".
-pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn suggest<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let lower = word.to_ascii_lowercase();
     candidates
         .into_iter()
@@ -215,7 +193,10 @@ pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
 }
 
 /// Appends "; did you mean `x`" when a candidate is close enough.
-pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+pub(crate) fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> String {
     match suggest(word, candidates) {
         Some(s) => format!("; did you mean `{s}`?"),
         None => String::new(),

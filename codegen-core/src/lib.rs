@@ -1,32 +1,39 @@
 //! The model behind `kube-codegen`: annotations in, validated model, Rust out.
 //!
-//! The pipeline reads top-down, one stage per module, each using only the ones above it:
+//! Not meant to be used directly: what is public here is what the two front ends and the
+//! workspace's tests call, and nothing else. The derives of `kube-codegen-derive` call
+//! [`derive_gen_client`], [`derive_crd_markers`] and [`derive_apply_configuration`]; the
+//! `kube-codegen` CLI reads its input with [`source::load`] and calls [`generate`]
+//! (`generate`, `verify`), [`crd_runner`] (`crds`), [`rbac`] and [`webhook`], and shows
+//! mistakes with [`render`]. Everything else is `pub(crate)`.
 //!
-//! 1. [`source`]: the input files;
-//! 2. [`attr`]: `#[kube(...)]`, `+genclient` markers, `#[genclient(...)]` and
-//!    `+kubebuilder:` markers into raw values;
-//! 3. [`ast`]: serde's view of the types (JSON names, skip, flatten, default) and the JSON
-//!    shape of a Rust type;
-//! 4. [`model`] (and [`builtin`] for k8s-openapi kinds): validated resources, with Go's
-//!    `+genclient` rules and cross-checks;
-//! 5. [`check`], [`schema`]: JSON paths and CRD markers checked against the types;
-//! 6. [`apply_model`]: apply configurations, lowered from Rust types and from the built-in
-//!    types table;
-//! 7. [`tree`], [`apply_tree`]: the CLI's view of a whole API tree (groups, versions, module
-//!    paths, which types get apply configurations);
+//! The modules form layers, each importing only the layers below it (the test
+//! `tests/layers.rs` keeps it so), lowest first:
+//!
+//! 1. foundations: [`diag`] (mistakes, collected in one context with their spans; nothing
+//!    panics on user input), [`naming`], [`source`] (the input files), [`ast`] (serde's view
+//!    of the types: JSON names, skip, flatten, default, the JSON shape of a Rust type);
+//! 2. readers over them: [`render`] (`file:line:col` and a caret), [`rbac`] and [`webhook`]
+//!    markers, `cel_type` (the CEL type of a field);
+//! 3. `attr`: `#[kube(...)]`, `+genclient` markers, `#[genclient(...)]` and `+kubebuilder:`
+//!    markers into raw values;
+//! 4. [`model`]: validated resources, with Go's `+genclient` rules and cross-checks;
+//! 5. `builtin` (k8s-openapi kinds), `check` (JSON paths against the types), `apply_model`
+//!    (apply configurations, lowered from Rust types and from the built-in types table);
+//! 6. [`schema`] (CRD markers checked and turned into patches), `apply_tree` (which types of
+//!    a tree get apply configurations);
+//! 7. [`tree`]: the CLI's view of a whole API tree (groups, versions, module paths);
 //! 8. [`emit`]: one emitter per artifact, writing final code; [`emit::files`] plans the
 //!    tree's files, then writes their contents.
-//!
-//! Mistakes are collected in a [`diag::Ctxt`] with their spans and never panic. Both front
-//! ends, the `GenClient` derive and the `kube-codegen` CLI, are thin adapters over this crate.
+#![warn(unreachable_pub)]
 
-pub mod apply_model;
-pub mod apply_tree;
+mod apply_model;
+mod apply_tree;
 pub mod ast;
-pub mod attr;
-pub mod builtin;
+mod attr;
+mod builtin;
 mod cel_type;
-pub mod check;
+mod check;
 pub mod diag;
 pub mod emit;
 pub mod model;
@@ -170,41 +177,15 @@ impl std::fmt::Display for GenerateError {
 
 impl std::error::Error for GenerateError {}
 
-/// Generates the whole tree for the API types under `input` (the Rust module `api_module`),
-/// in memory. `command` is written into each header as the way to reproduce the files.
+/// The CLI's entry point (`kube-codegen generate` and `verify`): the whole tree for the API
+/// types in `files` (read with [`source::load`]; `api_module` is their Rust module, such as
+/// `crate::apis`), in memory, with the warnings rendered as the CLI prints them
+/// (`warning: ...`, `--> file:line:col`, a caret): what is legal but most likely a mistake.
+///
+/// `command` is written into each header as the way to reproduce the files. With
+/// `input_from_output` (the input directory's path from the output's, `../apis`), the tree's
+/// `mod.rs` fails the build, naming `command`, once an input file changes.
 pub fn generate(
-    input: &std::path::Path,
-    api_module: &str,
-    command: &str,
-) -> Result<Vec<emit::files::OutputFile>, GenerateError> {
-    let files = source::load(input).map_err(GenerateError::Io)?;
-    generate_from_sources(&files, api_module, command)
-}
-
-/// [`generate`] over sources already in memory.
-pub fn generate_from_sources(
-    files: &[source::SourceFile],
-    api_module: &str,
-    command: &str,
-) -> Result<Vec<emit::files::OutputFile>, GenerateError> {
-    generate_with_warnings(files, api_module, command).map(|(files, _)| files)
-}
-
-/// [`generate_from_sources`], with the warnings of the sources rendered as the CLI prints
-/// them (`warning: ...`, `--> file:line:col`, a caret): what is legal but most likely a
-/// mistake.
-pub fn generate_with_warnings(
-    files: &[source::SourceFile],
-    api_module: &str,
-    command: &str,
-) -> Result<(Vec<emit::files::OutputFile>, Vec<String>), GenerateError> {
-    generate_checked(files, api_module, command, None)
-}
-
-/// [`generate_with_warnings`] for a tree written to a directory: with `input_from_output`
-/// (the input directory's path from the output's, `../apis`), the tree's `mod.rs` fails the
-/// build, naming `command`, once an input file changes (see `emit::fresh`).
-pub fn generate_checked(
     files: &[source::SourceFile],
     api_module: &str,
     command: &str,

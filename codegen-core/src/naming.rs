@@ -33,7 +33,7 @@ pub fn group_go_name(group: &str) -> String {
 }
 
 /// `samplecontroller_v1alpha1`: the clientset accessor of a group/version.
-pub fn group_version_accessor(group_go_name: &str, version: &str) -> String {
+pub(crate) fn group_version_accessor(group_go_name: &str, version: &str) -> String {
     format!("{}_{}", group_go_name.to_snake_case(), version)
 }
 
@@ -64,8 +64,8 @@ pub fn is_kube_version(version: &str) -> bool {
 }
 
 /// The one way generated code makes an identifier: `name` as is, raw (`r#type`) when it is a
-/// Rust keyword. Names are validated before they get here ([`module_segment`],
-/// [`is_ident_like`], kinds in the model); one that still cannot be an identifier becomes
+/// Rust keyword. Names are validated before they get here (`module_segment`,
+/// `is_ident_like`, kinds in the model); one that still cannot be an identifier becomes
 /// one with `_` for each character that cannot be in it, rather than a panic.
 pub fn ident(name: &str) -> proc_macro2::Ident {
     let span = proc_macro2::Span::call_site();
@@ -108,7 +108,7 @@ const KEYWORDS: &[&str] = &[
 
 /// `text` (`crate::apis::widgets::v1::r#type::Widget`) as a path, built segment by segment
 /// rather than lexed: generation builds one per kind and file.
-pub fn path(text: &str) -> syn::Result<syn::Path> {
+pub(crate) fn path(text: &str) -> syn::Result<syn::Path> {
     let span = proc_macro2::Span::call_site();
     let mut segments = syn::punctuated::Punctuated::new();
     for segment in text.split("::") {
@@ -133,7 +133,7 @@ pub fn path(text: &str) -> syn::Result<syn::Path> {
 
 /// `name` as one segment of a Rust path: itself, or `r#name` for a keyword; an error for a
 /// name that cannot be a module (`my-group`, `1x`, `_`, `self`).
-pub fn module_segment(name: &str) -> Result<String, String> {
+pub(crate) fn module_segment(name: &str) -> Result<String, String> {
     if NOT_RAW.contains(&name) {
         return Err(format!(
             "`{name}` is a Rust keyword that cannot name a module"
@@ -173,7 +173,7 @@ pub fn module_segment(name: &str) -> Result<String, String> {
 
 /// Whether `plural` can name a resource and an accessor: lowercase letters and digits,
 /// starting with a letter.
-pub fn is_plural_name(plural: &str) -> bool {
+pub(crate) fn is_plural_name(plural: &str) -> bool {
     plural.starts_with(|c: char| c.is_ascii_lowercase())
         && plural
             .bytes()
@@ -182,7 +182,7 @@ pub fn is_plural_name(plural: &str) -> bool {
 
 /// Whether `name` can be a Rust identifier once used as written (`+groupGoName`) or in
 /// snake case (module and accessor names).
-pub fn is_ident_like(name: &str) -> bool {
+pub(crate) fn is_ident_like(name: &str) -> bool {
     name.starts_with(|c: char| c.is_ascii_alphabetic())
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && syn::parse_str::<syn::Ident>(&heck::ToSnakeCase::to_snake_case(name)).is_ok()
@@ -210,7 +210,7 @@ pub fn is_dns_subdomain(group: &str) -> bool {
 /// An underscore goes before a capital that follows a small letter or a digit, and before
 /// the last capital of a run when a small letter follows it (`TLSVerify`), except a plural
 /// `s` ending a word (`CIDRs`); keywords get a trailing underscore.
-pub fn field_ident(json: &str) -> syn::Ident {
+pub(crate) fn field_ident(json: &str) -> syn::Ident {
     let name = match json {
         "$ref" => "ref_path".to_owned(),
         "$schema" => "schema".to_owned(),

@@ -9,9 +9,9 @@
 //! `urls=/healthz;/metrics` gives `nonResourceURLs` rules (cluster-wide only).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 
 use crate::diag::did_you_mean;
+use crate::source::SourceFile;
 
 const KEYS: &[&str] = &[
     "groups",
@@ -33,15 +33,6 @@ const VERBS: &[&str] = &[
     "*",
 ];
 
-/// Where a marker was written, for `file:line:col` diagnostics.
-#[derive(Debug, Clone)]
-pub struct Source {
-    /// The file, as given.
-    pub path: PathBuf,
-    /// Its text.
-    pub text: String,
-}
-
 /// What a rule grants access to.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Target {
@@ -61,8 +52,9 @@ pub enum Target {
 /// (namespace or "" for cluster-wide, target) -> verbs.
 type Grants = BTreeMap<(String, Target), BTreeSet<String>>;
 
-/// The RBAC markers of `sources`, or `file:line:col: error: ...` lines.
-pub fn collect(sources: &[Source]) -> Result<Grants, Vec<String>> {
+/// The RBAC markers of `sources` (read with [`crate::source::load`]), or
+/// `file:line:col: error: ...` lines.
+pub fn collect(sources: &[SourceFile]) -> Result<Grants, Vec<String>> {
     let mut grants = Grants::new();
     let mut errors = Vec::new();
     for source in sources {
@@ -176,25 +168,6 @@ pub fn collect(sources: &[Source]) -> Result<Grants, Vec<String>> {
     }
 }
 
-/// Reads every `.rs` file below `dir`, sorted by path.
-pub fn load(dir: &Path) -> std::io::Result<Vec<Source>> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d)? {
-            let path = entry?.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let text = std::fs::read_to_string(&path)?;
-                out.push(Source { path, text });
-            }
-        }
-    }
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(out)
-}
-
 fn list(items: &[String]) -> String {
     let quoted: Vec<String> = items.iter().map(|i| format!("\"{i}\"")).collect();
     format!("[{}]", quoted.join(", "))
@@ -279,9 +252,10 @@ pub fn render(grants: &Grants, name: &str, sa_namespace: &str, header: &str) -> 
 mod tests {
     use super::*;
 
-    fn source(text: &str) -> Vec<Source> {
-        vec![Source {
+    fn source(text: &str) -> Vec<SourceFile> {
+        vec![SourceFile {
             path: "src/controller.rs".into(),
+            relative: "controller.rs".into(),
             text: text.to_owned(),
         }]
     }

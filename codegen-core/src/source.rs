@@ -1,5 +1,5 @@
 //! The input: every `.rs` file under the API directory, read in a stable order, and the
-//! fingerprints the generated tree checks them against ([`inputs`]).
+//! fingerprints the generated tree checks them against (`inputs`).
 
 use std::path::{Path, PathBuf};
 
@@ -31,8 +31,10 @@ impl std::fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
-/// Reads every `.rs` file under `dir`, in a stable order, following symbolic links (a link
-/// back to a directory already read is an error, not a loop).
+/// Reads every `.rs` file under `dir`, sorted by path, following symbolic links (a link
+/// back to a directory already read is an error, not a loop). The project's one source
+/// loader: the CLI's `generate`, `verify`, `crds`, `rbac` and `webhooks` read their input
+/// with it.
 pub fn load(dir: &Path) -> Result<Vec<SourceFile>, LoadError> {
     let mut files = Vec::new();
     let mut seen = Vec::new();
@@ -47,7 +49,12 @@ fn walk(
     out: &mut Vec<SourceFile>,
     seen: &mut Vec<PathBuf>,
 ) -> Result<(), LoadError> {
-    let dir = root.join(rel);
+    // `root` itself as given (joining an empty path would add a `/` to messages).
+    let dir = if rel.as_os_str().is_empty() {
+        root.to_owned()
+    } else {
+        root.join(rel)
+    };
     let fail = |path: &Path, error: std::io::Error| LoadError {
         path: path.to_owned(),
         error,
@@ -104,7 +111,7 @@ fn walk(
 }
 
 /// FNV-1a (64 bits) of `bytes`, as the runtime's `fresh::fingerprint` computes it.
-pub fn fingerprint(bytes: &[u8]) -> u64 {
+pub(crate) fn fingerprint(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash: u64, b| {
         (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
     })
@@ -113,18 +120,18 @@ pub fn fingerprint(bytes: &[u8]) -> u64 {
 /// One input file as the tree checks it: its path from the output directory and its
 /// fingerprint.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Input {
+pub(crate) struct Input {
     /// The path `include_bytes!` reads, relative to the generated `mod.rs`.
-    pub from_output: String,
+    pub(crate) from_output: String,
     /// The path relative to the input directory, as messages name it.
-    pub relative: String,
+    pub(crate) relative: String,
     /// Its fingerprint.
-    pub fingerprint: u64,
+    pub(crate) fingerprint: u64,
 }
 
 /// The inputs of `files`, read from the output directory through `input_from_output`
 /// (`../apis`), sorted by path.
-pub fn inputs(files: &[SourceFile], input_from_output: &str) -> Vec<Input> {
+pub(crate) fn inputs(files: &[SourceFile], input_from_output: &str) -> Vec<Input> {
     let mut out: Vec<Input> = files
         .iter()
         .map(|f| {
@@ -146,8 +153,31 @@ pub fn inputs(files: &[SourceFile], input_from_output: &str) -> Vec<Input> {
 }
 
 #[cfg(test)]
-mod fingerprint_tests {
+mod tests {
     use super::*;
+
+    /// The one loader of the project (`generate`, `crds`, `rbac`, `webhooks`) stops at a
+    /// symbolic link back to a directory it has read, rather than looping.
+    #[cfg(unix)]
+    #[test]
+    fn a_symbolic_link_loop_is_an_error() {
+        let root = std::env::temp_dir().join(format!("kube-codegen-loop-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("a")).unwrap();
+        std::fs::write(
+            root.join("a/x.rs"),
+            "// +kubebuilder:rbac:groups=\"\",resources=pods,verbs=get\n",
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(&root, root.join("a/back")).unwrap();
+        let err = load(&root).unwrap_err();
+        std::fs::remove_dir_all(&root).unwrap();
+        assert!(
+            err.to_string()
+                .contains("leads back to a directory already read"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn the_fingerprint_is_the_runtimes() {

@@ -17,12 +17,12 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use crate::diag::did_you_mean;
-use crate::rbac::Source;
+use crate::source::SourceFile;
 
 /// The marker of one webhook.
-pub const WEBHOOK: &str = "+kubebuilder:webhook:";
+pub(crate) const WEBHOOK: &str = "+kubebuilder:webhook:";
 /// The marker that names a webhook configuration.
-pub const CONFIGURATION: &str = "+kubebuilder:webhookconfiguration:";
+pub(crate) const CONFIGURATION: &str = "+kubebuilder:webhookconfiguration:";
 
 const KEYS: &[&str] = &[
     "mutating",
@@ -47,7 +47,7 @@ const KEYS: &[&str] = &[
 
 /// Where the API server sends a webhook's requests.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ClientConfig {
+pub(crate) enum ClientConfig {
     /// A Service in the cluster.
     Service {
         /// `serviceName` (default `webhook-service`).
@@ -65,46 +65,46 @@ pub enum ClientConfig {
 
 /// One webhook, as a `+kubebuilder:webhook` marker declares it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Webhook {
+pub(crate) struct Webhook {
     /// `mutating=true`: a MutatingWebhookConfiguration's webhook.
-    pub mutating: bool,
+    pub(crate) mutating: bool,
     /// `name`: a fully qualified name (`vfoo.example.com`).
-    pub name: String,
+    pub(crate) name: String,
     /// `Fail` or `Ignore`.
-    pub failure_policy: String,
+    pub(crate) failure_policy: String,
     /// `Exact` or `Equivalent`, when given.
-    pub match_policy: Option<String>,
+    pub(crate) match_policy: Option<String>,
     /// `None` or `NoneOnDryRun`.
-    pub side_effects: String,
+    pub(crate) side_effects: String,
     /// 1 to 30, when given.
-    pub timeout_seconds: Option<i32>,
+    pub(crate) timeout_seconds: Option<i32>,
     /// `groups`, with `core` written as `""`.
-    pub groups: Vec<String>,
+    pub(crate) groups: Vec<String>,
     /// `versions`.
-    pub versions: Vec<String>,
+    pub(crate) versions: Vec<String>,
     /// `resources`.
-    pub resources: Vec<String>,
+    pub(crate) resources: Vec<String>,
     /// `verbs` as the API's operations (`CREATE`, `UPDATE`, `DELETE`, `CONNECT`, `*`).
-    pub operations: Vec<String>,
+    pub(crate) operations: Vec<String>,
     /// Where requests go.
-    pub client: ClientConfig,
+    pub(crate) client: ClientConfig,
     /// `admissionReviewVersions`.
-    pub admission_review_versions: Vec<String>,
+    pub(crate) admission_review_versions: Vec<String>,
     /// `Never` or `IfNeeded` (mutating webhooks only).
-    pub reinvocation_policy: Option<String>,
+    pub(crate) reinvocation_policy: Option<String>,
 }
 
 /// The webhooks of a tree, and the names of their configurations.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Webhooks {
     /// Every webhook, sorted by name (mutating and validating together).
-    pub webhooks: Vec<Webhook>,
+    pub(crate) webhooks: Vec<Webhook>,
     /// `+kubebuilder:webhookconfiguration` names: (mutating, name).
-    pub names: BTreeMap<bool, String>,
+    pub(crate) names: BTreeMap<bool, String>,
 }
 
 /// A mistake in a marker: the byte offset in the marker's text after its name, and why.
-pub type Mistake = (usize, String);
+pub(crate) type Mistake = (usize, String);
 
 /// Splits a marker's arguments at the commas outside quotes and braces: `(offset, key,
 /// value)`, the value unquoted.
@@ -302,7 +302,7 @@ fn client_config(
 }
 
 /// Reads the text after `+kubebuilder:webhook:`.
-pub fn parse(body: &str) -> Result<Webhook, Vec<Mistake>> {
+pub(crate) fn parse(body: &str) -> Result<Webhook, Vec<Mistake>> {
     let mut mistakes = Vec::new();
     let given = read_arguments(body, &mut mistakes);
     let mut valid: BTreeMap<&str, String> = BTreeMap::new();
@@ -370,7 +370,7 @@ pub fn parse(body: &str) -> Result<Webhook, Vec<Mistake>> {
 }
 
 /// Reads the text after `+kubebuilder:webhookconfiguration:`: (mutating, name).
-pub fn parse_configuration(body: &str) -> Result<(bool, String), Vec<Mistake>> {
+pub(crate) fn parse_configuration(body: &str) -> Result<(bool, String), Vec<Mistake>> {
     let mut mistakes = Vec::new();
     let (mut mutating, mut name) = (None, None);
     for (offset, key, value) in arguments(body) {
@@ -414,8 +414,9 @@ pub fn parse_configuration(body: &str) -> Result<(bool, String), Vec<Mistake>> {
     }
 }
 
-/// The webhook markers of `sources`, or `file:line:col: error: ...` lines.
-pub fn collect(sources: &[Source]) -> Result<Webhooks, Vec<String>> {
+/// The webhook markers of `sources` (read with [`crate::source::load`]), or
+/// `file:line:col: error: ...` lines.
+pub fn collect(sources: &[SourceFile]) -> Result<Webhooks, Vec<String>> {
     let mut out = Webhooks::default();
     let mut errors = Vec::new();
     for source in sources {

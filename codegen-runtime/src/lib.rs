@@ -20,6 +20,7 @@ pub mod factory;
 pub mod fresh;
 pub mod informer;
 pub mod lister;
+pub mod migrate;
 pub mod scope;
 pub mod typed;
 #[cfg(feature = "webhook")]

@@ -20,6 +20,8 @@ pub struct Config {
     /// Where the Services that webhook configurations name are served: `"namespace/name"`
     /// to a loopback address (the fake has no cluster network to find them in).
     pub webhook_services: std::collections::BTreeMap<String, std::net::SocketAddr>,
+    /// The IPv4 range Service cluster IPs come from (`10.96.0.0/12`, as kubeadm's).
+    pub service_cidr: String,
 }
 
 impl Default for Config {
@@ -31,6 +33,7 @@ impl Default for Config {
             namespace_defaults: true,
             action_log: 10_000,
             webhook_services: std::collections::BTreeMap::new(),
+            service_cidr: "10.96.0.0/12".to_owned(),
         }
     }
 }

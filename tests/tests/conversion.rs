@@ -162,6 +162,21 @@ fn failures_name_the_object_and_why() {
             .unwrap_err()
             .contains("cannot be a Deployment name")
     );
+    // Only this kind, in the versions converted: not another group's object, even one
+    // already in the version asked for, nor another kind.
+    let mut elsewhere = hub_object("a");
+    elsewhere["apiVersion"] = json!("other.example.com/v1");
+    assert_eq!(
+        c.convert(elsewhere, "other.example.com/v1").unwrap_err(),
+        "other.example.com/v1 is not a version of Gizmo this webhook converts (it converts conversion.example.com/v1alpha1, conversion.example.com/v1beta1)"
+    );
+    let mut widget = hub_object("a");
+    widget["kind"] = json!("Widget");
+    assert_eq!(
+        c.convert(widget, "conversion.example.com/v1beta1")
+            .unwrap_err(),
+        "the object is a Widget, not a Gizmo"
+    );
 
     let request: ConversionRequest = serde_json::from_value(json!({
         "uid": "r-1", "desiredAPIVersion": "conversion.example.com/v1beta1",
@@ -259,6 +274,73 @@ async fn conversion_reviews_are_served() {
     assert_eq!(
         response.converted_objects[0]["spec"]["deployment"]["name"],
         "a"
+    );
+
+    // What is refused: another review type or media type (400, 415), and, in the review,
+    // objects or a version of another group.
+    let mut retyped = review.clone();
+    retyped["apiVersion"] = json!("foo/v9");
+    let (code, body) = https::call(
+        addr,
+        ca.as_bytes(),
+        "POST",
+        "/convert",
+        retyped.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(
+        (code, String::from_utf8_lossy(&body).as_ref()),
+        (
+            400,
+            "expected apiVersion `apiextensions.k8s.io/v1` kind `ConversionReview`, got apiVersion `foo/v9` kind `ConversionReview`"
+        )
+    );
+    let (code, _) = https::call_as(
+        addr,
+        ca.as_bytes(),
+        "POST",
+        "/convert",
+        Some("text/plain"),
+        review.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(code, 415);
+    let failure = |review: Value| {
+        let ca = ca.clone();
+        async move {
+            let (code, body) = https::call(
+                addr,
+                ca.as_bytes(),
+                "POST",
+                "/convert",
+                review.to_string().as_bytes(),
+            )
+            .await;
+            assert_eq!(code, 200, "{}", String::from_utf8_lossy(&body));
+            let response = serde_json::from_slice::<ConversionReview>(&body)
+                .unwrap()
+                .response
+                .unwrap();
+            assert!(response.converted_objects.is_empty());
+            assert_eq!(
+                response.result.status,
+                Some(kube::core::response::StatusSummary::Failure)
+            );
+            response.result.message
+        }
+    };
+    let mut elsewhere = review.clone();
+    elsewhere["request"]["desiredAPIVersion"] = json!("other.example.com/v1");
+    elsewhere["request"]["objects"][0]["apiVersion"] = json!("other.example.com/v1");
+    assert_eq!(
+        failure(elsewhere).await,
+        "other.example.com/v1 is not a version of Gizmo this webhook converts (it converts conversion.example.com/v1alpha1, conversion.example.com/v1beta1)"
+    );
+    let mut widget = review.clone();
+    widget["request"]["objects"][0]["kind"] = json!("Widget");
+    assert_eq!(
+        failure(widget).await,
+        "converting Gizmo \"a\" to conversion.example.com/v1beta1: the object is a Widget, not a Gizmo"
     );
     let _ = stop.send(());
     server.await.unwrap().unwrap();

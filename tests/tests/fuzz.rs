@@ -1,5 +1,5 @@
 //! A fuzzer for everything that reads user input in kube-codegen: the whole
-//! `generate_from_sources` path (parse, markers, attributes, model, emit), the two derives
+//! `generate` path (parse, markers, attributes, model, emit), the two derives
 //! on every struct of the input, and the RBAC marker reader. Stable Rust, no extra tools:
 //! inputs are the repository's own API trees, golden inputs and trybuild cases, mutated
 //! with a seeded generator (byte-level edits, inserted marker and attribute fragments,
@@ -180,12 +180,9 @@ fn exercise(text: &str) {
         ),
         file("fuzz/v1/input.rs", text),
     ];
-    let _ = kube_codegen_core::generate_from_sources(&files, "crate::apis", "fuzz");
+    let _ = kube_codegen_core::generate(&files, "crate::apis", "fuzz", None);
     let _ = kube_codegen_core::crd_runner(&files, "user::apis");
-    let _ = rbac::collect(&[rbac::Source {
-        path: PathBuf::from("src/fuzz.rs"),
-        text: text.to_owned(),
-    }]);
+    let _ = rbac::collect(&[file("fuzz.rs", text)]);
     // The derives see items rustc has parsed; the fuzzer parses what is not too deep.
     if kube_codegen_core::tree::too_deep(text).is_none()
         && let Ok(ast) = syn::parse_file(text)

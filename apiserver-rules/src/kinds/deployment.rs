@@ -4,45 +4,13 @@
 
 use serde_json::{Value, json};
 
-use super::pod;
 use super::workloads::{non_negative, selector_and_template};
 use crate::field::FieldError;
 
-/// `SetDefaults_Deployment` and the pod-template defaults.
+/// `SetDefaults_Deployment` and the pod-template defaults (see
+/// [`crate::defaults::apps::deployment`]).
 pub fn default(obj: &mut Value) {
-    let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
-        return;
-    };
-    for (k, v) in [
-        ("replicas", json!(1)),
-        ("revisionHistoryLimit", json!(10)),
-        ("progressDeadlineSeconds", json!(600)),
-    ] {
-        if spec.get(k).is_none_or(Value::is_null) {
-            spec.insert(k.to_owned(), v);
-        }
-    }
-    let strategy = spec.entry("strategy").or_insert_with(|| json!({}));
-    if let Some(strategy) = strategy.as_object_mut() {
-        if strategy.get("type").is_none_or(|t| t == "") {
-            strategy.insert("type".into(), json!("RollingUpdate"));
-        }
-        if strategy.get("type") == Some(&json!("RollingUpdate")) {
-            let ru = strategy.entry("rollingUpdate").or_insert_with(|| json!({}));
-            if let Some(ru) = ru.as_object_mut() {
-                ru.entry("maxUnavailable").or_insert_with(|| json!("25%"));
-                ru.entry("maxSurge").or_insert_with(|| json!("25%"));
-            }
-        }
-    }
-    if let Some(template) = spec.get_mut("template") {
-        if template.get("spec").is_none() && template.is_object() {
-            template["spec"] = json!({});
-        }
-        if let Some(pod_spec) = template.get_mut("spec") {
-            pod::default_spec(pod_spec);
-        }
-    }
+    crate::defaults::apps::deployment(obj);
 }
 
 /// `ValidateDeploymentSpec` of a Deployment, defaulted here first as the real server

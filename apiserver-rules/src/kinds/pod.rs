@@ -8,84 +8,18 @@ use serde_json::{Value, json};
 use crate::field::FieldError;
 use crate::names::{dns1123_label, dns1123_subdomain};
 
-/// `SetDefaults_PodSpec` and the container defaults, as applied to a template's `spec`.
+/// `SetDefaults_PodSpec` and the container defaults, as applied to a template's `spec`
+/// (see [`crate::defaults::core::pod_spec`]).
 pub fn default_spec(spec: &mut Value) {
-    let Some(map) = spec.as_object_mut() else {
-        return;
-    };
-    for (k, v) in [
-        ("dnsPolicy", json!("ClusterFirst")),
-        ("restartPolicy", json!("Always")),
-        ("securityContext", json!({})),
-        ("terminationGracePeriodSeconds", json!(30)),
-        ("schedulerName", json!("default-scheduler")),
-    ] {
-        if map.get(k).is_none_or(|x| x.is_null() || x == "") {
-            map.insert(k.to_owned(), v);
-        }
-    }
-    if let Some(volumes) = map.get_mut("volumes").and_then(Value::as_array_mut) {
-        for v in volumes {
-            if let Some(v) = v.as_object_mut()
-                && v.keys().all(|k| k == "name")
-            {
-                v.insert("emptyDir".into(), json!({}));
-            }
-        }
-    }
-    for list in ["initContainers", "containers"] {
-        if let Some(containers) = map.get_mut(list).and_then(Value::as_array_mut) {
-            for c in containers.iter_mut().filter_map(Value::as_object_mut) {
-                if c.get("imagePullPolicy").is_none_or(|p| p == "") {
-                    let image = c.get("image").and_then(Value::as_str).unwrap_or("");
-                    c.insert("imagePullPolicy".into(), json!(pull_policy(image)));
-                }
-                for (k, v) in [
-                    ("terminationMessagePath", "/dev/termination-log"),
-                    ("terminationMessagePolicy", "File"),
-                ] {
-                    if c.get(k).is_none_or(|x| x == "") {
-                        c.insert(k.into(), json!(v));
-                    }
-                }
-                c.entry("resources").or_insert_with(|| json!({}));
-                if let Some(ports) = c.get_mut("ports").and_then(Value::as_array_mut) {
-                    for p in ports.iter_mut().filter_map(Value::as_object_mut) {
-                        if p.get("protocol").is_none_or(|x| x == "") {
-                            p.insert("protocol".into(), json!("TCP"));
-                        }
-                    }
-                }
-            }
-        }
-    }
+    crate::defaults::core::pod_spec(spec);
 }
 
-/// `SetDefaults_Pod`, beyond the pod-spec defaults: a container's requests default to its
-/// limits.
+/// `SetDefaults_Pod` and the pod-spec defaults of a Pod's `spec` (requests default to
+/// limits; see [`crate::defaults::core::pod`]).
 pub fn default_pod(spec: &mut Value) {
-    for list in ["initContainers", "containers"] {
-        if let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) {
-            for c in containers {
-                let Some(limits) = c
-                    .pointer("/resources/limits")
-                    .and_then(Value::as_object)
-                    .cloned()
-                else {
-                    continue;
-                };
-                let resources = &mut c["resources"];
-                if !resources.get("requests").is_some_and(Value::is_object) {
-                    resources["requests"] = json!({});
-                }
-                for (k, v) in limits {
-                    if resources["requests"].get(&k).is_none() {
-                        resources["requests"][&k] = v;
-                    }
-                }
-            }
-        }
-    }
+    let mut pod = json!({"spec": spec.take()});
+    crate::defaults::core::pod(&mut pod);
+    *spec = pod["spec"].take();
 }
 
 /// A quantity's value (`500m`, `1Gi`, `1e3`), for comparisons.
@@ -163,27 +97,36 @@ fn resources(c: &Value, cp: &str, errors: &mut Vec<FieldError>) {
 }
 
 /// `Always` for an image without a tag or with `latest`, else `IfNotPresent`.
-fn pull_policy(image: &str) -> &'static str {
-    let name = image.split('@').next().unwrap_or("");
-    let last = name.rsplit('/').next().unwrap_or("");
-    let digest_only = image.contains('@') && !last.contains(':');
-    if image.is_empty() || image.chars().any(|c| c.is_ascii_uppercase()) && !last.contains(':') {
-        return "IfNotPresent";
-    }
-    match last.split_once(':') {
-        Some((_, "latest")) => "Always",
-        Some(_) => "IfNotPresent",
-        None if digest_only => "IfNotPresent",
-        None => "Always",
-    }
-}
-
 fn not_supported(field: String, value: &Value, valid: &[&str]) -> FieldError {
     FieldError::not_supported(field, value, valid)
 }
 
 fn s<'a>(v: &'a Value, k: &str) -> &'a str {
     v.get(k).and_then(Value::as_str).unwrap_or("")
+}
+
+/// What `validateInitContainers` forbids in an init container that is not a sidecar
+/// (`restartPolicy: Always`): lifecycle hooks and probes.
+fn init_containers(spec: &Value, p: &str, errors: &mut Vec<FieldError>) {
+    let list = spec.get("initContainers").and_then(Value::as_array);
+    for (i, c) in list.into_iter().flatten().enumerate() {
+        if s(c, "restartPolicy") == "Always" {
+            continue;
+        }
+        for field in [
+            "lifecycle",
+            "livenessProbe",
+            "readinessProbe",
+            "startupProbe",
+        ] {
+            if c.get(field).is_some_and(|v| !v.is_null()) {
+                errors.push(FieldError::forbidden(
+                    format!("{p}.initContainers[{i}].{field}"),
+                    "may not be set for init containers without restartPolicy=Always",
+                ));
+            }
+        }
+    }
 }
 
 /// `ValidatePodSpec` of a (defaulted) template spec at `p` (`spec.template.spec`).
@@ -208,6 +151,7 @@ pub fn validate_spec(spec: &Value, p: &str, errors: &mut Vec<FieldError>) {
             }
         }
     }
+    init_containers(spec, p, errors);
     let restart = s(spec, "restartPolicy");
     if !["Always", "OnFailure", "Never"].contains(&restart) {
         errors.push(not_supported(

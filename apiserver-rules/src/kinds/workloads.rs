@@ -140,7 +140,8 @@ pub(crate) fn replica_set(obj: &Value, errors: &mut Vec<FieldError>) {
 
 pub(crate) fn stateful_set(obj: &Value, errors: &mut Vec<FieldError>) {
     let obj = defaulted(obj, true);
-    let spec = obj.get("spec").cloned().unwrap_or(json!({}));
+    let mut spec = obj.get("spec").cloned().unwrap_or(json!({}));
+    claim_volumes(&mut spec);
     let policy = spec
         .get("podManagementPolicy")
         .and_then(Value::as_str)
@@ -194,6 +195,47 @@ pub(crate) fn daemon_set(obj: &Value, errors: &mut Vec<FieldError>) {
     non_negative(&spec, "spec", "minReadySeconds", errors);
 }
 
+/// The template a StatefulSet's pods are validated as: each claim template is a volume
+/// (replacing a volume of its name), and `hostname`/`subdomain`, which the controller
+/// overwrites, are not checked.
+fn claim_volumes(spec: &mut Value) {
+    let claims: Vec<String> = spec
+        .get("volumeClaimTemplates")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.pointer("/metadata/name").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect();
+    let Some(pod_spec) = spec
+        .pointer_mut("/template/spec")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    pod_spec.remove("hostname");
+    pod_spec.remove("subdomain");
+    if claims.is_empty() {
+        return;
+    }
+    let mut volumes: Vec<Value> = claims
+        .iter()
+        .map(|c| json!({"name": c, "persistentVolumeClaim": {"claimName": c}}))
+        .collect();
+    let own = pod_spec.get("volumes").and_then(Value::as_array);
+    volumes.extend(
+        own.into_iter()
+            .flatten()
+            .filter(|v| {
+                !claims
+                    .iter()
+                    .any(|c| v.get("name").and_then(Value::as_str) == Some(c))
+            })
+            .cloned(),
+    );
+    pod_spec.insert("volumes".into(), Value::Array(volumes));
+}
+
 /// An update strategy as Go prints the internal struct: `{"Type":"Bogus","RollingUpdate":null}`.
 fn go_strategy(ty: &str, strategy: &Value) -> String {
     let rolling = match strategy.get("rollingUpdate").filter(|r| !r.is_null()) {
@@ -239,4 +281,45 @@ pub(crate) fn pod(obj: &Value, errors: &mut Vec<FieldError>) {
     pod::default_spec(&mut spec);
     pod::default_pod(&mut spec);
     pod::validate_spec(&spec, "spec", errors);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stateful_set_mounts_its_claim_templates() {
+        let sts = json!({"spec": {"selector": {"matchLabels": {"a": "b"}}, "serviceName": "s",
+            "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c",
+                "image": "nginx", "volumeMounts": [{"name": "data", "mountPath": "/data"}]}]}},
+            "volumeClaimTemplates": [{"metadata": {"name": "data"}}]}});
+        let mut errors = Vec::new();
+        stateful_set(&sts, &mut errors);
+        assert_eq!(errors, []);
+        let mut unclaimed = sts.clone();
+        unclaimed["spec"]["volumeClaimTemplates"] = json!([]);
+        stateful_set(&unclaimed, &mut errors);
+        assert_eq!(
+            errors.iter().map(|e| e.field.as_str()).collect::<Vec<_>>(),
+            ["spec.template.spec.containers[0].volumeMounts[0].name"]
+        );
+    }
+
+    #[test]
+    fn init_containers_that_are_not_sidecars_have_no_probes_or_hooks() {
+        let pod_spec = |restart: Value| {
+            json!({"spec": {"containers": [{"name": "c", "image": "nginx"}],
+                "initContainers": [{"name": "i", "image": "busybox", "restartPolicy": restart,
+                    "lifecycle": {"preStop": {"exec": {"command": ["true"]}}}}]}})
+        };
+        let mut errors = Vec::new();
+        pod(&pod_spec(Value::Null), &mut errors);
+        assert_eq!(
+            errors.iter().map(|e| e.field.as_str()).collect::<Vec<_>>(),
+            ["spec.initContainers[0].lifecycle"]
+        );
+        errors.clear();
+        pod(&pod_spec(json!("Always")), &mut errors);
+        assert_eq!(errors, []);
+    }
 }

@@ -6,18 +6,24 @@
 //! and version plus the `mod.rs` files, and write them all or nothing.
 
 pub mod emit;
+mod modules;
+mod names;
 pub mod read;
+mod resource;
+mod root;
 pub mod types;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use clap::Args;
 use kube_codegen_core::emit::files::OutputFile;
 use serde_json::Value;
 
+use crate::error::{Error, Op, Outcome};
 use crate::{output, paths};
+
+use emit::KindVersion;
 
 /// The files `import` writes.
 pub const STYLE: output::Style = output::Style {
@@ -25,6 +31,7 @@ pub const STYLE: output::Style = output::Style {
     header: emit::HEADER_LINE,
 };
 
+/// Arguments of `kube-codegen import`.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
     /// CRD manifests: a YAML or JSON file (several documents and `List`s allowed) or a
@@ -66,37 +73,75 @@ impl ImportArgs {
     }
 }
 
-/// Runs `import`.
-pub fn run(args: &ImportArgs) -> ExitCode {
-    match import(args) {
-        Ok(summary) => {
-            eprintln!("{summary}");
-            ExitCode::SUCCESS
+/// Runs `import`: every problem of every CRD is reported, and nothing is written unless
+/// there are none.
+pub fn run(args: &ImportArgs) -> Result<Outcome, Error> {
+    import(args).map(Outcome::new).map_err(|rendered| {
+        let n = rendered.len();
+        Error::Diagnostics {
+            rendered,
+            stopped: format!("nothing was imported: {n} error(s)"),
         }
-        Err(errors) => {
-            for e in &errors {
-                eprintln!("{e}");
-            }
-            eprintln!("error: nothing was imported: {} error(s)", errors.len());
-            ExitCode::FAILURE
-        }
-    }
+    })
 }
 
+/// The summary, or every problem found.
 fn import(args: &ImportArgs) -> Result<String, Vec<String>> {
+    let sources = sources(args)?;
+    let kinds: Vec<KindVersion> = sources.iter().flat_map(kind_versions).collect();
+    let header = format!(
+        "{}\n// Regenerate with: {}\n\n",
+        emit::HEADER_LINE,
+        args.command()
+    );
+    let root_mod = args.output.join("mod.rs");
+    let root_is_ours = match std::fs::read_to_string(&root_mod) {
+        Ok(text) => text.lines().next() == Some(emit::HEADER_LINE),
+        Err(_) => true,
+    };
+    let groups: BTreeSet<String> = kinds.iter().map(|k| k.group.clone()).collect();
+    let modules = modules::group_modules(&groups);
+    let mut files = Vec::new();
+    for k in &kinds {
+        let path = modules::kind_path(&modules, k);
+        let contents = format!("{header}{}", k.text);
+        check_rust(&path, &contents)?;
+        files.push(OutputFile { path, contents });
+    }
+    for (path, text) in modules::mod_files(&kinds, &modules, root_is_ours) {
+        files.push(OutputFile {
+            path,
+            contents: format!("{header}{text}"),
+        });
+    }
+    let mut notes = Vec::new();
+    if !root_is_ours {
+        let text = std::fs::read_to_string(&root_mod).unwrap_or_default();
+        for module in modules.values() {
+            if !text.contains(&format!("pub mod {module};")) {
+                notes.push(format!(
+                    "kube-codegen: note: add `pub mod {module};` to {} (it was not written by import, so it is left as it is)",
+                    root_mod.display()
+                ));
+            }
+        }
+    }
+    let written =
+        output::write_or_verify(&args.output, &files, STYLE, args.verify, &args.command())
+            .map_err(|e| vec![e.to_string()])?;
+    Ok(summary(&kinds, &notes, sources.len(), &written))
+}
+
+/// Every CRD of the inputs and the cluster, each once, or every problem with them.
+fn sources(args: &ImportArgs) -> Result<Vec<read::Source>, Vec<String>> {
     let root = paths::root(&args.output);
-    let mut sources = Vec::new();
-    let mut errors = Vec::new();
+    let mut parsed = Vec::new();
     for input in &args.input {
-        let files = read::files(input).map_err(|e| vec![e])?;
-        for file in files {
+        for file in read::files(input).map_err(|e| vec![e])? {
             let shown = paths::shown(&file, &root);
             let text = std::fs::read_to_string(&file)
-                .map_err(|e| vec![format!("error: cannot read `{}`: {e}", file.display())])?;
-            match read::parse(&shown, &text) {
-                Ok(mut s) => sources.append(&mut s),
-                Err(mut e) => errors.append(&mut e),
-            }
+                .map_err(|e| vec![Error::io(Op::Read, &file, e).to_string()])?;
+            parsed.push(read::parse(&shown, &text));
         }
     }
     if !args.crd.is_empty() {
@@ -108,18 +153,23 @@ fn import(args: &ImportArgs) -> Result<String, Vec<String>> {
             Ok(found) => {
                 for (name, crd) in found {
                     let origin = format!("CustomResourceDefinition {name} from the cluster");
-                    match read::parse(&origin, &crd) {
-                        Ok(mut s) => {
-                            for src in &mut s {
-                                src.origin = origin.clone();
-                            }
-                            sources.append(&mut s);
+                    parsed.push(read::parse(&origin, &crd).map(|mut s| {
+                        for src in &mut s {
+                            src.origin = origin.clone();
                         }
-                        Err(mut e) => errors.append(&mut e),
-                    }
+                        s
+                    }));
                 }
             }
-            Err(e) => errors.push(e),
+            Err(e) => parsed.push(Err(vec![e])),
+        }
+    }
+    let mut sources = Vec::new();
+    let mut errors = Vec::new();
+    for p in parsed {
+        match p {
+            Ok(mut s) => sources.append(&mut s),
+            Err(mut e) => errors.append(&mut e),
         }
     }
     if !errors.is_empty() {
@@ -144,68 +194,38 @@ fn import(args: &ImportArgs) -> Result<String, Vec<String>> {
             ));
         }
     }
-    if !errors.is_empty() {
-        return Err(errors);
+    if errors.is_empty() {
+        Ok(sources)
+    } else {
+        Err(errors)
     }
-    let mut kinds = Vec::new();
-    for s in &sources {
-        let versions = s
-            .crd
-            .pointer("/spec/versions")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        for v in &versions {
-            kinds.push(emit::kind_version(&emit::VersionInput {
-                crd: &s.crd,
+}
+
+/// Every version of one CRD, as Rust.
+fn kind_versions(source: &read::Source) -> Vec<KindVersion> {
+    let versions = source
+        .crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    versions
+        .iter()
+        .map(|v| {
+            emit::kind_version(&emit::VersionInput {
+                crd: &source.crd,
                 version: v,
                 versions: versions.len(),
-                origin: &s.origin,
-            }));
-        }
-    }
-    let header = format!(
-        "{}\n// Regenerate with: {}\n\n",
-        emit::HEADER_LINE,
-        args.command()
-    );
-    let root_mod = args.output.join("mod.rs");
-    let root_is_ours = match std::fs::read_to_string(&root_mod) {
-        Ok(text) => text.lines().next() == Some(emit::HEADER_LINE),
-        Err(_) => true,
-    };
-    let groups: BTreeSet<String> = kinds.iter().map(|k| k.group.clone()).collect();
-    let modules = emit::group_modules(&groups);
-    let mut files = Vec::new();
-    for k in &kinds {
-        let path = emit::kind_path(&modules, k);
-        let contents = format!("{header}{}", k.text);
-        check_rust(&path, &contents)?;
-        files.push(OutputFile { path, contents });
-    }
-    for (path, text) in emit::mod_files(&kinds, &modules, root_is_ours) {
-        files.push(OutputFile {
-            path,
-            contents: format!("{header}{text}"),
-        });
-    }
-    let mut notes = Vec::new();
-    if !root_is_ours {
-        let text = std::fs::read_to_string(&root_mod).unwrap_or_default();
-        for module in modules.values() {
-            if !text.contains(&format!("pub mod {module};")) {
-                notes.push(format!(
-                    "kube-codegen: note: add `pub mod {module};` to {} (it was not written by import, so it is left as it is)",
-                    root_mod.display()
-                ));
-            }
-        }
-    }
-    let written =
-        output::write_or_verify(&args.output, &files, STYLE, args.verify, &args.command())
-            .map_err(|e| vec![e])?;
+                origin: &source.origin,
+            })
+        })
+        .collect()
+}
+
+/// What was not carried over, the notes, the counts and what `written` says of the files.
+fn summary(kinds: &[KindVersion], notes: &[String], crds: usize, written: &str) -> String {
     let mut summary = String::new();
-    for k in &kinds {
+    for k in kinds {
         if k.exceptions.is_empty() {
             continue;
         }
@@ -219,15 +239,14 @@ fn import(args: &ImportArgs) -> Result<String, Vec<String>> {
         }
     }
     for n in notes {
-        summary.push_str(&n);
+        summary.push_str(n);
         summary.push('\n');
     }
     summary.push_str(&format!(
-        "kube-codegen: imported {} kind version(s) from {} CRD(s)\n{written}",
+        "kube-codegen: imported {} kind version(s) from {crds} CRD(s)\n{written}",
         kinds.len(),
-        sources.len()
     ));
-    Ok(summary)
+    summary
 }
 
 /// The emitted text must be Rust; if it is not, that is a bug here, said with the file.

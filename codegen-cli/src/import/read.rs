@@ -55,8 +55,26 @@ pub fn files(input: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-/// The CRDs of one file's text; `shown` is how the file is named in messages.
+/// The CRDs of one file's text; `shown` is how the file is named in messages. Any other
+/// object is an error: import reads only CRDs.
 pub fn parse(shown: &str, text: &str) -> Result<Vec<Source>, Vec<String>> {
+    parse_with(shown, text, Others::Refuse)
+}
+
+/// The CRDs of one file's text, passing over other objects (a `kustomization.yaml`, the
+/// admission policies a CRD bundle ships beside its CRDs).
+pub fn parse_crds(shown: &str, text: &str) -> Result<Vec<Source>, Vec<String>> {
+    parse_with(shown, text, Others::Skip)
+}
+
+/// What to do with a document that is not a CRD.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Others {
+    Refuse,
+    Skip,
+}
+
+fn parse_with(shown: &str, text: &str, others: Others) -> Result<Vec<Source>, Vec<String>> {
     let docs: Vec<Value> = serde_saphyr::from_multiple(text)
         .map_err(|e| vec![format!("error: {shown}: not valid YAML: {e}")])?;
     let mut out = Vec::new();
@@ -78,6 +96,9 @@ pub fn parse(shown: &str, text: &str) -> Result<Vec<Source>, Vec<String>> {
             };
             for (j, item) in items.iter().enumerate() {
                 let origin = format!("{origin}, item {}", j + 1);
+                if others == Others::Skip && !is_crd(item) {
+                    continue;
+                }
                 match check(&origin, item) {
                     Ok(()) => out.push(Source {
                         origin,
@@ -86,6 +107,9 @@ pub fn parse(shown: &str, text: &str) -> Result<Vec<Source>, Vec<String>> {
                     Err(mut e) => errors.append(&mut e),
                 }
             }
+            continue;
+        }
+        if others == Others::Skip && !is_crd(&doc) {
             continue;
         }
         match check(&origin, &doc) {
@@ -98,6 +122,10 @@ pub fn parse(shown: &str, text: &str) -> Result<Vec<Source>, Vec<String>> {
     } else {
         Err(errors)
     }
+}
+
+fn is_crd(doc: &Value) -> bool {
+    doc.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
 }
 
 /// Whether `doc` is a v1 CRD that kube-apiserver would accept.

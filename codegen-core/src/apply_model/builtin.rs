@@ -20,7 +20,7 @@ use super::{AcField, AcStruct, Builder, Reached};
 use crate::model::Resource;
 
 /// The API's type of a built-in kind, when the table has it.
-pub fn kind_type(r: &Resource) -> Option<&'static Type> {
+pub(crate) fn kind_type(r: &Resource) -> Option<&'static Type> {
     let api_version = if r.group.is_empty() {
         r.version.clone()
     } else {
@@ -30,18 +30,18 @@ pub fn kind_type(r: &Resource) -> Option<&'static Type> {
 }
 
 /// The kind an apply configuration is of: what its helpers (`new`, `extract_*`) need.
-pub struct KindOf<'r> {
+pub(crate) struct KindOf<'r> {
     /// The resource.
-    pub resource: &'r Resource,
+    pub(crate) resource: &'r Resource,
     /// k8s-openapi's type of its objects.
-    pub object: TokenStream,
+    pub(crate) object: TokenStream,
     /// Whether the kind has a `status`.
-    pub has_status: bool,
+    pub(crate) has_status: bool,
 }
 
 /// The apply configurations of the built-in kinds `kinds` and of every type they reach,
 /// sorted by definition name; a kind's comes with its [`KindOf`].
-pub fn lower<'r>(kinds: &[&'r Resource]) -> Vec<(AcStruct, Option<KindOf<'r>>)> {
+pub(crate) fn lower<'r>(kinds: &[&'r Resource]) -> Vec<(AcStruct, Option<KindOf<'r>>)> {
     let types = builtin::types();
     let kind_of: BTreeMap<&str, &Resource> = kinds
         .iter()

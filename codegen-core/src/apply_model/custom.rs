@@ -200,7 +200,7 @@ fn reached<'a>(f: &Field<'a>) -> Vec<&'a Type> {
 /// `Apply`, spanned at the type and emitted before the rest, so that a type without
 /// `#[derive(ApplyConfiguration)]` is first reported where the field names it, with the
 /// advice of `Apply`'s message, instead of through the projections that use it.
-pub fn reached_checks(s: &ItemStruct) -> TokenStream {
+pub(crate) fn reached_checks(s: &ItemStruct) -> TokenStream {
     let rt = rt();
     let fields = fields(s);
     let checks: Vec<TokenStream> = fields
@@ -308,7 +308,7 @@ fn merge(f: &Field<'_>) -> Option<TokenStream> {
 }
 
 /// The apply configuration of a struct of an API.
-pub fn lower(s: &ItemStruct) -> AcStruct {
+pub(crate) fn lower(s: &ItemStruct) -> AcStruct {
     let fields = fields(s)
         .iter()
         .map(|f| AcField {

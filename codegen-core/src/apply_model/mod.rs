@@ -6,31 +6,31 @@
 //! table of their OpenAPI shapes). `emit::apply` writes Rust from it and from nothing else,
 //! so apply configurations of built-in and custom kinds read, build and merge alike.
 
-pub mod builtin;
-pub mod custom;
+pub(crate) mod builtin;
+pub(crate) mod custom;
 
 use proc_macro2::TokenStream;
 
 /// The apply configuration of one struct.
 #[derive(Debug, Clone)]
-pub struct AcStruct {
+pub(crate) struct AcStruct {
     /// `XApplyConfiguration`.
-    pub ident: syn::Ident,
+    pub(crate) ident: syn::Ident,
     /// Its visibility (the source struct's).
-    pub vis: syn::Visibility,
+    pub(crate) vis: syn::Visibility,
     /// Its doc line.
-    pub doc: String,
+    pub(crate) doc: String,
     /// Its fields, in the order written (custom) or of JSON names (built-in).
-    pub fields: Vec<AcField>,
+    pub(crate) fields: Vec<AcField>,
     /// How others reach it: an `Apply` impl for the source type (custom types, so the
     /// derive and the CLI name it alike), or its own `MERGE` constant (built-in types, named
     /// directly).
-    pub reached: Reached,
+    pub(crate) reached: Reached,
 }
 
 /// How other apply configurations name a struct's.
 #[derive(Debug, Clone)]
-pub enum Reached {
+pub(crate) enum Reached {
     /// `impl Apply for <source type>`.
     Apply(syn::Ident),
     /// `pub const MERGE` on the apply configuration.
@@ -39,27 +39,27 @@ pub enum Reached {
 
 /// One field of an apply configuration.
 #[derive(Debug, Clone)]
-pub struct AcField {
+pub(crate) struct AcField {
     /// The Rust field name.
-    pub ident: syn::Ident,
+    pub(crate) ident: syn::Ident,
     /// The JSON name.
-    pub json: String,
+    pub(crate) json: String,
     /// The source field's doc lines without markers (none: a line naming `json`).
-    pub docs: Vec<String>,
+    pub(crate) docs: Vec<String>,
     /// The type held (inside an `Option`, except for a flattened field).
-    pub held: TokenStream,
+    pub(crate) held: TokenStream,
     /// How its builder adds to it (`None`: no builder, as for a kind's type meta).
-    pub builder: Option<Builder>,
+    pub(crate) builder: Option<Builder>,
     /// How server-side apply merges it (`None`: replaced whole); for a flattened field,
     /// the merge of its struct, which merges the fields it brings.
-    pub merge: Option<TokenStream>,
+    pub(crate) merge: Option<TokenStream>,
     /// `#[serde(flatten)]`: its fields are the struct's own.
-    pub flatten: bool,
+    pub(crate) flatten: bool,
 }
 
 /// How the builder of a field adds a value.
 #[derive(Debug, Clone)]
-pub enum Builder {
+pub(crate) enum Builder {
     /// `with_x(value: impl Into<held>)`.
     Set,
     /// `with_x(items: impl IntoIterator<Item = item>)`: appends.

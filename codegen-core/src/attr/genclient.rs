@@ -12,25 +12,25 @@ use crate::diag::{Ctxt, Loc, did_you_mean, suggest};
 
 /// A value with its location.
 #[derive(Debug, Clone)]
-pub struct Located<T> {
+pub(crate) struct Located<T> {
     /// The value.
-    pub value: T,
+    pub(crate) value: T,
     /// Where it was written.
-    pub loc: Loc,
+    pub(crate) loc: Loc,
 }
 
 /// A list of verbs as written (`onlyVerbs=` / `skipVerbs=`); names are checked in the model.
 #[derive(Debug, Clone)]
-pub struct VerbList {
+pub(crate) struct VerbList {
     /// The whole marker or key.
-    pub loc: Loc,
+    pub(crate) loc: Loc,
     /// Each verb name as written.
-    pub verbs: Vec<Located<String>>,
+    pub(crate) verbs: Vec<Located<String>>,
 }
 
 /// A type named in a `+genclient:method` (`input=` / `result=`).
 #[derive(Debug, Clone)]
-pub enum TypeRef {
+pub(crate) enum TypeRef {
     /// Written as Rust, in the attribute.
     Rust(Box<syn::Type>),
     /// Written as text in a marker: a Rust path or a Go path such as
@@ -40,44 +40,44 @@ pub enum TypeRef {
 
 /// One `+genclient:method=...` or `#[genclient(method(...))]`.
 #[derive(Debug, Clone)]
-pub struct MethodAttr {
+pub(crate) struct MethodAttr {
     /// The whole method spec.
-    pub loc: Loc,
+    pub(crate) loc: Loc,
     /// The method name as written (`GetScale` or `get_scale`).
-    pub name: Option<Located<String>>,
+    pub(crate) name: Option<Located<String>>,
     /// `verb=`.
-    pub verb: Option<Located<String>>,
+    pub(crate) verb: Option<Located<String>>,
     /// `subresource=`.
-    pub subresource: Option<Located<String>>,
+    pub(crate) subresource: Option<Located<String>>,
     /// `input=`.
-    pub input: Option<Located<TypeRef>>,
+    pub(crate) input: Option<Located<TypeRef>>,
     /// `result=`.
-    pub result: Option<Located<TypeRef>>,
+    pub(crate) result: Option<Located<TypeRef>>,
 }
 
 /// Everything the `+genclient` family said about one type, not yet validated.
 #[derive(Debug, Clone, Default)]
-pub struct GenclientAttrs {
+pub(crate) struct GenclientAttrs {
     /// `+genclient` / `#[genclient]`: the type asks for a client.
-    pub enabled: Option<Loc>,
+    pub(crate) enabled: Option<Loc>,
     /// `+genclient:nonNamespaced`.
-    pub non_namespaced: Option<Loc>,
+    pub(crate) non_namespaced: Option<Loc>,
     /// `+genclient:noStatus`.
-    pub no_status: Option<Loc>,
+    pub(crate) no_status: Option<Loc>,
     /// `+genclient:noVerbs`.
-    pub no_verbs: Option<Loc>,
+    pub(crate) no_verbs: Option<Loc>,
     /// `+genclient:readonly`.
-    pub readonly: Option<Loc>,
+    pub(crate) readonly: Option<Loc>,
     /// `+genclient:onlyVerbs=`.
-    pub only_verbs: Option<VerbList>,
+    pub(crate) only_verbs: Option<VerbList>,
     /// `+genclient:skipVerbs=`.
-    pub skip_verbs: Option<VerbList>,
+    pub(crate) skip_verbs: Option<VerbList>,
     /// `+genclient:method=`, in order.
-    pub methods: Vec<MethodAttr>,
+    pub(crate) methods: Vec<MethodAttr>,
     /// `+resourceName=`.
-    pub resource_name: Option<Located<String>>,
+    pub(crate) resource_name: Option<Located<String>>,
     /// The first sub-marker seen, to report sub-markers used without `+genclient`.
-    pub first_option: Option<Loc>,
+    pub(crate) first_option: Option<Loc>,
 }
 
 const MARKER_OPTIONS: &[&str] = &[
@@ -119,7 +119,7 @@ impl DocLine<'_> {
 }
 
 /// The string of a `#[doc = "..."]` attribute.
-pub fn doc_string(attr: &Attribute) -> Option<LitStr> {
+pub(crate) fn doc_string(attr: &Attribute) -> Option<LitStr> {
     if !attr.path().is_ident("doc") {
         return None;
     }
@@ -135,7 +135,10 @@ pub fn doc_string(attr: &Attribute) -> Option<LitStr> {
 }
 
 /// Calls `f` with every trimmed doc line that starts with `+`, and its location.
-pub fn for_each_marker(attrs: &[Attribute], mut f: impl FnMut(&str, &dyn Fn(usize, usize) -> Loc)) {
+pub(crate) fn for_each_marker(
+    attrs: &[Attribute],
+    mut f: impl FnMut(&str, &dyn Fn(usize, usize) -> Loc),
+) {
     for attr in attrs {
         let Some(lit) = doc_string(attr) else {
             continue;
@@ -160,7 +163,7 @@ pub fn for_each_marker(attrs: &[Attribute], mut f: impl FnMut(&str, &dyn Fn(usiz
 
 impl GenclientAttrs {
     /// Reads the `+genclient` markers in the doc comments and every `#[genclient]` attribute.
-    pub fn from_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Self {
+    pub(crate) fn from_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Self {
         let mut out = GenclientAttrs::default();
         for_each_marker(attrs, |text, loc| out.read_marker(cx, text, loc));
         for attr in attrs.iter().filter(|a| a.path().is_ident("genclient")) {

@@ -11,11 +11,11 @@ use crate::diag::{Ctxt, did_you_mean};
 
 /// A string value and where the user wrote it.
 #[derive(Debug, Clone)]
-pub struct Spanned<T> {
+pub(crate) struct Spanned<T> {
     /// The value.
-    pub value: T,
+    pub(crate) value: T,
     /// Where it was written.
-    pub span: Span,
+    pub(crate) span: Span,
 }
 
 impl Spanned<String> {
@@ -29,69 +29,67 @@ impl Spanned<String> {
 
 /// `scale(...)` of `#[kube]`: the JSON paths of the scale subresource.
 #[derive(Debug, Clone, Default)]
-pub struct ScaleAttr {
+pub(crate) struct ScaleAttr {
     /// Where `scale` was written.
-    pub span: Option<Span>,
+    pub(crate) span: Option<Span>,
     /// `spec_replicas_path`.
-    pub spec_replicas_path: Option<Spanned<String>>,
+    pub(crate) spec_replicas_path: Option<Spanned<String>>,
     /// `status_replicas_path`.
-    pub status_replicas_path: Option<Spanned<String>>,
+    pub(crate) status_replicas_path: Option<Spanned<String>>,
     /// `label_selector_path`.
-    pub label_selector_path: Option<Spanned<String>>,
+    pub(crate) label_selector_path: Option<Spanned<String>>,
 }
 
 /// One `printcolumn(...)`.
 #[derive(Debug, Clone)]
-pub struct PrintColumn {
-    /// Where `printcolumn` was written.
-    pub span: Span,
+pub(crate) struct PrintColumn {
     /// `name = "Ready"`.
-    pub name: Option<Spanned<String>>,
+    pub(crate) name: Option<Spanned<String>>,
     /// `type_ = "integer"`.
-    pub type_: Option<Spanned<String>>,
+    pub(crate) type_: Option<Spanned<String>>,
     /// `json_path = ".spec.replicas"`.
-    pub json_path: Option<Spanned<String>>,
+    pub(crate) json_path: Option<Spanned<String>>,
 }
 
 /// The `#[kube(...)]` keys, raw: presence is checked later, in the model.
 #[derive(Debug, Clone, Default)]
-pub struct KubeAttrs {
+pub(crate) struct KubeAttrs {
     /// Where the first `#[kube]` attribute was written.
-    pub span: Option<Span>,
+    pub(crate) span: Option<Span>,
     /// `group = "..."`.
-    pub group: Option<Spanned<String>>,
+    pub(crate) group: Option<Spanned<String>>,
     /// `version = "..."`.
-    pub version: Option<Spanned<String>>,
+    pub(crate) version: Option<Spanned<String>>,
     /// `kind = "..."`.
-    pub kind: Option<Spanned<String>>,
+    pub(crate) kind: Option<Spanned<String>>,
     /// `root = "..."`: the name of the generated struct, when not `kind`.
-    pub root: Option<Spanned<String>>,
+    pub(crate) root: Option<Spanned<String>>,
     /// `plural = "..."`.
-    pub plural: Option<Spanned<String>>,
+    pub(crate) plural: Option<Spanned<String>>,
     /// `singular = "..."`.
-    pub singular: Option<Spanned<String>>,
+    pub(crate) singular: Option<Spanned<String>>,
     /// `namespaced` (flag).
-    pub namespaced: Option<Span>,
+    pub(crate) namespaced: Option<Span>,
     /// `status = "FooStatus"`.
-    pub status: Option<Spanned<String>>,
+    pub(crate) status: Option<Spanned<String>>,
     /// `scale(...)` or `scale = "<json>"`.
-    pub scale: Option<ScaleAttr>,
+    pub(crate) scale: Option<ScaleAttr>,
     /// `shortname = "..."`, repeatable.
-    pub shortnames: Vec<Spanned<String>>,
+    pub(crate) shortnames: Vec<Spanned<String>>,
     /// `category = "..."`, repeatable.
-    pub categories: Vec<Spanned<String>>,
+    pub(crate) categories: Vec<Spanned<String>>,
     /// `selectable = ".spec.x"`, repeatable.
-    pub selectable: Vec<Spanned<String>>,
+    pub(crate) selectable: Vec<Spanned<String>>,
     /// `printcolumn(name = "...", type_ = "...", json_path = "...")` entries; the legacy JSON
     /// string form is recorded without content.
-    pub printcolumns: Vec<PrintColumn>,
+    pub(crate) printcolumns: Vec<PrintColumn>,
     /// `annotation("key", "value")` entries (kube puts them on the CRD and on new objects).
-    pub annotations: Vec<(Spanned<String>, Spanned<String>)>,
+    pub(crate) annotations: Vec<(Spanned<String>, Spanned<String>)>,
     /// `label("key", "value")` entries.
-    pub labels: Vec<(Spanned<String>, Spanned<String>)>,
+    pub(crate) labels: Vec<(Spanned<String>, Spanned<String>)>,
     /// `no_spec`: the struct's fields are the object's root properties (kube flattens it),
     /// so its paths start at the root rather than at `.spec`.
-    pub no_spec: Option<Span>,
+    pub(crate) no_spec: Option<Span>,
 }
 
 /// The keys we read.
@@ -130,7 +128,7 @@ const PASSED_THROUGH: &[&str] = &[
 
 impl KubeAttrs {
     /// Reads every `#[kube(...)]` among `attrs`.
-    pub fn from_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Self {
+    pub(crate) fn from_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Self {
         let mut out = KubeAttrs::default();
         for attr in attrs.iter().filter(|a| a.path().is_ident("kube")) {
             out.span.get_or_insert(attr.path().segments[0].ident.span());
@@ -170,7 +168,6 @@ impl KubeAttrs {
             "selectable" => self.selectable.push(string(&meta)?),
             "printcolumn" => {
                 let mut column = PrintColumn {
-                    span,
                     name: None,
                     type_: None,
                     json_path: None,

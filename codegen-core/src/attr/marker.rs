@@ -13,7 +13,7 @@ use crate::diag::{Ctxt, Loc, suggest};
 
 /// Where a marker may be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Place {
+pub(crate) enum Place {
     /// On a struct field.
     Field,
     /// On a type (the spec struct for resource markers).
@@ -25,7 +25,7 @@ pub enum Place {
 /// The markers we interpret: name (without the `+`), where it goes, and whether it takes a
 /// value after `=` (`Some(true)`), `key=value` arguments after `:` (`Some(false)`), or
 /// nothing (`None`).
-pub const KNOWN: &[(&str, Place, Option<bool>)] = &[
+pub(crate) const KNOWN: &[(&str, Place, Option<bool>)] = &[
     ("kubebuilder:validation:Minimum", Place::Field, Some(true)),
     ("kubebuilder:validation:Maximum", Place::Field, Some(true)),
     (
@@ -155,18 +155,18 @@ fn has_items_form(name: &str) -> bool {
 
 /// One `key=value` argument of a marker.
 #[derive(Debug, Clone)]
-pub struct Arg {
+pub(crate) struct Arg {
     /// The key as written.
-    pub key: String,
+    pub(crate) key: String,
     /// The value, unquoted.
-    pub value: String,
+    pub(crate) value: String,
     /// Where the key starts and the value ends.
-    pub loc: Loc,
+    pub(crate) loc: Loc,
 }
 
 /// One step from a value to the values inside it, for validation markers that apply there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// The items of a list (`items:`).
     Items,
     /// The values of a map (`values:`).
@@ -178,32 +178,32 @@ pub enum Step {
 /// (`+kube-codegen:validation:values:Pattern=...` on a map's values,
 /// `+kube-codegen:validation:items:items:MaxLength=...` on a nested list's items).
 /// controller-gen has only `+kubebuilder:validation:items:<Name>`, one list level deep.
-pub const ELEMENTS_PREFIX: &str = "kube-codegen:validation:";
+pub(crate) const ELEMENTS_PREFIX: &str = "kube-codegen:validation:";
 
 /// One recognised marker.
 #[derive(Debug, Clone)]
-pub struct Marker {
+pub(crate) struct Marker {
     /// The name without the leading `+` (one of [`KNOWN`]); for
     /// `+kubebuilder:validation:items:Minimum`, `kubebuilder:validation:Minimum`.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// Where inside the field it applies: nothing for the field itself, `[Items]` for the
     /// `items:` form, any steps for kube-codegen's [`ELEMENTS_PREFIX`] form.
-    pub steps: Vec<Step>,
+    pub(crate) steps: Vec<Step>,
     /// Where it may be written.
-    pub place: Place,
+    pub(crate) place: Place,
     /// The text after `=`, for markers that take a value.
-    pub value: Option<String>,
+    pub(crate) value: Option<String>,
     /// The `key=value` arguments, for markers that take them.
-    pub args: Vec<Arg>,
+    pub(crate) args: Vec<Arg>,
     /// The marker's name.
-    pub name_loc: Loc,
+    pub(crate) name_loc: Loc,
     /// The value, or the whole marker when there is none.
-    pub value_loc: Loc,
+    pub(crate) value_loc: Loc,
 }
 
 impl Marker {
     /// The short name users see in messages: `+kubebuilder:validation:Minimum`.
-    pub fn display(&self) -> String {
+    pub(crate) fn display(&self) -> String {
         match (
             self.name.strip_prefix("kubebuilder:validation:"),
             self.steps.as_slice(),
@@ -224,14 +224,14 @@ impl Marker {
     }
 
     /// The argument `key`, if given.
-    pub fn arg(&self, key: &str) -> Option<&Arg> {
+    pub(crate) fn arg(&self, key: &str) -> Option<&Arg> {
         self.args.iter().find(|a| a.key == key)
     }
 }
 
 /// The CRD markers of `attrs` for their meaning alone, where their mistakes are reported by
 /// the stage that checks the struct they sit on (`schema::check_struct`), once.
-pub fn read_checked_elsewhere(attrs: &[Attribute]) -> Vec<Marker> {
+pub(crate) fn read_checked_elsewhere(attrs: &[Attribute]) -> Vec<Marker> {
     let mut cx = Ctxt::new();
     let markers = read(&mut cx, attrs);
     drop(cx.into_diagnostics());
@@ -240,7 +240,7 @@ pub fn read_checked_elsewhere(attrs: &[Attribute]) -> Vec<Marker> {
 
 /// Reads the CRD markers of `attrs`' doc comments; reports unknown `+kubebuilder:` names and
 /// malformed values.
-pub fn read(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<Marker> {
+pub(crate) fn read(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<Marker> {
     let mut out = Vec::new();
     for_each_marker(attrs, |text, loc| {
         if let Some(m) = parse(cx, text, loc) {

@@ -1,6 +1,6 @@
 //! Raw attributes: what the user wrote, read into typed values but not yet validated.
 
-pub mod genclient;
-pub mod kube;
-pub mod marker;
-pub mod package;
+pub(crate) mod genclient;
+pub(crate) mod kube;
+pub(crate) mod marker;
+pub(crate) mod package;

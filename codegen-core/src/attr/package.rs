@@ -7,18 +7,18 @@ use crate::diag::{Ctxt, suggest};
 
 /// The package markers of one API version module.
 #[derive(Debug, Clone, Default)]
-pub struct PackageAttrs {
+pub(crate) struct PackageAttrs {
     /// `+groupName=samplecontroller.k8s.io`.
-    pub group_name: Option<Located<String>>,
+    pub(crate) group_name: Option<Located<String>>,
     /// `+groupGoName=Samplecontroller`: overrides the name of the group accessor.
-    pub group_go_name: Option<Located<String>>,
+    pub(crate) group_go_name: Option<Located<String>>,
     /// `+kubebuilder:ac:generate=true`: apply configurations for every kind of the version.
-    pub apply_configurations: bool,
+    pub(crate) apply_configurations: bool,
 }
 
 impl PackageAttrs {
     /// Reads the markers among a module's inner attributes (`//!` comments).
-    pub fn from_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Self {
+    pub(crate) fn from_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Self {
         let mut out = PackageAttrs::default();
         for_each_marker(attrs, |text, loc| {
             let body = &text[1..];

@@ -101,7 +101,7 @@ fn merge_arms(fields: &[AcField]) -> Option<TokenStream> {
 
 /// The `MERGE` of the struct whose apply configuration is `ac` (merged field by field, as
 /// the `match` arms `arms` say), and the `merge_field` function of `ac` it names.
-pub fn merge_of(ac: &syn::Ident, arms: Option<TokenStream>) -> (TokenStream, TokenStream) {
+pub(crate) fn merge_of(ac: &syn::Ident, arms: Option<TokenStream>) -> (TokenStream, TokenStream) {
     let rt = quote!(::kube_codegen_runtime::apply);
     match arms {
         None => (quote!(#rt::Merge::FIELDS), TokenStream::new()),
@@ -201,7 +201,7 @@ fn builder(f: &AcField, how: &Builder, fields: &[AcField]) -> TokenStream {
 }
 
 /// A struct's apply configuration, its builders, and how others reach it.
-pub fn ac_struct(s: &AcStruct) -> TokenStream {
+pub(crate) fn ac_struct(s: &AcStruct) -> TokenStream {
     let rt = rt();
     let ac = &s.ident;
     let vis = &s.vis;
@@ -251,13 +251,13 @@ pub fn ac_struct(s: &AcStruct) -> TokenStream {
 }
 
 /// `XApplyConfiguration` for a struct of an API, its builders, and `impl Apply for X`.
-pub fn struct_items(s: &ItemStruct) -> TokenStream {
+pub(crate) fn struct_items(s: &ItemStruct) -> TokenStream {
     ac_struct(&custom::lower(s))
 }
 
 /// The module `builtin_applyconfigurations`: apply configurations of the built-in kinds
 /// `kinds` and of every type they reach.
-pub fn builtin_module(kinds: &[&Resource]) -> TokenStream {
+pub(crate) fn builtin_module(kinds: &[&Resource]) -> TokenStream {
     let mut items = TokenStream::new();
     for (s, kind) in builtin::lower(kinds) {
         items.extend(ac_struct(&s));
@@ -274,7 +274,7 @@ pub fn builtin_module(kinds: &[&Resource]) -> TokenStream {
 
 /// The module of one source file's apply configurations: its imports, then the kinds'
 /// apply configurations by name, then its types' in the order written.
-pub fn module_items(m: &ApplyModule) -> TokenStream {
+pub(crate) fn module_items(m: &ApplyModule) -> TokenStream {
     let doc = format!(
         " Apply configurations of the types in `{}`.",
         m.source.display()
@@ -297,7 +297,7 @@ pub fn module_items(m: &ApplyModule) -> TokenStream {
 }
 
 /// An enum is applied whole: its apply configuration is itself.
-pub fn enum_items(e: &ItemEnum) -> TokenStream {
+pub(crate) fn enum_items(e: &ItemEnum) -> TokenStream {
     enum_ident_items(&e.ident)
 }
 
@@ -312,7 +312,7 @@ fn enum_ident_items(ident: &syn::Ident) -> TokenStream {
 
 /// `FooApplyConfiguration` for a kind: type meta, metadata, the spec's and the status's
 /// apply configurations, a constructor, builders, and `extract_foo` / `extract_foo_status`.
-pub fn kind_items(r: &Resource, spec_ident: &syn::Ident) -> TokenStream {
+pub(crate) fn kind_items(r: &Resource, spec_ident: &syn::Ident) -> TokenStream {
     let ty = &r.ident;
     let ac = format_ident!("{}ApplyConfiguration", ty);
     let spec_ac = format_ident!("{}ApplyConfiguration", spec_ident);
@@ -355,7 +355,7 @@ pub fn kind_items(r: &Resource, spec_ident: &syn::Ident) -> TokenStream {
 }
 
 /// Where a kind's apply configuration holds what its `#[kube]` struct says.
-pub enum SpecField {
+pub(crate) enum SpecField {
     /// In `spec`: the struct is the spec.
     Spec(TokenStream),
     /// Flattened into the root (`#[kube(no_spec)]`): the struct's fields are the root's.
@@ -365,7 +365,7 @@ pub enum SpecField {
 /// A CRD kind's apply configuration struct (type meta, metadata, the spec's configuration
 /// as `spec` says, `status` holding `status_ac`, merged as `merge` says, from
 /// [`merge_of`]) with the helpers every kind's apply configuration has.
-pub fn kind_common(
+pub(crate) fn kind_common(
     r: &Resource,
     ac: &syn::Ident,
     spec: SpecField,
@@ -469,7 +469,7 @@ pub fn kind_common(
 /// What every kind's apply configuration `ac` (a struct with `api_version`, `kind` and
 /// `metadata` fields) has: `new`, metadata builders, `ObjectConfiguration`, and the
 /// `extract_<kind>` functions for objects of type `object`.
-pub fn kind_helpers(
+pub(crate) fn kind_helpers(
     r: &Resource,
     ac: &syn::Ident,
     object: &TokenStream,

@@ -22,7 +22,7 @@ use quote::quote;
 use crate::model::{Method, MethodVerb, Resource, Scope, Verb};
 
 /// Every item of the typed client of `r`.
-pub fn client_items(r: &Resource) -> TokenStream {
+pub(crate) fn client_items(r: &Resource) -> TokenStream {
     let vis = &r.vis;
     let ty = &r.ident;
     let client = r.client_ident();

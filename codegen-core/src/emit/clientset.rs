@@ -9,7 +9,7 @@ use crate::naming;
 use crate::tree::{ApiTree, GroupVersion};
 
 /// `SamplecontrollerV1alpha1Client`.
-pub fn group_client_ident(gv: &GroupVersion) -> Ident {
+pub(crate) fn group_client_ident(gv: &GroupVersion) -> Ident {
     naming::ident(&format!(
         "{}{}Client",
         gv.group_go_name,
@@ -18,7 +18,7 @@ pub fn group_client_ident(gv: &GroupVersion) -> Ident {
 }
 
 /// `samplecontroller_v1alpha1`.
-pub fn group_accessor_ident(gv: &GroupVersion) -> Ident {
+pub(crate) fn group_accessor_ident(gv: &GroupVersion) -> Ident {
     naming::ident(&naming::group_version_accessor(
         &gv.group_go_name,
         &gv.version,
@@ -26,7 +26,7 @@ pub fn group_accessor_ident(gv: &GroupVersion) -> Ident {
 }
 
 /// The group/version client: one accessor per resource.
-pub fn group_client_items(gv: &GroupVersion) -> TokenStream {
+pub(crate) fn group_client_items(gv: &GroupVersion) -> TokenStream {
     let rt = quote!(::kube_codegen_runtime);
     let name = group_client_ident(gv);
     let doc = format!(
@@ -99,7 +99,7 @@ pub fn group_client_items(gv: &GroupVersion) -> TokenStream {
 }
 
 /// The clientset: one accessor per group/version of the tree.
-pub fn clientset_items(tree: &ApiTree) -> TokenStream {
+pub(crate) fn clientset_items(tree: &ApiTree) -> TokenStream {
     let rt = quote!(::kube_codegen_runtime);
     let accessors = tree.versions.iter().map(|gv| {
         let accessor = group_accessor_ident(gv);

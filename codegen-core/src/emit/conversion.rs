@@ -24,7 +24,7 @@ fn kinds(tree: &ApiTree) -> Vec<(&CrdVersion, Vec<&CrdVersion>)> {
 }
 
 /// Whether the tree has a `conversion.rs`.
-pub fn has_conversions(tree: &ApiTree) -> bool {
+pub(crate) fn has_conversions(tree: &ApiTree) -> bool {
     !kinds(tree).is_empty()
 }
 
@@ -36,7 +36,7 @@ fn type_path(c: &CrdVersion) -> Result<syn::Path, syn::Error> {
 }
 
 /// The file's items.
-pub fn conversion_file(tree: &ApiTree) -> Result<TokenStream, syn::Error> {
+pub(crate) fn conversion_file(tree: &ApiTree) -> Result<TokenStream, syn::Error> {
     let runtime = quote!(::kube_codegen_runtime::webhook::conversion);
     let mut entries = Vec::new();
     for (hub, spokes) in kinds(tree) {

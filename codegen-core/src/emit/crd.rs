@@ -18,7 +18,7 @@ fn raw(text: &str) -> TokenStream {
 }
 
 /// `&[Patch::..., ...]` for `patches`.
-pub fn patches(patches: &[Patch]) -> TokenStream {
+pub(crate) fn patches(patches: &[Patch]) -> TokenStream {
     let items = patches.iter().map(|p| match p {
         Patch::Schema { path, set } => {
             let set = raw(&serde_json::Value::Object(set.clone()).to_string());
@@ -67,7 +67,7 @@ fn probe_calls(probes: &[Probe], at: &TokenStream, out: &TokenStream) -> TokenSt
 
 /// `impl CrdMarkers for S`: a nested struct's patches, and those of the types below it, for
 /// the `GenClient` derive of the spec that uses it.
-pub fn crd_markers_impl(s: &syn::ItemStruct, markers: &Markers) -> TokenStream {
+pub(crate) fn crd_markers_impl(s: &syn::ItemStruct, markers: &Markers) -> TokenStream {
     let ident = &s.ident;
     let (impl_generics, ty_generics, where_clause) = s.generics.split_for_impl();
     let list = patches(&markers.patches);
@@ -84,14 +84,14 @@ pub fn crd_markers_impl(s: &syn::ItemStruct, markers: &Markers) -> TokenStream {
 }
 
 /// `build::<path>(&[...])`: the CRD of one version with its markers.
-pub fn build_call(ty: &TokenStream, list: &[Patch]) -> TokenStream {
+pub(crate) fn build_call(ty: &TokenStream, list: &[Patch]) -> TokenStream {
     let list = patches(list);
     quote!(::kube_codegen_runtime::crd::build::<#ty>(#list))
 }
 
 /// `impl Foo { pub fn crd_with_markers() }`: one version's CRD, kube's plus the markers
 /// (with the derive, also those of the field types that derive `CrdMarkers`).
-pub fn crd_items(r: &crate::model::Resource, markers: &Markers) -> TokenStream {
+pub(crate) fn crd_items(r: &crate::model::Resource, markers: &Markers) -> TokenStream {
     if r.builtin {
         return TokenStream::new();
     }
@@ -126,13 +126,13 @@ pub fn crd_items(r: &crate::model::Resource, markers: &Markers) -> TokenStream {
 type KindVersions = std::collections::BTreeMap<(String, String), Vec<(TokenStream, String, bool)>>;
 
 /// A CRD's `(group, kind)` and the expression that builds it.
-pub type CrdEntry = ((String, String), TokenStream);
+pub(crate) type CrdEntry = ((String, String), TokenStream);
 
 /// One expression per CRD of the tree, sorted by (group, kind), each of which evaluates to
 /// the CRD or returns its `CrdError` with `?`. With `direct`, every version is built from
 /// the tree's patches (`kube-codegen crds`); otherwise CLI-generated kinds call the
 /// `crd_with_markers()` generated next to their client.
-pub fn crd_entries(tree: &ApiTree, direct: bool) -> Result<Vec<CrdEntry>, syn::Error> {
+pub(crate) fn crd_entries(tree: &ApiTree, direct: bool) -> Result<Vec<CrdEntry>, syn::Error> {
     let mut kinds: KindVersions = Default::default();
     for c in &tree.crds {
         let tr = &c.resource;
@@ -174,7 +174,7 @@ pub fn crd_entries(tree: &ApiTree, direct: bool) -> Result<Vec<CrdEntry>, syn::E
 }
 
 /// `crds.rs`: every CRD of the tree, one per kind, versions merged around the stored one.
-pub fn crds_file(tree: &ApiTree) -> Result<TokenStream, syn::Error> {
+pub(crate) fn crds_file(tree: &ApiTree) -> Result<TokenStream, syn::Error> {
     let entries = crd_entries(tree, false)?.into_iter().map(|(_, e)| e);
     let crd = quote!(::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition);
     Ok(quote! {
@@ -191,7 +191,7 @@ pub fn crds_file(tree: &ApiTree) -> Result<TokenStream, syn::Error> {
 
 /// The `main.rs` of the runner `kube-codegen crds` builds against the user's crate: every
 /// CRD of `tree` (whose module paths name the crate), reported as JSON on stdout.
-pub fn runner_main(tree: &ApiTree) -> Result<TokenStream, syn::Error> {
+pub(crate) fn runner_main(tree: &ApiTree) -> Result<TokenStream, syn::Error> {
     let entries = crd_entries(tree, true)?.into_iter().map(|(_, e)| {
         quote! {
             (|| -> ::core::result::Result<_, ::kube_codegen_runtime::crd::CrdError> {

@@ -59,7 +59,7 @@ enum Planned<'t> {
 }
 
 /// Every file of the generated tree, sorted by path. `command` reproduces it.
-pub fn tree_files(tree: &ApiTree, command: &str) -> Result<Vec<OutputFile>, syn::Error> {
+pub(crate) fn tree_files(tree: &ApiTree, command: &str) -> Result<Vec<OutputFile>, syn::Error> {
     let header = format!("{HEADER_LINE}\n// Regenerate with: {command}\n\n");
     let planned = plan(tree);
     let emit = |p: &Planned<'_>| content(tree, p, command);
@@ -479,7 +479,7 @@ fn group_file(group: &str, versions: &[Ident]) -> TokenStream {
 }
 
 /// The tokens of one resource's file: imports from the API module, then the client.
-pub fn resource_file(tr: &TreeResource) -> Result<TokenStream, syn::Error> {
+pub(crate) fn resource_file(tr: &TreeResource) -> Result<TokenStream, syn::Error> {
     let r = &tr.resource;
     let mut names: Vec<String> = vec![r.ident.to_string()];
     names.extend(

@@ -8,7 +8,7 @@ use quote::quote;
 use crate::source::Input;
 
 /// The checks, for `mod.rs`.
-pub fn checks(inputs: &[Input], command: &str) -> TokenStream {
+pub(crate) fn checks(inputs: &[Input], command: &str) -> TokenStream {
     let checks = inputs.iter().map(|i| {
         let path = &i.from_output;
         let fingerprint = proc_macro2::Literal::u64_suffixed(i.fingerprint);

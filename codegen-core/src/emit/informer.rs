@@ -10,7 +10,7 @@ use crate::model::{Resource, Scope};
 use crate::naming;
 
 /// Every informer and lister item of `r`, or nothing without list and watch.
-pub fn informer_items(r: &Resource) -> TokenStream {
+pub(crate) fn informer_items(r: &Resource) -> TokenStream {
     if !r.has_informer() {
         return TokenStream::new();
     }

@@ -1,17 +1,17 @@
 //! Emitters: one module per generated artifact, all reading the validated model.
 
-pub mod apply;
-pub mod client;
-pub mod clientset;
-pub mod conversion;
-pub mod crd;
+pub(crate) mod apply;
+pub(crate) mod client;
+pub(crate) mod clientset;
+pub(crate) mod conversion;
+pub(crate) mod crd;
 pub mod files;
-pub mod fresh;
-pub mod informer;
+pub(crate) mod fresh;
+pub(crate) mod informer;
 
 /// Everything generated per resource, in the same order from both front ends: the typed
 /// client, then the informer and listers.
-pub fn resource_items(r: &crate::model::Resource) -> proc_macro2::TokenStream {
+pub(crate) fn resource_items(r: &crate::model::Resource) -> proc_macro2::TokenStream {
     let mut tokens = client::client_items(r);
     tokens.extend(informer::informer_items(r));
     tokens
@@ -26,13 +26,16 @@ pub fn format_items(tokens: proc_macro2::TokenStream) -> Result<String, syn::Err
 
 /// [`format_items`] for generated code as text (what formatting threads receive), after
 /// `header`; the error is the parser's message.
-pub fn format_source(header: &str, text: &str) -> Result<String, String> {
+pub(crate) fn format_source(header: &str, text: &str) -> Result<String, String> {
     let file = syn::parse_file(text).map_err(|e| e.to_string())?;
     Ok(print(header, &file))
 }
 
 /// [`format_items`] after `header`; the error is the parser's message.
-pub fn format_tokens(header: &str, tokens: proc_macro2::TokenStream) -> Result<String, String> {
+pub(crate) fn format_tokens(
+    header: &str,
+    tokens: proc_macro2::TokenStream,
+) -> Result<String, String> {
     let file: syn::File = syn::parse2(tokens).map_err(|e| e.to_string())?;
     Ok(print(header, &file))
 }

@@ -18,15 +18,15 @@ use crate::model::{Resource, Scope};
 /// What a resource marker is checked against.
 pub(super) struct Context<'a> {
     /// The spec's `#[kube]`.
-    pub kube: &'a KubeAttrs,
+    pub(crate) kube: &'a KubeAttrs,
     /// The validated resource.
-    pub resource: &'a Resource,
+    pub(crate) resource: &'a Resource,
     /// The spec struct.
-    pub spec: &'a ItemStruct,
+    pub(crate) spec: &'a ItemStruct,
     /// The status struct, when found.
-    pub status: Option<&'a ItemStruct>,
+    pub(crate) status: Option<&'a ItemStruct>,
     /// Where named types are defined.
-    pub structs: &'a Structs<'a>,
+    pub(crate) structs: &'a Structs<'a>,
 }
 
 impl Context<'_> {

@@ -24,14 +24,22 @@
 //! WebhookServer::new().conversion("/convert-samplecontroller-k8s-io-foo", conversion);
 //! ```
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Display;
 
 use kube::Resource;
 use kube::core::conversion::{ConversionRequest, ConversionResponse};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::{Envelope, Refusal, clip};
+
+/// The ConversionReview version answered, the only one `kube-codegen crds` asks for
+/// (`conversionReviewVersions: ["v1"]`).
+const CONVERSION_REVIEW: (&str, &str) = ("apiextensions.k8s.io/v1", "ConversionReview");
 
 /// The path `kube-codegen crds --conversion-service` gives a kind's conversion webhook:
 /// `/convert-<group with dashes>-<kind>`.
@@ -154,23 +162,53 @@ impl Conversion {
             .collect()
     }
 
+    fn unknown(&self, api_version: &str) -> String {
+        format!(
+            "{} is not a version of {} this webhook converts (it converts {})",
+            clip(api_version),
+            self.kind,
+            self.api_versions().join(", ")
+        )
+    }
+
+    /// Whether `api_version` is one this converts: the hub's or a spoke's, so of the kind's
+    /// group.
+    fn check_version(&self, api_version: &str) -> Result<(), String> {
+        if api_version == self.hub || self.spokes.contains_key(api_version) {
+            Ok(())
+        } else {
+            Err(self.unknown(api_version))
+        }
+    }
+
     fn step(&self, api_version: &str) -> Result<&Spoke, String> {
-        self.spokes.get(api_version).ok_or_else(|| {
-            format!(
-                "{api_version} is not a version of {} this webhook converts (it converts {})",
-                self.kind,
-                self.api_versions().join(", ")
-            )
-        })
+        self.spokes
+            .get(api_version)
+            .ok_or_else(|| self.unknown(api_version))
     }
 
     /// `object` in `desired` (an `apiVersion`), through the hub; its `metadata` untouched.
+    /// The object must be of this kind and of a version this converts, and so must
+    /// `desired`; an object already in `desired` is returned as it is.
     pub fn convert(&self, object: Value, desired: &str) -> Result<Value, String> {
         let from = object
             .get("apiVersion")
             .and_then(Value::as_str)
             .ok_or("the object has no apiVersion")?
             .to_owned();
+        let kind = object
+            .get("kind")
+            .and_then(Value::as_str)
+            .ok_or("the object has no kind")?;
+        if kind != self.kind {
+            return Err(format!(
+                "the object is a {}, not a {}",
+                clip(kind),
+                self.kind
+            ));
+        }
+        self.check_version(&from)?;
+        self.check_version(desired)?;
         if from == desired {
             return Ok(object);
         }
@@ -200,20 +238,13 @@ impl Conversion {
     /// failure naming the first that could not be.
     pub fn review(&self, request: ConversionRequest) -> ConversionResponse {
         let desired = request.desired_api_version.clone();
-        let converted: Result<Vec<Value>, String> = request
-            .objects
-            .iter()
-            .cloned()
-            .map(|o| {
-                let name = o
-                    .pointer("/metadata/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned();
-                self.convert(o, &desired)
-                    .map_err(|e| format!("converting {} \"{name}\" to {desired}: {e}", self.kind))
-            })
-            .collect();
+        let converted: Result<Vec<Value>, String> = self.check_version(&desired).and_then(|()| {
+            request
+                .objects
+                .iter()
+                .map(|o| self.convert_named(o.clone(), &desired))
+                .collect()
+        });
         let response = ConversionResponse::for_request(request);
         match converted {
             Ok(objects) => response.success(objects),
@@ -221,6 +252,74 @@ impl Conversion {
                 response.failure(kube::core::Status::failure(&message, "ConversionFailed"))
             }
         }
+    }
+
+    /// [`Conversion::convert`], its error naming the object.
+    fn convert_named(&self, object: Value, desired: &str) -> Result<Value, String> {
+        let name = object
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .map(|n| clip(n).into_owned())
+            .unwrap_or_default();
+        self.convert(object, desired).map_err(|e| {
+            format!(
+                "converting {} \"{name}\" to {}: {e}",
+                self.kind,
+                clip(desired)
+            )
+        })
+    }
+
+    /// Answers one ConversionReview body, or refuses it (400: not an
+    /// `apiextensions.k8s.io/v1` ConversionReview with a request). The objects are read,
+    /// converted and written one at a time, so a review takes little more memory than its
+    /// body and its answer, however many objects it holds.
+    pub(crate) fn answer(&self, body: &[u8]) -> Result<Vec<u8>, Refusal> {
+        #[derive(Deserialize)]
+        struct Request<'a> {
+            #[serde(borrow)]
+            uid: Cow<'a, str>,
+            #[serde(rename = "desiredAPIVersion", borrow)]
+            desired: Cow<'a, str>,
+            #[serde(borrow)]
+            objects: Vec<&'a RawValue>,
+        }
+        let request = Envelope::read(body, CONVERSION_REVIEW)?;
+        let request: Request<'_> = serde_json::from_str(request.get()).map_err(|e| {
+            Refusal::bad_request(format!(
+                "the ConversionReview's request does not decode: {e}"
+            ))
+        })?;
+        let mut out = Vec::with_capacity(body.len() + 256);
+        out.extend_from_slice(
+            br#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","response":{"uid":"#,
+        );
+        put(&mut out, request.uid.as_ref());
+        out.extend_from_slice(br#","convertedObjects":["#);
+        let objects_at = out.len();
+        let converted = self.check_version(&request.desired).and_then(|()| {
+            for (i, raw) in request.objects.iter().enumerate() {
+                let object: Value = serde_json::from_str(raw.get())
+                    .map_err(|e| format!("object {i} does not decode: {e}"))?;
+                let object = self.convert_named(object, &request.desired)?;
+                if i > 0 {
+                    out.push(b',');
+                }
+                put(&mut out, &object);
+            }
+            Ok(())
+        });
+        let result = match converted {
+            Ok(()) => kube::core::Status::success(),
+            Err(message) => {
+                out.truncate(objects_at);
+                kube::core::Status::failure(&message, "ConversionFailed")
+            }
+        };
+        out.extend_from_slice(br#"],"result":"#);
+        put(&mut out, &result);
+        out.extend_from_slice(b"}}");
+        Ok(out)
     }
 
     /// Checks that `hub` (an object of the hub version, as JSON) comes back unchanged from
@@ -252,6 +351,11 @@ impl Conversion {
             panic!("{why}");
         }
     }
+}
+
+/// Appends `value` as JSON; strings, values and statuses always serialize.
+fn put<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    let _ = serde_json::to_writer(out, value);
 }
 
 /// Why [`same_fields`] could not convert: a field of one version with no place in the other.

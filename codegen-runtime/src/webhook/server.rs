@@ -1,57 +1,83 @@
-//! The HTTPS server that answers the API server's AdmissionReviews.
+//! The HTTPS server that answers the API server's AdmissionReviews and ConversionReviews.
 //!
 //! Built on hyper and tokio-rustls, which kube's own client already brings into every
 //! controller's build (kube's `rustls-tls` feature), so serving webhooks adds no HTTP or TLS
 //! stack of its own; axum would only add routing for a handful of fixed paths.
 //!
-//! - TLS from a directory holding `tls.crt` and `tls.key` (what cert-manager's Secrets and
-//!   kubebuilder's layout use). The files are looked at again on every handshake: certificates
-//!   replaced on disk (a renewed Secret) are served from the next connection on, without a
-//!   restart; files that do not load keep the last good certificate in use.
+//! - TLS from a directory holding `tls.crt` and `tls.key` (see [`TlsFiles`]).
 //! - `POST <path>` answers an AdmissionReview (or, on a conversion route, a
-//!   ConversionReview); a body that is not one gets 400, one over
-//!   [`WebhookServer::max_body`] gets 413, and a handler slower than
-//!   [`WebhookServer::timeout`] gets 504 (the API server's own limit is 30 s at most).
+//!   ConversionReview); what is refused, and how, is in the [module docs](super).
 //! - `GET /healthz` answers `ok`.
-//! - The future passed to `serve` stops it: no new connections, and those in flight finish
-//!   (for at most the handler timeout) before `serve` returns.
+//!
+//! Its limits, and what the server does when it stops, are documented on [`WebhookServer`].
 
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 
-use http::{Method, Response, StatusCode};
-use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::{Bytes, Incoming};
-use hyper_util::rt::TokioIo;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use rustls::server::{ClientHello, ResolvesServerCert};
-use rustls::sign::CertifiedKey;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, watch};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
 
-use super::{Defaulter, Defaulting, Handler, Validating, Validator};
-
-/// What a path answers.
-#[derive(Clone)]
-enum Route {
-    /// AdmissionReviews, by a defaulter or a validator.
-    Admission(Arc<dyn Handler>),
-    /// ConversionReviews of one kind.
-    Conversion(Arc<super::conversion::Conversion>),
-}
+use super::conn::{self, Deadlines, Shared};
+use super::requests::{Requests, Route};
+use super::{Defaulter, Defaulting, KnownKind, TlsFiles, Validating, Validator, WebhookKind};
 
 /// Routes from paths to typed webhooks, served over HTTPS.
+///
+/// # Limits
+///
+/// kube-apiserver calls a webhook with a timeout of `timeoutSeconds` (10 s unless set, 30 s
+/// at most), over HTTP/1.1 connections it keeps for 90 s when idle and whose TLS handshake it
+/// gives 10 s. A client that takes longer than that in any stage is not the API server, or
+/// has given up, so waiting for it only holds memory for whoever opened the connection. Each
+/// limit has a builder method:
+///
+/// | limit | default | beyond it |
+/// |---|---|---|
+/// | [`handshake_timeout`](Self::handshake_timeout) | 10 s | the connection is closed |
+/// | [`header_timeout`](Self::header_timeout): a request head, from the handshake or from its first byte | 10 s | closed |
+/// | [`body_timeout`](Self::body_timeout): the body, from the head | 10 s | 408, closed |
+/// | [`idle_timeout`](Self::idle_timeout): between requests (and writing an answer) | 90 s | closed |
+/// | [`timeout`](Self::timeout): the handler | 10 s | 504 |
+/// | [`max_body`](Self::max_body) | 8 MiB | 413, closed |
+/// | JSON values in a review (`max_body` / 32) | 262,144 | 413 |
+/// | request head | 16 KiB | 431, closed |
+/// | [`max_connections`](Self::max_connections) open at once | 1024 | a new one is closed at once; those open keep being served |
+/// | [`body_budget`](Self::body_budget): bytes of bodies held at once, over all connections | 16 MiB | a body waits for memory; 503 once its body timeout passes |
+/// | [`shutdown_grace`](Self::shutdown_grace) | 5 s | see below |
+///
+/// The future passed to `serve` stops the server: the listener is closed at once, idle
+/// connections and requests still arriving (in their handshake, head or body) are closed at
+/// once, reviews being answered get the grace period to finish and write their answer, and
+/// whatever is left then is closed. `serve` returns within the grace period.
+///
+/// # Memory
+///
+/// A review costs a small multiple of its body while it is answered (a 3 MiB object
+/// defaulted: about 28 MiB at the peak; a ConversionReview is converted one object at a time,
+/// so 10,000 objects in 6.5 MB: about 13 MiB), [`body_budget`](Self::body_budget) bounds how
+/// many bodies are answered at once, and an open connection costs about 22 KiB. glibc's
+/// allocator keeps what is freed for reuse, so the resident set stays near the peak these
+/// bounds allow instead of going back to where it started: size a Pod's memory for that
+/// peak (`benches/webhook_memory.rs` measures it).
 pub struct WebhookServer {
     routes: HashMap<String, Route>,
     max_body: usize,
     timeout: Duration,
+    handshake_timeout: Duration,
+    header_timeout: Duration,
+    body_timeout: Duration,
+    idle_timeout: Duration,
+    max_connections: usize,
+    body_budget: usize,
+    shutdown_grace: Duration,
 }
 
 impl Default for WebhookServer {
@@ -68,48 +94,95 @@ impl std::fmt::Debug for WebhookServer {
             .field("paths", &paths)
             .field("max_body", &self.max_body)
             .field("timeout", &self.timeout)
+            .field("handshake_timeout", &self.handshake_timeout)
+            .field("header_timeout", &self.header_timeout)
+            .field("body_timeout", &self.body_timeout)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("max_connections", &self.max_connections)
+            .field("body_budget", &self.body_budget)
+            .field("shutdown_grace", &self.shutdown_grace)
             .finish()
     }
 }
 
+/// How long the accept loop waits after a failed accept (out of file descriptors, say), so
+/// a full table is not polled in a busy loop.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// A warning at most every 10 s for what can happen thousands of times a second.
+#[derive(Default)]
+struct Throttled {
+    last: Option<Instant>,
+    since: u64,
+}
+
+impl Throttled {
+    /// Counts one; `Some(count since the last warning)` when it is time to warn again.
+    fn note(&mut self) -> Option<u64> {
+        self.since += 1;
+        let now = Instant::now();
+        if self
+            .last
+            .is_none_or(|last| now.duration_since(last) >= Duration::from_secs(10))
+        {
+            self.last = Some(now);
+            return Some(std::mem::take(&mut self.since));
+        }
+        None
+    }
+}
+
 impl WebhookServer {
-    /// No routes yet; bodies up to 8 MiB (an object and its old version, each up to the API
-    /// server's 3 MiB request limit), handlers answering within 10 s (the API server's
-    /// default `timeoutSeconds`).
+    /// No routes yet, and the [limits](Self#limits) above: bodies up to 8 MiB
+    /// (an object and its old version, each up to the API server's 3 MiB request limit),
+    /// handlers answering within 10 s (the API server's default `timeoutSeconds`).
     pub fn new() -> Self {
         Self {
             routes: HashMap::new(),
             max_body: 8 << 20,
             timeout: Duration::from_secs(10),
+            handshake_timeout: Duration::from_secs(10),
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(90),
+            max_connections: 1024,
+            body_budget: 16 << 20,
+            shutdown_grace: Duration::from_secs(5),
         }
     }
 
-    /// Serves `defaulter` for kind `K` at `path` (a mutating webhook's `path`).
+    /// Serves `defaulter` for kind `K` at `path` (a mutating webhook's `path`). Requests for
+    /// another group, version or kind are refused before `defaulter` sees them.
     #[must_use]
     pub fn defaulting<K, D>(mut self, path: impl Into<String>, defaulter: D) -> Self
     where
-        K: DeserializeOwned + Serialize + Send + Sync + 'static,
+        K: kube::Resource + DeserializeOwned + Serialize + Send + Sync + 'static,
+        K::DynamicType: KnownKind,
         D: Defaulter<K>,
     {
         let handler = Defaulting {
             defaulter,
-            kind: std::marker::PhantomData,
+            kind: WebhookKind::of::<K>(),
+            typed: std::marker::PhantomData,
         };
         self.routes
             .insert(path.into(), Route::Admission(Arc::new(handler)));
         self
     }
 
-    /// Serves `validator` for kind `K` at `path` (a validating webhook's `path`).
+    /// Serves `validator` for kind `K` at `path` (a validating webhook's `path`). Requests for
+    /// another group, version or kind are refused before `validator` sees them.
     #[must_use]
     pub fn validating<K, V>(mut self, path: impl Into<String>, validator: V) -> Self
     where
-        K: DeserializeOwned + Send + Sync + 'static,
+        K: kube::Resource + DeserializeOwned + Send + Sync + 'static,
+        K::DynamicType: KnownKind,
         V: Validator<K>,
     {
         let handler = Validating {
             validator,
-            kind: std::marker::PhantomData,
+            kind: WebhookKind::of::<K>(),
+            typed: std::marker::PhantomData,
         };
         self.routes
             .insert(path.into(), Route::Admission(Arc::new(handler)));
@@ -142,7 +215,9 @@ impl WebhookServer {
             })
     }
 
-    /// The largest AdmissionReview body read; a larger one gets 413.
+    /// The largest review body read; a larger one gets 413 (at once when its
+    /// `Content-Length` says so, else when the limit is passed). A review may hold one JSON
+    /// value per 32 bytes of it (262,144 in 8 MiB); one with more gets 413 too.
     #[must_use]
     pub fn max_body(mut self, bytes: usize) -> Self {
         self.max_body = bytes;
@@ -153,6 +228,68 @@ impl WebhookServer {
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// How long a client has to finish the TLS handshake (10 s: the API server's own
+    /// handshake timeout); the connection is closed after it.
+    #[must_use]
+    pub fn handshake_timeout(mut self, timeout: Duration) -> Self {
+        self.handshake_timeout = timeout;
+        self
+    }
+
+    /// How long a client has to send a request head: on a new connection from the end of
+    /// the handshake, on a kept-alive one from the head's first byte (10 s; the API server
+    /// writes a head at once). The connection is closed after it.
+    #[must_use]
+    pub fn header_timeout(mut self, timeout: Duration) -> Self {
+        self.header_timeout = timeout;
+        self
+    }
+
+    /// How long a client has to send a body, from the end of its head (10 s: the API
+    /// server's default webhook timeout covers the whole call). A slower body gets 408 and
+    /// the connection is closed.
+    #[must_use]
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.body_timeout = timeout;
+        self
+    }
+
+    /// How long a kept-alive connection may stay without a request (and how long writing
+    /// an answer may stall): 90 s, as long as the API server keeps its idle connections,
+    /// so it is the one to close them.
+    #[must_use]
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// How many connections are open at once (1024). Beyond it a new connection is closed
+    /// as soon as it is accepted, while those open keep being served.
+    #[must_use]
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.max_connections = connections;
+        self
+    }
+
+    /// How many bytes of request bodies are held at once, over all connections (16 MiB,
+    /// and never less than [`max_body`](Self::max_body)): each body takes its bytes as they
+    /// arrive and gives them back once its review is answered, so the memory reviews take
+    /// is bounded whatever the number of connections. A body that cannot get its bytes
+    /// waits, and gets 503 once its body timeout passes.
+    #[must_use]
+    pub fn body_budget(mut self, bytes: usize) -> Self {
+        self.body_budget = bytes;
+        self
+    }
+
+    /// How long reviews being answered when the server stops get to finish (5 s); requests
+    /// still arriving and idle connections are closed at once.
+    #[must_use]
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
         self
     }
 
@@ -205,193 +342,82 @@ impl WebhookServer {
             .with_no_client_auth()
             .with_cert_resolver(certs);
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-        let routes = Arc::new(self.routes);
-        let (max_body, timeout) = (self.max_body, self.timeout);
-        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+        // No TLS session resumption: the API server's Go client does not resume sessions
+        // (it keeps connections alive instead), and a cache of sessions is memory that
+        // floods of handshakes would fill.
+        config.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
+        config.send_tls13_tickets = 0;
+        let budget_bytes = self.body_budget.max(self.max_body);
+        let shared = Arc::new(Shared {
+            acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)),
+            deadlines: Deadlines {
+                handshake: self.handshake_timeout,
+                head: self.header_timeout,
+                idle: self.idle_timeout,
+            },
+            requests: Requests {
+                routes: self.routes,
+                max_body: self.max_body,
+                body_timeout: self.body_timeout,
+                timeout: self.timeout,
+                budget: Arc::new(Semaphore::new(budget_bytes.min(Semaphore::MAX_PERMITS))),
+                budget_bytes,
+            },
+        });
+        let max_connections = self.max_connections;
+        let slots = Arc::new(Semaphore::new(max_connections.min(Semaphore::MAX_PERMITS)));
+        // `Some(deadline)` once stopping: the grace deadline of reviews being answered.
+        let (stop, stopping) = watch::channel(None::<Instant>);
+        let mut connections = JoinSet::new();
+        let (mut refused, mut failed) = (Throttled::default(), Throttled::default());
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
-            let (stream, _) = tokio::select! {
-                accepted = listener.accept() => match accepted {
-                    Ok(accepted) => accepted,
-                    // A connection that failed before it was accepted (reset, too many
-                    // files): the next one is tried.
-                    Err(err) => {
-                        tracing::warn!(%err, "webhook server: accept failed");
-                        continue;
-                    }
-                },
+            let accepted = tokio::select! {
+                accepted = listener.accept() => accepted,
+                // Connections that ended are reaped as they end.
+                Some(_) = connections.join_next(), if !connections.is_empty() => continue,
                 () = &mut shutdown => break,
             };
-            let acceptor = acceptor.clone();
-            let routes = Arc::clone(&routes);
-            let watcher = graceful.watcher();
-            tokio::spawn(async move {
-                let handshake = tokio::time::timeout(timeout, acceptor.accept(stream)).await;
-                let Ok(Ok(tls)) = handshake else {
-                    return;
-                };
-                let service = hyper::service::service_fn(move |req| {
-                    let routes = Arc::clone(&routes);
-                    async move { Ok::<_, Infallible>(answer(&routes, req, max_body, timeout).await) }
-                });
-                let conn = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(tls), service);
-                let _ = watcher.watch(conn).await;
+            let stream = match accepted {
+                Ok((stream, _)) => stream,
+                Err(err) => {
+                    if let Some(count) = failed.note() {
+                        tracing::warn!(%err, count, "webhook server: accept failed");
+                    }
+                    tokio::select! {
+                        () = tokio::time::sleep(ACCEPT_BACKOFF) => continue,
+                        () = &mut shutdown => break,
+                    }
+                }
+            };
+            let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+                // Over the limit: closed now, before any TLS work or memory is spent on it.
+                drop(stream);
+                if let Some(count) = refused.note() {
+                    tracing::warn!(
+                        max_connections,
+                        count,
+                        "webhook server: connections over the limit closed"
+                    );
+                }
+                continue;
+            };
+            // Answers go out when written, not after the client's next acknowledgement.
+            let _ = stream.set_nodelay(true);
+            let (shared, stopping) = (Arc::clone(&shared), stopping.clone());
+            connections.spawn(async move {
+                conn::serve(stream, shared, stopping).await;
+                drop(slot);
             });
         }
         drop(listener);
-        // Requests in flight finish; none takes longer than the handler timeout.
-        let _ = tokio::time::timeout(timeout + Duration::from_secs(1), graceful.shutdown()).await;
+        let grace = Instant::now() + self.shutdown_grace;
+        let _ = stop.send(Some(grace));
+        // Every connection ends by the grace deadline; what is left a moment later (a
+        // handler that ignores cancellation is not waited for) is aborted.
+        let drained = async { while connections.join_next().await.is_some() {} };
+        let _ = tokio::time::timeout_at(grace + Duration::from_millis(200), drained).await;
+        connections.shutdown().await;
         Ok(())
-    }
-}
-
-fn text(status: StatusCode, body: impl Into<String>) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(Bytes::from(body.into())));
-    *response.status_mut() = status;
-    response
-}
-
-async fn answer(
-    routes: &HashMap<String, Route>,
-    req: http::Request<Incoming>,
-    max_body: usize,
-    timeout: Duration,
-) -> Response<Full<Bytes>> {
-    let path = req.uri().path().to_owned();
-    if path == "/healthz" && req.method() == Method::GET {
-        return text(StatusCode::OK, "ok");
-    }
-    let Some(handler) = routes.get(&path) else {
-        return text(StatusCode::NOT_FOUND, format!("no webhook at {path}"));
-    };
-    if req.method() != Method::POST {
-        return text(StatusCode::METHOD_NOT_ALLOWED, "webhooks take POST");
-    }
-    let body = match Limited::new(req.into_body(), max_body).collect().await {
-        Ok(body) => body.to_bytes(),
-        Err(err) if err.is::<http_body_util::LengthLimitError>() => {
-            return text(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("the AdmissionReview is over {max_body} bytes"),
-            );
-        }
-        Err(err) => return text(StatusCode::BAD_REQUEST, err.to_string()),
-    };
-    let answered = match handler {
-        Route::Admission(handler) => {
-            tokio::time::timeout(timeout, super::review(handler, &body)).await
-        }
-        Route::Conversion(conversion) => Ok(convert(conversion, &body)),
-    };
-    match answered {
-        Ok(Some(json)) => {
-            let mut response = text(StatusCode::OK, String::new());
-            *response.body_mut() = Full::new(Bytes::from(json));
-            response.headers_mut().insert(
-                http::header::CONTENT_TYPE,
-                http::HeaderValue::from_static("application/json"),
-            );
-            response
-        }
-        Ok(None) => text(
-            StatusCode::BAD_REQUEST,
-            "the body is not an AdmissionReview or ConversionReview with a request",
-        ),
-        Err(_) => text(
-            StatusCode::GATEWAY_TIMEOUT,
-            format!("the webhook took longer than {timeout:?}"),
-        ),
-    }
-}
-
-/// Answers one ConversionReview body; `None` when it is not one with a request.
-fn convert(conversion: &super::conversion::Conversion, body: &[u8]) -> Option<Vec<u8>> {
-    let review: kube::core::conversion::ConversionReview = serde_json::from_slice(body).ok()?;
-    let request = kube::core::conversion::ConversionRequest::from_review(review).ok()?;
-    serde_json::to_vec(&conversion.review(request).into_review()).ok()
-}
-
-/// The serving certificate and key in a directory (`tls.crt`, `tls.key`), loaded again when
-/// either file changes.
-pub struct TlsFiles {
-    dir: PathBuf,
-    current: Mutex<(Stamp, Arc<CertifiedKey>)>,
-}
-
-/// What tells a changed file: its modification time and length, for both files.
-type Stamp = [(Option<SystemTime>, u64); 2];
-
-impl std::fmt::Debug for TlsFiles {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TlsFiles").field("dir", &self.dir).finish()
-    }
-}
-
-impl TlsFiles {
-    /// The certificate in `dir`, or why it cannot be served.
-    pub fn load(dir: PathBuf) -> std::io::Result<Self> {
-        let stamp = stamp(&dir);
-        let key = certified_key(&dir)?;
-        Ok(Self {
-            dir,
-            current: Mutex::new((stamp, key)),
-        })
-    }
-
-    /// The files' paths.
-    pub fn paths(&self) -> [PathBuf; 2] {
-        [self.dir.join("tls.crt"), self.dir.join("tls.key")]
-    }
-}
-
-fn stamp(dir: &Path) -> Stamp {
-    ["tls.crt", "tls.key"]
-        .map(|f| std::fs::metadata(dir.join(f)).map_or((None, 0), |m| (m.modified().ok(), m.len())))
-}
-
-fn certified_key(dir: &Path) -> std::io::Result<Arc<CertifiedKey>> {
-    let invalid = |what: &str, e: &dyn std::fmt::Display| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("{}: {what}: {e}", dir.display()),
-        )
-    };
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(dir.join("tls.crt"))
-        .map_err(|e| invalid("tls.crt", &e))?
-        .collect::<Result<_, _>>()
-        .map_err(|e| invalid("tls.crt", &e))?;
-    if certs.is_empty() {
-        return Err(invalid("tls.crt", &"no certificate in it"));
-    }
-    let key =
-        PrivateKeyDer::from_pem_file(dir.join("tls.key")).map_err(|e| invalid("tls.key", &e))?;
-    let signer = rustls::crypto::ring::default_provider()
-        .key_provider
-        .load_private_key(key)
-        .map_err(|e| invalid("tls.key", &e))?;
-    let key = CertifiedKey::new(certs, signer);
-    // A certificate renewed on disk while its key is still the old one is not served.
-    key.keys_match()
-        .map_err(|e| invalid("tls.key", &format!("does not match tls.crt: {e}")))?;
-    Ok(Arc::new(key))
-}
-
-impl ResolvesServerCert for TlsFiles {
-    fn resolve(&self, _: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
-        let mut current = self
-            .current
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let now = stamp(&self.dir);
-        if now != current.0 {
-            match certified_key(&self.dir) {
-                Ok(key) => *current = (now, key),
-                // Half-written files are read again on the next handshake.
-                Err(err) => tracing::warn!(%err, "webhook server: keeping the last certificate"),
-            }
-        }
-        Some(Arc::clone(&current.1))
     }
 }

@@ -27,6 +27,7 @@ pub(crate) fn after_delete(state: &mut State, obj: &Value) {
     if is_crd {
         crd::deleted(state, obj);
     }
+    state.services.release(obj);
     gc::collect(state);
     namespaces::content_removed(state, obj);
 }

@@ -8,6 +8,7 @@ use super::strategy;
 use crate::admission::Ctx;
 use crate::admission::decode::type_meta::custom_kind_errors;
 use crate::admission::decode::{check_kind, round_trip};
+use crate::admission::defaulting::{after_field_manager, default_builtin};
 use crate::admission::lifecycle;
 use crate::admission::validation::{admit_rules, admit_schema, error_group, review_crd};
 use crate::controllers;
@@ -44,6 +45,7 @@ pub(crate) fn create_with(
         return Err(ApiError::bad_request("the body must be a JSON object"));
     }
     check_kind(rt, &obj)?;
+    default_builtin(rt, &mut obj);
     let namespace = placement(rt, namespace, &obj)?;
     let namespace = namespace.as_deref();
     let generate = obj
@@ -62,7 +64,6 @@ pub(crate) fn create_with(
     }
     validate(rt, namespace, &name, &mut obj, ctx)?;
     place(rt, namespace, &mut obj);
-    strategy::prepare_for_create(rt, &mut obj);
     let mut errors = admit_schema(rt, &mut obj, None, ctx)?;
     admit_rules(rt, &obj, None, &mut errors, ctx);
     if !errors.is_empty() {
@@ -88,6 +89,7 @@ pub(crate) fn create_with(
         },
     };
     managed::record(rt, "", &mut obj, managed);
+    after_field_manager(state, rt, &mut obj, None, ctx.dry_run)?;
     round_trip(rt, &mut obj);
     if ctx.dry_run {
         return Ok(obj);

@@ -1,12 +1,12 @@
 //! What the registry does for some kinds beyond the common verbs, as their kube-apiserver
-//! strategies and REST handlers do: a new pod's status; a namespace's name label,
-//! `kubernetes` finalizer and phase, its delete (it turns `Terminating` and the namespace
+//! strategies and REST handlers do (what a create fills in is apiserver-rules' defaults, run
+//! by [`admission::defaulting`](crate::admission::defaulting)): a namespace's name label
+//! kept on update, its delete (it turns `Terminating` and the namespace
 //! controller empties it) and its `finalize` subresource; an accepted CRD's status.
 
 use serde_json::{Value, json};
 
 use crate::admission::decode::options::DeleteOptions;
-use crate::admission::defaulting::default_builtin;
 use crate::controllers;
 use crate::meta::{finalizers, name_of, now, set_meta};
 use crate::resource::ResourceType;
@@ -15,43 +15,6 @@ use crate::store::{State, namespace_key};
 
 /// The label the registry keeps equal to a namespace's name.
 const NAME_LABEL: &str = "kubernetes.io/metadata.name";
-
-/// What a create fills in before validation by schema: a namespace's and a pod's
-/// registry fields, and a built-in kind's defaults.
-pub(crate) fn prepare_for_create(rt: &ResourceType, obj: &mut Value) {
-    match (rt.group.as_str(), rt.plural.as_str()) {
-        ("", "namespaces") => prepare_namespace(obj),
-        ("", "pods") => obj["status"] = json!({"phase": "Pending", "qosClass": "BestEffort"}),
-        _ => {}
-    }
-    default_builtin(rt, obj);
-}
-
-/// What the namespace registry sets on create: the name label, the `kubernetes`
-/// finalizer, and an `Active` status.
-fn prepare_namespace(obj: &mut Value) {
-    let name = name_of(obj).unwrap_or("").to_owned();
-    if !obj
-        .pointer("/metadata/labels")
-        .is_some_and(Value::is_object)
-    {
-        obj["metadata"]["labels"] = json!({});
-    }
-    obj["metadata"]["labels"][NAME_LABEL] = json!(name);
-    let mut fins: Vec<Value> = obj
-        .pointer("/spec/finalizers")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if !fins.iter().any(|f| f == "kubernetes") {
-        fins.push(json!("kubernetes"));
-    }
-    if !obj.get("spec").is_some_and(Value::is_object) {
-        obj["spec"] = json!({});
-    }
-    obj["spec"]["finalizers"] = json!(fins);
-    obj["status"] = json!({"phase": "Active"});
-}
 
 /// An update of a namespace cannot change `spec.finalizers` (only `finalize` can) or,
 /// through the main resource, its status; the name label is put back.

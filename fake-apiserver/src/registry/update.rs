@@ -9,7 +9,7 @@ use super::strategy;
 use crate::admission::Ctx;
 use crate::admission::decode::type_meta::custom_kind_errors;
 use crate::admission::decode::{check_kind, round_trip};
-use crate::admission::defaulting::default_builtin;
+use crate::admission::defaulting::{after_field_manager, default_builtin};
 use crate::admission::validation::{admit_rules, admit_schema, error_group, review_crd};
 use crate::controllers;
 use crate::conversion;
@@ -39,9 +39,7 @@ pub(crate) fn update(
     check_request(&at, &old, &new)?;
     let immutable = keep_server_fields(&at, &old, &mut new);
     check_finalizers(&at, &old, &new)?;
-    if at.subresource.is_none() {
-        default_builtin(rt, &mut new);
-    }
+    default_builtin(rt, &mut new);
     // The stored object as this version serves it, which every check below compares with.
     let served_old = conversion::serve(rt, &old, &ctx.conversions)?;
     validate(&at, &served_old, &mut new, immutable, ctx)?;
@@ -60,6 +58,7 @@ pub(crate) fn update(
         },
     };
     managed::record(rt, at.subresource.unwrap_or(""), &mut new, managed);
+    after_field_manager(state, rt, &mut new, Some(&old), ctx.dry_run)?;
     round_trip(rt, &mut new);
     // A write that changes nothing is not a write: no new version, no event.
     let unchanged = without(&new, &["metadata", "apiVersion", "kind"])

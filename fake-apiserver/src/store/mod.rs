@@ -30,6 +30,8 @@ pub struct State {
     pub namespace_defaults: bool,
     /// Set while the namespace controller deletes content, so removals do not re-enter it.
     pub syncing_namespace: bool,
+    /// Service cluster IPs and node ports in use.
+    pub services: crate::rules::defaults::Allocator,
 }
 
 /// The key of the Namespace object `ns`.
@@ -141,6 +143,8 @@ impl Shared {
                 gc: config.garbage_collection,
                 namespace_defaults: config.namespace_defaults,
                 syncing_namespace: false,
+                services: crate::rules::defaults::Allocator::new(&config.service_cidr)
+                    .unwrap_or_default(),
             }),
             config,
         })

@@ -237,52 +237,6 @@ fn typed_error(kind: &Kind, value: &Value, path: &str) -> Option<String> {
     Some(format!(".{path}: expected {expected}, got {got}"))
 }
 
-/// What a round trip through the Go type does to a stored object: `null`s and empty lists
-/// and maps of optional (`omitempty`) fields disappear.
-pub fn round_trip(ty: &Type, value: &mut Value) {
-    let Some(map) = value.as_object_mut() else {
-        return;
-    };
-    map.retain(|k, v| {
-        let optional = !ty.required.iter().any(|r| r == k);
-        let empty = match v {
-            Value::Null => true,
-            Value::Array(a) => a.is_empty(),
-            Value::Object(o) => {
-                o.is_empty() && matches!(ty.fields.get(k).map(|f| &f.kind), Some(Kind::Map(_)))
-            }
-            _ => false,
-        };
-        !(optional && empty)
-    });
-    for (k, v) in map.iter_mut() {
-        if let Some(f) = ty.fields.get(k) {
-            round_trip_field(f, v);
-        }
-    }
-}
-
-fn round_trip_field(field: &Field, value: &mut Value) {
-    match (&field.kind, value) {
-        (Kind::Ref(name), v @ Value::Object(_)) => {
-            if let Some(ty) = types().get(name) {
-                round_trip(ty, v);
-            }
-        }
-        (Kind::List(item), Value::Array(items)) => {
-            for v in items {
-                round_trip_field(item, v);
-            }
-        }
-        (Kind::Map(inner), Value::Object(map)) => {
-            for v in map.values_mut() {
-                round_trip_field(inner, v);
-            }
-        }
-        _ => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;

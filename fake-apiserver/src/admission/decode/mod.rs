@@ -260,6 +260,6 @@ pub(crate) fn round_trip(rt: &ResourceType, obj: &mut Value) {
         return;
     }
     if let Some(ty) = types().kind(&rt.api_version(), &rt.kind) {
-        builtin::round_trip(ty, obj);
+        crate::rules::defaults::go_type::round_trip(ty, obj);
     }
 }

@@ -243,37 +243,16 @@ fn schema_shape<'a>(s: &'a Value, value: &Value) -> Shape<'a> {
     }
 }
 
-/// The empty object a create starts from, as the server's Go types have it: structs that
-/// are never absent are `{}`, lists and maps without `omitempty` are `null`. A custom
-/// resource's empty object has only `apiVersion` and `kind`.
+/// The empty object a create starts from: the kind's Go zero value as the server encodes
+/// it (structs `{}`, fields without `omitempty` at their zero value or `null`; see
+/// [`apiserver_rules::defaults::go_type`]). A custom resource's has only `apiVersion` and
+/// `kind`.
 pub fn zero(ty: Ty<'_>, api_version: &str, kind: &str) -> Value {
-    let mut out = match ty {
-        Ty::Struct(t) => zero_struct(t, 0),
-        _ => Value::Object(Map::new()),
-    };
+    let mut out = Value::Object(Map::new());
+    if let Ty::Struct(t) = ty {
+        apiserver_rules::defaults::go_type::round_trip(t, &mut out);
+    }
     out["apiVersion"] = json!(api_version);
     out["kind"] = json!(kind);
     out
-}
-
-fn zero_struct(t: &Type, depth: usize) -> Value {
-    let mut out = Map::new();
-    if depth > 12 {
-        return Value::Object(out);
-    }
-    for (name, f) in &t.fields {
-        let required = t.required.contains(name);
-        match &f.kind {
-            Kind::Ref(r) if f.default == Some(json!({})) => {
-                if let Some(inner) = builtin::types().get(r) {
-                    out.insert(name.clone(), zero_struct(inner, depth + 1));
-                }
-            }
-            Kind::Ref(_) | Kind::List(_) | Kind::Map(_) if required => {
-                out.insert(name.clone(), Value::Null);
-            }
-            _ => {}
-        }
-    }
-    Value::Object(out)
 }

@@ -12,10 +12,12 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{
-    Names, WEBHOOK_SERVER_MARKER, add_webhooks_module, ensure_line, read, refuse_existing, write,
-    write_files,
+use super::webhook::{WEBHOOK_SERVER_MARKER, add_webhooks_module};
+use crate::error::Error;
+use crate::scaffold::files::{
+    NewFile, above, ensure_line, read, refuse_existing, write, write_files,
 };
+use crate::scaffold::{Names, templates};
 
 const STORAGE: &str = "+kubebuilder:storageversion";
 const CONVERSION: &str = "+kube-codegen:conversion";
@@ -30,18 +32,9 @@ const CRDS_LINES: [&str; 2] = [
     "crds --verify --input src/apis --output config/crd",
 ];
 
-/// The Service the conversion webhook of `config/crd` is reached at: the admission
-/// webhooks' (`serviceName`, `serviceNamespace` of their markers).
-fn service(names: &Names) -> String {
-    format!("{0}-system/{0}-webhook", names.krate)
-}
-
 /// The kind's file in `version`.
 fn kind_file(dir: &Path, names: &Names, version: &str) -> PathBuf {
-    dir.join("src/apis")
-        .join(&names.group_mod)
-        .join(version)
-        .join(format!("{}.rs", names.kind_snake))
+    dir.join(names.kind_file_in(version))
 }
 
 /// The versions of the kind in the crate other than `names.version`, sorted.
@@ -101,13 +94,13 @@ fn with_marker(text: &str, marker: &str) -> Option<String> {
 }
 
 /// Adds `marker` to the kind's docs in `path`, unless there already.
-fn mark(path: &Path, marker: &str) -> Result<(), String> {
+fn mark(path: &Path, marker: &str) -> Result<(), Error> {
     let text = read(path)?;
     let unreadable = || {
-        format!(
-            "error: `{}` has no struct with `#[kube(...)]` that create could read; add `/// {marker}` to the kind's docs by hand",
+        Error::Refused(format!(
+            "`{}` has no struct with `#[kube(...)]` that create could read; add `/// {marker}` to the kind's docs by hand",
             path.display()
-        )
+        ))
     };
     if has_marker(&text, marker).ok_or_else(unreadable)? {
         return Ok(());
@@ -117,11 +110,11 @@ fn mark(path: &Path, marker: &str) -> Result<(), String> {
 
 /// `create api` for a kind the crate has in `others`: the new version's type, sample and
 /// module lines; the version already there becomes the storage version unless one is.
-pub(super) fn add_version(dir: &Path, names: &Names, others: &[String]) -> Result<(), String> {
+pub(super) fn add_version(dir: &Path, names: &Names, others: &[String]) -> Result<(), Error> {
     let files: Vec<_> = names
         .kind_files()
         .into_iter()
-        .filter(|(path, _, _)| !path.starts_with("src/controllers") && !path.starts_with("tests"))
+        .filter(|f| !f.path.starts_with("src/controllers") && !f.path.starts_with("tests"))
         .collect();
     refuse_existing(
         dir,
@@ -138,30 +131,30 @@ pub(super) fn add_version(dir: &Path, names: &Names, others: &[String]) -> Resul
     match (stored.as_slice(), others) {
         ([], [only]) => mark(&kind_file(dir, names, only), STORAGE)?,
         ([], _) => {
-            return Err(format!(
-                "error: none of the versions of {} ({}) is marked `{STORAGE}`; mark the one kube-apiserver stores, then add {}",
+            return Err(Error::Refused(format!(
+                "none of the versions of {} ({}) is marked `{STORAGE}`; mark the one kube-apiserver stores, then add {}",
                 names.kind,
                 others.join(", "),
                 names.version
-            ));
+            )));
         }
         _ => {}
     }
-    super::add_modules(dir, names)?;
+    super::api::add_modules(dir, names)?;
     write_files(dir, &files)
 }
 
 /// `create webhook --conversion`: the kind's version `names.version`, its storage version,
 /// becomes the hub, and every other version converts to and from it.
-pub(super) fn add_conversion(dir: &Path, names: &Names) -> Result<(), String> {
+pub(super) fn add_conversion(dir: &Path, names: &Names) -> Result<(), Error> {
     let hub = kind_file(dir, names, &names.version);
     let hub_text = read(&hub)?;
     let spokes = other_versions(dir, names);
     if spokes.is_empty() {
-        return Err(format!(
-            "error: {} has one version, {}: a conversion needs a second (`kube-codegen create api --group {} --version v2 --kind {}`)",
+        return Err(Error::Refused(format!(
+            "{} has one version, {}: a conversion needs a second (`kube-codegen create api --group {} --version v2 --kind {}`)",
             names.kind, names.version, names.group, names.kind
-        ));
+        )));
     }
     if has_marker(&hub_text, STORAGE) != Some(true) {
         let stored = spokes.iter().find(|v| {
@@ -170,24 +163,24 @@ pub(super) fn add_conversion(dir: &Path, names: &Names) -> Result<(), String> {
                 .and_then(|t| has_marker(&t, STORAGE))
                 == Some(true)
         });
-        return Err(match stored {
+        return Err(Error::Refused(match stored {
             Some(v) => format!(
-                "error: the hub of a conversion is the storage version, and {} stores {v} (`{STORAGE}`): run with `--version {v}`",
+                "the hub of a conversion is the storage version, and {} stores {v} (`{STORAGE}`): run with `--version {v}`",
                 names.kind
             ),
             None => format!(
-                "error: no version of {} is marked `{STORAGE}`; mark {} (the hub) first",
+                "no version of {} is marked `{STORAGE}`; mark {} (the hub) first",
                 names.kind, names.version
             ),
-        });
+        }));
     }
     if has_marker(&hub_text, CONVERSION) == Some(true) {
-        return Err(format!(
-            "error: `{}` is marked `{CONVERSION}` already: create webhook never overwrites your code",
+        return Err(Error::Refused(format!(
+            "`{}` is marked `{CONVERSION}` already: create webhook never overwrites your code",
             hub.display()
-        ));
+        )));
     }
-    let files: Vec<(PathBuf, String, bool)> = spokes
+    let files: Vec<NewFile> = spokes
         .iter()
         .map(|spoke| {
             let path = PathBuf::from("src/apis")
@@ -195,14 +188,13 @@ pub(super) fn add_conversion(dir: &Path, names: &Names) -> Result<(), String> {
                 .join(spoke)
                 .join(format!("{}_conversion.rs", names.kind_snake));
             let text = names
-                .fill(include_str!("template/conversion.rs.tmpl"))
+                .fill(templates::CONVERSION)
                 .replace("__SPOKE__", spoke);
-            (path, text, false)
+            NewFile::new(path, text)
         })
-        .chain(std::iter::once((
+        .chain(std::iter::once(NewFile::new(
             PathBuf::from("tests").join(format!("{}_conversion.rs", names.kind_snake)),
             test_file(names),
-            false,
         )))
         .collect();
     refuse_existing(dir, &files, "create webhook never overwrites your code")?;
@@ -222,15 +214,15 @@ pub(super) fn add_conversion(dir: &Path, names: &Names) -> Result<(), String> {
     let text = read(&module)?;
     if !text.contains(SERVE_CONVERSIONS) {
         if !text.contains(WEBHOOK_SERVER_MARKER) {
-            return Err(format!(
-                "error: `{}` lacks the line create webhook writes above:\n  {}\nput it back, or serve `crate::generated::conversion::conversions()` by hand",
+            return Err(Error::Refused(format!(
+                "`{}` lacks the line create webhook writes above:\n  {}\nput it back, or serve `crate::generated::conversion::conversions()` by hand",
                 module.display(),
                 WEBHOOK_SERVER_MARKER.trim()
-            ));
+            )));
         }
         write(
             &module,
-            &super::above(&text, WEBHOOK_SERVER_MARKER, SERVE_CONVERSIONS),
+            &above(&text, WEBHOOK_SERVER_MARKER, SERVE_CONVERSIONS),
         )?;
     }
     for script in ["hack/update-codegen.sh", "hack/verify-codegen.sh"] {
@@ -251,31 +243,24 @@ fn test_file(names: &Names) -> String {
         "Api::default_namespaced_with(client.clone(), &resource)"
     };
     names
-        .fill(include_str!("template/test_conversion.rs.tmpl"))
+        .fill(templates::TEST_CONVERSION)
         .replace("__SAMPLE_FILE__", &sample)
         .replace("__DYNAMIC_API__", api)
 }
 
 /// The script at `path` with its `crds` line writing the conversion Service into the CRDs.
-fn point_crds_at_service(path: &Path, names: &Names) -> Result<(), String> {
+fn point_crds_at_service(path: &Path, names: &Names) -> Result<(), Error> {
     let text = read(path)?;
-    let with = format!("--conversion-service {}", service(names));
+    let with = format!("--conversion-service {}", names.webhook_service());
     if text.contains(&with) {
         return Ok(());
     }
     let Some(line) = CRDS_LINES.iter().find(|l| text.contains(*l)) else {
-        return Err(format!(
-            "error: `{}` has no `{}` line to add `{with}` to; add it by hand",
+        return Err(Error::Refused(format!(
+            "`{}` has no `{}` line to add `{with}` to; add it by hand",
             path.display(),
             CRDS_LINES[0]
-        ));
+        )));
     };
     write(path, &text.replacen(line, &format!("{line} {with}"), 1))
-}
-
-/// The conversion Service `regenerate` writes into `config/crd`, once the crate converts.
-pub(super) fn conversion_service(dir: &Path, names: &Names) -> Option<String> {
-    dir.join("src/generated/conversion.rs")
-        .is_file()
-        .then(|| service(names))
 }

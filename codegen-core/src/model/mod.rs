@@ -1,20 +1,23 @@
 //! The validated model of one resource: what its client looks like, independent of syntax.
 //!
-//! Built from the raw attributes of [`crate::attr`]; this is where Go's `+genclient` rules
+//! Built from the raw attributes of `crate::attr`; this is where Go's `+genclient` rules
 //! and the cross-checks against `#[kube]` live. Both front ends emit from this model only.
+//! `+genclient:method` extension methods are checked in `methods`.
+
+mod methods;
 
 use heck::ToSnakeCase;
 use proc_macro2::Span;
 use syn::{DeriveInput, Ident};
 
-use crate::attr::genclient::{GenclientAttrs, Located, MethodAttr, TypeRef, VerbList};
-use crate::attr::kube::KubeAttrs;
+use crate::attr::genclient::{GenclientAttrs, VerbList};
+use crate::attr::kube::{KubeAttrs, Spanned};
 use crate::diag::{Ctxt, Loc, did_you_mean};
 use crate::naming;
 
 /// A client verb, in code-generator's generation order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Verb {
+pub(crate) enum Verb {
     /// `create`.
     Create,
     /// `update` (a replace).
@@ -41,7 +44,7 @@ pub enum Verb {
 
 impl Verb {
     /// Every verb, in generation order.
-    pub const ALL: [Verb; 11] = [
+    pub(crate) const ALL: [Verb; 11] = [
         Verb::Create,
         Verb::Update,
         Verb::UpdateStatus,
@@ -56,7 +59,7 @@ impl Verb {
     ];
 
     /// The name in Go markers (`updateStatus`).
-    pub fn go_name(self) -> &'static str {
+    pub(crate) fn go_name(self) -> &'static str {
         match self {
             Verb::Create => "create",
             Verb::Update => "update",
@@ -73,7 +76,7 @@ impl Verb {
     }
 
     /// The name of the generated method (`update_status`).
-    pub fn rust_name(self) -> &'static str {
+    pub(crate) fn rust_name(self) -> &'static str {
         match self {
             Verb::UpdateStatus => "update_status",
             Verb::DeleteCollection => "delete_collection",
@@ -83,20 +86,15 @@ impl Verb {
     }
 
     /// Parses a verb written in either style.
-    pub fn parse(word: &str) -> Option<Verb> {
+    pub(crate) fn parse(word: &str) -> Option<Verb> {
         Verb::ALL
             .into_iter()
             .find(|v| v.go_name() == word || v.rust_name() == word)
     }
 
     /// Whether the verb writes the status subresource.
-    pub fn is_status(self) -> bool {
+    pub(crate) fn is_status(self) -> bool {
         matches!(self, Verb::UpdateStatus | Verb::ApplyStatus)
-    }
-
-    /// Whether the verb needs a namespace (everything but list and watch).
-    pub fn needs_name_scope(self) -> bool {
-        !matches!(self, Verb::List | Verb::Watch)
     }
 
     fn candidates() -> impl Iterator<Item = &'static str> {
@@ -108,7 +106,7 @@ impl Verb {
 
 /// Whether the kind lives in namespaces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// `#[kube(namespaced)]`.
     Namespaced,
     /// Cluster-scoped.
@@ -118,7 +116,7 @@ pub enum Scope {
 /// The verbs an extension method may use (Go's rule: not updateStatus, delete,
 /// deleteCollection or watch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MethodVerb {
+pub(crate) enum MethodVerb {
     /// `create`: `POST`.
     Create,
     /// `update`: `PUT`.
@@ -135,7 +133,7 @@ pub enum MethodVerb {
 
 impl MethodVerb {
     /// The same verb as a [`Verb`].
-    pub fn verb(self) -> Verb {
+    pub(crate) fn verb(self) -> Verb {
         match self {
             MethodVerb::Create => Verb::Create,
             MethodVerb::Update => Verb::Update,
@@ -162,112 +160,112 @@ impl MethodVerb {
 
 /// A `+genclient:method` extension method, validated.
 #[derive(Debug, Clone)]
-pub struct Method {
+pub(crate) struct Method {
     /// The Rust method name (`get_scale`).
-    pub name: Ident,
+    pub(crate) name: Ident,
     /// What it does on the wire.
-    pub verb: MethodVerb,
+    pub(crate) verb: MethodVerb,
     /// `subresource=`, if any.
-    pub subresource: Option<String>,
+    pub(crate) subresource: Option<String>,
     /// `input=`; the resource type when absent.
-    pub input: Option<syn::Type>,
+    pub(crate) input: Option<syn::Type>,
     /// `result=`; the resource type when absent.
-    pub result: Option<syn::Type>,
+    pub(crate) result: Option<syn::Type>,
     /// Single-name types the method refers to (the CLI imports them from the API module).
-    pub local_types: Vec<Ident>,
+    pub(crate) local_types: Vec<Ident>,
 }
 
 /// One resource's client, validated.
 #[derive(Debug, Clone)]
 pub struct Resource {
     /// The visibility of the spec struct, which kube gives the generated type too.
-    pub vis: syn::Visibility,
+    pub(crate) vis: syn::Visibility,
     /// The Rust type kube generates (`Foo`; `root` when set).
-    pub ident: Ident,
+    pub(crate) ident: Ident,
     /// The annotated spec struct (`FooSpec`).
-    pub spec_ident: Ident,
+    pub(crate) spec_ident: Ident,
     /// Where the spec struct is named, for diagnostics that concern the whole type.
     pub span: Span,
     /// API group.
-    pub group: String,
+    pub(crate) group: String,
     /// API version.
-    pub version: String,
+    pub(crate) version: String,
     /// Kind.
     pub kind: String,
     /// Plural resource name (the REST path segment).
-    pub plural: String,
+    pub(crate) plural: String,
     /// Namespaced or cluster-scoped.
-    pub scope: Scope,
+    pub(crate) scope: Scope,
     /// Whether `#[kube(status)]` is set.
-    pub has_status: bool,
+    pub(crate) has_status: bool,
     /// Whether `#[kube(scale)]` is set.
-    pub has_scale: bool,
+    pub(crate) has_scale: bool,
     /// The status type `apply_status` takes, when the resource has a status.
-    pub status_type: Option<syn::Type>,
+    pub(crate) status_type: Option<syn::Type>,
     /// A built-in kind from k8s-openapi (declared with a type alias), not a CRD.
-    pub builtin: bool,
+    pub(crate) builtin: bool,
     /// `+kubebuilder:storageversion`: the version stored when a kind has several.
-    pub storage_version: bool,
+    pub(crate) storage_version: bool,
     /// `+kube-codegen:conversion` (on the storage version): the kind's versions convert
     /// through it, and `conversion.rs` wires them.
-    pub conversion: bool,
+    pub(crate) conversion: bool,
     /// `+kubebuilder:ac:generate=true` (on the type or, with the CLI, its package), or a
     /// built-in kind: an apply configuration and typed `apply` are generated.
-    pub apply_configuration: bool,
+    pub(crate) apply_configuration: bool,
     /// The verbs to generate, in generation order.
-    pub verbs: Vec<Verb>,
+    pub(crate) verbs: Vec<Verb>,
     /// `#[kube(...)]` as written, parsed once here: later stages (paths, CRD markers,
     /// apply configurations) read it from the resource rather than parse it again.
-    pub kube: KubeAttrs,
+    pub(crate) kube: KubeAttrs,
     /// Extension methods, in the order written.
-    pub methods: Vec<Method>,
+    pub(crate) methods: Vec<Method>,
 }
 
 impl Resource {
     /// Whether the client has `verb`.
-    pub fn has(&self, verb: Verb) -> bool {
+    pub(crate) fn has(&self, verb: Verb) -> bool {
         self.verbs.contains(&verb)
     }
 
     /// Whether an informer and lister are generated: they need list and watch, as in Go.
-    pub fn has_informer(&self) -> bool {
+    pub(crate) fn has_informer(&self) -> bool {
         self.has(Verb::List) && self.has(Verb::Watch)
     }
 
     /// `FooInformer`.
-    pub fn informer_ident(&self) -> Ident {
+    pub(crate) fn informer_ident(&self) -> Ident {
         naming::ident(&format!("{}Informer", self.ident))
     }
 
     /// `FooLister`.
-    pub fn lister_ident(&self) -> Ident {
+    pub(crate) fn lister_ident(&self) -> Ident {
         naming::ident(&format!("{}Lister", self.ident))
     }
 
     /// `FooNamespaceLister`.
-    pub fn namespace_lister_ident(&self) -> Ident {
+    pub(crate) fn namespace_lister_ident(&self) -> Ident {
         naming::ident(&format!("{}NamespaceLister", self.ident))
     }
 
     /// The name of the generated client type (`FooClient`).
-    pub fn client_ident(&self) -> Ident {
+    pub(crate) fn client_ident(&self) -> Ident {
         naming::ident(&format!("{}Client", self.ident))
     }
 
     /// `FooVerbs`: the client's verb set, marked with the runtime's `verbs` traits.
-    pub fn verbs_ident(&self) -> Ident {
+    pub(crate) fn verbs_ident(&self) -> Ident {
         naming::ident(&format!("{}Verbs", self.ident))
     }
 
     /// The snake-case accessor in the group client (`foos`).
-    pub fn accessor(&self) -> String {
+    pub(crate) fn accessor(&self) -> String {
         self.plural.to_snake_case()
     }
 }
 
 /// Which front end is reading, which decides whether `+genclient` is required.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
+pub(crate) enum Origin {
     /// `#[derive(GenClient)]`: the derive itself asks for a client.
     Derive,
     /// The CLI: only types marked `+genclient` (or `#[genclient]`) get a client.
@@ -275,7 +273,11 @@ pub enum Origin {
 }
 
 /// Reads and validates one annotated spec type. `Ok(None)` means the CLI should skip it.
-pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -> Option<Resource> {
+pub(crate) fn resource_from_input(
+    cx: &mut Ctxt,
+    input: &DeriveInput,
+    origin: Origin,
+) -> Option<Resource> {
     let kube = KubeAttrs::from_attrs(cx, &input.attrs);
     let genclient = GenclientAttrs::from_attrs(cx, &input.attrs);
     if origin == Origin::Cli && genclient.enabled.is_none() {
@@ -317,61 +319,9 @@ pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -
         }
         return None;
     };
-    if !naming::is_dns_subdomain(&group.value) {
-        cx.error(
-            group.span,
-            format!(
-                "group `{}` is not a lowercase DNS name; use the form `example.com`",
-                group.value
-            ),
-        );
-    } else if !group.value.contains('.') {
-        cx.error(
-            group.span,
-            format!(
-                "group `{0}` has no dot: kube-apiserver refuses the CRD (`spec.group: Invalid value: \"{0}\": should be a domain with at least one dot`); use a domain you control, e.g. `{0}.example.com`",
-                group.value
-            ),
-        );
-    }
-    if !naming::is_kube_version(&version.value) {
-        cx.error(
-            version.span,
-            format!(
-                "version `{}` is not a Kubernetes API version; use the form `v1`, `v1beta1` or `v1alpha1`",
-                version.value
-            ),
-        );
-    }
-    let type_name = kube.root.as_ref().unwrap_or(kind);
-    // A type name to which `Client`, `Lister`... can be appended: no keyword, no `r#`.
-    let plain = naming::module_segment(&type_name.value).is_ok_and(|s| !s.starts_with("r#"));
-    let parsed = plain.then(|| Ident::new(&type_name.value, proc_macro2::Span::call_site()));
-    let Some(ident) = parsed else {
-        cx.error(
-            type_name.span,
-            format!(
-                "`{}` is not a valid Rust type name (letters, digits and `_`, not a keyword or a raw identifier); kube names the type after the kind",
-                type_name.value
-            ),
-        );
-        return None;
-    };
-    let singular = kube
-        .singular
-        .as_ref()
-        .map_or_else(|| kind.value.to_ascii_lowercase(), |s| s.value.clone());
-    let plural = kube
-        .plural
-        .as_ref()
-        .map_or_else(|| naming::plural_of(&singular), |p| p.value.clone());
-    let plural_span = kube.plural.as_ref().map_or(kind.span, |p| p.span);
-    if !naming::is_plural_name(&plural) {
-        cx.error(
-            plural_span,
-            format!("plural `{plural}` is not a lowercase resource name; set `plural = \"...\"` in `#[kube(...)]` to letters and digits, starting with a letter"),
-        );
-    }
+    check_group_version(cx, group, version);
+    let ident = type_ident(cx, &kube, kind)?;
+    let plural = plural(cx, &kube, kind);
     let has_status = kube.status.is_some();
     // `+kubebuilder:subresource:scale` alone gives the scale methods too.
     let has_scale =
@@ -430,6 +380,76 @@ pub fn resource_from_input(cx: &mut Ctxt, input: &DeriveInput, origin: Origin) -
     Some(complete(cx, resource, &genclient, origin))
 }
 
+/// `group` is a DNS name with a dot and `version` a Kubernetes API version, as
+/// kube-apiserver wants them.
+fn check_group_version(cx: &mut Ctxt, group: &Spanned<String>, version: &Spanned<String>) {
+    if !naming::is_dns_subdomain(&group.value) {
+        cx.error(
+            group.span,
+            format!(
+                "group `{}` is not a lowercase DNS name; use the form `example.com`",
+                group.value
+            ),
+        );
+    } else if !group.value.contains('.') {
+        cx.error(
+            group.span,
+            format!(
+                "group `{0}` has no dot: kube-apiserver refuses the CRD (`spec.group: Invalid value: \"{0}\": should be a domain with at least one dot`); use a domain you control, e.g. `{0}.example.com`",
+                group.value
+            ),
+        );
+    }
+    if !naming::is_kube_version(&version.value) {
+        cx.error(
+            version.span,
+            format!(
+                "version `{}` is not a Kubernetes API version; use the form `v1`, `v1beta1` or `v1alpha1`",
+                version.value
+            ),
+        );
+    }
+}
+
+/// The Rust type kube generates (`root`, or the kind): a name to which `Client`, `Lister`...
+/// can be appended, or `None` (reported).
+fn type_ident(cx: &mut Ctxt, kube: &KubeAttrs, kind: &Spanned<String>) -> Option<Ident> {
+    let type_name = kube.root.as_ref().unwrap_or(kind);
+    // A type name to which `Client`, `Lister`... can be appended: no keyword, no `r#`.
+    let plain = naming::module_segment(&type_name.value).is_ok_and(|s| !s.starts_with("r#"));
+    let parsed = plain.then(|| Ident::new(&type_name.value, proc_macro2::Span::call_site()));
+    if parsed.is_none() {
+        cx.error(
+            type_name.span,
+            format!(
+                "`{}` is not a valid Rust type name (letters, digits and `_`, not a keyword or a raw identifier); kube names the type after the kind",
+                type_name.value
+            ),
+        );
+    }
+    parsed
+}
+
+/// The plural resource name: `plural`, or the singular's plural; checked as a resource name.
+fn plural(cx: &mut Ctxt, kube: &KubeAttrs, kind: &Spanned<String>) -> String {
+    let singular = kube
+        .singular
+        .as_ref()
+        .map_or_else(|| kind.value.to_ascii_lowercase(), |s| s.value.clone());
+    let plural = kube
+        .plural
+        .as_ref()
+        .map_or_else(|| naming::plural_of(&singular), |p| p.value.clone());
+    let plural_span = kube.plural.as_ref().map_or(kind.span, |p| p.span);
+    if !naming::is_plural_name(&plural) {
+        cx.error(
+            plural_span,
+            format!("plural `{plural}` is not a lowercase resource name; set `plural = \"...\"` in `#[kube(...)]` to letters and digits, starting with a letter"),
+        );
+    }
+    plural
+}
+
 /// Whether the doc comments carry `+kubebuilder:storageversion`.
 fn storage_version_marker(attrs: &[syn::Attribute]) -> bool {
     has_marker(attrs, "+kubebuilder:storageversion")
@@ -455,9 +475,9 @@ pub(crate) fn complete(
     origin: Origin,
 ) -> Resource {
     resource.verbs = select_verbs(cx, genclient, resource.has_status);
-    let mut taken = generated_method_names(&resource);
+    let mut taken = methods::generated_method_names(&resource);
     for m in &genclient.methods {
-        if let Some(method) = method_from_attr(cx, m, &resource, &mut taken, origin) {
+        if let Some(method) = methods::method_from_attr(cx, m, &resource, &mut taken, origin) {
             resource.methods.push(method);
         }
     }
@@ -563,253 +583,4 @@ fn parse_verb_list(cx: &mut Ctxt, list: &VerbList, what: &str) -> Vec<(Verb, Loc
         }
     }
     out
-}
-
-/// Method names the client already has, so extension methods cannot shadow them.
-fn generated_method_names(r: &Resource) -> Vec<(String, &'static str)> {
-    let mut names: Vec<(String, &'static str)> = ["new", "all", "api", "field_manager", "handle"]
-        .into_iter()
-        .map(|n| (n.to_owned(), "every client has it"))
-        .collect();
-    for verb in &r.verbs {
-        names.push((verb.rust_name().to_owned(), "a verb of the client"));
-        if *verb == Verb::Get {
-            names.push(("get_opt".to_owned(), "a verb of the client"));
-        }
-    }
-    if r.has_scale {
-        for (verb, name) in [
-            (Verb::Get, "get_scale"),
-            (Verb::Update, "update_scale"),
-            (Verb::Patch, "patch_scale"),
-        ] {
-            if r.has(verb) {
-                names.push((
-                    name.to_owned(),
-                    "generated for `scale(...)` in `#[kube]`, so this method is not needed",
-                ));
-            }
-        }
-    }
-    names
-}
-
-fn method_from_attr(
-    cx: &mut Ctxt,
-    m: &MethodAttr,
-    r: &Resource,
-    taken: &mut Vec<(String, &'static str)>,
-    origin: Origin,
-) -> Option<Method> {
-    let errors_before = cx.len();
-    let Some(name) = &m.name else {
-        cx.error_at(
-            &m.loc,
-            "`+genclient:method` needs a method name; write `+genclient:method=Name,verb=...`",
-        );
-        return None;
-    };
-    let snake = name.value.to_snake_case();
-    if naming::module_segment(&snake).is_err() {
-        cx.error_at(
-            &name.loc,
-            format!("`{}` is not a valid method name", name.value),
-        );
-        return None;
-    }
-    let ident = naming::ident(&snake);
-    if let Some((_, why)) = taken.iter().find(|(n, _)| *n == snake) {
-        let named = if snake == name.value {
-            format!("method `{snake}`")
-        } else {
-            format!("method `{}` (`{snake}` in Rust)", name.value)
-        };
-        cx.error_at(
-            &name.loc,
-            format!(
-                "{named} clashes with a method the client already has: {why}; choose another name"
-            ),
-        );
-    }
-    let Some(verb_text) = &m.verb else {
-        cx.error_at(
-            &m.loc,
-            format!(
-                "method `{}` needs `verb=`; one of create, update, get, list, patch, apply",
-                name.value
-            ),
-        );
-        return None;
-    };
-    let verb = match Verb::parse(&verb_text.value) {
-        Some(v) if MethodVerb::from_verb(v).is_some() => v,
-        Some(v) => {
-            cx.error_at(
-                &verb_text.loc,
-                format!(
-                    "verb `{}` is not supported in `+genclient:method`; use one of create, update, get, list, patch, apply",
-                    v.go_name()
-                ),
-            );
-            return None;
-        }
-        None => {
-            cx.error_at(
-                &verb_text.loc,
-                format!(
-                    "unknown verb `{}`{}",
-                    verb_text.value,
-                    did_you_mean(
-                        &verb_text.value,
-                        ["create", "update", "get", "list", "patch", "apply"]
-                    )
-                ),
-            );
-            return None;
-        }
-    };
-    if let Some(input) = &m.input
-        && !matches!(verb, Verb::Create | Verb::Update | Verb::Apply)
-    {
-        cx.error_at(
-            &input.loc,
-            format!(
-                "`input` is only allowed for create, update and apply, not for `{}`",
-                verb.go_name()
-            ),
-        );
-    }
-    let subresource = m.subresource.as_ref().map(|s| s.value.clone());
-    if let Some(sub) = &m.subresource {
-        check_subresource(cx, sub, verb, r);
-    }
-    let mut local_types = Vec::new();
-    let input = m
-        .input
-        .as_ref()
-        .and_then(|t| resolve_type(cx, t, &mut local_types, origin));
-    let result = m
-        .result
-        .as_ref()
-        .and_then(|t| resolve_type(cx, t, &mut local_types, origin));
-    taken.push((snake, "another `+genclient:method`"));
-    if cx.len() > errors_before {
-        return None;
-    }
-    let verb = MethodVerb::from_verb(verb)?;
-    Some(Method {
-        name: ident,
-        verb,
-        subresource,
-        input,
-        result,
-        local_types,
-    })
-}
-
-fn check_subresource(cx: &mut Ctxt, sub: &Located<String>, verb: Verb, r: &Resource) {
-    let valid = !sub.value.is_empty()
-        && sub
-            .value
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b == b'-');
-    if !valid {
-        cx.error_at(
-            &sub.loc,
-            format!(
-                "`{}` is not a subresource name; use lowercase letters, as in `scale`",
-                sub.value
-            ),
-        );
-    } else if sub.value == "status" && !r.has_status {
-        cx.error_at(
-            &sub.loc,
-            "subresource `status` is not enabled; add `status = \"...\"` to `#[kube]`",
-        );
-    } else if sub.value == "scale" && !r.has_scale {
-        cx.error_at(
-            &sub.loc,
-            "subresource `scale` is not enabled; add `scale(...)` to `#[kube]` (or `+kubebuilder:subresource:scale:...` to the spec)",
-        );
-    } else if verb == Verb::List {
-        cx.error_at(
-            &sub.loc,
-            "`list` methods cannot have a subresource; use `get` for a subresource of one object",
-        );
-    }
-}
-
-/// Turns `input=` / `result=` into a Rust type, translating Go paths of Kubernetes types.
-fn resolve_type(
-    cx: &mut Ctxt,
-    t: &Located<TypeRef>,
-    locals: &mut Vec<Ident>,
-    origin: Origin,
-) -> Option<syn::Type> {
-    let ty = match &t.value {
-        TypeRef::Rust(ty) => (**ty).clone(),
-        TypeRef::Text(text) => {
-            let rust = go_type_path(text).unwrap_or_else(|| text.clone());
-            match syn::parse_str::<syn::Type>(&rust) {
-                Ok(ty) => ty,
-                Err(_) => {
-                    cx.error_at(
-                        &t.loc,
-                        format!(
-                            "`{text}` is not a type; write a Rust path (`k8s_openapi::api::autoscaling::v1::Scale`) or a Go one (`k8s.io/api/autoscaling/v1.Scale`)"
-                        ),
-                    );
-                    return None;
-                }
-            }
-        }
-    };
-    if let syn::Type::Path(p) = &ty
-        && p.qself.is_none()
-    {
-        let first = p.path.segments.first().map(|s| s.ident.to_string());
-        if p.path.leading_colon.is_none() && p.path.segments.len() == 1 {
-            locals.push(p.path.segments[0].ident.clone());
-        } else if origin == Origin::Cli && matches!(first.as_deref(), Some("self" | "super")) {
-            cx.error_at(
-                &t.loc,
-                "relative type paths cannot be generated into another module; use a name from the API module or a `crate::` path",
-            );
-        }
-    }
-    Some(ty)
-}
-
-/// `k8s.io/api/autoscaling/v1.Scale` -> `::k8s_openapi::api::autoscaling::v1::Scale`.
-fn go_type_path(text: &str) -> Option<String> {
-    let (pkg, name) = text.rsplit_once('.')?;
-    if !pkg.contains('/') {
-        return None;
-    }
-    let module = if let Some(rest) = pkg.strip_prefix("k8s.io/api/") {
-        format!("::k8s_openapi::api::{}", rest.replace('/', "::"))
-    } else if let Some(rest) = pkg.strip_prefix("k8s.io/apimachinery/") {
-        format!("::k8s_openapi::apimachinery::{}", rest.replace('/', "::"))
-    } else {
-        return None;
-    };
-    Some(format!("{module}::{name}"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn go_paths_become_k8s_openapi_paths() {
-        assert_eq!(
-            go_type_path("k8s.io/api/autoscaling/v1.Scale").as_deref(),
-            Some("::k8s_openapi::api::autoscaling::v1::Scale")
-        );
-        assert_eq!(
-            go_type_path("k8s.io/apimachinery/pkg/apis/meta/v1.Status").as_deref(),
-            Some("::k8s_openapi::apimachinery::pkg::apis::meta::v1::Status")
-        );
-        assert_eq!(go_type_path("Scale"), None);
-    }
 }

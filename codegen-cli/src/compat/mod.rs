@@ -1,0 +1,212 @@
+//! `kube-codegen compat`: the changes between a baseline API (CRD manifests, or the CRDs a
+//! cluster serves) and the current one (CRD manifests, or a crate's Rust API tree), each
+//! classified as breaking or compatible; exit 1 when a breaking change is found.
+
+pub mod diff;
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+use serde_json::{Value, json};
+
+use crate::error::{Error, Op, Outcome, plural};
+use crate::import::read;
+
+use diff::Finding;
+
+/// Arguments of `kube-codegen compat`.
+#[derive(Debug, Args)]
+pub struct CompatArgs {
+    /// The API as released: a CRD manifest or a directory of them (for example `config/crd`
+    /// at the last release, taken with `git show` or `git worktree`).
+    #[arg(
+        long,
+        value_name = "FILE|DIR",
+        required_unless_present = "baseline_cluster"
+    )]
+    baseline: Option<PathBuf>,
+    /// Take the baseline from the cluster instead: the installed CRDs of the names the
+    /// current API defines, with their `status.storedVersions`.
+    #[arg(long, conflicts_with = "baseline")]
+    baseline_cluster: bool,
+    /// The API as it is now: a CRD manifest or a directory of them.
+    #[arg(
+        long,
+        value_name = "FILE|DIR",
+        required_unless_present = "input",
+        conflicts_with = "input"
+    )]
+    current: Option<PathBuf>,
+    /// The API as it is now, from a crate's Rust API tree (`src/apis`): its CRDs are built as
+    /// `kube-codegen crds` builds them, and findings point at the Rust fields.
+    #[arg(long, value_name = "DIR")]
+    input: Option<PathBuf>,
+    /// How to print the findings: text, or a JSON array (`crd`, `version`, `path`, `change`,
+    /// `breaking`, `message`).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// The kubeconfig for `--baseline-cluster` (default: `KUBECONFIG`, `~/.kube/config`, or
+    /// in-cluster).
+    #[arg(long, value_name = "FILE", requires = "baseline_cluster")]
+    kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context for `--baseline-cluster`.
+    #[arg(long, value_name = "NAME", requires = "baseline_cluster")]
+    context: Option<String>,
+}
+
+/// How findings are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// One line per finding, breaking ones first.
+    Text,
+    /// A JSON array of findings.
+    Json,
+}
+
+/// Compares, prints the findings on standard output, and fails when one is breaking.
+pub fn run(args: &CompatArgs) -> Result<Outcome, Error> {
+    let current = match (&args.current, &args.input) {
+        (Some(path), _) => manifests(path)?,
+        (None, Some(input)) => crate_crds(input)?,
+        (None, None) => unreachable!("clap requires --current or --input"),
+    };
+    let baseline = match &args.baseline {
+        Some(path) => manifests(path)?,
+        None => cluster_crds(&current, args)?,
+    };
+    let findings = diff::compare(&baseline, &current);
+    let report = match args.format {
+        Format::Text => text(&findings),
+        Format::Json => json_report(&findings),
+    };
+    let breaking = findings.iter().filter(|f| f.breaking).count();
+    let summary = format!(
+        "{} change{}, {breaking} breaking, between {} baseline and {} current CRD{}",
+        findings.len(),
+        plural(findings.len()),
+        baseline.len(),
+        current.len(),
+        plural(current.len())
+    );
+    if breaking > 0 {
+        return Err(Error::Breaking { report, summary });
+    }
+    Ok(Outcome::new(format!("kube-codegen: {summary}")).with_report(report))
+}
+
+/// The CRDs below `path` (other objects there are passed over); anything unreadable is bad
+/// input (exit 2).
+fn manifests(path: &Path) -> Result<Vec<Value>, Error> {
+    let files = read::files(path).map_err(|e| bad_input(strip_error(&e)))?;
+    let mut out = Vec::new();
+    let mut problems = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| Error::BadInput(Box::new(Error::io(Op::Read, &file, e))))?;
+        match read::parse_crds(&file.display().to_string(), &text) {
+            Ok(sources) => out.extend(sources.into_iter().map(|s| s.crd)),
+            Err(mut errors) => problems.append(&mut errors),
+        }
+    }
+    if !problems.is_empty() {
+        let n = problems.len();
+        return Err(Error::BadInput(Box::new(Error::Diagnostics {
+            rendered: problems,
+            stopped: format!(
+                "could not compare: {n} problem{} in `{}`",
+                plural(n),
+                path.display()
+            ),
+        })));
+    }
+    Ok(out)
+}
+
+/// The CRDs of a crate's API tree, built into a temporary directory as `crds` builds them.
+fn crate_crds(input: &Path) -> Result<Vec<Value>, Error> {
+    let out = std::env::temp_dir().join(format!("kube-codegen-compat-{}", std::process::id()));
+    let options = crate::crds::Options::new(input.to_owned(), out.clone());
+    let built = crate::crds::run(&options).map_err(|e| Error::BadInput(Box::new(e)));
+    let crds = built.and_then(|_| manifests(&out));
+    // The directory is ours alone; whether it could be removed changes nothing reported.
+    let _ = std::fs::remove_dir_all(&out);
+    crds
+}
+
+/// The installed CRDs of the names `current` defines, status included.
+fn cluster_crds(current: &[Value], args: &CompatArgs) -> Result<Vec<Value>, Error> {
+    let names: Vec<String> = current
+        .iter()
+        .filter_map(|c| c.pointer("/metadata/name").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect();
+    let fetched = crate::cluster::fetch_installed(
+        &names,
+        args.kubeconfig.as_deref(),
+        args.context.as_deref(),
+    )
+    .map_err(|e| bad_input(strip_error(&e)))?;
+    fetched
+        .into_iter()
+        .map(|text| {
+            serde_json::from_str(&text)
+                .map_err(|e| bad_input(format!("the cluster's CRD does not read as JSON: {e}")))
+        })
+        .collect()
+}
+
+fn strip_error(message: &str) -> String {
+    message
+        .strip_prefix("error: ")
+        .unwrap_or(message)
+        .to_owned()
+}
+
+fn bad_input(message: String) -> Error {
+    Error::BadInput(Box::new(Error::Refused(message)))
+}
+
+/// `breaking: widgets.example.com v1 spec.size: maximum changed from 10 to 5 [bound-tightened]`,
+/// breaking findings first.
+fn text(findings: &[Finding]) -> String {
+    let mut sorted: Vec<&Finding> = findings.iter().collect();
+    sorted.sort_by_key(|f| !f.breaking);
+    sorted
+        .iter()
+        .map(|f| {
+            let version = f
+                .version
+                .as_deref()
+                .map(|v| format!(" {v}"))
+                .unwrap_or_default();
+            format!(
+                "{}: {}{version}: {} [{}]\n",
+                if f.breaking { "breaking" } else { "compatible" },
+                f.crd,
+                f.message,
+                f.change
+            )
+        })
+        .collect()
+}
+
+fn json_report(findings: &[Finding]) -> String {
+    let list: Vec<Value> = findings
+        .iter()
+        .map(|f| {
+            json!({
+                "crd": f.crd,
+                "version": f.version,
+                "path": f.path,
+                "change": f.change,
+                "breaking": f.breaking,
+                "message": f.message,
+            })
+        })
+        .collect();
+    let mut text = serde_json::to_string_pretty(&list).unwrap_or_else(|_| "[]".to_owned());
+    text.push('\n');
+    text
+}
