@@ -29,277 +29,81 @@
 //! # Ok(()) }
 //! # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 //! ```
+//!
+//! # Inside
+//!
+//! `src/` is in layers, each a folder, named from the top; a module uses its own layer and
+//! the layers below it, never one above, and no files import each other in a cycle
+//! (`tests/layers.rs` checks both):
+//!
+//! ```text
+//! server.rs, test_env.rs   FakeApiServer and TestEnv: the public API, over everything below
+//! http/          routing, content negotiation, the action log and faults, watch
+//!                streaming, discovery, OpenAPI, serving on loopback
+//! registry/      the verbs (get, list, create, update, patch, delete; status, scale,
+//!                finalize), each run through admission, conversion and the store
+//! admission/     decoding in kube-apiserver's order, defaulting, validation
+//!                (apiserver-rules, CRD schemas, CEL), NamespaceLifecycle, webhooks
+//! conversion/    CRD versions: strategy None, and Webhook
+//! controllers/   what kube-controller-manager does: garbage collection, namespaces,
+//!                a deleted CRD's objects (used by the registry only)
+//! store/         objects, resource versions, watch history and open watches,
+//!                selectors, patches, server-side apply and managedFields
+//! meta.rs, resource.rs, error.rs, config.rs, webhook_client.rs
+//!                the foundation: object metadata on JSON, what is served (the
+//!                built-in table, CRD versions), errors, settings, webhook calls;
+//!                each uses no other module of the crate
+//! ```
+//!
+//! So `http -> registry -> admission -> conversion -> store -> foundation`, and
+//! `registry -> controllers -> store`. The controllers react to the registry's writes and
+//! write back through `controllers::api::Api`, which the registry implements, as
+//! kube-controller-manager writes through a client.
+//!
+//! Where new work goes: a built-in kind is a row of `resource::BUILTINS` (its rules in
+//! apiserver-rules); its defaults, `admission/defaulting.rs`; a step of decoding,
+//! `admission/decode/`; authorization, a module of `admission/` that the registry runs
+//! first; what a kind's registry does beyond the common verbs, `registry/strategy.rs`; a
+//! controller, a file of `controllers/`; a new route, `http/`.
 
-mod admission;
-mod body;
-pub mod builtin;
-mod control;
-mod conversion;
-mod crd;
-mod discovery;
-mod error;
-mod gc;
-mod go_json;
-mod namespaces;
-mod openapi;
-mod options;
-mod patch;
-mod registry;
-mod request;
-/// The validation rules the server applies (the `apiserver-rules` crate).
-pub use apiserver_rules as rules;
-mod selector;
+// The public API.
 mod server;
-mod service;
-mod shared;
-pub mod ssa;
-mod state;
-mod store;
 #[cfg(feature = "test-env")]
 pub mod test_env;
-mod type_meta;
-mod watch;
-mod webhook_client;
-mod writer;
 
+// The layers (in the order "Inside" gives above).
+mod admission;
+mod controllers;
+mod conversion;
+mod http;
+mod registry;
+mod store;
+
+// The foundation.
+mod config;
+mod error;
+mod meta;
+mod resource;
+mod webhook_client;
+
+/// The validation rules the server applies (the `apiserver-rules` crate).
+pub use apiserver_rules as rules;
+pub use config::Config;
+pub use error::ApiError;
+pub use http::control::{Action, Matcher};
+pub use http::serve::{Served, kubeconfig};
+pub use rules::field::FieldError;
+pub use server::FakeApiServer;
+pub use store::ssa;
 #[cfg(feature = "test-env")]
 pub use test_env::{TestEnv, TestEnvError};
 
-use std::sync::Arc;
-use std::time::Duration;
+pub mod builtin {
+    //! The built-in kinds the server knows (`apiserver_rules::builtin`, generated from the
+    //! Kubernetes API), and how the server reads their bodies: Go's JSON decoder
+    //! ([`decode`]) and protobuf ([`protobuf`]).
 
-use serde_json::Value;
-
-pub use control::{Action, Matcher};
-pub use error::ApiError;
-pub use rules::field::FieldError;
-pub use service::{Served, kubeconfig};
-pub use shared::Config;
-
-use shared::Shared;
-use writer::Ctx;
-
-/// An in-memory Kubernetes API server; clones share one server.
-#[derive(Clone, Debug)]
-pub struct FakeApiServer {
-    shared: Arc<Shared>,
-}
-
-impl Default for FakeApiServer {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl FakeApiServer {
-    /// A server with the built-in kinds, the `default`, `kube-system`, `kube-public` and
-    /// `kube-node-lease` namespaces, and garbage collection on.
-    pub fn new() -> Self {
-        Self::with_config(Config::default())
-    }
-
-    /// A server with other settings.
-    pub fn with_config(config: Config) -> Self {
-        Self {
-            shared: Shared::new(config),
-        }
-    }
-
-    /// Stores an object as a client's create would (CRDs start serving their resources),
-    /// then sets its `status` as given, which a create would drop.
-    pub fn seed(&self, object: impl serde::Serialize) -> Result<Value, ApiError> {
-        let obj = serde_json::to_value(object).map_err(|e| ApiError::bad_request(e.to_string()))?;
-        let mut state = self.shared.lock();
-        let rt = type_of(&state.types, &obj)?;
-        let ns = obj
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let status = obj.get("status").cloned();
-        let mut ctx = Ctx::named("fake-apiserver-seed");
-        let created = state.create(&rt, ns.as_deref(), obj, &mut ctx)?;
-        match status {
-            Some(status) if rt.status => {
-                let name = created
-                    .pointer("/metadata/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned();
-                let mut with_status = created.clone();
-                with_status["status"] = status;
-                state.update(
-                    &rt,
-                    ns.as_deref(),
-                    &name,
-                    with_status,
-                    Some("status"),
-                    &mut ctx,
-                    None,
-                )
-            }
-            _ => Ok(created),
-        }
-    }
-
-    /// Seeds every document of a YAML stream (`---` separated), in order.
-    pub fn seed_yaml(&self, yaml: &str) -> Result<Vec<Value>, ApiError> {
-        let docs: Vec<Value> = serde_saphyr::from_multiple(yaml)
-            .map_err(|e| ApiError::bad_request(format!("invalid YAML: {e}")))?;
-        docs.into_iter()
-            .filter(|d| !d.is_null())
-            .map(|d| self.seed(d))
-            .collect()
-    }
-
-    /// One stored object, as a client would read it (`apiVersion` like `apps/v1`).
-    pub fn get(
-        &self,
-        api_version: &str,
-        kind: &str,
-        namespace: Option<&str>,
-        name: &str,
-    ) -> Option<Value> {
-        let state = self.shared.lock();
-        let rt = find(&state.types, api_version, kind)?;
-        state.get(&rt, namespace, name).ok()
-    }
-
-    /// One stored object, deserialized: `server.object::<Deployment>("apps/v1", "Deployment", Some("ns"), "web")`.
-    pub fn object<K: serde::de::DeserializeOwned>(
-        &self,
-        api_version: &str,
-        kind: &str,
-        namespace: Option<&str>,
-        name: &str,
-    ) -> Option<K> {
-        serde_json::from_value(self.get(api_version, kind, namespace, name)?).ok()
-    }
-
-    /// Every stored object of a kind, optionally in one namespace, sorted by namespace and name.
-    pub fn list(&self, api_version: &str, kind: &str, namespace: Option<&str>) -> Vec<Value> {
-        let state = self.shared.lock();
-        let Some(rt) = find(&state.types, api_version, kind) else {
-            return Vec::new();
-        };
-        state
-            .store
-            .list(&rt.storage_key(), namespace, None)
-            .filter_map(|(_, stored)| stored.value())
-            .map(|mut o| {
-                rt.rewrite(&mut o);
-                o
-            })
-            .collect()
-    }
-
-    /// The requests the server received, in order: the newest [`Config::action_log`]
-    /// (10 000 by default) since the last [`clear_actions`](Self::clear_actions).
-    pub fn actions(&self) -> Vec<Action> {
-        self.action_log().entries().collect()
-    }
-
-    /// How many requests were dropped from (or, with a log of 0, never put in) the action
-    /// log since the last [`clear_actions`](Self::clear_actions).
-    pub fn actions_dropped(&self) -> u64 {
-        self.action_log().dropped()
-    }
-
-    fn action_log(&self) -> std::sync::MutexGuard<'_, control::ActionLog> {
-        self.shared
-            .actions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// The requests that write (not get, list or watch).
-    pub fn writes(&self) -> Vec<Action> {
-        self.actions()
-            .into_iter()
-            .filter(Action::is_write)
-            .collect()
-    }
-
-    /// Forgets the recorded actions.
-    pub fn clear_actions(&self) {
-        self.action_log().clear();
-    }
-
-    /// Makes matching requests fail with `error`, `times` times (`None`: until cleared).
-    pub fn fail(&self, matcher: Matcher, error: ApiError, times: Option<usize>) {
-        self.faults().add(matcher, Some(error), None, times);
-    }
-
-    /// Delays matching requests by `delay`, `times` times (`None`: until cleared).
-    pub fn delay(&self, matcher: Matcher, delay: Duration, times: Option<usize>) {
-        self.faults().add(matcher, None, Some(delay), times);
-    }
-
-    /// Removes every programmed fault.
-    pub fn clear_faults(&self) {
-        self.faults().clear();
-    }
-
-    fn faults(&self) -> std::sync::MutexGuard<'_, control::Faults> {
-        self.shared
-            .faults
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Closes every open watch; clients see the stream end and watch again.
-    pub fn drop_watches(&self) {
-        self.shared.lock().store.drop_watches();
-    }
-
-    /// Sends `410 Gone` to every open watch and forgets the history, so clients must re-list.
-    pub fn expire_watches(&self) {
-        let mut state = self.shared.lock();
-        state.store.compact();
-        let status = ApiError::gone("too old resource version").to_status();
-        state.store.expire_watches(&status);
-    }
-
-    /// Forgets the watch history: a watch from any earlier version gets `410 Gone`.
-    pub fn compact(&self) {
-        self.shared.lock().store.compact();
-    }
-
-    /// Open watches.
-    pub fn open_watches(&self) -> usize {
-        self.shared.lock().store.open_watches()
-    }
-
-    /// Stored objects, the built-in namespaces included.
-    pub fn object_count(&self) -> usize {
-        self.shared.lock().store.len()
-    }
-
-    /// The current global `resourceVersion`.
-    pub fn resource_version(&self) -> u64 {
-        self.shared.lock().store.resource_version()
-    }
-}
-
-fn find(
-    types: &[Arc<registry::ResourceType>],
-    api_version: &str,
-    kind: &str,
-) -> Option<Arc<registry::ResourceType>> {
-    types
-        .iter()
-        .find(|t| t.api_version() == api_version && (t.kind == kind || t.plural == kind))
-        .cloned()
-}
-
-fn type_of(
-    types: &[Arc<registry::ResourceType>],
-    obj: &Value,
-) -> Result<Arc<registry::ResourceType>, ApiError> {
-    let av = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
-    find(types, av, kind).ok_or_else(|| {
-        ApiError::bad_request(format!(
-            "no resource is served for apiVersion `{av}`, kind `{kind}`"
-        ))
-    })
+    pub use crate::admission::decode::builtin as decode;
+    pub use crate::admission::decode::protobuf;
+    pub use apiserver_rules::builtin::*;
 }

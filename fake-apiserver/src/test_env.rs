@@ -15,7 +15,7 @@ use kube::core::GroupVersionKind;
 use kube::discovery::{Scope, pinned_kind};
 use serde_json::{Value, json};
 
-use crate::FakeApiServer;
+use crate::server::FakeApiServer;
 
 /// The variable naming the kubeconfig of the cluster tests run against instead of the fake.
 pub const KUBECONFIG_VAR: &str = "KUBE_TEST_KUBECONFIG";
@@ -203,7 +203,7 @@ fn namespaces(client: &kube::Client) -> Api<DynamicObject> {
 
 /// `kt-` and five random characters.
 fn fresh_namespace() -> String {
-    format!("kt-{}", crate::state::random_suffix(unique()))
+    format!("kt-{}", crate::meta::random_suffix(unique()))
 }
 
 /// A different seed for each environment of a process.

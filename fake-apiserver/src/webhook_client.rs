@@ -2,6 +2,8 @@
 //! or of a CRD's conversion (a `url`, or a Service the test maps to a loopback address),
 //! HTTPS verified against its `caBundle`, and Go's words for what goes wrong.
 
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,8 +13,6 @@ use hyper_util::rt::TokioIo;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
 use serde_json::Value;
-
-use crate::shared::Shared;
 
 /// Where a webhook is called and how its certificate is checked.
 #[derive(Debug, Clone)]
@@ -28,9 +28,9 @@ pub(crate) struct Endpoint {
 }
 
 impl Endpoint {
-    /// The endpoint of a `clientConfig`; a Service resolves to the address the test gave
+    /// The endpoint of a `clientConfig`; a Service resolves to the address `services` gives
     /// for it (`Config::webhook_services`), else to its cluster DNS name.
-    pub fn of(client: &Value, shared: &Shared) -> Self {
+    pub fn of(client: &Value, services: &BTreeMap<String, SocketAddr>) -> Self {
         let ca = client["caBundle"]
             .as_str()
             .and_then(|b| apiserver_rules::base64::base64_decode(b).ok())
@@ -67,9 +67,7 @@ impl Endpoint {
         let port = service["port"].as_u64().unwrap_or(443);
         let path = service["path"].as_str().unwrap_or("");
         let host = format!("{svc}.{ns}.svc");
-        let dial = shared
-            .config
-            .webhook_services
+        let dial = services
             .get(&format!("{ns}/{svc}"))
             .map(ToString::to_string)
             .unwrap_or_else(|| format!("{host}:{port}"));

@@ -1,0 +1,242 @@
+//! Test controls: the actions the server saw, and faults programmed to happen.
+
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::error::ApiError;
+
+/// One request as the server saw it, like client-go's fake `Action`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Action {
+    /// `get`, `list`, `watch`, `create`, `update`, `patch`, `delete`, `deletecollection`.
+    pub verb: String,
+    /// API group.
+    pub group: String,
+    /// Version.
+    pub version: String,
+    /// Plural resource.
+    pub resource: String,
+    /// Subresource (`status`, `scale`).
+    pub subresource: Option<String>,
+    /// Namespace.
+    pub namespace: Option<String>,
+    /// Object name.
+    pub name: Option<String>,
+    /// The request body, when it was JSON.
+    pub body: Option<Value>,
+}
+
+impl Action {
+    /// Whether the action writes (everything but get, list and watch).
+    pub fn is_write(&self) -> bool {
+        !matches!(self.verb.as_str(), "get" | "list" | "watch")
+    }
+}
+
+/// The recorded actions: the newest `capacity`, oldest dropped first, so a long-running
+/// server keeps bounded memory. Bodies are kept as the bytes received and read as JSON
+/// only when the actions are asked for.
+#[derive(Debug, Default)]
+pub struct ActionLog {
+    entries: std::collections::VecDeque<(Action, Recorded)>,
+    capacity: usize,
+    dropped: u64,
+}
+
+impl ActionLog {
+    /// A log that keeps the last `capacity` actions (0: none).
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            entries: std::collections::VecDeque::new(),
+            capacity,
+            dropped: 0,
+        }
+    }
+
+    /// Records one action (its `body` left `None`) with the body as received, dropping the
+    /// oldest when full.
+    pub fn push(&mut self, action: Action, body: Recorded) {
+        if self.capacity == 0 {
+            self.dropped += 1;
+            return;
+        }
+        if self.entries.len() == self.capacity {
+            self.entries.pop_front();
+            self.dropped += 1;
+        }
+        self.entries.push_back((action, body));
+    }
+
+    /// The kept actions, oldest first, with their bodies as JSON.
+    pub fn entries(&self) -> impl Iterator<Item = Action> + '_ {
+        self.entries.iter().map(|(action, body)| Action {
+            body: (body.decode)(&body.content_type, &body.bytes),
+            ..action.clone()
+        })
+    }
+
+    /// How many actions were dropped (or not recorded) since the last clear.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// Forgets everything.
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.entries.shrink_to_fit();
+        self.dropped = 0;
+    }
+}
+
+/// A request body as received, and how to read it as JSON.
+#[derive(Debug)]
+pub struct Recorded {
+    /// The body.
+    pub bytes: bytes::Bytes,
+    /// Its `Content-Type`.
+    pub content_type: String,
+    /// Reads it as JSON (`None` when it is not a JSON, YAML or protobuf object).
+    pub decode: fn(&str, &[u8]) -> Option<Value>,
+}
+
+/// Which requests a fault applies to; `None` matches anything.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Matcher {
+    /// Verb (`create`, `update`, `patch`, ...).
+    pub verb: Option<String>,
+    /// Plural resource.
+    pub resource: Option<String>,
+    /// Subresource.
+    pub subresource: Option<String>,
+    /// Object name.
+    pub name: Option<String>,
+}
+
+impl Matcher {
+    /// Requests with this verb on this resource (`"*"` for any).
+    pub fn new(verb: &str, resource: &str) -> Self {
+        let any = |s: &str| (s != "*").then(|| s.to_owned());
+        Self {
+            verb: any(verb),
+            resource: any(resource),
+            ..Self::default()
+        }
+    }
+
+    /// Only on this subresource.
+    #[must_use]
+    pub fn subresource(mut self, sub: &str) -> Self {
+        self.subresource = Some(sub.to_owned());
+        self
+    }
+
+    /// Only for this object.
+    #[must_use]
+    pub fn name(mut self, name: &str) -> Self {
+        self.name = Some(name.to_owned());
+        self
+    }
+
+    fn matches(&self, a: &Action) -> bool {
+        self.verb.as_ref().is_none_or(|v| *v == a.verb)
+            && self.resource.as_ref().is_none_or(|r| *r == a.resource)
+            && self
+                .subresource
+                .as_ref()
+                .is_none_or(|s| Some(s) == a.subresource.as_ref())
+            && self
+                .name
+                .as_ref()
+                .is_none_or(|n| Some(n) == a.name.as_ref())
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Fault {
+    matcher: Matcher,
+    error: Option<ApiError>,
+    delay: Option<Duration>,
+    /// How many more requests it applies to; `None` for all.
+    remaining: Option<usize>,
+}
+
+/// Programmed faults, checked in order for every request.
+#[derive(Debug, Default)]
+pub struct Faults(Vec<Fault>);
+
+impl Faults {
+    /// Adds a fault.
+    pub fn add(
+        &mut self,
+        matcher: Matcher,
+        error: Option<ApiError>,
+        delay: Option<Duration>,
+        times: Option<usize>,
+    ) {
+        self.0.push(Fault {
+            matcher,
+            error,
+            delay,
+            remaining: times,
+        });
+    }
+
+    /// Removes every fault.
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// The delay and error for this request, consuming counted faults.
+    pub fn check(&mut self, action: &Action) -> (Option<Duration>, Option<ApiError>) {
+        let mut delay = None;
+        let mut error = None;
+        for f in self
+            .0
+            .iter_mut()
+            .filter(|f| f.matcher.matches(action) && f.remaining != Some(0))
+        {
+            if let Some(n) = f.remaining.as_mut() {
+                *n -= 1;
+            }
+            delay = delay.or(f.delay);
+            if error.is_none() {
+                error = f.error.clone();
+            }
+        }
+        self.0.retain(|f| f.remaining != Some(0));
+        (delay, error)
+    }
+}
+
+/// The test controls one server's clones share: the action log and the programmed faults.
+#[derive(Debug)]
+pub struct Controls {
+    actions: Mutex<ActionLog>,
+    faults: Mutex<Faults>,
+}
+
+impl Controls {
+    /// Controls with an action log of `capacity` and no faults.
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            actions: Mutex::new(ActionLog::new(capacity)),
+            faults: Mutex::new(Faults::default()),
+        }
+    }
+
+    /// The action log, even if a panicking test poisoned its lock.
+    pub fn actions(&self) -> MutexGuard<'_, ActionLog> {
+        self.actions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The faults, even if a panicking test poisoned their lock.
+    pub fn faults(&self) -> MutexGuard<'_, Faults> {
+        self.faults
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}

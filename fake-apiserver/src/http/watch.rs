@@ -1,0 +1,187 @@
+//! Watches: initial events or a replay from a `resourceVersion`, then live events, with
+//! bookmarks, `sendInitialEvents`, `timeoutSeconds` and 410 for expired versions.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::Response;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::time::{Instant, Interval};
+
+use super::body::{self, ResponseBody};
+use super::route::Target;
+use crate::admission::decode::options::ListOptions;
+use crate::conversion::webhook::event_line;
+use crate::error::ApiError;
+use crate::resource::ResourceType;
+use crate::store::objects::Watcher;
+use crate::store::selector::FieldSelector;
+use crate::store::{Shared, State};
+
+/// An open watch's stream: its event lines, and when it sends a bookmark or ends.
+struct Live {
+    rx: mpsc::UnboundedReceiver<Bytes>,
+    shared: Arc<Shared>,
+    served: ResourceType,
+    bookmarks: Option<Interval>,
+    deadline: Instant,
+    /// An event could not be converted: its ERROR event was the last.
+    failed: bool,
+}
+
+/// One event line.
+fn line(kind: &str, object: &Value) -> Bytes {
+    let mut bytes =
+        serde_json::to_vec(&json!({"type": kind, "object": object})).unwrap_or_default();
+    bytes.push(b'\n');
+    Bytes::from(bytes)
+}
+
+/// Opens a watch and returns its streaming response.
+pub fn start(
+    shared: &Arc<Shared>,
+    rt: &ResourceType,
+    target: &Target,
+    options: &ListOptions,
+) -> Response<ResponseBody> {
+    let (labels, mut fields) = match options.selectors(rt) {
+        Ok(s) => s,
+        Err(e) => return body::error(&e),
+    };
+    // A watch of one object (`/foos/x?watch=true`, as old clients send) selects it by name.
+    if let Some(name) = &target.name {
+        fields = FieldSelector::name(name);
+    }
+    let since = match since(options) {
+        Ok(since) => since,
+        Err(e) => return body::error(&e),
+    };
+    let (watcher, rx) = Watcher::open(rt, target.namespace.as_deref(), labels, fields);
+    if let Err(gone) = register(&mut shared.lock(), rt, watcher, since, options) {
+        return body::stream(futures::stream::iter([line("ERROR", &gone.to_status())]));
+    }
+    body::stream(events(shared, rt, rx, options))
+}
+
+/// The version a watch starts after: none for `""` and `"0"` (from the current state).
+fn since(options: &ListOptions) -> Result<Option<u64>, ApiError> {
+    match options.resource_version.as_str() {
+        "" | "0" => Ok(None),
+        rv => rv.parse().map(Some).map_err(|_| {
+            ApiError::custom(
+                500,
+                "",
+                &format!(
+                    "resourceVersion: Invalid value: \"{rv}\": strconv.ParseUint: parsing \"{rv}\": invalid syntax"
+                ),
+            )
+        }),
+    }
+}
+
+/// Registers `watcher` with the store: after sending the current state as `ADDED` events
+/// (and, with `sendInitialEvents`, the bookmark that ends them), or replaying the history
+/// after `since`, which is a 410 when it is no longer kept.
+fn register(
+    state: &mut State,
+    rt: &ResourceType,
+    watcher: Watcher,
+    since: Option<u64>,
+    options: &ListOptions,
+) -> Result<(), ApiError> {
+    let initial = options.send_initial_events == Some(true);
+    if initial || since.is_none() {
+        // Current state as ADDED events, then live events from this version on.
+        let namespace = watcher.namespace.clone();
+        for (pos, obj) in state
+            .store
+            .list(&rt.storage_key(), namespace.as_deref(), None)
+        {
+            let namespace = pos.split_once('/').map_or("", |(ns, _)| ns);
+            if watcher.selects(namespace, obj) {
+                watcher.send_stored("ADDED", obj);
+            }
+        }
+        if initial && options.bookmarks {
+            let mut mark = json!({"metadata": {
+                "resourceVersion": state.store.resource_version().to_string(),
+                "annotations": {"k8s.io/initial-events-end": "true"}
+            }});
+            rt.rewrite(&mut mark);
+            watcher.send("BOOKMARK", &mark);
+        }
+        state.store.watch_now(watcher);
+    } else if let Some(since) = since
+        && let Err(oldest) = state.store.watch_from(watcher, since)
+    {
+        return Err(ApiError::gone(format!(
+            "too old resource version: {since} ({oldest})"
+        )));
+    }
+    Ok(())
+}
+
+/// The live events of a registered watch: its event lines (converted by the CRD's
+/// conversion webhook when it must; a failure is the last event), bookmarks when asked
+/// for, until `timeoutSeconds` (30 minutes by default).
+fn events(
+    shared: &Arc<Shared>,
+    rt: &ResourceType,
+    rx: mpsc::UnboundedReceiver<Bytes>,
+    options: &ListOptions,
+) -> impl futures::Stream<Item = Bytes> + Send + 'static {
+    let timeout = match options.timeout_seconds {
+        None | Some(0) => Duration::from_secs(1800),
+        Some(t) => Duration::from_secs(u64::try_from(t).unwrap_or(0)),
+    };
+    let bookmarks = options.bookmarks.then(|| {
+        let period = shared.config.bookmark_interval;
+        tokio::time::interval_at(Instant::now() + period, period)
+    });
+    let live = Live {
+        rx,
+        shared: shared.clone(),
+        served: rt.clone(),
+        bookmarks,
+        deadline: Instant::now() + timeout,
+        failed: false,
+    };
+    futures::stream::unfold(live, |mut live| async move {
+        if live.failed {
+            return None;
+        }
+        let next = tokio::select! {
+            biased;
+            msg = live.rx.recv() => match msg {
+                // An object the CRD's conversion webhook converts; a failure ends the watch.
+                Some(line) => match event_line(&live.shared, &live.served, line).await {
+                    Ok(line) => Some(line),
+                    Err(error) => {
+                        live.failed = true;
+                        Some(error)
+                    }
+                },
+                None => None,
+            },
+            () = tick(&mut live.bookmarks) => {
+                let rv = live.shared.lock().store.resource_version();
+                let mut mark = json!({"metadata": {"resourceVersion": rv.to_string()}});
+                live.served.rewrite(&mut mark);
+                Some(line("BOOKMARK", &mark))
+            }
+            () = tokio::time::sleep_until(live.deadline) => None,
+        };
+        next.map(|b| (b, live))
+    })
+}
+
+async fn tick(interval: &mut Option<Interval>) {
+    match interval {
+        Some(i) => {
+            i.tick().await;
+        }
+        None => std::future::pending().await,
+    }
+}
