@@ -3,6 +3,7 @@
 //! classified as breaking or compatible; exit 1 when a breaking change is found.
 
 pub mod diff;
+mod schema;
 #[cfg(test)]
 mod tests;
 

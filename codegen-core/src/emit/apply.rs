@@ -509,6 +509,7 @@ pub(crate) fn kind_helpers(
     let new_doc = format!(
         " An apply configuration for the `{kind}` named `name`, with its `apiVersion` and `kind`."
     );
+    let metadata_builders = metadata_builders(&meta);
     quote! {
         impl #ac {
             #[doc = #new_doc]
@@ -526,65 +527,7 @@ pub(crate) fn kind_helpers(
                 }
             }
 
-            /// Adds labels (replacing those with the same key).
-            #[must_use]
-            #[inline]
-            pub fn with_labels<K: ::core::convert::Into<::std::string::String>, V: ::core::convert::Into<::std::string::String>>(
-                mut self,
-                labels: impl ::core::iter::IntoIterator<Item = (K, V)>,
-            ) -> Self {
-                self.metadata
-                    .get_or_insert_with(::core::default::Default::default)
-                    .labels
-                    .get_or_insert_with(::core::default::Default::default)
-                    .extend(labels.into_iter().map(|(k, v)| (k.into(), v.into())));
-                self
-            }
-
-            /// Adds annotations (replacing those with the same key).
-            #[must_use]
-            #[inline]
-            pub fn with_annotations<K: ::core::convert::Into<::std::string::String>, V: ::core::convert::Into<::std::string::String>>(
-                mut self,
-                annotations: impl ::core::iter::IntoIterator<Item = (K, V)>,
-            ) -> Self {
-                self.metadata
-                    .get_or_insert_with(::core::default::Default::default)
-                    .annotations
-                    .get_or_insert_with(::core::default::Default::default)
-                    .extend(annotations.into_iter().map(|(k, v)| (k.into(), v.into())));
-                self
-            }
-
-            /// Appends owner references.
-            #[must_use]
-            #[inline]
-            pub fn with_owner_references(
-                mut self,
-                owners: impl ::core::iter::IntoIterator<Item = #meta::OwnerReference>,
-            ) -> Self {
-                self.metadata
-                    .get_or_insert_with(::core::default::Default::default)
-                    .owner_references
-                    .get_or_insert_with(::core::default::Default::default)
-                    .extend(owners);
-                self
-            }
-
-            /// Appends finalizers.
-            #[must_use]
-            #[inline]
-            pub fn with_finalizers<F: ::core::convert::Into<::std::string::String>>(
-                mut self,
-                finalizers: impl ::core::iter::IntoIterator<Item = F>,
-            ) -> Self {
-                self.metadata
-                    .get_or_insert_with(::core::default::Default::default)
-                    .finalizers
-                    .get_or_insert_with(::core::default::Default::default)
-                    .extend(finalizers.into_iter().map(::core::convert::Into::into));
-                self
-            }
+            #metadata_builders
         }
 
         impl #rt::apply::ObjectConfiguration for #ac {
@@ -601,5 +544,71 @@ pub(crate) fn kind_helpers(
         }
 
         #extract_status_fn
+    }
+}
+
+/// The metadata builders of a kind's apply configuration: labels, annotations, owner
+/// references and finalizers, each added to what is set.
+fn metadata_builders(meta: &TokenStream) -> TokenStream {
+    quote! {
+        /// Adds labels (replacing those with the same key).
+        #[must_use]
+        #[inline]
+        pub fn with_labels<K: ::core::convert::Into<::std::string::String>, V: ::core::convert::Into<::std::string::String>>(
+            mut self,
+            labels: impl ::core::iter::IntoIterator<Item = (K, V)>,
+        ) -> Self {
+            self.metadata
+                .get_or_insert_with(::core::default::Default::default)
+                .labels
+                .get_or_insert_with(::core::default::Default::default)
+                .extend(labels.into_iter().map(|(k, v)| (k.into(), v.into())));
+            self
+        }
+
+        /// Adds annotations (replacing those with the same key).
+        #[must_use]
+        #[inline]
+        pub fn with_annotations<K: ::core::convert::Into<::std::string::String>, V: ::core::convert::Into<::std::string::String>>(
+            mut self,
+            annotations: impl ::core::iter::IntoIterator<Item = (K, V)>,
+        ) -> Self {
+            self.metadata
+                .get_or_insert_with(::core::default::Default::default)
+                .annotations
+                .get_or_insert_with(::core::default::Default::default)
+                .extend(annotations.into_iter().map(|(k, v)| (k.into(), v.into())));
+            self
+        }
+
+        /// Appends owner references.
+        #[must_use]
+        #[inline]
+        pub fn with_owner_references(
+            mut self,
+            owners: impl ::core::iter::IntoIterator<Item = #meta::OwnerReference>,
+        ) -> Self {
+            self.metadata
+                .get_or_insert_with(::core::default::Default::default)
+                .owner_references
+                .get_or_insert_with(::core::default::Default::default)
+                .extend(owners);
+            self
+        }
+
+        /// Appends finalizers.
+        #[must_use]
+        #[inline]
+        pub fn with_finalizers<F: ::core::convert::Into<::std::string::String>>(
+            mut self,
+            finalizers: impl ::core::iter::IntoIterator<Item = F>,
+        ) -> Self {
+            self.metadata
+                .get_or_insert_with(::core::default::Default::default)
+                .finalizers
+                .get_or_insert_with(::core::default::Default::default)
+                .extend(finalizers.into_iter().map(::core::convert::Into::into));
+            self
+        }
     }
 }
