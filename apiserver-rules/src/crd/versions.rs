@@ -17,6 +17,7 @@ struct Hoisted {
     selectable: bool,
 }
 
+/// Whether every version has the same `key` (absent, null and empty count as one).
 fn same_everywhere(versions: &[Value], key: &str) -> bool {
     let norm = |v: &Value| -> Value {
         match v.get(key) {
