@@ -353,42 +353,8 @@ pub fn validate(
         }
         return;
     }
-    let int_or_string = schema
-        .get("x-kubernetes-int-or-string")
-        .and_then(Value::as_bool)
-        == Some(true);
-    let ty = schema.get("type").and_then(Value::as_str);
-    let type_ok = match (ty, value) {
-        _ if int_or_string => value.is_string() || value.is_i64() || value.is_u64(),
-        (None, _) => true,
-        (Some("object"), Value::Object(_))
-        | (Some("array"), Value::Array(_))
-        | (Some("string"), Value::String(_)) => true,
-        (Some("boolean"), Value::Bool(_)) => true,
-        (Some("integer"), Value::Number(n)) => n.is_i64() || n.is_u64(),
-        (Some("number"), Value::Number(_)) => true,
-        _ => false,
-    };
-    if !type_ok {
-        let actual = match value {
-            Value::Object(_) => "object",
-            Value::Array(_) => "array",
-            Value::String(_) => "string",
-            Value::Bool(_) => "boolean",
-            Value::Number(n) if n.is_f64() => "number",
-            Value::Number(_) => "integer",
-            Value::Null => "null",
-        };
-        let shown_type = if int_or_string {
-            "integer or string".to_owned()
-        } else {
-            type_name(schema)
-        };
-        errors.push(FieldError::type_invalid(
-            field,
-            &Value::from(actual),
-            format!("{msg} in body must be of type {shown_type}: \"{actual}\""),
-        ));
+    if let Some(e) = type_error(schema, value, field, msg) {
+        errors.push(e);
         return;
     }
     if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
@@ -405,151 +371,228 @@ pub fn validate(
         e.detail = format!("supported values: {}", list.join(", "));
         errors.push(e);
     }
+    let at = (field, msg);
     match value {
-        Value::Object(map) => {
-            if let Some(required) = schema.get("required").and_then(Value::as_array) {
-                for key in required.iter().filter_map(Value::as_str) {
-                    if !map.contains_key(key) {
-                        errors.push(FieldError::required(child(field, key), ""));
-                    }
-                }
-            }
-            let props = schema.get("properties").and_then(Value::as_object);
-            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
-            for (k, v) in map {
-                if let Some(sub) = props.and_then(|p| p.get(k)).or(additional) {
-                    validate(sub, v, &child(field, k), &child(msg, k), errors);
-                }
-            }
-            let n = map.len();
-            at_least(
-                schema,
-                "minProperties",
-                n,
-                (field, msg),
-                &Value::from(n),
-                errors,
-                "properties",
-            );
-            at_most(schema, "maxProperties", n, field, errors);
-        }
-        Value::Array(items) => {
-            if let Some(item_schema) = schema.get("items") {
-                for (i, v) in items.iter().enumerate() {
-                    validate(
-                        item_schema,
-                        v,
-                        &format!("{field}[{i}]"),
-                        &format!("{msg}[{i}]"),
-                        errors,
-                    );
-                }
-            }
-            let n = items.len();
-            at_least(
-                schema,
-                "minItems",
-                n,
-                (field, msg),
-                &Value::from(n),
-                errors,
-                "items",
-            );
-            at_most(schema, "maxItems", n, field, errors);
-            unique_items(schema, items, field, errors);
-        }
-        Value::String(s) => {
-            let len = s.chars().count() as u64;
-            // The first of maxLength, minLength and pattern that fails, as the real server
-            // reports them.
-            let max = schema.get("maxLength").and_then(Value::as_u64);
-            let min = schema.get("minLength").and_then(Value::as_u64);
-            let pattern = schema.get("pattern").and_then(Value::as_str);
-            if let Some(m) = max.filter(|m| len > *m) {
-                errors.push(FieldError::too_long(field, m as usize));
-            } else if let Some(m) = min.filter(|m| len < *m) {
-                invalid(
-                    errors,
-                    field,
-                    value,
-                    format!("{msg} in body should be at least {m} chars long"),
-                );
-            } else if let Some(pattern) = pattern
-                && Regex::new(pattern).is_ok_and(|re| !re.is_match(s))
-            {
-                invalid(
-                    errors,
-                    field,
-                    value,
-                    format!("{msg} in body should match '{pattern}'"),
-                );
-            }
-            if let Some(format) = schema.get("format").and_then(Value::as_str)
-                && formats::check(format, s) == Some(false)
-            {
-                errors.push(FieldError::type_invalid(
-                    field,
-                    value,
-                    format!("{msg} in body must be of type {format}: {}", go_quote(s)),
-                ));
-            }
-        }
-        Value::Number(n) => {
-            let x = n.as_f64().unwrap_or(0.0);
-            let exclusive = |k: &str| schema.get(k).and_then(Value::as_bool) == Some(true);
-            if let Some(min) = schema.get("minimum").and_then(Value::as_f64) {
-                let bad = if exclusive("exclusiveMinimum") {
-                    x <= min
-                } else {
-                    x < min
-                };
-                if bad {
-                    let op = if exclusive("exclusiveMinimum") {
-                        "greater than"
-                    } else {
-                        "greater than or equal to"
-                    };
-                    invalid(
-                        errors,
-                        field,
-                        value,
-                        format!("{msg} in body should be {op} {}", num(min)),
-                    );
-                }
-            }
-            if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
-                let bad = if exclusive("exclusiveMaximum") {
-                    x >= max
-                } else {
-                    x > max
-                };
-                if bad {
-                    let op = if exclusive("exclusiveMaximum") {
-                        "less than"
-                    } else {
-                        "less than or equal to"
-                    };
-                    invalid(
-                        errors,
-                        field,
-                        value,
-                        format!("{msg} in body should be {op} {}", num(max)),
-                    );
-                }
-            }
-            if let Some(m) = schema.get("multipleOf").and_then(Value::as_f64)
-                && m > 0.0
-                && (x / m).fract().abs() > f64::EPSILON
-            {
-                invalid(
-                    errors,
-                    field,
-                    value,
-                    format!("{msg} in body should be a multiple of {}", num(m)),
-                );
-            }
-        }
+        Value::Object(map) => validate_object(schema, map, at, errors),
+        Value::Array(items) => validate_array(schema, items, at, errors),
+        Value::String(s) => validate_string(schema, value, s, at, errors),
+        Value::Number(n) => validate_number(schema, value, n.as_f64().unwrap_or(0.0), at, errors),
         _ => {}
+    }
+}
+
+/// The error of a value whose JSON type is not the schema's (`type`, or integer or string
+/// for `x-kubernetes-int-or-string`).
+fn type_error(schema: &Value, value: &Value, field: &str, msg: &str) -> Option<FieldError> {
+    let int_or_string = schema
+        .get("x-kubernetes-int-or-string")
+        .and_then(Value::as_bool)
+        == Some(true);
+    let ty = schema.get("type").and_then(Value::as_str);
+    let type_ok = match (ty, value) {
+        _ if int_or_string => value.is_string() || value.is_i64() || value.is_u64(),
+        (None, _) => true,
+        (Some("object"), Value::Object(_))
+        | (Some("array"), Value::Array(_))
+        | (Some("string"), Value::String(_)) => true,
+        (Some("boolean"), Value::Bool(_)) => true,
+        (Some("integer"), Value::Number(n)) => n.is_i64() || n.is_u64(),
+        (Some("number"), Value::Number(_)) => true,
+        _ => false,
+    };
+    if type_ok {
+        return None;
+    }
+    let actual = match value {
+        Value::Object(_) => "object",
+        Value::Array(_) => "array",
+        Value::String(_) => "string",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::Null => "null",
+    };
+    let shown_type = if int_or_string {
+        "integer or string".to_owned()
+    } else {
+        type_name(schema)
+    };
+    Some(FieldError::type_invalid(
+        field,
+        &Value::from(actual),
+        format!("{msg} in body must be of type {shown_type}: \"{actual}\""),
+    ))
+}
+
+/// An object: required properties, each property against its schema, the property count.
+fn validate_object(
+    schema: &Value,
+    map: &Map<String, Value>,
+    (field, msg): (&str, &str),
+    errors: &mut Vec<FieldError>,
+) {
+    if let Some(required) = schema.get("required").and_then(Value::as_array) {
+        for key in required.iter().filter_map(Value::as_str) {
+            if !map.contains_key(key) {
+                errors.push(FieldError::required(child(field, key), ""));
+            }
+        }
+    }
+    let props = schema.get("properties").and_then(Value::as_object);
+    let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+    for (k, v) in map {
+        if let Some(sub) = props.and_then(|p| p.get(k)).or(additional) {
+            validate(sub, v, &child(field, k), &child(msg, k), errors);
+        }
+    }
+    let n = map.len();
+    at_least(
+        schema,
+        "minProperties",
+        n,
+        (field, msg),
+        &Value::from(n),
+        errors,
+        "properties",
+    );
+    at_most(schema, "maxProperties", n, field, errors);
+}
+
+/// An array: each item against the item schema, the item count, unique set or map items.
+fn validate_array(
+    schema: &Value,
+    items: &[Value],
+    (field, msg): (&str, &str),
+    errors: &mut Vec<FieldError>,
+) {
+    if let Some(item_schema) = schema.get("items") {
+        for (i, v) in items.iter().enumerate() {
+            validate(
+                item_schema,
+                v,
+                &format!("{field}[{i}]"),
+                &format!("{msg}[{i}]"),
+                errors,
+            );
+        }
+    }
+    let n = items.len();
+    at_least(
+        schema,
+        "minItems",
+        n,
+        (field, msg),
+        &Value::from(n),
+        errors,
+        "items",
+    );
+    at_most(schema, "maxItems", n, field, errors);
+    unique_items(schema, items, field, errors);
+}
+
+/// A string `s` (the `value`): its length, pattern and format.
+fn validate_string(
+    schema: &Value,
+    value: &Value,
+    s: &str,
+    (field, msg): (&str, &str),
+    errors: &mut Vec<FieldError>,
+) {
+    let len = s.chars().count() as u64;
+    // The first of maxLength, minLength and pattern that fails, as the real server
+    // reports them.
+    let max = schema.get("maxLength").and_then(Value::as_u64);
+    let min = schema.get("minLength").and_then(Value::as_u64);
+    let pattern = schema.get("pattern").and_then(Value::as_str);
+    if let Some(m) = max.filter(|m| len > *m) {
+        errors.push(FieldError::too_long(field, m as usize));
+    } else if let Some(m) = min.filter(|m| len < *m) {
+        invalid(
+            errors,
+            field,
+            value,
+            format!("{msg} in body should be at least {m} chars long"),
+        );
+    } else if let Some(pattern) = pattern
+        && Regex::new(pattern).is_ok_and(|re| !re.is_match(s))
+    {
+        invalid(
+            errors,
+            field,
+            value,
+            format!("{msg} in body should match '{pattern}'"),
+        );
+    }
+    if let Some(format) = schema.get("format").and_then(Value::as_str)
+        && formats::check(format, s) == Some(false)
+    {
+        errors.push(FieldError::type_invalid(
+            field,
+            value,
+            format!("{msg} in body must be of type {format}: {}", go_quote(s)),
+        ));
+    }
+}
+
+/// A number `x` (the `value`): its bounds and `multipleOf`.
+fn validate_number(
+    schema: &Value,
+    value: &Value,
+    x: f64,
+    (field, msg): (&str, &str),
+    errors: &mut Vec<FieldError>,
+) {
+    let exclusive = |k: &str| schema.get(k).and_then(Value::as_bool) == Some(true);
+    if let Some(min) = schema.get("minimum").and_then(Value::as_f64) {
+        let bad = if exclusive("exclusiveMinimum") {
+            x <= min
+        } else {
+            x < min
+        };
+        if bad {
+            let op = if exclusive("exclusiveMinimum") {
+                "greater than"
+            } else {
+                "greater than or equal to"
+            };
+            invalid(
+                errors,
+                field,
+                value,
+                format!("{msg} in body should be {op} {}", num(min)),
+            );
+        }
+    }
+    if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
+        let bad = if exclusive("exclusiveMaximum") {
+            x >= max
+        } else {
+            x > max
+        };
+        if bad {
+            let op = if exclusive("exclusiveMaximum") {
+                "less than"
+            } else {
+                "less than or equal to"
+            };
+            invalid(
+                errors,
+                field,
+                value,
+                format!("{msg} in body should be {op} {}", num(max)),
+            );
+        }
+    }
+    if let Some(m) = schema.get("multipleOf").and_then(Value::as_f64)
+        && m > 0.0
+        && (x / m).fract().abs() > f64::EPSILON
+    {
+        invalid(
+            errors,
+            field,
+            value,
+            format!("{msg} in body should be a multiple of {}", num(m)),
+        );
     }
 }
 

@@ -18,6 +18,7 @@ use kube_cel::cel::common::ast::{EntryExpr, Expr, LiteralValue};
 use serde_json::Value;
 
 use super::value::escape;
+use crate::field::{ErrorType, FieldError};
 
 /// A CEL type, as far as checking rules needs one.
 #[derive(Debug, Clone, PartialEq)]
@@ -521,11 +522,10 @@ impl Checker<'_> {
 /// as the real server does once the schema itself is valid: rules and message expressions
 /// that do not compile or type-check, `oldSelf` where no old value can be correlated, and
 /// `optionalOldSelf` on rules without `oldSelf`.
-pub fn crd_rules(root: &Value, p: &str) -> Vec<crate::field::FieldError> {
-    use crate::field::FieldError;
-    let mut errors = Vec::new();
-    let mut total = Total::default();
-    walk(root, p, true, None, Some(1), &mut total, &mut errors);
+pub fn crd_rules(root: &Value, p: &str) -> Vec<FieldError> {
+    let mut walk = Walk::default();
+    walk.node(root, p, true, None, Some(1));
+    let Walk { total, mut errors } = walk;
     if total.sum > super::cost::SCHEMA_LIMIT {
         for (path, _) in &total.most_expensive {
             errors.push(FieldError::forbidden(
@@ -576,136 +576,161 @@ fn max_children(s: &Value) -> Option<u64> {
     }
 }
 
-/// Children first, then the node's own rules, as the real server's schema walk reports
-/// them (it visits properties in Go's map order; here they come sorted). `card` is how
-/// many times a rule here may run (`None`: below an unbounded list or map).
-fn walk(
-    s: &Value,
-    p: &str,
-    resource: bool,
-    uncorrelatable: Option<&str>,
+/// The walk over a schema's rules: the cost so far and the errors found.
+#[derive(Default)]
+struct Walk {
+    total: Total,
+    errors: Vec<FieldError>,
+}
+
+/// A node whose rules are being checked, with what its rules depend on.
+struct Site<'a> {
+    /// The node's schema.
+    s: &'a Value,
+    /// The type of `self` in its rules.
+    self_ty: Ty,
+    /// The list without map keys the node is in, if any, where `oldSelf` cannot be used.
+    uncorrelatable: Option<&'a str>,
+    /// How many times a rule here may run (`None`: below an unbounded list or map).
     card: Option<u64>,
-    total: &mut Total,
-    errors: &mut Vec<crate::field::FieldError>,
-) {
-    use crate::field::{ErrorType, FieldError};
-    let child_card = match (card, max_children(s)) {
-        (Some(c), Some(m)) => Some(c.saturating_mul(m)),
-        _ => None,
-    };
-    if let Some(values) = s.get("additionalProperties").filter(|a| a.is_object()) {
-        walk(
-            values,
-            &format!("{p}.additionalProperties"),
-            false,
-            uncorrelatable,
-            child_card,
-            total,
-            errors,
-        );
-    }
-    if let Some(props) = s.get("properties").and_then(Value::as_object) {
-        for (k, v) in props {
-            if resource && k == "metadata" {
-                continue;
+}
+
+impl Walk {
+    /// Children first, then the node's own rules, as the real server's schema walk reports
+    /// them (it visits properties in Go's map order; here they come sorted). `card` is how
+    /// many times a rule here may run (`None`: below an unbounded list or map).
+    fn node(
+        &mut self,
+        s: &Value,
+        p: &str,
+        resource: bool,
+        uncorrelatable: Option<&str>,
+        card: Option<u64>,
+    ) {
+        let child_card = match (card, max_children(s)) {
+            (Some(c), Some(m)) => Some(c.saturating_mul(m)),
+            _ => None,
+        };
+        if let Some(values) = s.get("additionalProperties").filter(|a| a.is_object()) {
+            let at = format!("{p}.additionalProperties");
+            self.node(values, &at, false, uncorrelatable, child_card);
+        }
+        if let Some(props) = s.get("properties").and_then(Value::as_object) {
+            for (k, v) in props {
+                if resource && k == "metadata" {
+                    continue;
+                }
+                let at = format!("{p}.properties[{k}]");
+                self.node(v, &at, false, uncorrelatable, child_card);
             }
-            walk(
-                v,
-                &format!("{p}.properties[{k}]"),
-                false,
-                uncorrelatable,
-                child_card,
-                total,
-                errors,
-            );
+        }
+        if let Some(items) = s.get("items").filter(|i| i.is_object()) {
+            let map_list = s.get("x-kubernetes-list-type").and_then(Value::as_str) == Some("map");
+            let here = (!map_list && uncorrelatable.is_none()).then(|| p.to_owned());
+            let next = uncorrelatable.or(here.as_deref());
+            self.node(items, &format!("{p}.items"), false, next, child_card);
+        }
+        let Some(rules) = s.get("x-kubernetes-validations").and_then(Value::as_array) else {
+            return;
+        };
+        let site = Site {
+            s,
+            self_ty: Ty::of_schema(s, resource).unwrap_or(Ty::Dyn),
+            uncorrelatable,
+            card,
+        };
+        for (i, r) in rules.iter().enumerate() {
+            self.rule(&site, r, &format!("{p}.x-kubernetes-validations[{i}]"));
         }
     }
-    if let Some(items) = s.get("items").filter(|i| i.is_object()) {
-        let map_list = s.get("x-kubernetes-list-type").and_then(Value::as_str) == Some("map");
-        let here = (!map_list && uncorrelatable.is_none()).then(|| p.to_owned());
-        let next = uncorrelatable.or(here.as_deref());
-        walk(
-            items,
-            &format!("{p}.items"),
-            false,
-            next,
-            child_card,
-            total,
-            errors,
-        );
-    }
-    let Some(rules) = s.get("x-kubernetes-validations").and_then(Value::as_array) else {
-        return;
-    };
-    let self_ty = Ty::of_schema(s, resource).unwrap_or(Ty::Dyn);
-    for (i, r) in rules.iter().enumerate() {
-        let at = format!("{p}.x-kubernetes-validations[{i}]");
-        let get = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
-        let rule = get("rule");
+
+    /// One rule `r` at `at`: it compiles within the cost limit, its message expression
+    /// too, and it uses `oldSelf` only where it may (and `optionalOldSelf` only with it).
+    fn rule(&mut self, site: &Site<'_>, r: &Value, at: &str) {
+        let rule = r.get("rule").and_then(Value::as_str).unwrap_or("");
         let optional = r.get("optionalOldSelf").and_then(Value::as_bool);
-        let shown = rule_json(r);
-        let invalid = |field: String, detail: String| FieldError {
-            kind: ErrorType::Invalid,
-            field,
-            value: shown.clone(),
-            detail,
-        };
-        let compiled = check(rule, &self_ty, optional == Some(true), Expect::Rule);
+        let compiled = check(rule, &site.self_ty, optional == Some(true), Expect::Rule);
         let cost = match &compiled {
             Ok(expr) => {
-                let times = card.unwrap_or_else(|| super::cost::unbounded_cardinality(s));
-                super::cost::estimate(expr, s).saturating_mul(times)
+                let times = site
+                    .card
+                    .unwrap_or_else(|| super::cost::unbounded_cardinality(site.s));
+                super::cost::estimate(expr, site.s).saturating_mul(times)
             }
             Err(_) => 0,
         };
         if cost > super::cost::RULE_LIMIT {
-            errors.push(FieldError::forbidden(
+            self.errors.push(FieldError::forbidden(
                 format!("{at}.rule"),
                 super::cost::over_budget("estimated rule cost", cost, super::cost::RULE_LIMIT),
             ));
         }
-        total.observe(format!("{at}.rule"), cost);
+        self.total.observe(format!("{at}.rule"), cost);
         let expr = match compiled {
             Ok(expr) => expr,
             Err(detail) => {
-                errors.push(invalid(format!("{at}.rule"), detail));
-                continue;
+                self.errors
+                    .push(invalid_rule(r, format!("{at}.rule"), detail));
+                return;
             }
         };
-        let message = get("messageExpression");
-        if !message.trim().is_empty() {
-            match check(message, &self_ty, optional == Some(true), Expect::Message) {
-                Err(detail) => errors.push(invalid(format!("{at}.messageExpression"), detail)),
-                Ok(parsed) => {
-                    let cost = super::cost::estimate(&parsed, s);
-                    if cost > super::cost::RULE_LIMIT {
-                        errors.push(FieldError::forbidden(
-                            format!("{at}.messageExpression"),
-                            super::cost::over_budget(
-                                "estimated messageExpression cost",
-                                cost,
-                                super::cost::RULE_LIMIT,
-                            ),
-                        ));
-                    }
-                    total.observe(format!("{at}.messageExpression"), cost);
-                }
-            }
-        }
+        self.message(site, r, at, optional == Some(true));
         let uses_old = super::node::mentions(&expr, "oldSelf");
-        if let (Some(path), true) = (uncorrelatable, uses_old) {
-            errors.push(FieldError::invalid_str(
+        if let (Some(path), true) = (site.uncorrelatable, uses_old) {
+            self.errors.push(FieldError::invalid_str(
                 format!("{at}.rule"),
                 rule,
                 format!("oldSelf cannot be used on the uncorrelatable portion of the schema within {path}"),
             ));
         } else if let (Some(o), false) = (optional, uses_old) {
-            errors.push(FieldError::invalid(
+            self.errors.push(FieldError::invalid(
                 format!("{at}.optionalOldSelf"),
                 &Value::Bool(o),
                 "may not be set if oldSelf is not used in rule",
             ));
         }
+    }
+
+    /// The `messageExpression` of rule `r` at `at`, when it has one: it compiles to a
+    /// string within the cost limit.
+    fn message(&mut self, site: &Site<'_>, r: &Value, at: &str, optional: bool) {
+        let message = r
+            .get("messageExpression")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if message.trim().is_empty() {
+            return;
+        }
+        match check(message, &site.self_ty, optional, Expect::Message) {
+            Err(detail) => {
+                self.errors
+                    .push(invalid_rule(r, format!("{at}.messageExpression"), detail))
+            }
+            Ok(parsed) => {
+                let cost = super::cost::estimate(&parsed, site.s);
+                if cost > super::cost::RULE_LIMIT {
+                    self.errors.push(FieldError::forbidden(
+                        format!("{at}.messageExpression"),
+                        super::cost::over_budget(
+                            "estimated messageExpression cost",
+                            cost,
+                            super::cost::RULE_LIMIT,
+                        ),
+                    ));
+                }
+                self.total.observe(format!("{at}.messageExpression"), cost);
+            }
+        }
+    }
+}
+
+/// `Invalid value` at `field` with the whole rule `r` shown as the server shows it.
+fn invalid_rule(r: &Value, field: String, detail: String) -> FieldError {
+    FieldError {
+        kind: ErrorType::Invalid,
+        field,
+        value: rule_json(r),
+        detail,
     }
 }
 

@@ -298,6 +298,7 @@ impl<'s> Coster<'s> {
         }
     }
 
+    /// A call: what its target and arguments cost, plus the function's own cost.
     fn call(&mut self, name: &str, target: Option<&IdedExpr>, args: &[IdedExpr]) -> Est<'s> {
         let namespace = matches!(target, Some(IdedExpr { expr: Expr::Ident(n), .. }) if self.lookup(n).is_none());
         let t = match target {
@@ -309,12 +310,8 @@ impl<'s> Coster<'s> {
             .iter()
             .map(|x| x.cost)
             .fold(t.map_or(0, |t| t.cost), u64::saturating_add);
-        let s = |i: usize| a.get(i).map_or(0, |x| x.size);
-        let ts = t.map_or(0, |t| t.size);
         let with = |own: u64| base.saturating_add(own);
-        let mut out = Est::scalar(0);
-        let (own, size): (u64, Option<u64>) = match name {
-            "_&&_" | "_||_" => (0, Some(1)),
+        match name {
             "_?_:_" => {
                 let (x, y) = (
                     a.get(1).copied().unwrap_or(Est::scalar(0)),
@@ -324,19 +321,6 @@ impl<'s> Coster<'s> {
                 let mut e = if x.size >= y.size { x } else { y };
                 e.cost = cost;
                 return e;
-            }
-            "_==_" | "_!=_" => (factor(s(0).min(s(1)), 0.1), Some(1)),
-            "_<_" | "_<=_" | "_>_" | "_>=_" if a.iter().all(|x| x.text) => {
-                (factor(s(0).min(s(1)), 0.1), Some(1))
-            }
-            "_+_" if a.iter().any(|x| x.text) => {
-                let size = s(0).saturating_add(s(1));
-                out.text = true;
-                (factor(size, 0.1), Some(size))
-            }
-            "_+_" if a.iter().any(|x| x.list) => {
-                out.list = true;
-                (1, Some(s(0).saturating_add(s(1))))
             }
             "_[_]" | "_[?_]" => {
                 let child = a.first().and_then(|c| c.node).and_then(|n| {
@@ -350,100 +334,200 @@ impl<'s> Coster<'s> {
                 }
                 return e;
             }
-            "@in" => (
-                if a.get(1).is_some_and(|l| l.list) {
-                    s(1)
-                } else {
-                    1
-                },
-                Some(1),
-            ),
             "dyn" => {
                 let mut e = a.first().copied().unwrap_or(Est::scalar(0));
                 e.cost = with(1);
                 return e;
-            }
-            "startsWith" | "endsWith" => (factor(s(0), 0.1), Some(1)),
-            "matches" | "find" | "findAll" if t.is_some() => {
-                let size = if name == "matches" { Some(1) } else { Some(ts) };
-                (
-                    factor(ts.saturating_add(1), 0.1).saturating_mul(factor(s(0), 0.25)),
-                    size,
-                )
-            }
-            "contains" if t.is_some_and(|t| t.text) => {
-                (factor(ts, 0.1).saturating_mul(factor(s(0), 0.1)), Some(1))
-            }
-            "indexOf" | "lastIndexOf" | "isSorted" | "sum" | "max" | "min"
-                if t.is_some_and(|t| t.list) =>
-            {
-                let elem = t
-                    .and_then(|t| t.node)
-                    .and_then(|n| n.get("items"))
-                    .map_or(0, max_elements);
-                let text = t
-                    .and_then(|t| t.node)
-                    .and_then(|n| n.get("items"))
-                    .is_some_and(|i| ty(i) == "string");
-                (
-                    ts.saturating_mul(if text { 1 + factor(elem, 0.1) } else { 1 }),
-                    Some(1),
-                )
-            }
-            "indexOf" | "lastIndexOf" => (factor(ts, 0.1), Some(1)),
-            "lowerAscii" | "upperAscii" | "substring" | "trim" => {
-                out.text = true;
-                (factor(ts, 0.1), Some(ts))
-            }
-            "replace" => {
-                out.text = true;
-                (factor(ts, 0.2), Some(UNKNOWN))
-            }
-            "split" => {
-                out.list = true;
-                (factor(ts, 0.2), Some(ts))
-            }
-            "join" => {
-                let elem = t
-                    .and_then(|t| t.node)
-                    .and_then(|n| n.get("items"))
-                    .map_or(UNKNOWN, max_elements);
-                let size = ts
-                    .saturating_mul(elem)
-                    .saturating_add(s(0).saturating_mul(ts.saturating_sub(1)));
-                out.text = true;
-                (factor(size, 0.1), Some(size))
-            }
-            "url" | "quantity" | "isQuantity" | "semver" | "isSemver" | "ip" | "cidr" | "isIP"
-            | "isCIDR" => {
-                let arg = if t.is_some() && args.is_empty() {
-                    ts
-                } else {
-                    s(0)
-                };
-                (factor(arg, 0.1), Some(if name == "url" { arg } else { 1 }))
-            }
-            "validate" => (factor(factor(s(0), 0.1), 32.0), Some(1)),
-            "format" if t.is_some() => {
-                out.text = true;
-                (factor(ts, 0.1), Some(UNKNOWN))
-            }
-            // Functions whose string result has no size estimate.
-            "string" | "charAt" | "getScheme" | "getHost" | "getHostname" | "getPort"
-            | "getEscapedPath" | "quote" | "reverse" => {
-                out.text = name != "reverse";
-                (1, Some(UNKNOWN))
             }
             "value" | "orValue" => {
                 let mut e = t.unwrap_or(Est::scalar(0));
                 e.cost = with(1);
                 return e;
             }
-            _ => (1, Some(1)),
+            _ => {}
+        }
+        let call = Call {
+            name,
+            t,
+            a: &a,
+            no_args: args.is_empty(),
         };
-        out.cost = with(own);
-        out.size = size.unwrap_or(1);
-        out
+        let own = call
+            .operator()
+            .or_else(|| call.on_list())
+            .or_else(|| call.on_text())
+            .or_else(|| call.library())
+            .unwrap_or(Own::scalar(1, 1));
+        Est {
+            cost: with(own.cost),
+            size: own.size,
+            node: None,
+            text: own.text,
+            object: false,
+            list: own.list,
+        }
+    }
+}
+
+/// What a function adds to the cost of its target and arguments, and its result's size.
+#[derive(Clone, Copy)]
+struct Own {
+    cost: u64,
+    size: u64,
+    /// The result is a string.
+    text: bool,
+    /// The result is a list.
+    list: bool,
+}
+
+impl Own {
+    fn scalar(cost: u64, size: u64) -> Self {
+        Own {
+            cost,
+            size,
+            text: false,
+            list: false,
+        }
+    }
+
+    fn text(cost: u64, size: u64) -> Self {
+        Own {
+            text: true,
+            ..Own::scalar(cost, size)
+        }
+    }
+
+    fn list(cost: u64, size: u64) -> Self {
+        Own {
+            list: true,
+            ..Own::scalar(cost, size)
+        }
+    }
+}
+
+/// A call of a function whose cost is its own plus its operands': the name, the estimates
+/// of its target (`None` for a global function) and arguments, and whether it has none.
+/// Each group below answers for the functions it knows, in cel-go's order; a function no
+/// group knows costs 1.
+struct Call<'a, 's> {
+    name: &'a str,
+    t: Option<Est<'s>>,
+    a: &'a [Est<'s>],
+    no_args: bool,
+}
+
+impl Call<'_, '_> {
+    /// The size of argument `i`.
+    fn s(&self, i: usize) -> u64 {
+        self.a.get(i).map_or(0, |x| x.size)
+    }
+
+    /// The size of the target.
+    fn ts(&self) -> u64 {
+        self.t.map_or(0, |t| t.size)
+    }
+
+    /// The schema of the target's elements, when it is a list of known items.
+    fn items(&self) -> Option<&Value> {
+        self.t.and_then(|t| t.node).and_then(|n| n.get("items"))
+    }
+
+    /// Logic, comparison, `+` and `in`.
+    fn operator(&self) -> Option<Own> {
+        let a = self.a;
+        Some(match self.name {
+            "_&&_" | "_||_" => Own::scalar(0, 1),
+            "_==_" | "_!=_" => Own::scalar(factor(self.s(0).min(self.s(1)), 0.1), 1),
+            "_<_" | "_<=_" | "_>_" | "_>=_" if a.iter().all(|x| x.text) => {
+                Own::scalar(factor(self.s(0).min(self.s(1)), 0.1), 1)
+            }
+            "_+_" if a.iter().any(|x| x.text) => {
+                let size = self.s(0).saturating_add(self.s(1));
+                Own::text(factor(size, 0.1), size)
+            }
+            "_+_" if a.iter().any(|x| x.list) => Own::list(1, self.s(0).saturating_add(self.s(1))),
+            "@in" => Own::scalar(
+                if a.get(1).is_some_and(|l| l.list) {
+                    self.s(1)
+                } else {
+                    1
+                },
+                1,
+            ),
+            _ => return None,
+        })
+    }
+
+    /// The methods of lists: searches and aggregates over their items, `join`.
+    fn on_list(&self) -> Option<Own> {
+        let ts = self.ts();
+        Some(match self.name {
+            "indexOf" | "lastIndexOf" | "isSorted" | "sum" | "max" | "min"
+                if self.t.is_some_and(|t| t.list) =>
+            {
+                let elem = self.items().map_or(0, max_elements);
+                let text = self.items().is_some_and(|i| ty(i) == "string");
+                Own::scalar(
+                    ts.saturating_mul(if text { 1 + factor(elem, 0.1) } else { 1 }),
+                    1,
+                )
+            }
+            "join" => {
+                let elem = self.items().map_or(UNKNOWN, max_elements);
+                let size = ts
+                    .saturating_mul(elem)
+                    .saturating_add(self.s(0).saturating_mul(ts.saturating_sub(1)));
+                Own::text(factor(size, 0.1), size)
+            }
+            _ => return None,
+        })
+    }
+
+    /// The functions of strings: prefixes, regular expressions, searches, case,
+    /// replacement, splitting, formatting, and those whose result has no size estimate.
+    fn on_text(&self) -> Option<Own> {
+        let (name, t, ts) = (self.name, self.t, self.ts());
+        Some(match name {
+            "startsWith" | "endsWith" => Own::scalar(factor(self.s(0), 0.1), 1),
+            "matches" | "find" | "findAll" if t.is_some() => {
+                let size = if name == "matches" { 1 } else { ts };
+                Own::scalar(
+                    factor(ts.saturating_add(1), 0.1).saturating_mul(factor(self.s(0), 0.25)),
+                    size,
+                )
+            }
+            "contains" if t.is_some_and(|t| t.text) => {
+                Own::scalar(factor(ts, 0.1).saturating_mul(factor(self.s(0), 0.1)), 1)
+            }
+            "indexOf" | "lastIndexOf" => Own::scalar(factor(ts, 0.1), 1),
+            "lowerAscii" | "upperAscii" | "substring" | "trim" => Own::text(factor(ts, 0.1), ts),
+            "replace" => Own::text(factor(ts, 0.2), UNKNOWN),
+            "split" => Own::list(factor(ts, 0.2), ts),
+            "format" if t.is_some() => Own::text(factor(ts, 0.1), UNKNOWN),
+            // Functions whose string result has no size estimate.
+            "string" | "charAt" | "getScheme" | "getHost" | "getHostname" | "getPort"
+            | "getEscapedPath" | "quote" => Own::text(1, UNKNOWN),
+            "reverse" => Own::scalar(1, UNKNOWN),
+            _ => return None,
+        })
+    }
+
+    /// Kubernetes' libraries: URLs, quantities, semantic versions, IPs and CIDRs, and
+    /// `validate` (of formats).
+    fn library(&self) -> Option<Own> {
+        Some(match self.name {
+            "url" | "quantity" | "isQuantity" | "semver" | "isSemver" | "ip" | "cidr" | "isIP"
+            | "isCIDR" => {
+                let arg = if self.t.is_some() && self.no_args {
+                    self.ts()
+                } else {
+                    self.s(0)
+                };
+                Own::scalar(factor(arg, 0.1), if self.name == "url" { arg } else { 1 })
+            }
+            "validate" => Own::scalar(factor(factor(self.s(0), 0.1), 32.0), 1),
+            _ => return None,
+        })
     }
 }
 

@@ -96,7 +96,7 @@ fn resources(c: &Value, cp: &str, errors: &mut Vec<FieldError>) {
     }
 }
 
-/// `Always` for an image without a tag or with `latest`, else `IfNotPresent`.
+/// `Unsupported value` with the values the server lists.
 fn not_supported(field: String, value: &Value, valid: &[&str]) -> FieldError {
     FieldError::not_supported(field, value, valid)
 }
@@ -221,6 +221,7 @@ fn validate_volumes<'a>(spec: &'a Value, p: &str, errors: &mut Vec<FieldError>) 
     valid
 }
 
+/// One container at `cp` (`spec.containers[i]`); `volumes` are the names mounts may use.
 fn container(c: &Value, cp: &str, volumes: &[&str], errors: &mut Vec<FieldError>) {
     let name = s(c, "name");
     if name.is_empty() {
@@ -241,6 +242,22 @@ fn container(c: &Value, cp: &str, volumes: &[&str], errors: &mut Vec<FieldError>
             &["File", "FallbackToLogsOnError"],
         ));
     }
+    ports(c, cp, errors);
+    env(c, cp, errors);
+    mounts(c, cp, volumes, errors);
+    let pull = s(c, "imagePullPolicy");
+    if !["Always", "IfNotPresent", "Never"].contains(&pull) {
+        errors.push(not_supported(
+            format!("{cp}.imagePullPolicy"),
+            &json!(pull),
+            &["Always", "IfNotPresent", "Never"],
+        ));
+    }
+    resources(c, cp, errors);
+}
+
+/// A container's ports: valid, unique names, port numbers in range, a known protocol.
+fn ports(c: &Value, cp: &str, errors: &mut Vec<FieldError>) {
     let mut port_names: Vec<&str> = Vec::new();
     for (j, port) in c
         .get("ports")
@@ -297,6 +314,10 @@ fn container(c: &Value, cp: &str, volumes: &[&str], errors: &mut Vec<FieldError>
             ));
         }
     }
+}
+
+/// A container's environment variable names: set, printable ASCII without `=`.
+fn env(c: &Value, cp: &str, errors: &mut Vec<FieldError>) {
     for (k, env) in c
         .get("env")
         .and_then(Value::as_array)
@@ -318,6 +339,10 @@ fn container(c: &Value, cp: &str, volumes: &[&str], errors: &mut Vec<FieldError>
             ));
         }
     }
+}
+
+/// A container's volume mounts: of a valid volume, each at its own path.
+fn mounts(c: &Value, cp: &str, volumes: &[&str], errors: &mut Vec<FieldError>) {
     let mut paths: Vec<&str> = Vec::new();
     for (m, mount) in c
         .get("volumeMounts")
@@ -346,15 +371,6 @@ fn container(c: &Value, cp: &str, volumes: &[&str], errors: &mut Vec<FieldError>
         }
         paths.push(path);
     }
-    let pull = s(c, "imagePullPolicy");
-    if !["Always", "IfNotPresent", "Never"].contains(&pull) {
-        errors.push(not_supported(
-            format!("{cp}.imagePullPolicy"),
-            &json!(pull),
-            &["Always", "IfNotPresent", "Never"],
-        ));
-    }
-    resources(c, cp, errors);
 }
 
 /// `IsValidPortName`.
