@@ -15,6 +15,7 @@ pub mod crd_schema;
 pub mod defaults;
 pub mod field;
 pub mod formats;
+pub mod json;
 pub mod kinds;
 pub mod meta;
 pub mod names;

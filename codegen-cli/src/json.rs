@@ -1,16 +1,13 @@
 //! Reading and writing the JSON the commands handle (CRDs, the CRD runner's report, webhook
-//! configurations): string lists, and objects with their keys in a stable order.
+//! configurations): string lists (apiserver-rules' reader, shared by the workspace), and
+//! objects with their keys in a stable order.
 
 use serde_json::Value;
 
 /// The strings of a JSON array, in order (items that are not strings are skipped); none
 /// when `value` is absent or not an array.
 pub fn strings(value: Option<&Value>) -> impl Iterator<Item = &str> {
-    value
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
+    apiserver_rules::json::strings(value).into_iter()
 }
 
 /// The same JSON with every object's keys in sorted order, so that what is written from it

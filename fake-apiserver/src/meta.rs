@@ -26,15 +26,10 @@ pub(crate) fn set_meta(obj: &mut Value, key: &str, value: Value) {
 
 /// `metadata.finalizers`.
 pub(crate) fn finalizers(obj: &Value) -> Vec<String> {
-    obj.pointer("/metadata/finalizers")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
+    crate::rules::json::strings(obj.pointer("/metadata/finalizers"))
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Sets `metadata.finalizers`, removing the key when `list` is empty.

@@ -3,6 +3,7 @@
 //! (`pkg/apis/admissionregistration/validation`), in its words and order. `matchConditions`
 //! are stored but not checked (they are CEL; see the fake's README notes).
 
+use crate::json::strings;
 use serde_json::{Value, json};
 
 use crate::field::FieldError;
@@ -58,15 +59,6 @@ pub fn default(obj: &mut Value, mutating: bool) {
             service.insert("port".into(), json!(443));
         }
     }
-}
-
-/// The strings of a JSON array (none for anything else).
-pub fn strings(v: Option<&Value>) -> Vec<&str> {
-    v.and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect()
 }
 
 /// The errors of one configuration, after defaulting.

@@ -50,15 +50,9 @@ fn object(s: &Value, key: &str) -> Map<String, Value> {
 }
 
 fn strings(s: &Value, key: &str) -> Vec<String> {
-    s.get(key)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
+    crate::json::strings(s.get(key))
+        .map(str::to_owned)
+        .collect()
 }
 
 impl Walk<'_> {

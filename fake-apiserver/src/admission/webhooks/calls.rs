@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::matching::{Attributes, Hook};
 use crate::error::ApiError;
 use crate::resource::ResourceType;
-use crate::rules::kinds::webhook::strings;
+use crate::rules::json::strings;
 
 /// The AdmissionReview sent for a request.
 async fn review(

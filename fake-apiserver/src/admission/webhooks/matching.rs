@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::error::ApiError;
 use crate::resource::ResourceType;
-use crate::rules::kinds::webhook::strings;
+use crate::rules::json::strings;
 use crate::store::{Shared, State, namespace_key};
 use crate::webhook_client::Endpoint;
 
