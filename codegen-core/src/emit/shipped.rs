@@ -1,5 +1,5 @@
 //! The built-in apply configurations the runtime ships once, for every built-in kind of
-//! [`crate::builtin`]'s table: the files of `codegen-runtime/src/applyconfigurations`
+//! the built-in table (`builtin.rs`): the files of `codegen-runtime/src/applyconfigurations`
 //! (one module per API group and version) and the runtime's cargo features that enable
 //! them (one per group). `hack/update-codegen.sh` writes both; `hack/verify-codegen.sh`
 //! fails when either differs from what this module writes now.
