@@ -178,7 +178,7 @@ pub fn controller_of<K: Resource<DynamicType = ()>>(
 
 /// The Deployment an owner wants, as the fields this controller has an opinion on: its
 /// labels and controller reference, `replicas` (left to the server's default when unset),
-/// and a pod template of `labels` running nginx. Applied with the controller's field
+/// and a pod template of `labels` running nginx on port 80. Applied with the controller's field
 /// manager, it owns exactly these fields; what others set (the Deployment controller's
 /// status and revision annotation, an HPA's replicas when `replicas` is unset) stays theirs.
 pub fn desired_deployment<K: Resource<DynamicType = ()>>(
@@ -196,7 +196,14 @@ pub fn desired_deployment<K: Resource<DynamicType = ()>>(
             core_ac::PodSpecApplyConfiguration::default().with_containers([
                 core_ac::ContainerApplyConfiguration::default()
                     .with_name("nginx")
-                    .with_image("nginx:latest"),
+                    .with_image("nginx:latest")
+                    .with_ports([core_ac::ContainerPortApplyConfiguration::default()
+                        .with_name("http")
+                        .with_container_port(80)
+                        // kube-apiserver defaults `protocol`, and it is part of the port's
+                        // list key: left unstated, the extracted Deployment never equals
+                        // this one and every sync would write (the steady-state test fails).
+                        .with_protocol("TCP")]),
             ]),
         );
     let mut spec = DeploymentSpecApplyConfiguration::default()
