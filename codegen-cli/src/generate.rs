@@ -73,7 +73,24 @@ impl Options {
         }
         cmd
     }
+
+    /// What a build that finds the tree stale tells the user to run: the workspace's
+    /// `hack/update-codegen.sh` where there is one (it regenerates the CRDs from the same
+    /// types too, which `generate` alone would leave stale), `command` otherwise.
+    fn regenerate_command(&self, command: &str) -> String {
+        let root = paths::root(&self.output);
+        if root.join(UPDATE_SCRIPT).is_file() {
+            format!(
+                "{UPDATE_SCRIPT}` (it regenerates the CRDs too), or for this tree alone `{command}"
+            )
+        } else {
+            command.to_owned()
+        }
+    }
 }
+
+/// The script `init` writes and this repository keeps, which runs every generator.
+const UPDATE_SCRIPT: &str = "hack/update-codegen.sh";
 
 /// Generates (or verifies) the tree; its warnings are printed as they are found.
 pub fn run(options: &Options) -> Result<Outcome, Error> {
@@ -82,8 +99,13 @@ pub fn run(options: &Options) -> Result<Outcome, Error> {
         .map_err(kube_codegen_core::GenerateError::Io)?;
     // The tree's mod.rs fails the build once an input file changes after this run.
     let input = paths::relative(&options.output, &options.input);
+    let regenerate = options.regenerate_command(&command);
+    let fresh = kube_codegen_core::Freshness {
+        input_from_output: &input,
+        regenerate: &regenerate,
+    };
     let (files, warnings) =
-        kube_codegen_core::generate(&sources, &options.api_module, &command, Some(&input))?;
+        kube_codegen_core::generate(&sources, &options.api_module, &command, Some(fresh))?;
     for w in &warnings {
         eprint!("{w}");
     }

@@ -430,6 +430,45 @@ pub struct WidgetStatus {
 }
 
 #[test]
+fn a_column_jsonpath_kube_cannot_parse_is_an_error_at_it() {
+    let tmp = TempDir::new("jsonpath");
+    widget_tree(
+        &tmp.0,
+        r#"/// +genclient
+/// +kubebuilder:printcolumn:name=Version,type=string,JSONPath=`.spec.version[`
+#[derive(CustomResource)]
+#[kube(group = "widgets.example.com", version = "v1", kind = "Widget", namespaced,
+       printcolumn(name = "Size", type_ = "string", json_path = ".spec.sizes[a]"))]
+#[serde(rename_all = "camelCase")]
+pub struct WidgetSpec {
+    pub version: String,
+    pub sizes: Vec<String>,
+}
+"#,
+    );
+    let out = generate(&tmp.0);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    for (line, want) in [
+        (
+            2,
+            "error: printcolumn JSONPath `.spec.version[` does not parse as a JSONPath: unterminated array (`[` without `]`) (kube-apiserver would store the CRD, then show neither this column nor any after it)",
+        ),
+        (
+            5,
+            "error: printcolumn json_path `.spec.sizes[a]` does not parse as a JSONPath: invalid array index `a`",
+        ),
+    ] {
+        assert!(err.contains(want), "{want}: {err}");
+        assert!(
+            err.contains(&format!(" --> apis/widgets/v1/widget.rs:{line}:")),
+            "line {line}: {err}"
+        );
+    }
+    assert!(!tmp.0.join("generated").exists(), "nothing is written");
+}
+
+#[test]
 fn cel_rules_the_api_server_would_refuse_are_errors_at_their_marker() {
     let tmp = TempDir::new("cel");
     widget_tree(

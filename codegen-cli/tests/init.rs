@@ -2,9 +2,9 @@
 //! its own `cargo test` and `hack/verify-codegen.sh` at once, and again after `create api`
 //! adds a cluster-scoped kind in another group (the same kind again is refused), after
 //! `create webhook` adds the first kind's admission webhooks, and after `create api` adds a
-//! second version of a kind and `create webhook --conversion` converts between them; a spec
-//! field renamed without regenerating fails the build with the command to run; regenerating
-//! after adding one builds again; arguments it refuses leave nothing behind; a second `init`
+//! second version of a kind (a copy of the first as the user edited it) and `create webhook
+//! --conversion` converts between them; a spec field renamed without regenerating fails the
+//! build with the command to run; regenerating after adding one builds again; arguments it refuses leave nothing behind; a second `init`
 //! into the crate is refused.
 //!
 //! The crate depends on this checkout by path and shares this workspace's target directory
@@ -136,6 +136,40 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
         dir.join("config/crd/restore.example.com_restorejobs.yaml")
             .is_file()
     );
+    // The user makes the kind theirs: a field renamed, a required one added (the sample
+    // and the controller's test follow). What create writes from here on must still build.
+    let v1_path = dir.join("src/apis/restore/v1/restore_job.rs");
+    let edited = fs::read_to_string(&v1_path).unwrap().replace(
+        "    pub description: Option<String>,\n",
+        "    pub note: Option<String>,\n    /// When to run.\n    pub schedule: String,\n    /// How much to keep.\n    pub keep: Option<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,\n",
+    );
+    fs::write(&v1_path, edited).unwrap();
+    let sample_path = dir.join("config/samples/restore_v1_restore_job.yaml");
+    let sample = fs::read_to_string(&sample_path).unwrap();
+    fs::write(
+        &sample_path,
+        sample.replace("description: a sample RestoreJob", "schedule: daily"),
+    )
+    .unwrap();
+    let test_path = dir.join("tests/restore_job.rs");
+    let test_text = fs::read_to_string(&test_path).unwrap();
+    fs::write(
+        &test_path,
+        test_text.replace(
+            "description: None,",
+            "note: None,\n        schedule: \"daily\".into(),",
+        ),
+    )
+    .unwrap();
+    let update = in_crate(&dir, "hack/update-codegen.sh", &[]);
+    assert!(update.status.success(), "{}", stderr(&update));
+    let crd =
+        fs::read_to_string(dir.join("config/crd/restore.example.com_restorejobs.yaml")).unwrap();
+    assert!(
+        crd.contains(r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)"),
+        "a Quantity gets the quantity pattern: {crd}"
+    );
+
     // The same kind again is refused, and nothing changes.
     let again = create(&dir, "api", &restore);
     assert_eq!(again.status.code(), Some(1));
@@ -229,6 +263,21 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
         v1_file.contains("/// +kubebuilder:storageversion\n#[derive("),
         "{v1_file}"
     );
+    // v2 starts from v1 as the user left it, without the marker of the storage version.
+    let v2_first = fs::read_to_string(dir.join("src/apis/restore/v2/restore_job.rs")).unwrap();
+    assert!(
+        v2_first.contains("pub schedule: String,")
+            && v2_first.contains("version = \"v2\"")
+            && !v2_first.contains("storageversion"),
+        "{v2_first}"
+    );
+    let v2_sample =
+        fs::read_to_string(dir.join("config/samples/restore_v2_restore_job.yaml")).unwrap();
+    assert!(
+        v2_sample.contains("apiVersion: restore.example.com/v2")
+            && v2_sample.contains("schedule: daily"),
+        "{v2_sample}"
+    );
     let spoke_hub = create(
         &dir,
         "webhook",
@@ -271,8 +320,8 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     fs::write(
         &v2_file,
         v2_text.replace(
-            "    pub description: Option<String>,\n",
-            "    pub description: Option<String>,\n    /// +optional\n    pub paused: Option<bool>,\n",
+            "    pub note: Option<String>,\n",
+            "    pub note: Option<String>,\n    /// +optional\n    pub paused: Option<bool>,\n",
         ),
     )
     .unwrap();
@@ -301,7 +350,7 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     assert!(!build.status.success());
     assert!(
         stderr(&build).contains(
-            "generated code is stale: `backup/v1alpha1/backup.rs` changed since it was generated; run `kube-codegen generate --input src/apis --output src/generated`"
+            "generated code is stale: `backup/v1alpha1/backup.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input src/apis --output src/generated`"
         ),
         "{}",
         stderr(&build)

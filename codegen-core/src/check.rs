@@ -78,6 +78,18 @@ pub(crate) fn resolve<'a>(
         Some(kept) => cx.warn(path.span, format!("{message}{kept}")),
         None => cx.error(path.span, message),
     };
+    if kept == Some(KEPT_COLUMN)
+        && let Some(problem) = jsonpath_problem(&path.value)
+    {
+        cx.error(
+            path.span,
+            format!(
+                "{what} `{}` does not parse as a JSONPath: {problem} (kube-apiserver would store the CRD, then show neither this column nor any after it)",
+                path.value
+            ),
+        );
+        return None;
+    }
     let text = path.value.trim_start_matches('.');
     // A JSONPath index or filter (`.status.conditions[?(@.type=="Ready")].status`): the
     // fields before it are checked; what it selects is not.
@@ -238,4 +250,134 @@ fn suggested_type(ty: &Type, structs: &Structs<'_>) -> String {
 /// Runs the path checks of a resource whose spec struct is `spec`.
 pub(crate) fn run(cx: &mut Ctxt, resource: &Resource, spec: &ItemStruct, structs: &Structs<'_>) {
     check_paths(cx, &resource.kube, spec, structs);
+}
+
+/// Why kube-apiserver's JSONPath parser (client-go's `util/jsonpath`, which the printer
+/// columns of a CRD go through as `{<path>}`) refuses `path`, if it does. kube-apiserver
+/// stores such a column, then serves no column from it onwards, so it is an error here.
+/// Follows that parser's grammar: fields (`.a`, `..a`), indexes and slices (`[0]`, `[1:3]`,
+/// `[*]`), keys (`['a.b']`), unions (`[0,2]`), filters (`[?(@.type=="Ready")]`).
+pub(crate) fn jsonpath_problem(path: &str) -> Option<String> {
+    let chars: Vec<char> = path.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i..].starts_with(&['[', '?', '(']) {
+            match filter_len(&chars[i..]) {
+                Ok(len) => i += len,
+                Err(problem) => return Some(problem),
+            }
+            continue;
+        }
+        match chars[i] {
+            ' ' | '@' | '$' => i += 1,
+            '.' => {
+                i += 1;
+                while i < chars.len() && !is_terminator(chars[i]) {
+                    i += 1;
+                }
+            }
+            '[' => {
+                let Some(close) = chars[i..].iter().position(|c| *c == ']') else {
+                    return Some("unterminated array (`[` without `]`)".to_owned());
+                };
+                let inside: String = chars[i + 1..i + close].iter().collect();
+                if let Some(problem) = index_problem(&inside) {
+                    return Some(problem);
+                }
+                i += close + 1;
+            }
+            q @ ('"' | '\'') => match chars[i + 1..].iter().position(|c| *c == q) {
+                Some(end) => i += end + 2,
+                None => return Some(format!("unclosed quote `{q}`")),
+            },
+            c if c.is_alphanumeric() || c == '_' || c == '+' || c == '-' => {
+                while i < chars.len() && !is_terminator(chars[i]) {
+                    i += 1;
+                }
+            }
+            c => return Some(format!("unrecognized character `{c}`")),
+        }
+    }
+    None
+}
+
+/// The length of the filter `[?(...)]` at the start of `chars` (quotes and parentheses
+/// balanced), or why it has none.
+fn filter_len(chars: &[char]) -> Result<usize, String> {
+    let mut depth = 0usize;
+    let mut quote = None;
+    for (i, c) in chars.iter().enumerate().skip(2) {
+        match (quote, c) {
+            (Some(q), c) if *c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(*c),
+            (None, '(') => depth += 1,
+            (None, ')') => depth = depth.saturating_sub(1),
+            (None, ']') if depth == 0 => return Ok(i + 1),
+            _ => {}
+        }
+    }
+    Err("unterminated filter (`[?(` without `)]`)".to_owned())
+}
+
+/// Why the text between `[` and `]` is not an index kube's parser takes.
+fn index_problem(inside: &str) -> Option<String> {
+    if inside == "*" {
+        return None;
+    }
+    let parts: Vec<&str> = inside.split(',').map(str::trim).collect();
+    // A key (`'a.b'`), or an index or slice (`0`, `-1`, `1:3`, `::2`, and empty).
+    let fits = |p: &str| {
+        let key = p.len() >= 2
+            && p.starts_with('\'')
+            && p.ends_with('\'')
+            && !p[1..p.len() - 1].contains('\'');
+        let slice = p.split(':').count() <= 3
+            && p.split(':').all(|n| {
+                let n = n.strip_prefix('-').unwrap_or(n);
+                n.chars().all(|c| c.is_ascii_digit())
+            });
+        key || slice
+    };
+    parts
+        .iter()
+        .find(|p| !fits(p))
+        .map(|p| format!("invalid array index `{p}`"))
+}
+
+/// Where a field name ends in kube's parser.
+fn is_terminator(c: char) -> bool {
+    matches!(c, ' ' | '.' | ',' | '[' | ']' | '$' | '@' | '{' | '}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::jsonpath_problem;
+
+    #[test]
+    fn jsonpaths_kube_parses_pass_and_the_rest_say_why() {
+        for ok in [
+            ".spec.replicas",
+            ".status.conditions[?(@.type==\"Ready\")].status",
+            ".metadata.labels['app.kubernetes.io/name']",
+            ".spec.items[0].name",
+            ".spec.items[-1:]",
+            ".spec.items[*].name",
+            ".spec.items[0,2]",
+            "..name",
+            ".metadata.creationTimestamp",
+        ] {
+            assert_eq!(jsonpath_problem(ok), None, "{ok}");
+        }
+        for (bad, why) in [
+            (".spec.version[", "unterminated array"),
+            (".spec.items[a]", "invalid array index `a`"),
+            (".spec.items[?(@.a==1]", "unterminated filter"),
+            (".spec.a 'b", "unclosed quote"),
+            (".spec.a (b)", "unrecognized character `(`"),
+        ] {
+            let problem = jsonpath_problem(bad).unwrap_or_default();
+            assert!(problem.contains(why), "{bad}: {problem}");
+        }
+    }
 }

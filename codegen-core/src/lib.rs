@@ -177,23 +177,33 @@ impl std::fmt::Display for GenerateError {
 
 impl std::error::Error for GenerateError {}
 
+/// The compile-time check of a generated tree against its inputs (see [`generate`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Freshness<'a> {
+    /// The input directory's path from the output's (`../apis`).
+    pub input_from_output: &'a str,
+    /// What the failing build tells the user to run: the script that regenerates the tree
+    /// and everything made from the same types (the CRDs), or the `generate` command.
+    pub regenerate: &'a str,
+}
+
 /// The CLI's entry point (`kube-codegen generate` and `verify`): the whole tree for the API
 /// types in `files` (read with [`source::load`]; `api_module` is their Rust module, such as
 /// `crate::apis`), in memory, with the warnings rendered as the CLI prints them
 /// (`warning: ...`, `--> file:line:col`, a caret): what is legal but most likely a mistake.
 ///
 /// `command` is written into each header as the way to reproduce the files. With
-/// `input_from_output` (the input directory's path from the output's, `../apis`), the tree's
-/// `mod.rs` fails the build, naming `command`, once an input file changes.
+/// [`Freshness`], the tree's `mod.rs` fails the build once an input file changes.
 pub fn generate(
     files: &[source::SourceFile],
     api_module: &str,
     command: &str,
-    input_from_output: Option<&str>,
+    fresh: Option<Freshness<'_>>,
 ) -> Result<(Vec<emit::files::OutputFile>, Vec<String>), GenerateError> {
     let mut tree = build_tree(files, api_module)?;
-    if let Some(path) = input_from_output {
-        tree.inputs = source::inputs(files, path);
+    if let Some(fresh) = fresh {
+        tree.inputs = source::inputs(files, fresh.input_from_output);
+        tree.regenerate = fresh.regenerate.to_owned();
     }
     let warnings = rendered(files, &tree.warnings, "warning");
     let out = emit::files::tree_files(&tree, command).map_err(GenerateError::Internal)?;

@@ -1,10 +1,12 @@
 //! A generated tree that is older than its input fails the build: the tree's `mod.rs` checks,
 //! at compile time, the fingerprint of every input file it was generated from, and names the
-//! command that regenerates it.
+//! command that regenerates it: the crate's `hack/update-codegen.sh` where it has one.
 //!
 //! ```text
 //! error[E0080]: evaluation panicked: generated code is stale: `backup/v1alpha1/backup.rs`
-//!               changed since it was generated; run `kube-codegen generate --input src/apis --output src/generated`
+//!               changed since it was generated; run `hack/update-codegen.sh` (it regenerates
+//!               the CRDs too), or for this tree alone `kube-codegen generate --input src/apis
+//!               --output src/generated`
 //! ```
 
 /// FNV-1a (64 bits) of `bytes`: what `kube-codegen generate` records of each input file.

@@ -155,6 +155,8 @@ fn valid() -> Value {
         "customer": "ada",
         "currency": "EUR",
         "items": [{"sku": "TEA-1", "quantity": 2}],
+        "weight": 1500,
+        "volumes": {"small": "2Gi", "large": "1.5e3"},
     })
 }
 
@@ -187,6 +189,16 @@ fn each_violated_marker_is_a_422_naming_the_field() {
             "spec.customer",
         ),
         ("Pattern", with("customer", json!("Ada")), "spec.customer"),
+        (
+            "a Quantity's pattern",
+            with("weight", json!("2kg")),
+            "spec.weight",
+        ),
+        (
+            "a Quantity's pattern, as a map's values",
+            with("volumes", json!({"small": "banana"})),
+            "spec.volumes.small",
+        ),
         ("Minimum", with("replicas", json!(0)), "spec.replicas"),
         ("Maximum", with("replicas", json!(11)), "spec.replicas"),
         ("ExclusiveMinimum", with("tip", json!(0)), "spec.tip"),

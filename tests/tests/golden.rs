@@ -35,7 +35,10 @@ fn generate(case: &str) -> Vec<OutputFile> {
         &sources,
         &format!("crate::{case}_apis"),
         &command,
-        Some("../input"),
+        Some(kube_codegen_core::Freshness {
+            input_from_output: "../input",
+            regenerate: &command,
+        }),
     )
     .map(|(files, _)| files)
     .unwrap_or_else(|e| panic!("golden case `{case}` does not generate:\n{e}"))

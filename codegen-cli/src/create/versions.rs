@@ -128,8 +128,8 @@ pub(super) fn add_version(dir: &Path, names: &Names, others: &[String]) -> Resul
             stored.push(version.clone());
         }
     }
-    match (stored.as_slice(), others) {
-        ([], [only]) => mark(&kind_file(dir, names, only), STORAGE)?,
+    let from = match (stored.as_slice(), others) {
+        ([], [only]) => only,
         ([], _) => {
             return Err(Error::Refused(format!(
                 "none of the versions of {} ({}) is marked `{STORAGE}`; mark the one kube-apiserver stores, then add {}",
@@ -138,10 +138,102 @@ pub(super) fn add_version(dir: &Path, names: &Names, others: &[String]) -> Resul
                 names.version
             )));
         }
-        _ => {}
+        ([first, ..], _) => first,
+    };
+    // The new version starts as a copy of the stored one, types and sample, so it says what
+    // the kind is today rather than what `init`'s template said.
+    let from_text = read(&kind_file(dir, names, from))?;
+    let copied = copied_version(&from_text, from, &names.version).ok_or_else(|| {
+        Error::Refused(format!(
+            "`{}` has no struct with `#[kube(..., version = \"{from}\", ...)]` that create could read; write the new version by hand",
+            kind_file(dir, names, from).display()
+        ))
+    })?;
+    let from_sample = dir.join(names.sample_file()).with_file_name(format!(
+        "{}_{from}_{}.yaml",
+        names.group_mod, names.kind_snake
+    ));
+    let files: Vec<NewFile> = files
+        .into_iter()
+        .map(|f| {
+            if f.path == names.kind_file_in(&names.version) {
+                NewFile::new(f.path, copied.clone())
+            } else if f.path == names.sample_file() {
+                let text = std::fs::read_to_string(&from_sample).map_or(f.text, |t| {
+                    t.replace(
+                        &format!("apiVersion: {}/{from}", names.group),
+                        &format!("apiVersion: {}/{}", names.group, names.version),
+                    )
+                });
+                NewFile::new(f.path, text)
+            } else {
+                f
+            }
+        })
+        .collect();
+    if stored.is_empty() {
+        mark(&kind_file(dir, names, from), STORAGE)?;
     }
     super::api::add_modules(dir, names)?;
     write_files(dir, &files)
+}
+
+/// The kind's file `text` of version `from`, as the first text of version `to`: the
+/// `version` of its `#[kube(...)]` is `to`, and the markers that belong to one version
+/// only (the storage version, the conversion hub) are left out.
+fn copied_version(text: &str, from: &str, to: &str) -> Option<String> {
+    let file = syn::parse_file(text).ok()?;
+    let literal = file.items.iter().find_map(|item| match item {
+        syn::Item::Struct(s) => s
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("kube"))
+            .find_map(|a| version_literal(a, from)),
+        _ => None,
+    })?;
+    let (start, end) = (literal.span().start(), literal.span().end());
+    if start.line != end.line {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let trimmed = line.trim();
+        if trimmed == format!("/// {STORAGE}") || trimmed == format!("/// {CONVERSION}") {
+            continue;
+        }
+        if i + 1 == start.line {
+            let chars: Vec<char> = line.chars().collect();
+            let before: String = chars.get(..start.column)?.iter().collect();
+            let after: String = chars.get(end.column..)?.iter().collect();
+            out.push_str(&format!("{before}\"{to}\"{after}"));
+        } else {
+            out.push_str(line);
+        }
+    }
+    Some(out)
+}
+
+/// The string literal `"from"` given as `version = "from"` in the `#[kube(...)]` attribute.
+fn version_literal(attr: &syn::Attribute, from: &str) -> Option<syn::LitStr> {
+    let syn::Meta::List(list) = &attr.meta else {
+        return None;
+    };
+    let mut found = None;
+    let _ = list.parse_nested_meta(|meta| {
+        if meta.path.is_ident("version") {
+            let lit: syn::LitStr = meta.value()?.parse()?;
+            if lit.value() == from {
+                found = Some(lit);
+            }
+        } else if meta.input.peek(syn::Token![=]) {
+            let _: syn::Expr = meta.value()?.parse()?;
+        } else if meta.input.peek(syn::token::Paren) {
+            let _nested;
+            syn::parenthesized!(_nested in meta.input);
+        }
+        Ok(())
+    });
+    found
 }
 
 /// `create webhook --conversion`: the kind's version `names.version`, its storage version,
@@ -233,10 +325,11 @@ pub(super) fn add_conversion(dir: &Path, names: &Names) -> Result<(), Error> {
 
 /// `tests/<kind>_conversion.rs`.
 fn test_file(names: &Names) -> String {
-    let sample = format!(
-        "{}_{}_{}.yaml",
-        names.group_mod, names.version, names.kind_snake
-    );
+    let sample = names
+        .sample_file()
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let api = if names.cluster {
         "Api::all_with(client.clone(), &resource)"
     } else {

@@ -107,6 +107,20 @@ pub(super) fn add_webhook(dir: &Path, names: &Names, keep: &[&str]) -> Result<()
             kind_file.display()
         )));
     }
+    // The test builds its objects from the kind's sample, not from spec fields it would
+    // have to name (and that the user may have changed since `init`).
+    let sample = names.sample_file();
+    if !dir.join(&sample).is_file() {
+        return Err(Error::Refused(format!(
+            "`{}` does not exist: the webhook test builds its objects from the kind's sample; write one (a valid {}), then run again",
+            dir.join(&sample).display(),
+            names.kind
+        )));
+    }
+    let sample_name = sample
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let files = [
         NewFile::new(
             PathBuf::from("src/webhooks").join(format!("{}.rs", names.kind_snake)),
@@ -114,7 +128,9 @@ pub(super) fn add_webhook(dir: &Path, names: &Names, keep: &[&str]) -> Result<()
         ),
         NewFile::new(
             PathBuf::from("tests").join(format!("{}_webhook.rs", names.kind_snake)),
-            names.fill(&sections(templates::TEST_WEBHOOK, keep)),
+            names
+                .fill(&sections(templates::TEST_WEBHOOK, keep))
+                .replace("__SAMPLE_FILE__", &sample_name),
         ),
     ];
     refuse_existing(dir, &files, "create webhook never overwrites your code")?;

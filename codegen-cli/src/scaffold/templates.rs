@@ -79,6 +79,14 @@ const CRATE_FILES: [(&str, &str, bool); 15] = [
 ];
 
 impl Names {
+    /// `config/samples/<group>_<version>_<kind>.yaml`: the kind's sample in this version.
+    pub fn sample_file(&self) -> PathBuf {
+        PathBuf::from("config/samples").join(format!(
+            "{}_{}_{}.yaml",
+            self.group_mod, self.version, self.kind_snake
+        ))
+    }
+
     /// The files of one kind: its type, controller, test and sample.
     pub fn kind_files(&self) -> Vec<NewFile> {
         [
@@ -95,10 +103,7 @@ impl Names {
                 include_str!("template/test_controller.rs.tmpl"),
             ),
             (
-                PathBuf::from("config/samples").join(format!(
-                    "{}_{}_{}.yaml",
-                    self.group_mod, self.version, self.kind_snake
-                )),
+                self.sample_file(),
                 include_str!("template/sample.yaml.tmpl"),
             ),
         ]

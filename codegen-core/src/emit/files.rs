@@ -62,7 +62,7 @@ enum Planned<'t> {
 pub(crate) fn tree_files(tree: &ApiTree, command: &str) -> Result<Vec<OutputFile>, syn::Error> {
     let header = format!("{HEADER_LINE}\n// Regenerate with: {command}\n\n");
     let planned = plan(tree);
-    let emit = |p: &Planned<'_>| content(tree, p, command);
+    let emit = |p: &Planned<'_>| content(tree, p);
     let contents = format_on_cores(&planned, emit, &header)?;
     let mut files = planned
         .into_iter()
@@ -226,13 +226,9 @@ fn has_apply_index(gv: &GroupVersion) -> bool {
 }
 
 /// The items of a planned file.
-fn content(
-    tree: &ApiTree,
-    planned: &Planned<'_>,
-    command: &str,
-) -> Result<TokenStream, syn::Error> {
+fn content(tree: &ApiTree, planned: &Planned<'_>) -> Result<TokenStream, syn::Error> {
     Ok(match planned {
-        Planned::Root => root_file(tree, command),
+        Planned::Root => root_file(tree),
         Planned::Clientset => {
             let items = clientset::clientset_items(tree);
             quote! {
@@ -255,14 +251,14 @@ fn content(
 }
 
 /// `mod.rs`: the tree's modules and what it re-exports.
-fn root_file(tree: &ApiTree, command: &str) -> TokenStream {
+fn root_file(tree: &ApiTree) -> TokenStream {
     let groups: Vec<Ident> = group_modules(tree).iter().map(|g| ident(g)).collect();
     let conversion_mod = super::conversion::has_conversions(tree).then(|| {
         quote!(
             pub mod conversion;
         )
     });
-    let fresh = super::fresh::checks(&tree.inputs, command);
+    let fresh = super::fresh::checks(&tree.inputs, &tree.regenerate);
     // Fingerprinting an API file of hundreds of kilobytes (an imported Prometheus CRD) takes
     // the const evaluator past the point where rustc's lint stops it.
     let allow = (!tree.inputs.is_empty()).then(|| quote!(#![allow(long_running_const_eval)]));

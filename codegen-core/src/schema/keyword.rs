@@ -307,3 +307,46 @@ fn enum_values(cx: &mut Ctxt, m: &Marker, value: &str, s: &Shape<'_>) -> Value {
     }
     Value::Array(values)
 }
+
+/// The pattern kube-apiserver's quantity parser accepts (controller-gen writes it for
+/// `resource.Quantity`): without it a CRD stores `storage: banana`, and the controller then
+/// fails to read the object on every retry.
+pub(crate) const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
+
+/// What a field of type `Quantity` (also in a list or as a map's values) gets in the
+/// schema, as controller-gen writes it: an integer or a string of the quantity pattern.
+/// k8s-openapi's schema says only `x-kubernetes-int-or-string`. A marker on the field
+/// (its own `Pattern`) is applied after this and wins.
+pub(super) fn quantity_patch(ty: &syn::Type, name: &str) -> Option<Patch> {
+    let mut path = vec![name.to_owned()];
+    let mut ty = crate::ast::inner(ty);
+    for _ in 0..2 {
+        let syn::Type::Path(p) = ty else {
+            return None;
+        };
+        let last = p.path.segments.last()?;
+        let args = crate::ast::generic_args(ty);
+        ty = match last.ident.to_string().as_str() {
+            "Quantity" if args.is_empty() => {
+                let mut set = Map::new();
+                set.insert(
+                    "anyOf".into(),
+                    json!([{"type": "integer"}, {"type": "string"}]),
+                );
+                set.insert("pattern".into(), Value::from(QUANTITY_PATTERN));
+                set.insert("x-kubernetes-int-or-string".into(), Value::from(true));
+                return Some(Patch::Schema { path, set });
+            }
+            "Vec" => {
+                path.push("[]".into());
+                crate::ast::inner(args.first()?)
+            }
+            "BTreeMap" | "HashMap" => {
+                path.push("{}".into());
+                crate::ast::inner(args.get(1)?)
+            }
+            _ => return None,
+        };
+    }
+    None
+}

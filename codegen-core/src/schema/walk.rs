@@ -250,6 +250,10 @@ impl<'a> Walker<'_, '_, 'a> {
         let mut seen: BTreeSet<String> = BTreeSet::new();
         let mut optional = None;
         let mut required = None;
+        // First, so that the field's own markers are applied over it.
+        if let Some(p) = keyword::quantity_patch(&f.syn.ty, name) {
+            own.patches.push(p);
+        }
         for m in f.markers {
             if m.place == Place::Type {
                 cx.error_at(

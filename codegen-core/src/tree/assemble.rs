@@ -28,6 +28,7 @@ pub(super) fn assemble(
         crds,
         warnings: Vec::new(),
         inputs: Vec::new(),
+        regenerate: String::new(),
     }
 }
 

@@ -91,6 +91,8 @@ pub struct ApiTree {
     pub(crate) warnings: Vec<FileDiagnostics>,
     /// The input files the generated `mod.rs` checks at compile time (empty: no checks).
     pub(crate) inputs: Vec<crate::source::Input>,
+    /// What the checks of `inputs` tell a user to run when an input changed.
+    pub(crate) regenerate: String,
 }
 
 /// Parses and validates the tree; `api_module` is the Rust path of the input directory.

@@ -22,209 +22,209 @@ pub use informers::InformerFactoryExt;
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/batch/mod.rs"),
     7218024763984107421u64,
-    "generated code is stale: `batch/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `batch/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/batch/v1/batch_run.rs"),
     15913981622271425811u64,
-    "generated code is stale: `batch/v1/batch_run.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `batch/v1/batch_run.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/batch/v1/blob.rs"),
     12508526419619033819u64,
-    "generated code is stale: `batch/v1/blob.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `batch/v1/blob.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/batch/v1/mod.rs"),
     4504336341641702765u64,
-    "generated code is stale: `batch/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `batch/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/certs/mod.rs"),
     14832882749800849231u64,
-    "generated code is stale: `certs/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `certs/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/certs/v1/certificate.rs"),
     15619341121561438015u64,
-    "generated code is stale: `certs/v1/certificate.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `certs/v1/certificate.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/certs/v1/cluster_issuer.rs"),
     16482294134057048321u64,
-    "generated code is stale: `certs/v1/cluster_issuer.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `certs/v1/cluster_issuer.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/certs/v1/mod.rs"),
     6253369166192046774u64,
-    "generated code is stale: `certs/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `certs/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/mod.rs"),
     6043708869134581312u64,
-    "generated code is stale: `mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/monitoring/mod.rs"),
     7549657155827520043u64,
-    "generated code is stale: `monitoring/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `monitoring/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/monitoring/v1/mod.rs"),
     7666391527918696532u64,
-    "generated code is stale: `monitoring/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `monitoring/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/monitoring/v1/service_monitor.rs"),
     4340872427221668003u64,
-    "generated code is stale: `monitoring/v1/service_monitor.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `monitoring/v1/service_monitor.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/monitoring/v1alpha1/alert_route.rs"),
     14274196417841524889u64,
-    "generated code is stale: `monitoring/v1alpha1/alert_route.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `monitoring/v1alpha1/alert_route.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/monitoring/v1alpha1/mod.rs"),
     11805518454963550572u64,
-    "generated code is stale: `monitoring/v1alpha1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `monitoring/v1alpha1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/net/mod.rs"),
     16018819080356395258u64,
-    "generated code is stale: `net/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `net/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/net/v1/mod.rs"),
     5396440825009574991u64,
-    "generated code is stale: `net/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `net/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/net/v1/route.rs"),
     13412182508687324232u64,
-    "generated code is stale: `net/v1/route.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `net/v1/route.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/ops/mod.rs"),
     930941969225327791u64,
-    "generated code is stale: `ops/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `ops/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/ops/v1/backup_schedule.rs"),
     12590805424361300569u64,
-    "generated code is stale: `ops/v1/backup_schedule.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `ops/v1/backup_schedule.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/ops/v1/mod.rs"),
     769650601272378775u64,
-    "generated code is stale: `ops/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `ops/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/ops/v1beta1/dashboard.rs"),
     3732963944476805207u64,
-    "generated code is stale: `ops/v1beta1/dashboard.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `ops/v1beta1/dashboard.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/ops/v1beta1/mod.rs"),
     10860448866932742974u64,
-    "generated code is stale: `ops/v1beta1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `ops/v1beta1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/platform/mod.rs"),
     7435104925069715483u64,
-    "generated code is stale: `platform/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `platform/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/platform/v1/mod.rs"),
     17352730536159270595u64,
-    "generated code is stale: `platform/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `platform/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/platform/v1/tenant.rs"),
     15984097689104891286u64,
-    "generated code is stale: `platform/v1/tenant.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `platform/v1/tenant.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/shop/mod.rs"),
     17122504059649151707u64,
-    "generated code is stale: `shop/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `shop/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/shop/v1/mod.rs"),
     10905623379514930180u64,
-    "generated code is stale: `shop/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `shop/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/shop/v1/widget.rs"),
     13749501536214687296u64,
-    "generated code is stale: `shop/v1/widget.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `shop/v1/widget.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/shop/v1alpha1/mod.rs"),
     14828676585229845052u64,
-    "generated code is stale: `shop/v1alpha1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `shop/v1alpha1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/shop/v1alpha1/widget.rs"),
     1733108485553782359u64,
-    "generated code is stale: `shop/v1alpha1/widget.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `shop/v1alpha1/widget.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/shop/v1beta1/mod.rs"),
     3324980579107229640u64,
-    "generated code is stale: `shop/v1beta1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `shop/v1beta1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/shop/v1beta1/widget.rs"),
     17830045083886806118u64,
-    "generated code is stale: `shop/v1beta1/widget.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `shop/v1beta1/widget.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/testing/mod.rs"),
     15030724950528552840u64,
-    "generated code is stale: `testing/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `testing/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/testing/v1/mod.rs"),
     14767671754251002605u64,
-    "generated code is stale: `testing/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `testing/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/testing/v1/probe.rs"),
     384554285958620576u64,
-    "generated code is stale: `testing/v1/probe.rs` changed since it was generated; run `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+    "generated code is stale: `testing/v1/probe.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );

@@ -159,6 +159,14 @@ impl Order {
                     required: true,
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {
+                    path: &["spec", "weight"],
+                    set: r#"{"anyOf":[{"type":"integer"},{"type":"string"}],"pattern":"^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$","x-kubernetes-int-or-string":true}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Schema {
+                    path: &["spec", "volumes", "{}"],
+                    set: r#"{"anyOf":[{"type":"integer"},{"type":"string"}],"pattern":"^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$","x-kubernetes-int-or-string":true}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec", "express"],
                     set: r#"{"default":false}"#,
                 },

@@ -60,6 +60,10 @@ pub struct OrderSpec {
     ///
     /// +required
     pub currency: Option<String>,
+    /// How heavy the parcel may be: a quantity, so `2kg` is not one but `2k` and `1500` are.
+    pub weight: Option<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+    /// The volume of each parcel, by box size.
+    pub volumes: Option<BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,
     /// Express delivery.
     ///
     /// +kubebuilder:default=false
