@@ -219,7 +219,7 @@ fn imported_types_give_back_the_schemas_they_were_imported_from() {
 /// then the CRD built from the imported types applied over it and read back. The server's
 /// defaults and normalization are on both sides, so only the listed differences remain.
 /// Runs on the fake, or on the cluster of `KUBE_CONTRACT_KUBECONFIG` (it creates and then
-/// deletes these 12 cluster-scoped CRDs, whose names are fixed by their groups).
+/// deletes these 14 cluster-scoped CRDs, whose names are fixed by their groups).
 #[tokio::test]
 async fn the_api_server_stores_the_same_schemas_from_the_imported_types() {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
