@@ -326,3 +326,83 @@ pub struct WarehouseSpec {
         stderr(&bad)
     );
 }
+
+/// Karpenter's NodePool puts `maxLength` and `pattern` on a list (`requirements[].values`);
+/// kube-apiserver keeps such value validations and ignores them.
+const NODEPOOL: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: nodepools.karpenter.example.com
+spec:
+  group: karpenter.example.com
+  names: {kind: NodePool, listKind: NodePoolList, plural: nodepools, singular: nodepool}
+  scope: Cluster
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        required: [spec]
+        properties:
+          spec:
+            type: object
+            properties:
+              requirements:
+                type: array
+                maxItems: 100
+                items:
+                  type: object
+                  required: [key, operator]
+                  properties:
+                    key: {type: string, maxLength: 316}
+                    operator: {type: string, enum: [In, NotIn, Exists]}
+                    values:
+                      type: array
+                      maxLength: 63
+                      pattern: ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+                      items: {type: string}
+                      x-kubernetes-list-type: atomic
+          status:
+            type: object
+            properties:
+              nodes: {type: integer, format: int64}
+"#;
+
+#[test]
+fn value_validations_on_a_list_pass_with_a_warning_as_kube_apiserver_keeps_them() {
+    let krate = fresh_crate("crds-karpenter", WAREHOUSE);
+    fs::remove_dir_all(krate.0.join("src/apis")).unwrap();
+    write(&krate.0, "crds/nodepool.yaml", NODEPOOL);
+    let import = Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .current_dir(&krate.0)
+        .args(["import", "--input", "crds", "--output", "src/apis"])
+        .output()
+        .unwrap();
+    assert!(import.status.success(), "{}", stderr(&import));
+    let out = crds(&krate, &[]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    for key in ["maxLength", "pattern"] {
+        let warning = format!(
+            "warning: karpenter.example.com_nodepools.yaml: spec.requirements[].values: `{key}` applies to strings, but the schema there is of type array: kube-apiserver accepts it there and ignores it"
+        );
+        assert!(err.contains(&warning), "missing {warning:?} in\n{err}");
+    }
+    let yaml = fs::read_to_string(
+        krate
+            .0
+            .join("config/crd/karpenter.example.com_nodepools.yaml"),
+    )
+    .unwrap();
+    let crd: serde_json::Value = serde_saphyr::from_str(&yaml).unwrap();
+    let values = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+        ["requirements"]["items"]["properties"]["values"];
+    assert_eq!(values["maxLength"], 63, "{yaml}");
+    assert_eq!(
+        values["pattern"], "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+        "{yaml}"
+    );
+}

@@ -2,8 +2,10 @@
 //! examples' inputs among them) mutated with a seeded generator (validation keywords added,
 //! removed or of another type, types changed, properties renamed, copied or required,
 //! root properties added), kept only when the in-memory API server, which validates CRDs as
-//! kube-apiserver 1.36 does, accepts them. For each kept case import must not panic, and
-//! what import accepts `generate` must accept too.
+//! kube-apiserver 1.36 does, accepts them. For each kept case import must not panic, what
+//! import accepts `generate` must accept too, and what `generate` accepted `crds` must build
+//! into CRDs the API server accepts (checked on the first `IMPORT_FUZZ_CRDS` such cases,
+//! default 6, in one crate: `crds` compiles the types, which takes a while).
 //!
 //! `cargo test -p kube-codegen --test import_fuzz` runs `IMPORT_FUZZ_CASES` cases (default
 //! 150) from `IMPORT_FUZZ_SEED` (default fixed); for a long run:
@@ -18,7 +20,7 @@ use std::path::{Path, PathBuf};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, PostParams};
 use serde_json::{Map, Value, json};
-use support::{TempDir, repo, run, stderr};
+use support::{TempDir, repo, run, stderr, target_dir, write};
 
 /// A small xorshift generator: the same seed gives the same cases.
 struct Rng(u64);
@@ -325,6 +327,121 @@ async fn accepted(crd: &Value) -> bool {
     api.create(&PostParams::default(), &typed).await.is_ok()
 }
 
+/// Moves `crd` into a group of its own (`f<case>.<group>`), so that the cases `crds`
+/// builds together neither share a CRD name nor a module.
+fn own_group(crd: &mut Value, case: usize) {
+    let group = format!("f{case}.{}", crd["spec"]["group"].as_str().unwrap_or(""));
+    let plural = crd["spec"]["names"]["plural"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    crd["metadata"]["name"] = Value::from(format!("{plural}.{group}"));
+    crd["spec"]["group"] = Value::from(group);
+}
+
+/// The manifest of the crate `crds` builds the cases in: this workspace's dependency
+/// features and dev profile, so that its target directory already holds the dependencies.
+fn manifest() -> String {
+    let runtime = repo().join("codegen-runtime");
+    format!(
+        r#"[package]
+name = "import-fuzz-crds"
+version = "0.1.0"
+edition = "2024"
+
+[dependencies]
+kube = {{ version = "5.0.0", default-features = false, features = ["client", "rustls-tls", "ring", "derive", "runtime", "unstable-runtime"] }}
+k8s-openapi = {{ version = "0.29.0", default-features = false, features = ["std", "latest", "schemars"] }}
+kube-codegen-runtime = {{ path = {runtime:?} }}
+schemars = "1"
+serde = {{ version = "1", features = ["derive"] }}
+serde_json = "1"
+
+[workspace]
+
+[profile.dev]
+debug = "line-tables-only"
+
+[profile.dev.package."*"]
+debug = false
+"#
+    )
+}
+
+/// Imports `cases` (which `generate` accepted) into one crate at `dir` and runs `crds` on
+/// it: it must write every CRD, and the API server must accept each. The failures, written
+/// as [`failure`] does.
+async fn crds_accepts(dir: &Path, cases: &[(usize, Value)]) -> Vec<PathBuf> {
+    if cases.is_empty() {
+        return Vec::new();
+    }
+    write(dir, "Cargo.toml", &manifest());
+    fs::copy(repo().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    write(
+        dir,
+        "src/lib.rs",
+        "//! The fuzzer's cases.
+#[rustfmt::skip]
+pub mod apis;
+",
+    );
+    for (case, crd) in cases {
+        write(dir, &format!("crds/case-{case}.json"), &crd.to_string());
+    }
+    let all = |what: &str, output: &str| -> Vec<PathBuf> {
+        cases
+            .iter()
+            .filter(|(case, _)| output.is_empty() || output.contains(&format!("/f{case}/")))
+            .map(|(case, crd)| failure(*case, what, crd, output))
+            .collect()
+    };
+    let import = run(dir, &["import", "--input", "crds", "--output", "src/apis"]);
+    if !import.status.success() {
+        return all("import refused the cases together", &stderr(&import));
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .args(["crds", "--input", "src/apis", "--output", "config/crd"])
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        let err = stderr(&out);
+        let named = all("crds refused what generate accepted", &err);
+        return if named.is_empty() {
+            all(&format!("crds refused what generate accepted: {err}"), "")
+        } else {
+            named
+        };
+    }
+    let mut failures = Vec::new();
+    for (case, crd) in cases {
+        let name = crd["metadata"]["name"].as_str().unwrap_or("");
+        let group = crd["spec"]["group"].as_str().unwrap_or("");
+        let plural = crd["spec"]["names"]["plural"].as_str().unwrap_or("");
+        let file = dir.join(format!("config/crd/{group}_{plural}.yaml"));
+        let built = fs::read_to_string(&file)
+            .ok()
+            .and_then(|t| serde_saphyr::from_str::<Value>(&t).ok());
+        match built {
+            Some(built) if accepted(&built).await => {}
+            Some(built) => failures.push(failure(
+                *case,
+                &format!("the API server refused the CRD `crds` built for {name}"),
+                crd,
+                &serde_saphyr::to_string(&built).unwrap_or_default(),
+            )),
+            None => failures.push(failure(
+                *case,
+                &format!("`crds` wrote no {}", file.display()),
+                crd,
+                &stderr(&out),
+            )),
+        }
+    }
+    failures
+}
+
 fn failure(case: usize, what: &str, crd: &Value, output: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/import_fuzz/failures");
     fs::create_dir_all(&dir).unwrap();
@@ -352,7 +469,12 @@ async fn what_import_accepts_generate_accepts() {
     assert!(corpus.len() >= 20, "the corpus: {} CRDs", corpus.len());
     let mut rng = Rng(seed | 1);
     let tmp = TempDir::new("import-fuzz");
+    let crds_cases: usize = std::env::var("IMPORT_FUZZ_CRDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(6);
     let (mut kept, mut imported, mut failures) = (0, 0, Vec::new());
+    let mut for_crds = Vec::new();
     for case in 0..cases {
         let mut crd = rng.pick(&corpus).clone();
         let mut pointers = Vec::new();
@@ -368,6 +490,7 @@ async fn what_import_accepts_generate_accepts() {
             let pointer = rng.pick(&pointers).clone();
             mutate(&mut rng, &mut crd, &pointer);
         }
+        own_group(&mut crd, case);
         if !accepted(&crd).await {
             continue;
         }
@@ -401,11 +524,15 @@ async fn what_import_accepts_generate_accepts() {
                 &crd,
                 &stderr(&generate),
             ));
+        } else if for_crds.len() < crds_cases {
+            for_crds.push((case, crd));
         }
         let _ = fs::remove_dir_all(&dir);
     }
+    failures.extend(crds_accepts(&tmp.0.join("crate"), &for_crds).await);
     eprintln!(
-        "import fuzz: {cases} cases from seed {seed}: {kept} accepted by the API server, {imported} imported, {} failures",
+        "import fuzz: {cases} cases from seed {seed}: {kept} accepted by the API server, {imported} imported, {} through `crds`, {} failures",
+        for_crds.len(),
         failures.len()
     );
     assert!(kept > cases / 4, "too few cases kept: {kept} of {cases}");

@@ -158,6 +158,7 @@ fn resource(row: &Row, vis: syn::Visibility, ident: syn::Ident, span: Span) -> R
             Scope::Cluster
         },
         has_status: status,
+        status_subresource: status,
         has_scale: scale,
         status_type,
         builtin: true,

@@ -203,48 +203,72 @@ pub fn is_dns_subdomain(group: &str) -> bool {
         })
 }
 
-/// The Rust name k8s-openapi gives the field `json` of a built-in type, so that apply
-/// configurations read like the types: `podCIDRs` -> `pod_cidrs`, `insecureSkipTLSVerify` ->
-/// `insecure_skip_tls_verify`, `type` -> `type_`, `$ref` -> `ref_path`.
+/// How [`field_ident`] writes a name that is a Rust keyword.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keywords {
+    /// `type_`: k8s-openapi's rule, so built-in kinds' apply configurations read like the
+    /// types.
+    Underscore,
+    /// `r#type`: a raw identifier, which serde's `rename_all = "camelCase"` maps back to the
+    /// JSON name (the types `import` writes).
+    Raw,
+}
+
+/// The Rust field name of the JSON property `json`, the one rule for built-in types and
+/// imported CRDs: `podCIDRs` -> `pod_cidrs`, `insecureSkipTLSVerify` ->
+/// `insecure_skip_tls_verify`, `network-policy` -> `network_policy`, `$ref` -> `ref_path`.
 ///
 /// An underscore goes before a capital that follows a small letter or a digit, and before
 /// the last capital of a run when a small letter follows it (`TLSVerify`), except a plural
-/// `s` ending a word (`CIDRs`); keywords get a trailing underscore.
-pub(crate) fn field_ident(json: &str) -> syn::Ident {
+/// `s` ending a word (`CIDRs`). Any other character that cannot be in a name is one
+/// underscore (none at either end), a name that would start with a digit or be empty starts
+/// with `f_`, and `self`, `super`, `crate` and `_`, which cannot be raw, get a trailing
+/// underscore; other keywords follow `keywords`.
+pub fn field_ident(json: &str, keywords: Keywords) -> syn::Ident {
     let name = match json {
         "$ref" => "ref_path".to_owned(),
         "$schema" => "schema".to_owned(),
-        _ => {
-            let chars: Vec<char> = json.chars().collect();
-            let mut out = String::new();
-            for (i, &c) in chars.iter().enumerate() {
-                let prev = i.checked_sub(1).map(|j| chars[j]);
-                let next = chars.get(i + 1).copied();
-                let after = chars.get(i + 2).copied();
-                if c.is_ascii_uppercase() {
-                    let after_small =
-                        prev.is_some_and(|p| p.is_ascii_lowercase() || p.is_ascii_digit());
-                    let plural = next == Some('s') && after.is_none_or(|a| a.is_ascii_uppercase());
-                    let run_ends = prev.is_some_and(|p| p.is_ascii_uppercase())
-                        && next.is_some_and(|n| !n.is_ascii_uppercase())
-                        && !plural;
-                    if after_small || run_ends {
-                        out.push('_');
-                    }
-                    out.push(c.to_ascii_lowercase());
-                } else if c == '-' || c == '.' || c == '$' {
-                    out.push('_');
-                } else {
-                    out.push(c);
-                }
-            }
-            out
-        }
+        _ => snake_name(json),
     };
+    if NOT_RAW.contains(&name.as_str()) {
+        return quote::format_ident!("{}_", name);
+    }
     let ident = ident(&name);
-    match ident.to_string().strip_prefix("r#") {
-        Some(keyword) => quote::format_ident!("{}_", keyword),
-        None => ident,
+    match (keywords, ident.to_string().strip_prefix("r#")) {
+        (Keywords::Underscore, Some(keyword)) => quote::format_ident!("{}_", keyword),
+        _ => ident,
+    }
+}
+
+/// `json` in snake case, by [`field_ident`]'s rules, before keywords are looked at.
+fn snake_name(json: &str) -> String {
+    let chars: Vec<char> = json.chars().collect();
+    let mut out = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        let prev = i.checked_sub(1).map(|j| chars[j]);
+        let next = chars.get(i + 1).copied();
+        let after = chars.get(i + 2).copied();
+        if c.is_ascii_uppercase() {
+            let after_small = prev.is_some_and(|p| p.is_ascii_lowercase() || p.is_ascii_digit());
+            let plural = next == Some('s') && after.is_none_or(|a| a.is_ascii_uppercase());
+            let run_ends = prev.is_some_and(|p| p.is_ascii_uppercase())
+                && next.is_some_and(|n| !n.is_ascii_uppercase())
+                && !plural;
+            if (after_small || run_ends) && !out.is_empty() && !out.ends_with('_') {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else if !out.is_empty() && !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    let out = out.trim_end_matches('_');
+    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("f_{out}")
+    } else {
+        out.to_owned()
     }
 }
 
@@ -398,7 +422,28 @@ mod ident_tests {
             ("$ref", "ref_path"),
             ("x-kubernetes-list-type", "x_kubernetes_list_type"),
         ] {
-            assert_eq!(field_ident(json).to_string(), rust, "{json}");
+            assert_eq!(
+                field_ident(json, Keywords::Underscore).to_string(),
+                rust,
+                "{json}"
+            );
+        }
+    }
+
+    #[test]
+    fn imported_fields_keep_keywords_raw_with_the_same_rule_otherwise() {
+        for (json, rust) in [
+            ("type", "r#type"),
+            ("self", "self_"),
+            ("_", "f_"),
+            ("2fa", "f_2fa"),
+            ("X-Forwarded-For", "x_forwarded_for"),
+            ("network..policy-", "network_policy"),
+            ("hostIPs", "host_ips"),
+            ("isCA", "is_ca"),
+            ("ÿ", "f_"),
+        ] {
+            assert_eq!(field_ident(json, Keywords::Raw).to_string(), rust, "{json}");
         }
     }
 }

@@ -314,13 +314,17 @@ mod unseen {
 
     /// What the derive cannot see at compile time is checked when the CRD is built: a
     /// nested struct's markers without `CrdMarkers`, a marker on a field whose type turns
-    /// out to be an object, a default outside an enum defined elsewhere.
+    /// out to be an object (but a value validation, which is kept), a default outside an
+    /// enum defined elsewhere.
     #[derive(CustomResource, GenClient, Clone, Debug, Serialize, Deserialize, JsonSchema)]
     #[kube(group = "example.com", version = "v1", kind = "Gadget", namespaced)]
     pub struct GadgetSpec {
         pub part: Part,
-        /// +kubebuilder:validation:Minimum=1
+        /// +listType=atomic
         pub shape: Part,
+        /// A value validation of another type is kept, as kube-apiserver keeps it.
+        /// +kubebuilder:validation:Minimum=1
+        pub size: Part,
         /// +kubebuilder:default=urgent
         pub priority: Option<Priority>,
     }
@@ -355,8 +359,12 @@ fn what_the_derive_cannot_see_fails_the_crd_build_naming_the_marker() {
     );
     assert!(
         messages.contains(
-            &"spec.shape: `minimum` applies to numbers, but the schema there is of type object"
+            &"spec.shape: `x-kubernetes-list-type` applies to lists, but the schema there is of type object"
         ),
+        "{messages:?}"
+    );
+    assert!(
+        !messages.iter().any(|m| m.contains("minimum")),
         "{messages:?}"
     );
     // Marker problems first; what the API server would refuse is reported once they are fixed.

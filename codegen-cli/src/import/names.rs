@@ -1,6 +1,8 @@
 //! Rust names for what a CRD names: fields from JSON properties, types and variants in
 //! UpperCamelCase, and file stems of kinds.
 
+use kube_codegen_core::naming;
+
 /// `UpperCamel` of a JSON name: `fooBar` -> `FooBar`, `foo-bar.baz` -> `FooBarBaz`.
 pub fn upper_camel(name: &str) -> String {
     let mut out = String::new();
@@ -23,37 +25,10 @@ pub fn upper_camel(name: &str) -> String {
     out
 }
 
-/// The Rust field name of a JSON property: snake_case, a raw identifier for keywords.
+/// The Rust field name of a JSON property: codegen-core's one rule, with a raw identifier
+/// for keywords (`r#type`), which serde's camelCase maps back to the JSON name.
 pub fn field_ident(json: &str) -> String {
-    let mut out = String::new();
-    let chars: Vec<char> = json.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        if c.is_ascii_uppercase() {
-            let prev_lower =
-                i > 0 && (chars[i - 1].is_ascii_lowercase() || chars[i - 1].is_ascii_digit());
-            let next_lower = chars.get(i + 1).is_some_and(char::is_ascii_lowercase);
-            let prev_upper = i > 0 && chars[i - 1].is_ascii_uppercase();
-            if !out.is_empty() && !out.ends_with('_') && (prev_lower || (prev_upper && next_lower))
-            {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else if c.is_ascii_alphanumeric() {
-            out.push(c);
-        } else if !out.is_empty() && !out.ends_with('_') {
-            out.push('_');
-        }
-    }
-    let out = out.trim_end_matches('_').to_owned();
-    let out = if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("f_{out}")
-    } else {
-        out
-    };
-    if matches!(out.as_str(), "self" | "super" | "crate" | "_") {
-        return format!("{out}_");
-    }
-    kube_codegen_core::naming::ident(&out).to_string()
+    naming::field_ident(json, naming::Keywords::Raw).to_string()
 }
 
 /// The serde name of a Rust field under `rename_all = "camelCase"`: the generator's one rule.
@@ -117,6 +92,7 @@ mod tests {
             ("self", "self_", false),
             ("2fa", "f_2fa", true),
             ("apiVersion", "api_version", false),
+            ("hostIPs", "host_ips", true),
         ] {
             assert_eq!(field_ident(json), rust, "{json}");
             assert_eq!(serde_camel(&field_ident(json)) != json, renamed, "{json}");

@@ -96,8 +96,13 @@ pub(super) fn kube_attrs(
     kube
 }
 
-/// The resource's markers: `+genclient` and the CRD-level `+kubebuilder:` markers of the
-/// version (approval annotation, subresource, storage, served, deprecation).
+/// Root properties kube's `CustomResource` writes itself that a schema may require:
+/// `+kube-codegen:rootRequired` carries them (and `status`, when it is a struct).
+pub(super) const ROOT_REQUIRED: &[&str] = &["apiVersion", "kind", "metadata"];
+
+/// The resource's markers: `+genclient` and the CRD-level markers of the version (approval
+/// annotation, `listKind`, the root's `required`, subresources, storage, served,
+/// deprecation).
 pub(super) fn resource_markers(
     input: &VersionInput<'_>,
     namespaced: bool,
@@ -120,6 +125,24 @@ pub(super) fn resource_markers(
             "kubebuilder:metadata:annotations={}",
             types::quoted(&format!("{}={approval}", apiserver_rules::crd::APPROVAL))
         ));
+    }
+    let listed = text(crd, "/spec/names/listKind");
+    let kind = text(crd, "/spec/names/kind");
+    if !listed.is_empty() && listed != format!("{kind}List") {
+        resource_markers.push(format!("kube-codegen:listKind={listed}"));
+    }
+    let root_required: Vec<&str> = json::strings(v.pointer("/schema/openAPIV3Schema/required"))
+        .filter(|r| ROOT_REQUIRED.contains(r) || (*r == "status" && has_status))
+        .collect();
+    if !root_required.is_empty() {
+        resource_markers.push(format!(
+            "kube-codegen:rootRequired={}",
+            root_required.join(";")
+        ));
+    }
+    if v.pointer("/subresources/status").is_none() && has_status {
+        // kube's `status` brings the subresource; this version has the field without it.
+        resource_markers.push("kube-codegen:noStatusSubresource".into());
     }
     if v.pointer("/subresources/status").is_some() {
         if has_status {

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
+use super::resource::ROOT_REQUIRED;
 use super::types::{Exception, Types};
 use crate::json;
 
@@ -118,7 +119,7 @@ pub(super) fn top_types(
         }
         s
     };
-    root_notes.extend(root_notes_of(crd, root, &props));
+    root_notes.extend(root_notes_of(crd, root, &props, status.is_some()));
     (spec, status, root_notes)
 }
 
@@ -129,6 +130,7 @@ fn root_notes_of(
     crd: &Value,
     root: &Map<String, Value>,
     props: &Map<String, Value>,
+    has_status: bool,
 ) -> Vec<Exception> {
     let mut notes: Vec<Exception> = Vec::new();
     if let Some(meta) = props.get("metadata").and_then(Value::as_object)
@@ -155,14 +157,12 @@ fn root_notes_of(
     let root_required: BTreeSet<&str> = json::strings(root.get("required")).collect();
     for r in &root_required {
         // `spec` and the root's own properties are required as the schema says (with
-        // `no_spec`, see [`top_fields`]); `status` is below.
-        if matches!(*r, "metadata" | "apiVersion" | "kind") {
-            note(
-                &mut notes,
-                "",
-                format!("`{r}` is required at the root by the schema; that is not carried over"),
-            );
-        } else if !props.contains_key(*r) {
+        // `no_spec`, see [`top_fields`]); `apiVersion`, `kind`, `metadata` and a `status`
+        // struct by `+kube-codegen:rootRequired` (`resource_markers`).
+        if ROOT_REQUIRED.contains(r) || *r == "status" {
+            continue;
+        }
+        if !props.contains_key(*r) {
             note(
                 &mut notes,
                 "",
@@ -170,12 +170,11 @@ fn root_notes_of(
             );
         }
     }
-    if root_required.contains("status") {
+    if root_required.contains("status") && !has_status {
         note(
             &mut notes,
             "status",
-            "`status` is required by the schema, but kube's `CustomResource` makes it optional"
-                .into(),
+            "`status` is required by the schema, which gives it no struct; not carried over".into(),
         );
     }
     for which in ["spec", "status"] {

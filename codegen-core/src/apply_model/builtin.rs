@@ -199,7 +199,7 @@ fn lower_type(def: &str, ty: &Type, is_kind: bool, names: &Names<'_>) -> AcStruc
         .fields
         .iter()
         .map(|(json, f)| AcField {
-            ident: crate::naming::field_ident(json),
+            ident: crate::naming::field_ident(json, crate::naming::Keywords::Underscore),
             json: json.clone(),
             docs: Vec::new(),
             held: held(f, names),

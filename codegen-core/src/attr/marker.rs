@@ -103,6 +103,11 @@ pub(crate) const KNOWN: &[(&str, Place, Option<bool>)] = &[
     ("kubebuilder:storageversion", Place::Type, None),
     // Ours: the kind's conversion webhook wiring is generated (`conversion.rs`).
     ("kube-codegen:conversion", Place::Type, None),
+    // Ours: a `status` without the status subresource, a `listKind`, and root properties
+    // kube writes itself (`metadata`, ...) in the root's `required`, as a CRD may say them.
+    ("kube-codegen:noStatusSubresource", Place::Type, None),
+    ("kube-codegen:listKind", Place::Type, Some(true)),
+    ("kube-codegen:rootRequired", Place::Type, Some(true)),
     ("kubebuilder:skipversion", Place::Type, None),
     ("kubebuilder:unservedversion", Place::Type, None),
     ("kubebuilder:deprecatedversion", Place::Type, Some(false)),

@@ -379,9 +379,14 @@ pub(crate) fn kind_common(
     let vis = &r.vis;
     let meta = quote!(::k8s_openapi::apimachinery::pkg::apis::meta::v1);
     let skip = quote!(#[serde(default, skip_serializing_if = "::core::option::Option::is_none")]);
+    let status_doc = if r.status_subresource {
+        " The status, applied through the status subresource."
+    } else {
+        " The status, a plain field: the kind has no status subresource, so it is applied with the rest."
+    };
     let status_field = status_ac.as_ref().map(|s| {
         quote! {
-            /// The status, applied through the status subresource.
+            #[doc = #status_doc]
             #skip
             pub status: ::core::option::Option<#s>,
         }
@@ -436,7 +441,12 @@ pub(crate) fn kind_common(
         " What a field manager says about a `{kind}`: only the fields set here are applied, and owned."
     );
     let ty = &r.ident;
-    let helpers = kind_helpers(r, ac, &quote!(#ty), status_ac.is_some());
+    let helpers = kind_helpers(
+        r,
+        ac,
+        &quote!(#ty),
+        status_ac.is_some() && r.status_subresource,
+    );
     quote! {
         #[doc = #doc]
         #derive

@@ -369,7 +369,7 @@ fn version_file(gv: &GroupVersion) -> Result<TokenStream, syn::Error> {
             if r.apply_configuration {
                 // The derive wrote them next to the type; they are re-exported here with
                 // the client, as the CLI's are.
-                names.extend(apply_names(&r.ident, r.has_status));
+                names.extend(apply_names(&r.ident, r.status_subresource));
             }
             let module = naming::path(&tr.module)?;
             modules.push(quote!(pub use #module::{#(#names),*};));

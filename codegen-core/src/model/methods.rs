@@ -168,10 +168,13 @@ fn check_subresource(cx: &mut Ctxt, sub: &Located<String>, verb: Verb, r: &Resou
                 sub.value
             ),
         );
-    } else if sub.value == "status" && !r.has_status {
+    } else if sub.value == "status" && !r.status_subresource {
         cx.error_at(
             &sub.loc,
-            "subresource `status` is not enabled; add `status = \"...\"` to `#[kube]`",
+            format!(
+                "subresource `status` is not enabled; {}",
+                super::no_status_subresource_fix(r)
+            ),
         );
     } else if sub.value == "scale" && !r.has_scale {
         cx.error_at(

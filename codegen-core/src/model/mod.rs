@@ -196,8 +196,11 @@ pub struct Resource {
     pub(crate) plural: String,
     /// Namespaced or cluster-scoped.
     pub(crate) scope: Scope,
-    /// Whether `#[kube(status)]` is set.
+    /// Whether `#[kube(status)]` is set: the object has a `status` field.
     pub(crate) has_status: bool,
+    /// Whether the CRD has the status subresource, which the status verbs use: with a
+    /// status, unless `+kube-codegen:noStatusSubresource` makes it a plain field.
+    pub(crate) status_subresource: bool,
     /// Whether `#[kube(scale)]` is set.
     pub(crate) has_scale: bool,
     /// The status type `apply_status` takes, when the resource has a status.
@@ -323,6 +326,7 @@ pub(crate) fn resource_from_input(
     let ident = type_ident(cx, &kube, kind)?;
     let plural = plural(cx, &kube, kind);
     let has_status = kube.status.is_some();
+    let status_subresource = has_status && !has_marker(&input.attrs, NO_STATUS_SUBRESOURCE);
     // `+kubebuilder:subresource:scale` alone gives the scale methods too.
     let has_scale =
         kube.scale.is_some() || has_marker(&input.attrs, "+kubebuilder:subresource:scale");
@@ -368,6 +372,7 @@ pub(crate) fn resource_from_input(
         plural,
         scope,
         has_status,
+        status_subresource,
         has_scale: has_scale && has_status,
         builtin: false,
         storage_version: storage_version_marker(&input.attrs),
@@ -450,6 +455,11 @@ fn plural(cx: &mut Ctxt, kube: &KubeAttrs, kind: &Spanned<String>) -> String {
     plural
 }
 
+/// The marker that keeps a status a plain field: the CRD gets no status subresource and
+/// the client no status verbs (what a CRD with a `status` property and no `subresources`
+/// says).
+pub(crate) const NO_STATUS_SUBRESOURCE: &str = "+kube-codegen:noStatusSubresource";
+
 /// Whether the doc comments carry `+kubebuilder:storageversion`.
 fn storage_version_marker(attrs: &[syn::Attribute]) -> bool {
     has_marker(attrs, "+kubebuilder:storageversion")
@@ -474,7 +484,7 @@ pub(crate) fn complete(
     genclient: &GenclientAttrs,
     origin: Origin,
 ) -> Resource {
-    resource.verbs = select_verbs(cx, genclient, resource.has_status);
+    resource.verbs = select_verbs(cx, genclient, &resource);
     let mut taken = methods::generated_method_names(&resource);
     for m in &genclient.methods {
         if let Some(method) = methods::method_from_attr(cx, m, &resource, &mut taken, origin) {
@@ -485,7 +495,7 @@ pub(crate) fn complete(
 }
 
 /// Applies `noVerbs`, `readonly`, `onlyVerbs`, `skipVerbs` and `noStatus`, with Go's rules.
-fn select_verbs(cx: &mut Ctxt, g: &GenclientAttrs, has_status: bool) -> Vec<Verb> {
+fn select_verbs(cx: &mut Ctxt, g: &GenclientAttrs, r: &Resource) -> Vec<Verb> {
     if let Some(no_verbs) = &g.no_verbs {
         let others = [
             g.readonly.as_ref().map(|_| "readonly"),
@@ -529,12 +539,13 @@ fn select_verbs(cx: &mut Ctxt, g: &GenclientAttrs, has_status: bool) -> Vec<Verb
             }
         }
         for (verb, loc) in only {
-            if verb.is_status() && !has_status {
+            if verb.is_status() && !r.status_subresource {
                 cx.error_at(
                     loc,
                     format!(
-                        "verb `{}` needs a status subresource; add `status = \"...\"` to `#[kube]`",
-                        verb.go_name()
+                        "verb `{}` needs a status subresource; {}",
+                        verb.go_name(),
+                        no_status_subresource_fix(r)
                     ),
                 );
             }
@@ -551,11 +562,20 @@ fn select_verbs(cx: &mut Ctxt, g: &GenclientAttrs, has_status: bool) -> Vec<Verb
     let mut verbs: Vec<Verb> = base
         .into_iter()
         .filter(|v| !skip.iter().any(|(s, _)| s == v))
-        .filter(|v| !v.is_status() || (has_status && g.no_status.is_none()))
+        .filter(|v| !v.is_status() || (r.status_subresource && g.no_status.is_none()))
         .collect();
     verbs.sort();
     verbs.dedup();
     verbs
+}
+
+/// What gives `r` the status subresource it lacks.
+pub(crate) fn no_status_subresource_fix(r: &Resource) -> String {
+    if r.has_status {
+        format!("`{NO_STATUS_SUBRESOURCE}` leaves it out; remove that marker")
+    } else {
+        "add `status = \"...\"` to `#[kube]`".to_owned()
+    }
 }
 
 fn parse_verb_list(cx: &mut Ctxt, list: &VerbList, what: &str) -> Vec<(Verb, Loc)> {

@@ -79,6 +79,15 @@ pub(crate) fn resource_patches<'a>(
     }
     let markers = marker::read_checked_elsewhere(&spec.attrs);
     out.skip_version = markers.iter().any(|m| m.name == "kubebuilder:skipversion");
+    if markers
+        .iter()
+        .any(|m| m.name == "kubebuilder:subresource:status")
+        && let Some(m) = markers
+            .iter()
+            .find(|m| m.name == "kube-codegen:noStatusSubresource")
+    {
+        cx.error_at(&m.name_loc, "`+kube-codegen:noStatusSubresource` contradicts `+kubebuilder:subresource:status`; keep one of them");
+    }
     for m in &markers {
         if m.place == Place::Type
             && let Some(p) = resource::patch(

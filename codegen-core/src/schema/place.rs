@@ -18,6 +18,9 @@ pub(super) enum Needs {
     TextOrNumeric,
     List,
     Object,
+    /// Preserve-unknown-fields: kube-apiserver takes it on a list too, as CRDs write it on
+    /// a list whose items carry it.
+    ObjectOrList,
     Struct,
     Scalar,
     Anything,
@@ -32,13 +35,9 @@ pub(super) fn needs(name: &str) -> Needs {
         "MinLength" | "MaxLength" | "Pattern" => Needs::Text,
         "Format" => Needs::TextOrNumeric,
         "MinItems" | "MaxItems" | "UniqueItems" | "listType" | "listMapKey" => Needs::List,
-        "MinProperties"
-        | "MaxProperties"
-        | "mapType"
-        | "PreserveUnknownFields"
-        | "XPreserveUnknownFields"
-        | "EmbeddedResource"
+        "MinProperties" | "MaxProperties" | "mapType" | "EmbeddedResource"
         | "XEmbeddedResource" => Needs::Object,
+        "PreserveUnknownFields" | "XPreserveUnknownFields" => Needs::ObjectOrList,
         "structType" => Needs::Struct,
         "Enum" => Needs::Scalar,
         _ => Needs::Anything,
@@ -58,6 +57,10 @@ pub(super) fn fits(needs: Needs, shape: &Shape<'_>) -> bool {
         }
         (Needs::List, s) => matches!(s, Shape::Array(_)),
         (Needs::Object, s) => matches!(s, Shape::Map(_) | Shape::Struct(_) | Shape::Any),
+        (Needs::ObjectOrList, s) => matches!(
+            s,
+            Shape::Map(_) | Shape::Struct(_) | Shape::Any | Shape::Array(_)
+        ),
         (Needs::Struct, s) => matches!(s, Shape::Struct(_) | Shape::Any),
         (Needs::Scalar, s) => matches!(
             s,
@@ -74,6 +77,7 @@ pub(super) fn needs_text(needs: Needs) -> &'static str {
         Needs::TextOrNumeric => "strings and numbers",
         Needs::List => "lists (`Vec<_>`)",
         Needs::Object => "maps and structs",
+        Needs::ObjectOrList => "maps, structs and lists",
         Needs::Struct => "structs",
         Needs::Scalar => "strings, numbers and booleans",
         Needs::Anything => "any field",

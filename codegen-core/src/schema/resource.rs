@@ -108,6 +108,9 @@ const MARKERS: &[(&str, Apply)] = &[
     ("kubebuilder:unservedversion", unserved),
     ("kubebuilder:deprecatedversion", deprecated),
     ("kubebuilder:selectablefield", selectable_field),
+    ("kube-codegen:noStatusSubresource", no_status_subresource),
+    ("kube-codegen:listKind", list_kind),
+    ("kube-codegen:rootRequired", root_required),
 ];
 
 /// The patch a resource marker makes to the CRD (`None`: none, or a mistake reported).
@@ -298,6 +301,86 @@ fn scale_subresource(c: &Context<'_>, cx: &mut Ctxt, m: &Marker) -> Option<Patch
     Some(Patch::Merge {
         pointer: "/spec/versions/0",
         value: json!({"subresources": {"scale": scale}}),
+    })
+}
+
+/// `+kube-codegen:noStatusSubresource`: the status kube writes stays a plain field, and the
+/// status subresource kube adds with it is taken out (a scale subresource stays).
+fn no_status_subresource(c: &Context<'_>, cx: &mut Ctxt, m: &Marker) -> Option<Patch> {
+    if c.kube.status.is_none() {
+        cx.error_at(&m.name_loc, "`+kube-codegen:noStatusSubresource` keeps a status a plain field, but there is no status: add `status = \"<Type>\"` to `#[kube]`, or remove the marker");
+        return None;
+    }
+    // Null removes (a merge patch's rule): the status alone when a scale stays, else all.
+    let value = if c.resource.has_scale {
+        json!({"subresources": {"status": null}})
+    } else {
+        json!({"subresources": null})
+    };
+    Some(Patch::Merge {
+        pointer: "/spec/versions/0",
+        value,
+    })
+}
+
+/// `+kube-codegen:listKind=FooList`: the CRD's `names.listKind` as the API server checks it.
+fn list_kind(c: &Context<'_>, cx: &mut Ctxt, m: &Marker) -> Option<Patch> {
+    let value = m.value.as_deref().unwrap_or("");
+    let errors = apiserver_rules::names::dns1035_label(&value.to_ascii_lowercase());
+    if !errors.is_empty() {
+        cx.error_at(
+            &m.value_loc,
+            format!(
+                "`listKind` `{value}` may have mixed case, but should otherwise match: {}",
+                errors.join(",")
+            ),
+        );
+        return None;
+    }
+    if value == c.resource.kind {
+        cx.error_at(
+            &m.value_loc,
+            "kind and listKind may not be the same; leave the marker out for the default `<Kind>List`",
+        );
+        return None;
+    }
+    Some(Patch::Merge {
+        pointer: "/spec/names",
+        value: json!({ "listKind": value }),
+    })
+}
+
+/// `+kube-codegen:rootRequired=metadata;kind`: root properties kube writes itself, in the
+/// root schema's `required` (the spec's own fields are required as the Rust type says).
+fn root_required(c: &Context<'_>, cx: &mut Ctxt, m: &Marker) -> Option<Patch> {
+    const ROOT: &[&str] = &["apiVersion", "kind", "metadata", "status"];
+    let list = names(m.value.as_deref().unwrap_or(""));
+    for name in &list {
+        if !ROOT.contains(&name.as_str()) {
+            cx.error_at(
+                &m.value_loc,
+                format!(
+                    "`{name}` is not a root property kube writes itself; `+kube-codegen:rootRequired` takes `apiVersion`, `kind`, `metadata` and `status`{}",
+                    did_you_mean(name, ROOT.iter().copied())
+                ),
+            );
+            return None;
+        }
+        if name == "status" && c.kube.status.is_none() {
+            cx.error_at(
+                &m.value_loc,
+                "`status` is required, but there is no status: add `status = \"<Type>\"` to `#[kube]`",
+            );
+            return None;
+        }
+    }
+    if list.is_empty() {
+        cx.error_at(&m.value_loc, "`+kube-codegen:rootRequired` needs property names: `+kube-codegen:rootRequired=metadata`");
+        return None;
+    }
+    Some(Patch::Merge {
+        pointer: "/spec/versions/0/schema/openAPIV3Schema",
+        value: json!({ "required": list }),
     })
 }
 

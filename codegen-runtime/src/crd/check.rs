@@ -31,8 +31,35 @@ fn applies_to(key: &str) -> Option<(&'static [&'static str], &'static str)> {
     })
 }
 
-/// Keywords set on a schema whose type they do not apply to (`minimum` on an object):
-/// the derive cannot see every field's type, so this is where it is caught.
+/// Value validations: kube-apiserver keeps them on a schema of any type and ignores them
+/// where they do not apply (Karpenter's `maxLength` on a list of strings).
+const VALUE_VALIDATIONS: &[&str] = &[
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
+];
+
+/// Why `key` on a schema of type `ty` does not apply there, when it does not.
+fn mismatch(key: &str, ty: &str) -> Option<&'static str> {
+    let (types, what) = applies_to(key)?;
+    if types.contains(&ty) || (key == "x-kubernetes-map-type" && ty == "array") {
+        return None;
+    }
+    Some(what)
+}
+
+/// Structural keywords set on a schema whose type they do not apply to
+/// (`x-kubernetes-list-type` on an object): the derive cannot see every field's type, so
+/// this is where it is caught. Value validations are kept (see [`kept_validations`]).
 pub(super) fn misplaced(crd: &Value, path: &[String], set: &Map<String, Value>) -> Vec<Problem> {
     let Some(schema) = schema(crd, path) else {
         return Vec::new();
@@ -41,11 +68,9 @@ pub(super) fn misplaced(crd: &Value, path: &[String], set: &Map<String, Value>) 
         return Vec::new();
     };
     set.keys()
+        .filter(|key| !VALUE_VALIDATIONS.contains(&key.as_str()))
         .filter_map(|key| {
-            let (types, what) = applies_to(key)?;
-            if types.contains(&ty) || (key == "x-kubernetes-map-type" && ty == "array") {
-                return None;
-            }
+            let what = mismatch(key, ty)?;
             Some(Problem {
                 path: path.to_vec(),
                 key: Some(key.clone()),
@@ -56,6 +81,51 @@ pub(super) fn misplaced(crd: &Value, path: &[String], set: &Map<String, Value>) 
             })
         })
         .collect()
+}
+
+/// A warning for each value validation of `crd`'s schemas on a schema of a type it does not
+/// apply to: kept as written, as kube-apiserver keeps it, and ignored there.
+pub(super) fn kept_validations(crd: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let versions = crd.pointer("/spec/versions").and_then(Value::as_array);
+    for v in versions.into_iter().flatten() {
+        if let Some(root) = v.pointer("/schema/openAPIV3Schema") {
+            kept_at(root, &mut Vec::new(), &mut out);
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn kept_at(schema: &Value, path: &mut Vec<String>, out: &mut Vec<String>) {
+    let Some(map) = schema.as_object() else {
+        return;
+    };
+    if let Some(ty) = map.get("type").and_then(Value::as_str) {
+        for key in VALUE_VALIDATIONS.iter().filter(|k| map.contains_key(**k)) {
+            if let Some(what) = mismatch(key, ty) {
+                out.push(format!(
+                    "{}: `{key}` applies to {what}, but the schema there is of type {ty}: kube-apiserver accepts it there and ignores it",
+                    dotted(path).replace(".[]", "[]").replace(".{}", "{}")
+                ));
+            }
+        }
+    }
+    if let Some(props) = map.get("properties").and_then(Value::as_object) {
+        for (name, child) in props {
+            path.push(name.clone());
+            kept_at(child, path, out);
+            path.pop();
+        }
+    }
+    for (key, seg) in [("items", "[]"), ("additionalProperties", "{}")] {
+        if let Some(child) = map.get(key) {
+            path.push(seg.to_owned());
+            kept_at(child, path, out);
+            path.pop();
+        }
+    }
 }
 
 fn schema<'v>(crd: &'v Value, path: &[String]) -> Option<&'v Value> {

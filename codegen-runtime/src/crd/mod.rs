@@ -41,7 +41,8 @@ pub enum Patch {
         /// Whether it is required.
         required: bool,
     },
-    /// Deep-merges the JSON `value` into the CRD at `pointer`; lists are appended to.
+    /// Deep-merges the JSON `value` into the CRD at `pointer`; lists are appended to, and a
+    /// key set to `null` is removed (a JSON merge patch's rule).
     Merge {
         /// A JSON pointer such as `/spec/names`.
         pointer: &'static str,
@@ -330,6 +331,9 @@ fn deep_merge(target: &mut Value, value: Value) {
         (Value::Object(have), Value::Object(add)) => {
             for (k, v) in add {
                 match have.get_mut(&k) {
+                    _ if v.is_null() => {
+                        have.remove(&k);
+                    }
                     Some(slot) => deep_merge(slot, v),
                     None => {
                         have.insert(k, v);
@@ -411,7 +415,8 @@ pub fn __report(results: Vec<Result<CustomResourceDefinition, CrdError>>) {
         .map(|r| match r {
             Ok(crd) => {
                 let value = serde_json::to_value(&crd).unwrap_or(Value::Null);
-                let warnings = apiserver_rules::crd::review_create(&value).warnings;
+                let mut warnings = apiserver_rules::crd::review_create(&value).warnings;
+                warnings.extend(check::kept_validations(&value));
                 serde_json::json!({"crd": value, "warnings": warnings})
             }
             Err(CrdError::Invalid { name, problems }) => {

@@ -213,6 +213,16 @@ impl Types {
                 "x-kubernetes-list-map-keys",
             );
         }
+        // On the list itself, whatever its items say.
+        if s.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true)) {
+            push_at(
+                markers,
+                exceptions,
+                items,
+                "kubebuilder:validation:XPreserveUnknownFields",
+                "x-kubernetes-preserve-unknown-fields",
+            );
+        }
         common(markers, exceptions, false);
         Ty::Vec(Box::new(item_ty))
     }

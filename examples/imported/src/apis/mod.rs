@@ -11,3 +11,4 @@ pub mod ops;
 pub mod platform;
 pub mod shop;
 pub mod testing;
+pub mod velero;

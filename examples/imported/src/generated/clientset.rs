@@ -143,4 +143,13 @@ impl Clientset {
             self.field_manager.clone(),
         )
     }
+
+    /// Clients of `velero.example.com/v1`.
+    #[inline]
+    pub fn velero_v1(&self) -> super::velero::v1::VeleroV1Client {
+        super::velero::v1::VeleroV1Client::new(
+            self.client.clone(),
+            self.field_manager.clone(),
+        )
+    }
 }

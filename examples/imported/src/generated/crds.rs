@@ -33,6 +33,8 @@ pub fn crds() -> ::core::result::Result<
                 "v1",
             )?,
             crate::apis::testing::v1::probe::Probe::crd_with_markers()?,
+            crate::apis::velero::v1::backup::Backup::crd_with_markers()?,
+            crate::apis::velero::v1::restore::Restore::crd_with_markers()?,
         ]),
     )
 }

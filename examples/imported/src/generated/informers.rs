@@ -21,6 +21,8 @@ pub trait InformerFactoryExt {
     fn shop(&self) -> super::shop::Informers<'_>;
     /// Informers of the `testing` group.
     fn testing(&self) -> super::testing::Informers<'_>;
+    /// Informers of the `velero` group.
+    fn velero(&self) -> super::velero::Informers<'_>;
 }
 
 impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
@@ -62,5 +64,10 @@ impl InformerFactoryExt for ::kube_codegen_runtime::SharedInformerFactory {
     #[inline]
     fn testing(&self) -> super::testing::Informers<'_> {
         super::testing::Informers::new(self)
+    }
+
+    #[inline]
+    fn velero(&self) -> super::velero::Informers<'_> {
+        super::velero::Informers::new(self)
     }
 }

@@ -15,6 +15,7 @@ pub mod ops;
 pub mod platform;
 pub mod shop;
 pub mod testing;
+pub mod velero;
 pub use clientset::Clientset;
 pub use crds::crds;
 pub use informers::InformerFactoryExt;
@@ -69,7 +70,7 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/mod.rs"),
-    6043708869134581312u64,
+    1357254458005018461u64,
     "generated code is stale: `mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
@@ -227,4 +228,28 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/testing/v1/probe.rs"),
     384554285958620576u64,
     "generated code is stale: `testing/v1/probe.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/velero/mod.rs"),
+    36221838482004630u64,
+    "generated code is stale: `velero/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/velero/v1/backup.rs"),
+    6816968024781794345u64,
+    "generated code is stale: `velero/v1/backup.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/velero/v1/mod.rs"),
+    5954616161217928956u64,
+    "generated code is stale: `velero/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
+);
+
+const _: () = ::kube_codegen_runtime::fresh::fresh(
+    ::core::include_bytes!("../apis/velero/v1/restore.rs"),
+    2456073978018494155u64,
+    "generated code is stale: `velero/v1/restore.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
