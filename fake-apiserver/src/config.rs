@@ -22,6 +22,48 @@ pub struct Config {
     pub webhook_services: std::collections::BTreeMap<String, std::net::SocketAddr>,
     /// The IPv4 range Service cluster IPs come from (`10.96.0.0/12`, as kubeadm's).
     pub service_cidr: String,
+    /// The limits of [`FakeApiServer::serve`](crate::FakeApiServer::serve)'s HTTP server.
+    pub http: HttpLimits,
+}
+
+/// How long the HTTP server waits for a client in each stage of a request, how many
+/// connections it keeps open, and how it stops. A client that stays longer in a stage gets
+/// its connection closed; the defaults are kube-apiserver's where it has one.
+///
+/// | limit | default | beyond it |
+/// |---|---|---|
+/// | `header_timeout`: a request head, from the connection or from its first byte | 32 s (kube-apiserver's `ReadHeaderTimeout`) | closed |
+/// | `body_timeout`: a request body, from its head | 60 s (kube-apiserver's `--request-timeout`) | 408, closed |
+/// | `idle_timeout`: between requests of a kept-alive connection | 90 s (kube-apiserver's `IdleTimeout`) | closed |
+/// | `max_connections` open at once | 1024 | a new one is closed at once; those open keep being served |
+/// | `shutdown_grace` | 5 s | see [`Served::stop`](crate::Served::stop) |
+///
+/// Requests being handled and watches being streamed have no deadline here (a test's
+/// programmed delays and long watches are the point).
+#[derive(Debug, Clone)]
+pub struct HttpLimits {
+    /// How long a request head may take to arrive.
+    pub header_timeout: Duration,
+    /// How long a request body may take to arrive, from the end of its head.
+    pub body_timeout: Duration,
+    /// How long a kept-alive connection may wait for its next request.
+    pub idle_timeout: Duration,
+    /// How many connections are open at once; one more is closed when accepted.
+    pub max_connections: usize,
+    /// How long requests being handled get to finish when the server stops.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        Self {
+            header_timeout: Duration::from_secs(32),
+            body_timeout: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(90),
+            max_connections: 1024,
+            shutdown_grace: Duration::from_secs(5),
+        }
+    }
 }
 
 impl Default for Config {
@@ -34,6 +76,7 @@ impl Default for Config {
             action_log: 10_000,
             webhook_services: std::collections::BTreeMap::new(),
             service_cidr: "10.96.0.0/12".to_owned(),
+            http: HttpLimits::default(),
         }
     }
 }

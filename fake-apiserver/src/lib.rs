@@ -88,7 +88,7 @@ mod webhook_client;
 
 /// The validation rules the server applies (the `apiserver-rules` crate).
 pub use apiserver_rules as rules;
-pub use config::Config;
+pub use config::{Config, HttpLimits};
 pub use error::ApiError;
 pub use http::control::{Action, Matcher};
 pub use http::serve::{Served, kubeconfig};

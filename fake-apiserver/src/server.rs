@@ -225,9 +225,11 @@ impl FakeApiServer {
         self.shared.lock().store.len()
     }
 
-    /// Serves over HTTP/1.1 on `addr`, which must be a loopback address (port 0 picks one).
+    /// Serves over HTTP/1.1 on `addr`, which must be a loopback address (port 0 picks one),
+    /// within the limits of [`Config::http`].
     pub async fn serve(&self, addr: std::net::SocketAddr) -> std::io::Result<Served> {
-        crate::http::serve::listen(self.clone(), addr).await
+        let limits = self.shared.config.http.clone();
+        crate::http::serve::listen(self.clone(), addr, limits).await
     }
 
     /// The current global `resourceVersion`.

@@ -74,7 +74,24 @@ async fn main() -> ExitCode {
             path.display()
         );
     }
-    let _ = tokio::signal::ctrl_c().await;
-    served.shutdown();
+    stopping().await;
+    // In-flight requests get the shutdown grace; slow and idle clients are closed at once.
+    served.stop().await;
     ExitCode::SUCCESS
+}
+
+/// Waits for Ctrl-C, or SIGTERM where there are signals.
+async fn stopping() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }

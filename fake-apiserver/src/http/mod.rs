@@ -3,9 +3,11 @@
 //! OpenAPI ([`discovery`], [`openapi`]) or to a served resource, checked (subresource,
 //! method, `Accept`), recorded and faulted as a test programmed ([`control`]), then
 //! streamed as a watch ([`watch`]) or run by the registry and written as JSON
-//! ([`body`]). [`serve`] puts the server on loopback for kubectl.
+//! ([`body`]). [`serve`] puts the server on loopback for kubectl, each connection
+//! ([`conn`]) under the deadlines of [`HttpLimits`](crate::HttpLimits).
 
 pub mod body;
+pub(crate) mod conn;
 pub mod control;
 pub mod discovery;
 pub mod openapi;
@@ -80,6 +82,10 @@ where
             "RequestEntityTooLarge",
             &format!("Request entity too large: limit is {MAX_REQUEST_BODY_BYTES}"),
         )),
+        // Served over HTTP, a body slower than the body timeout: the connection closes.
+        Err(e) if e.is::<conn::BodyTimedOut>() => {
+            Err(ApiError::custom(408, "Timeout", &e.to_string()))
+        }
         Err(e) => Err(ApiError::bad_request(format!(
             "cannot read the request body: {e}"
         ))),

@@ -7,6 +7,7 @@ use super::create::create_with;
 use super::managed::ssa_type;
 use super::update::update;
 use crate::admission::Ctx;
+use crate::admission::decode::bodies::{self, APPLY, JSON_PATCH, MERGE, STRATEGIC};
 use crate::admission::decode::{check_applied, check_patched};
 use crate::conversion;
 use crate::error::ApiError;
@@ -15,9 +16,6 @@ use crate::resource::ObjectRef;
 use crate::store::State;
 use crate::store::patch;
 use crate::store::ssa;
-
-/// The patch type of server-side apply.
-const APPLY: &str = "application/apply-patch+yaml";
 
 /// PATCH of object `at` with `body`, a patch of `content_type`.
 pub(crate) fn patch(
@@ -29,13 +27,10 @@ pub(crate) fn patch(
 ) -> Result<Value, ApiError> {
     let rt = at.rt;
     let kind = content_type.split(';').next().unwrap_or("").trim();
-    let parsed: Value = if kind == APPLY {
-        serde_saphyr::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?
-    } else {
-        serde_json::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?
-    };
+    if ![APPLY, MERGE, STRATEGIC, JSON_PATCH].contains(&kind) {
+        return Err(ApiError::unsupported_patch_type());
+    }
+    let parsed = bodies::patch(kind, body)?;
     let key = State::key(rt, at.namespace, at.name);
     let existing = state
         .store
@@ -48,12 +43,12 @@ pub(crate) fn patch(
     let mut target = existing.ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, at.name))?;
     let had_rv = parsed.pointer("/metadata/resourceVersion").is_some();
     match kind {
-        "application/merge-patch+json" => patch::merge_patch(&mut target, &parsed),
-        "application/strategic-merge-patch+json" => {
+        MERGE => patch::merge_patch(&mut target, &parsed),
+        STRATEGIC => {
             patch::strategic_merge_patch(&mut target, &parsed, ssa_type(rt))
                 .map_err(|e| ApiError::custom(500, "", &e))?;
         }
-        "application/json-patch+json" => {
+        JSON_PATCH => {
             patch::json_patch(&mut target, &parsed).map_err(|_| ApiError::patch_rejected())?;
         }
         _ => return Err(ApiError::unsupported_patch_type()),

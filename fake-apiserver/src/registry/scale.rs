@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::update::update;
 use crate::admission::Ctx;
+use crate::admission::decode::bodies;
 use crate::error::ApiError;
 use crate::meta::set_meta;
 use crate::resource::{ObjectRef, ResourceType};
@@ -90,10 +91,13 @@ pub(crate) fn patch_scale(
     ctx: &mut Ctx,
 ) -> Result<Value, ApiError> {
     let mut scale = scale_of(at.rt, &state.get(at.rt, at.namespace, at.name)?);
-    let patch_body: Value =
-        serde_json::from_slice(body).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let read_as = match patch_type {
+        bodies::JSON_PATCH => bodies::JSON_PATCH,
+        _ => bodies::MERGE,
+    };
+    let patch_body = bodies::patch(read_as, body)?;
     match patch_type {
-        "application/json-patch+json" => {
+        bodies::JSON_PATCH => {
             patch::json_patch(&mut scale, &patch_body).map_err(ApiError::bad_request)?
         }
         _ => patch::merge_patch(&mut scale, &patch_body),

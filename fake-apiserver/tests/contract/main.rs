@@ -16,6 +16,7 @@ mod crd;
 mod crd_admission;
 mod crud;
 mod decoding;
+mod deep;
 mod differential;
 mod fake_only;
 mod gc;

@@ -2,15 +2,91 @@
 //! the real server quotes them in its 400s (`invalid character 'x' looking for beginning
 //! of value`, `unexpected end of JSON input`, ...).
 //!
-//! This is a checker only: bodies it accepts are parsed by `serde_json`.
+//! The checker ([`syntax_error`]) keeps no recursion on the stack; bodies it accepts are
+//! parsed by `serde_json` ([`parse`]), which builds values at most [`FAKE_MAX_DEPTH`] deep.
+//! Between that and Go's 10,000 levels the fake refuses what kube-apiserver would read
+//! ([`Unread::Deep`]): every walk over a stored object (validation, patches, managed
+//! fields, encoding) recurses, and a 2 MiB worker stack holds a few hundred levels of them.
+
+use serde_json::Value;
 
 /// How deep arrays and objects may nest before Go's scanner gives up.
 const MAX_DEPTH: usize = 10_000;
 
+/// How deep arrays and objects may nest in a value the fake builds (`serde_json`'s limit).
+pub(crate) const FAKE_MAX_DEPTH: usize = 127;
+
+/// Why a JSON body was not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Unread {
+    /// Go's scanner refuses it, with this message (nesting past 10,000 levels included).
+    Syntax(String),
+    /// Valid JSON nested deeper than [`FAKE_MAX_DEPTH`]: kube-apiserver would read it, the
+    /// fake does not. The Go type of the top-level value, for the errors that need only it.
+    Deep(&'static str),
+    /// Valid for Go's scanner, not for `serde_json` (a number out of range): its message.
+    Other(String),
+}
+
+impl std::fmt::Display for Unread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Syntax(why) | Self::Other(why) => f.write_str(why),
+            Self::Deep(_) => write!(
+                f,
+                "nested more than {FAKE_MAX_DEPTH} deep, which the fake API server does not read (kube-apiserver reads up to {MAX_DEPTH})"
+            ),
+        }
+    }
+}
+
+/// `data` as a JSON value, or why not: Go's syntax error first, as the real server's
+/// decoders scan before they decode.
+pub(crate) fn parse(data: &[u8]) -> Result<Value, Unread> {
+    serde_json::from_slice(data).map_err(|e| {
+        if let Some(why) = syntax_error(data) {
+            Unread::Syntax(why)
+        } else if e.to_string().starts_with("recursion limit exceeded") {
+            Unread::Deep(top_level_type(data))
+        } else {
+            Unread::Other(e.to_string())
+        }
+    })
+}
+
+/// The Go name of the type of a JSON value, as `encoding/json` reports it in "cannot
+/// unmarshal ..." (`null` decodes into anything, so it is never reported).
+pub(crate) fn go_type(value: &Value) -> &'static str {
+    match value {
+        Value::Array(_) => "array",
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "bool",
+        Value::Object(_) | Value::Null => "object",
+    }
+}
+
+/// [`go_type`] of the value `data` starts with, read from its first byte.
+fn top_level_type(data: &[u8]) -> &'static str {
+    match data
+        .iter()
+        .find(|c| !matches!(c, b' ' | b'\t' | b'\r' | b'\n'))
+    {
+        Some(b'[') => "array",
+        Some(b'"') => "string",
+        Some(b't' | b'f') => "bool",
+        Some(b'-' | b'0'..=b'9') => "number",
+        _ => "object",
+    }
+}
+
 /// Go's message for the first syntax error in `data`, or `None` when Go's scanner accepts it.
+///
+/// The scanner keeps the open arrays and objects in a list on the heap, as Go's does, so a
+/// body nested 100,000 deep costs 100 KB of list, not the worker's stack.
 pub(crate) fn syntax_error(data: &[u8]) -> Option<String> {
     let mut s = Scanner { data, at: 0 };
-    let result = s.value(0).and_then(|()| {
+    let result = s.document().and_then(|()| {
         s.skip_space();
         match s.peek() {
             Some(c) => Err(invalid(c, "after top-level value")),
@@ -18,6 +94,13 @@ pub(crate) fn syntax_error(data: &[u8]) -> Option<String> {
         }
     });
     result.err()
+}
+
+/// An array or object the scanner is inside.
+#[derive(Clone, Copy)]
+enum Open {
+    Array,
+    Object,
 }
 
 struct Scanner<'a> {
@@ -84,60 +167,84 @@ impl Scanner<'_> {
         self.next()
     }
 
-    fn value(&mut self, depth: usize) -> Result<(), String> {
-        let c = self.next_token()?;
-        self.value_from(c, depth)
+    /// One value with everything nested in it, without recursion: each turn of the outer
+    /// loop reads the start of a value, the inner loop what follows a finished one.
+    fn document(&mut self) -> Result<(), String> {
+        let mut open: Vec<Open> = Vec::new();
+        let mut c = self.next_token()?;
+        loop {
+            match c {
+                b'{' | b'[' if open.len() >= MAX_DEPTH => {
+                    return Err(invalid(c, "exceeded max depth"));
+                }
+                b'{' => {
+                    let first = self.next_token()?;
+                    if first != b'}' {
+                        self.key(first)?;
+                        open.push(Open::Object);
+                        c = self.next_token()?;
+                        continue;
+                    }
+                }
+                b'[' => {
+                    let first = self.next_token()?;
+                    if first != b']' {
+                        open.push(Open::Array);
+                        c = first;
+                        continue;
+                    }
+                }
+                _ => self.scalar(c)?,
+            }
+            // A value is finished: close what the input closes, up to the next value.
+            loop {
+                let Some(&inside) = open.last() else {
+                    return Ok(());
+                };
+                match (inside, self.next_token()?) {
+                    (Open::Array, b']') | (Open::Object, b'}') => {
+                        open.pop();
+                    }
+                    (Open::Array, b',') => {
+                        c = self.next_token()?;
+                        break;
+                    }
+                    (Open::Object, b',') => {
+                        let key = self.next_token()?;
+                        self.key(key)?;
+                        c = self.next_token()?;
+                        break;
+                    }
+                    (Open::Array, other) => return Err(invalid(other, "after array element")),
+                    (Open::Object, other) => {
+                        return Err(invalid(other, "after object key:value pair"));
+                    }
+                }
+            }
+        }
     }
 
-    fn value_from(&mut self, c: u8, depth: usize) -> Result<(), String> {
+    /// An object key starting at `c`, and its colon.
+    fn key(&mut self, c: u8) -> Result<(), String> {
+        if c != b'"' {
+            return Err(invalid(c, "looking for beginning of object key string"));
+        }
+        self.string()?;
+        match self.next_token()? {
+            b':' => Ok(()),
+            colon => Err(invalid(colon, "after object key")),
+        }
+    }
+
+    /// A string, number or literal starting at `c`.
+    fn scalar(&mut self, c: u8) -> Result<(), String> {
         match c {
-            b'{' | b'[' if depth + 1 > MAX_DEPTH => Err(invalid(c, "exceeded max depth")),
-            b'{' => self.object(depth + 1),
-            b'[' => self.array(depth + 1),
             b'"' => self.string(),
             b'-' | b'0'..=b'9' => self.number(c),
             b't' => self.literal(b"rue", "true"),
             b'f' => self.literal(b"alse", "false"),
             b'n' => self.literal(b"ull", "null"),
             _ => Err(invalid(c, "looking for beginning of value")),
-        }
-    }
-
-    fn object(&mut self, depth: usize) -> Result<(), String> {
-        let mut c = self.next_token()?;
-        if c == b'}' {
-            return Ok(());
-        }
-        loop {
-            if c != b'"' {
-                return Err(invalid(c, "looking for beginning of object key string"));
-            }
-            self.string()?;
-            let colon = self.next_token()?;
-            if colon != b':' {
-                return Err(invalid(colon, "after object key"));
-            }
-            self.value(depth)?;
-            match self.next_token()? {
-                b',' => c = self.next_token()?,
-                b'}' => return Ok(()),
-                other => return Err(invalid(other, "after object key:value pair")),
-            }
-        }
-    }
-
-    fn array(&mut self, depth: usize) -> Result<(), String> {
-        let first = self.next_token()?;
-        if first == b']' {
-            return Ok(());
-        }
-        self.value_from(first, depth)?;
-        loop {
-            match self.next_token()? {
-                b',' => self.value(depth)?,
-                b']' => return Ok(()),
-                other => return Err(invalid(other, "after array element")),
-            }
         }
     }
 
@@ -324,5 +431,44 @@ mod tests {
         ] {
             assert_eq!(syntax_error(ok.as_bytes()), None, "{ok:?}");
         }
+    }
+
+    /// Go's scanner allows 10,000 levels; deeper is its "exceeded max depth", found without
+    /// recursion (a recursive checker overflowed a worker's stack at 4,500 levels).
+    #[test]
+    fn depth_is_counted_on_the_heap() {
+        let arrays = |d: usize| format!("{}{}", "[".repeat(d), "]".repeat(d));
+        let objects = |d: usize| format!("{}1{}", "{\"a\":".repeat(d), "}".repeat(d));
+        assert_eq!(syntax_error(arrays(10_000).as_bytes()), None);
+        assert_eq!(syntax_error(objects(10_000).as_bytes()), None);
+        let refused = "invalid character '[' exceeded max depth";
+        assert_eq!(
+            syntax_error(arrays(10_001).as_bytes()).as_deref(),
+            Some(refused)
+        );
+        assert_eq!(
+            syntax_error(arrays(1_000_000).as_bytes()).as_deref(),
+            Some(refused)
+        );
+        assert_eq!(
+            syntax_error(objects(10_001).as_bytes()).as_deref(),
+            Some("invalid character '{' exceeded max depth")
+        );
+        assert_eq!(
+            super::parse(arrays(3_000).as_bytes()),
+            Err(super::Unread::Deep("array"))
+        );
+        assert_eq!(
+            super::parse(objects(super::FAKE_MAX_DEPTH + 1).as_bytes()),
+            Err(super::Unread::Deep("object"))
+        );
+        assert!(super::parse(objects(super::FAKE_MAX_DEPTH).as_bytes()).is_ok());
+        assert!(super::parse(arrays(super::FAKE_MAX_DEPTH).as_bytes()).is_ok());
+        // Errors deep inside are still found where Go finds them.
+        let unclosed = format!("{}1,]", "[".repeat(5_000));
+        assert_eq!(
+            syntax_error(unclosed.as_bytes()).as_deref(),
+            Some("invalid character ']' looking for beginning of value")
+        );
     }
 }

@@ -1,11 +1,13 @@
 //! Reading a request as kube-apiserver's handlers do, before anything else looks at it:
 //! the query's options ([`options`]), the body by its content type (JSON, YAML, or
 //! [`protobuf`] for built-in kinds; anything else is a 415), the type it names
-//! ([`type_meta`], with Go's JSON syntax errors from [`go_json`]), and for a built-in kind
+//! ([`type_meta`], with Go's JSON syntax errors from [`go_json`] and the messages for
+//! unreadable JSON and YAML, objects and patches, from [`bodies`]), and for a built-in kind
 //! its Go type's decoding ([`builtin`]: wrong field types are 400s, unknown fields warnings
 //! or, with `fieldValidation=Strict`, 400s). Objects that reach the store another way
 //! (patched, applied) are held to the same types here.
 
+pub mod bodies;
 pub mod builtin;
 pub mod go_json;
 pub mod options;
@@ -51,16 +53,8 @@ pub(crate) fn decode(
     body: &[u8],
 ) -> Result<Value, ApiError> {
     Ok(match content_type {
-        "" | "application/json" => serde_json::from_slice(body).map_err(|e| {
-            let why = go_json::syntax_error(body).unwrap_or_else(|| e.to_string());
-            type_meta::unrecognized(
-                expected.kind,
-                &format!("couldn't get version/kind; json parse error: {why}"),
-                body,
-            )
-        })?,
-        "application/yaml" => serde_saphyr::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?,
+        "" | "application/json" => bodies::json_object(expected.kind, body)?,
+        "application/yaml" => bodies::yaml_object(expected.kind, body)?,
         "application/vnd.kubernetes.protobuf" if !expected.custom => protobuf::decode(body)
             .map_err(|e| match e {
                 DecodeError::Envelope(why) => type_meta::unrecognized(expected.kind, &why, body),
@@ -150,7 +144,10 @@ pub(crate) fn delete_options(
             kind: "DeleteOptions",
             custom: false,
         };
-        let decoded = decode(&options_type, content_type, body)?;
+        let decoded = match content_type {
+            "" | "application/json" => bodies::delete_options(body)?,
+            _ => decode(&options_type, content_type, body)?,
+        };
         DeleteOptions::parse(Some(&decoded), query)
     }
 }

@@ -8,6 +8,7 @@
 
 use serde_json::Value;
 
+use super::go_json::go_type;
 use crate::error::ApiError;
 use crate::rules::field::FieldError;
 
@@ -43,6 +44,19 @@ pub(crate) fn unrecognized(kind: &str, why: &str, raw: &[u8]) -> ApiError {
     ))
 }
 
+/// What Go's decoder says when the type of a body cannot be read because the body is a
+/// `go_type` (`array`, `string`, ...), not an object.
+pub(crate) fn not_an_object_why(go_type: &str) -> String {
+    format!(
+        "couldn't get version/kind; json parse error: json: cannot unmarshal {go_type} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }}"
+    )
+}
+
+/// The 400 for a body that is a `go_type`, not an object.
+pub(crate) fn not_an_object(kind: &str, go_type: &str, raw: &[u8]) -> ApiError {
+    unrecognized(kind, &not_an_object_why(go_type), raw)
+}
+
 /// The 400 for a body of a known type that cannot become the expected one.
 pub(crate) fn cannot_handle(
     sent_kind: &str,
@@ -53,17 +67,6 @@ pub(crate) fn cannot_handle(
     ApiError::bad_request(format!(
         "{sent_kind} in version \"{sent_version}\" cannot be handled as a {kind}: {why}"
     ))
-}
-
-/// The Go name of a JSON value's type, as `encoding/json` reports it.
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Array(_) => "array",
-        Value::String(_) => "string",
-        Value::Number(_) => "number",
-        Value::Bool(_) => "bool",
-        Value::Object(_) | Value::Null => "object",
-    }
 }
 
 fn text<'a>(obj: &'a Value, key: &str) -> &'a str {
@@ -86,11 +89,7 @@ pub(crate) fn check(
 
 fn check_decoded(expected: &Expected<'_>, obj: &Value, raw: &[u8]) -> Result<(), ApiError> {
     if !matches!(obj, Value::Object(_) | Value::Null) {
-        let why = format!(
-            "couldn't get version/kind; json parse error: json: cannot unmarshal {} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }}",
-            json_type(obj)
-        );
-        return Err(unrecognized(expected.kind, &why, raw));
+        return Err(not_an_object(expected.kind, go_type(obj), raw));
     }
     if expected.custom {
         check_custom(expected, obj, raw)
