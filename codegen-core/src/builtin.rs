@@ -55,7 +55,12 @@ const KINDS: &[Row] = &[
     ("rbac", "v1", "ClusterRole", "rbac.authorization.k8s.io", "clusterroles", false, false, false),
     ("rbac", "v1", "ClusterRoleBinding", "rbac.authorization.k8s.io", "clusterrolebindings", false, false, false),
     ("networking", "v1", "Ingress", "networking.k8s.io", "ingresses", true, true, false),
+    ("networking", "v1", "IngressClass", "networking.k8s.io", "ingressclasses", false, false, false),
+    ("networking", "v1", "NetworkPolicy", "networking.k8s.io", "networkpolicies", true, false, false),
     ("policy", "v1", "PodDisruptionBudget", "policy", "poddisruptionbudgets", true, true, false),
+    ("autoscaling", "v2", "HorizontalPodAutoscaler", "autoscaling", "horizontalpodautoscalers", true, true, false),
+    ("discovery", "v1", "EndpointSlice", "discovery.k8s.io", "endpointslices", true, false, false),
+    ("scheduling", "v1", "PriorityClass", "scheduling.k8s.io", "priorityclasses", false, false, false),
 ];
 
 /// The resource a `+genclient` type alias declares, or `None` when the alias is not marked.

@@ -434,6 +434,59 @@ const BUILTINS: &[Builtin] = &[
         )
     },
     Builtin {
+        short_names: &["netpol"],
+        ..b(
+            "networking.k8s.io",
+            "v1",
+            "NetworkPolicy",
+            "networkpolicies",
+            true,
+            false,
+        )
+    },
+    Builtin {
+        ..b(
+            "networking.k8s.io",
+            "v1",
+            "IngressClass",
+            "ingressclasses",
+            false,
+            false,
+        )
+    },
+    Builtin {
+        short_names: &["hpa"],
+        ..b(
+            "autoscaling",
+            "v2",
+            "HorizontalPodAutoscaler",
+            "horizontalpodautoscalers",
+            true,
+            true,
+        )
+    },
+    Builtin {
+        ..b(
+            "discovery.k8s.io",
+            "v1",
+            "EndpointSlice",
+            "endpointslices",
+            true,
+            false,
+        )
+    },
+    Builtin {
+        short_names: &["pc"],
+        ..b(
+            "scheduling.k8s.io",
+            "v1",
+            "PriorityClass",
+            "priorityclasses",
+            false,
+            false,
+        )
+    },
+    Builtin {
         short_names: &["pdb"],
         names: NameRule::PathSegment,
         standard_finalizers: false,
@@ -512,6 +565,7 @@ impl Builtin {
                     | "StatefulSet"
                     | "Job"
                     | "CronJob"
+                    | "HorizontalPodAutoscaler"
             ) {
                 vec!["all".to_owned()]
             } else {
@@ -543,8 +597,13 @@ impl Builtin {
                 | "Job"
                 | "CronJob"
                 | "Ingress"
+                | "IngressClass"
+                | "NetworkPolicy"
+                | "PriorityClass"
                 | "PodDisruptionBudget"
                 | "CustomResourceDefinition" => Generation::Spec,
+                // Up on any change but metadata's (labels count too, which this misses).
+                "EndpointSlice" => Generation::AllButMetadata,
                 _ => Generation::Untracked,
             },
             warnings: Vec::new(),

@@ -73,6 +73,11 @@ fn set_defaults(api_version: &str, kind: &str, obj: &mut Value) {
         ("rbac.authorization.k8s.io/v1", "RoleBinding" | "ClusterRoleBinding") => {
             other::role_binding(obj)
         }
+        ("networking.k8s.io/v1", "NetworkPolicy") => other::network_policy(obj),
+        ("networking.k8s.io/v1", "IngressClass") => other::ingress_class(obj),
+        ("autoscaling/v2", "HorizontalPodAutoscaler") => other::horizontal_pod_autoscaler(obj),
+        ("discovery.k8s.io/v1", "EndpointSlice") => other::endpoint_slice(obj),
+        ("scheduling.k8s.io/v1", "PriorityClass") => other::priority_class(obj),
         ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration") => {
             crate::kinds::webhook::default(obj, true)
         }

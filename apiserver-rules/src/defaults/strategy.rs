@@ -83,14 +83,15 @@ pub(crate) fn create(api_version: &str, kind: &str, obj: &mut Value, admission: 
             object(obj, "metadata")["generation"] = json!(1);
         }
         (
-            "v1" | "apps/v1" | "batch/v1" | "networking.k8s.io/v1" | "policy/v1",
+            "v1" | "apps/v1" | "batch/v1" | "networking.k8s.io/v1" | "policy/v1" | "autoscaling/v2",
             "Service"
             | "Deployment"
             | "ReplicaSet"
             | "StatefulSet"
             | "CronJob"
             | "Ingress"
-            | "PodDisruptionBudget",
+            | "PodDisruptionBudget"
+            | "HorizontalPodAutoscaler",
         ) => obj["status"] = json!({}),
         _ => {}
     }

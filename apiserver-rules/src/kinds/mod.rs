@@ -7,13 +7,19 @@
 //! Map keys come in sorted order; the real server walks Go maps in random order, so only
 //! the order between blocks is the same.
 
+mod autoscaling;
 pub mod configmap;
 pub mod deployment;
+mod discovery;
 mod misc;
+mod networking;
 pub mod pod;
 mod rbac;
+mod scheduling;
 pub mod secret;
+mod selector;
 mod service;
+mod volume;
 pub mod webhook;
 mod workloads;
 
@@ -58,6 +64,20 @@ pub fn validate(
         }
         ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => {
             rbac::binding(new, old, false, &mut errors)
+        }
+        ("v1", "PersistentVolumeClaim") => volume::persistent_volume_claim(new, &mut errors),
+        ("networking.k8s.io/v1", "NetworkPolicy") => networking::network_policy(new, &mut errors),
+        ("networking.k8s.io/v1", "Ingress") => networking::ingress(new, &mut errors),
+        ("networking.k8s.io/v1", "IngressClass") => networking::ingress_class(new, &mut errors),
+        ("autoscaling/v2", "HorizontalPodAutoscaler") => {
+            autoscaling::horizontal_pod_autoscaler(new, &mut errors)
+        }
+        ("policy/v1", "PodDisruptionBudget") => scheduling::pod_disruption_budget(new, &mut errors),
+        ("discovery.k8s.io/v1", "EndpointSlice") => {
+            discovery::endpoint_slice(new, old, &mut errors)
+        }
+        ("scheduling.k8s.io/v1", "PriorityClass") => {
+            scheduling::priority_class(new, old, &mut errors)
         }
         ("coordination.k8s.io/v1", "Lease") => misc::lease(new, &mut errors),
         ("events.k8s.io/v1", "Event") if old.is_none() => misc::event(new, &mut errors),

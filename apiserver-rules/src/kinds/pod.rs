@@ -5,6 +5,7 @@
 
 use serde_json::{Value, json};
 
+use super::selector::port_name;
 use crate::field::FieldError;
 use crate::names::{dns1123_label, dns1123_subdomain};
 
@@ -371,30 +372,6 @@ fn mounts(c: &Value, cp: &str, volumes: &[&str], errors: &mut Vec<FieldError>) {
         }
         paths.push(path);
     }
-}
-
-/// `IsValidPortName`.
-fn port_name(name: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    if name.len() > 15 {
-        out.push("must be no more than 15 characters".to_owned());
-    }
-    if !name
-        .bytes()
-        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-    {
-        out.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".into());
-    }
-    if !name.bytes().any(|b| b.is_ascii_lowercase()) {
-        out.push("must contain at least one letter (a-z)".into());
-    }
-    if name.contains("--") {
-        out.push("must not contain consecutive hyphens".into());
-    }
-    if name.starts_with('-') || name.ends_with('-') {
-        out.push("must not begin or end with a hyphen".into());
-    }
-    out
 }
 
 /// Whether a label selector (`matchLabels`, `matchExpressions`) matches `labels`.

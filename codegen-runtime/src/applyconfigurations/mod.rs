@@ -7,17 +7,23 @@
 //! built-in kinds' from here, so a crate enables the features of the groups it applies:
 //!
 //! - `ac-apps`: `apps::v1` (DaemonSet, Deployment, ReplicaSet, StatefulSet); enables `ac-core`
+//! - `ac-autoscaling`: `autoscaling::v2` (HorizontalPodAutoscaler)
 //! - `ac-batch`: `batch::v1` (CronJob, Job); enables `ac-core`
 //! - `ac-coordination`: `coordination::v1` (Lease)
 //! - `ac-core`: `core::v1`, `meta::v1` (ConfigMap, Endpoints, Event, Namespace, Node, PersistentVolumeClaim, Pod, Secret, Service, ServiceAccount)
+//! - `ac-discovery`: `discovery::v1` (EndpointSlice)
 //! - `ac-events`: `events::v1` (Event); enables `ac-core`
-//! - `ac-networking`: `networking::v1` (Ingress)
+//! - `ac-networking`: `networking::v1` (Ingress, IngressClass, NetworkPolicy)
 //! - `ac-policy`: `meta::v1`, `policy::v1` (PodDisruptionBudget)
 //! - `ac-rbac`: `rbac::v1` (ClusterRole, ClusterRoleBinding, Role, RoleBinding)
+//! - `ac-scheduling`: `scheduling::v1` (PriorityClass)
 //! - `ac-all`: every group's.
 
 #[cfg(feature = "ac-apps")]
 pub mod apps;
+
+#[cfg(feature = "ac-autoscaling")]
+pub mod autoscaling;
 
 #[cfg(feature = "ac-batch")]
 pub mod batch;
@@ -27,6 +33,9 @@ pub mod coordination;
 
 #[cfg(feature = "ac-core")]
 pub mod core;
+
+#[cfg(feature = "ac-discovery")]
+pub mod discovery;
 
 #[cfg(feature = "ac-events")]
 pub mod events;
@@ -42,3 +51,6 @@ pub mod policy;
 
 #[cfg(feature = "ac-rbac")]
 pub mod rbac;
+
+#[cfg(feature = "ac-scheduling")]
+pub mod scheduling;
