@@ -335,7 +335,11 @@ pub struct WarehouseSpec {
     let crd: serde_json::Value =
         serde_saphyr::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
     assert!(crd["spec"].get("conversion").is_none(), "{crd}");
-    assert!(crd["metadata"]["annotations"].get("cert-manager.io/inject-ca-from").is_none());
+    assert!(
+        crd["metadata"]["annotations"]
+            .get("cert-manager.io/inject-ca-from")
+            .is_none()
+    );
     let base = fs::read_to_string(krate.0.join("config/crd/Kustomization")).unwrap();
     assert!(
         base.contains("kind: Kustomization\nresources:\n- stock.example.com_warehouses.yaml\n"),

@@ -166,12 +166,8 @@ async fn a_dead_development_run_is_put_back_by_the_next_start_and_the_manifests_
             .is_none(),
         "cert-manager must not overwrite the development CA: {during}"
     );
-    let record: Value = serde_json::from_str(
-        during["crd annotations"][dev::ANNOTATION]
-            .as_str()
-            .unwrap(),
-    )
-    .unwrap();
+    let record: Value =
+        serde_json::from_str(during["crd annotations"][dev::ANNOTATION].as_str().unwrap()).unwrap();
     assert_eq!(record["owner"], MANAGER);
     assert_eq!(record["before"]["value"]["strategy"], "None");
     drop((webhooks, conversion));

@@ -238,8 +238,7 @@ fn conversion(
                 "clientConfig": {"service": reference},
             },
         }),
-        annotations: certificate
-            .map(|c| serde_json::json!({"cert-manager.io/inject-ca-from": c})),
+        annotations: certificate.map(|c| serde_json::json!({"cert-manager.io/inject-ca-from": c})),
     }))
 }
 

@@ -215,8 +215,7 @@ pub async fn install(
             .as_str()
             .unwrap_or_default()
             .to_owned();
-        if let Err(e) = write_recorded(client, &kind, &config, "/webhooks", field_manager).await
-        {
+        if let Err(e) = write_recorded(client, &kind, &config, "/webhooks", field_manager).await {
             // Nothing half installed: `failurePolicy: Fail` webhooks pointing at a process
             // that gave up would refuse every write.
             let _ = installed.uninstall().await;
@@ -284,6 +283,8 @@ pub async fn install_conversion(
             },
         }},
     });
+    // A missing CRD is an error here (NotFound), not something to create.
+    api(client, "CustomResourceDefinition").get(crd).await?;
     // The whole conversion is replaced (a JSON patch), so no Service is left beside the URL.
     write_recorded(
         client,

@@ -53,7 +53,10 @@ pub(super) fn api(client: &kube::Client, kind: &str) -> Api<DynamicObject> {
         .unwrap_or(KINDS[0]);
     let version = "v1";
     let gvk = GroupVersionKind::gvk(group, version, kind);
-    Api::all_with(client.clone(), &ApiResource::from_gvk_with_plural(&gvk, plural))
+    Api::all_with(
+        client.clone(),
+        &ApiResource::from_gvk_with_plural(&gvk, plural),
+    )
 }
 
 /// The field of `kind` development mode replaces, as a JSON pointer.
@@ -204,7 +207,10 @@ async fn forget_manager(
         {"op": "test", "path": "/metadata/resourceVersion", "value": object.metadata.resource_version},
         {"op": "replace", "path": "/metadata/managedFields", "value": kept},
     ]);
-    match api.patch(name, &PatchParams::default(), &json_patch(ops)?).await {
+    match api
+        .patch(name, &PatchParams::default(), &json_patch(ops)?)
+        .await
+    {
         Ok(_) => Ok(()),
         // Changed meanwhile: someone else writes it now, and the entries are only a nicety.
         Err(kube::Error::Api(status)) if status.code == 409 || status.code == 422 => Ok(()),
