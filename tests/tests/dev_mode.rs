@@ -102,9 +102,17 @@ async fn state(client: &kube::Client) -> Value {
     let validating =
         serde_json::to_value(validating(client).get("gizmo-operator").await.unwrap()).unwrap();
     let mutating = mutating(client).get_opt("gizmo-operator").await.unwrap();
+    let mut crd_annotations = crd["metadata"]["annotations"].clone();
+    // Written while development mode ran (see below): not development mode's to put back.
+    if let Some(map) = crd_annotations.as_object_mut() {
+        map.remove("note");
+        if map.is_empty() {
+            crd_annotations = Value::Null;
+        }
+    }
     json!({
         "conversion": crd["spec"]["conversion"],
-        "crd annotations": crd["metadata"]["annotations"],
+        "crd annotations": crd_annotations,
         "webhooks": validating["webhooks"],
         "webhook annotations": validating["metadata"]["annotations"],
         "mutating exists": mutating.is_some(),
@@ -171,6 +179,11 @@ async fn a_dead_development_run_is_put_back_by_the_next_start_and_the_manifests_
     assert_eq!(record["owner"], MANAGER);
     assert_eq!(record["before"]["value"]["strategy"], "None");
     drop((webhooks, conversion));
+    // config/crd applied again after the crash, with an annotation of its own: it applies
+    // (the files name no conversion), and putting back later keeps the annotation.
+    let mut noted = crd();
+    noted["metadata"]["annotations"] = json!({"note": "applied after the crash"});
+    kubectl_apply(&crds(&client), &noted).await.unwrap();
 
     // A second run that dies too, started without putting back first: the records keep
     // what was there before development mode, not what the dead run left.
@@ -192,6 +205,16 @@ async fn a_dead_development_run_is_put_back_by_the_next_start_and_the_manifests_
     let restored = dev::restore(&client, None).await.unwrap();
     assert_eq!(restored.len(), 3, "{restored:?}");
     assert_eq!(state(&client).await, before);
+
+    let live = crds(&client).get(CRD).await.unwrap();
+    assert_eq!(
+        live.metadata
+            .annotations
+            .unwrap_or_default()
+            .get("note")
+            .map(String::as_str),
+        Some("applied after the crash")
+    );
 
     // Nothing development mode wrote is in the way: config/crd applies, and so does
     // config/default's CRD with the conversion through the Service, without a conflict.

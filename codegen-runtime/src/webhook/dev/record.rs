@@ -3,8 +3,8 @@
 //!
 //! Every write of development mode carries, in the same request, the annotation
 //! [`ANNOTATION`]: whom the change belongs to (the field manager, host and process) and what
-//! the object held before (its `spec.conversion` or `webhooks`, and its annotations), or that
-//! development mode created it. The record lives on the object itself, so it is there for
+//! the object held before (its `spec.conversion` or `webhooks`, and the annotations it
+//! removes: cert-manager's CA injection), or that development mode created it. The record lives on the object itself, so it is there for
 //! whoever talks to that cluster next (another process, another machine), it goes away with
 //! the object, and it needs no permission beyond writing the object. [`restore`] puts every
 //! recorded object of one field manager back (deleting those it created) and removes that
@@ -75,10 +75,19 @@ pub(super) fn record(owner: &str, kind: &str, live: Option<&Value>) -> Value {
         None => json!({"created": true}),
         Some(live) => match recorded(live) {
             Some(old) => old["before"].clone(),
-            None => json!({
-                "value": live.pointer(field(kind)).cloned().unwrap_or(Value::Null),
-                "annotations": live.pointer("/metadata/annotations").cloned().unwrap_or(Value::Null),
-            }),
+            None => {
+                // Only the annotations development mode removes: the others stay as they
+                // are, and whoever changes them meanwhile (`kubectl apply`) keeps its change.
+                let live_annotations = live.pointer("/metadata/annotations");
+                let dropped: serde_json::Map<String, Value> = DROPPED
+                    .iter()
+                    .filter_map(|k| Some(((*k).to_owned(), live_annotations?.get(*k)?.clone())))
+                    .collect();
+                json!({
+                    "value": live.pointer(field(kind)).cloned().unwrap_or(Value::Null),
+                    "annotations": dropped,
+                })
+            }
         },
     };
     json!({
@@ -98,17 +107,12 @@ pub(super) fn recorded(object: &Value) -> Option<Value> {
     serde_json::from_str(text).ok()
 }
 
-/// `annotations` (of the object before) without the dropped ones, with `record`.
+/// `annotations` (of the live object) without the dropped ones, with `record`.
 pub(super) fn annotations_with(annotations: Option<&Value>, record: &Value) -> Value {
     let mut out = annotations
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
-    let before = record["before"]["annotations"].as_object();
-    // Start from the annotations before development mode when a dead run left its own.
-    if let Some(before) = before {
-        out = before.clone();
-    }
     for key in DROPPED {
         out.remove(*key);
     }
@@ -161,9 +165,15 @@ pub async fn restore_object(
         };
     }
     let version = live.pointer("/metadata/resourceVersion").cloned();
-    let mut annotations = before["annotations"].clone();
-    if !annotations.is_object() {
-        annotations = json!({});
+    // The live annotations, without the record, with those development mode removed.
+    let mut annotations = live
+        .pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    annotations.remove(ANNOTATION);
+    for (key, value) in before["annotations"].as_object().into_iter().flatten() {
+        annotations.insert(key.clone(), value.clone());
     }
     let mut value = before["value"].clone();
     if value.is_null() && kind == "CustomResourceDefinition" {
