@@ -16,7 +16,7 @@ UPDATE_GOLDEN=1 cargo test --quiet -p kube-codegen-runtime --test shipped_applyc
 grep -v '^#' hack/codegen-trees.txt | while read -r input output crds; do
   [ -n "$input" ] || continue
   "$codegen" generate --input "$input" --output "$output"
-  "$codegen" crds --input "$input" --output "$crds"
+  [ "$crds" = - ] || "$codegen" crds --input "$input" --output "$crds"
 done
 
 # RBAC from the +kubebuilder:rbac markers in the sample's sources.
@@ -27,8 +27,11 @@ done
 "$codegen" webhooks --input sample-controller/src --output sample-controller/artifacts/webhooks \
   --cert-manager-certificate default/sample-controller-webhook
 
-# Foo's CRD converting between its versions through the sample's webhook Service, for a
-# cluster that runs it (artifacts/deploy-webhooks); artifacts/crds converts as `None`.
-"$codegen" crds --input sample-controller/src/apis --output sample-controller/artifacts/deploy-webhooks/crds \
+# The sample's CRDs: artifacts/crds converts as `None` and names no Service, so applying it
+# alone is always safe; artifacts/deploy-webhooks/crds is a kustomize base of those CRDs with
+# Foo's conversion through the sample's webhook Service, for a cluster that runs it
+# (`kubectl apply -k artifacts/deploy-webhooks/`).
+"$codegen" crds --input sample-controller/src/apis --output sample-controller/artifacts/crds \
   --conversion-service default/sample-controller-webhook:443 \
-  --cert-manager-certificate default/sample-controller-webhook
+  --cert-manager-certificate default/sample-controller-webhook \
+  --kustomize sample-controller/artifacts/deploy-webhooks/crds

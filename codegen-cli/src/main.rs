@@ -13,6 +13,7 @@ mod cluster;
 mod compat;
 mod crds;
 mod create;
+mod dev;
 mod error;
 mod generate;
 mod import;
@@ -67,6 +68,9 @@ enum Command {
     /// Rewrite every object of a CRD in its storage version and trim
     /// `status.storedVersions` to it, so older versions can be removed (resumable).
     MigrateStorage(migrate::MigrateArgs),
+    /// Development mode's cluster changes: `dev restore` puts back what a development run
+    /// that died left (CRD conversions and webhook configurations pointing at it).
+    Dev(dev::DevArgs),
     /// Start a new operator crate: an API type, its generated clients, CRD and RBAC, a
     /// controller, a binary, a test on the in-memory API server, scripts and manifests.
     Init(init::InitArgs),
@@ -118,6 +122,7 @@ fn run(cli: Cli) -> Result<Outcome, Error> {
         Command::Webhooks(args) => webhooks::run(&args.options()),
         Command::Compat(args) => compat::run(&args),
         Command::MigrateStorage(args) => migrate::run(&args),
+        Command::Dev(args) => dev::run(&args),
         Command::Init(args) => init::run(&args),
         Command::Create(args) => create::run(&args),
     }

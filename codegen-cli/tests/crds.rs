@@ -318,6 +318,57 @@ pub struct WarehouseSpec {
         crd["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
         "ops/stock-serving"
     );
+    // With --kustomize the CRD files name no Service: the conversion is a patch in the
+    // kustomize base beside the Service, so `kubectl apply -f config/crd/` is always safe.
+    let out = crds(
+        &krate,
+        &[
+            "--conversion-service",
+            "ops/stock-webhooks:8443",
+            "--cert-manager-certificate",
+            "ops/stock-serving",
+            "--kustomize",
+            "config/crd-conversion",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let crd: serde_json::Value =
+        serde_saphyr::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(crd["spec"].get("conversion").is_none(), "{crd}");
+    assert!(
+        crd["metadata"]["annotations"]
+            .get("cert-manager.io/inject-ca-from")
+            .is_none()
+    );
+    let base = fs::read_to_string(krate.0.join("config/crd/Kustomization")).unwrap();
+    assert!(
+        base.contains("kind: Kustomization\nresources:\n- stock.example.com_warehouses.yaml\n"),
+        "{base}"
+    );
+    let patched = fs::read_to_string(krate.0.join("config/crd-conversion/Kustomization")).unwrap();
+    for line in [
+        "resources:\n- ../crd\n",
+        "name: warehouses.stock.example.com}",
+        "cert-manager.io/inject-ca-from: ops/stock-serving",
+        "path: /convert-stock-example-com-warehouse",
+        "strategy: Webhook",
+    ] {
+        assert!(patched.contains(line), "{line} in {patched}");
+    }
+    let verify = crds(
+        &krate,
+        &[
+            "--verify",
+            "--conversion-service",
+            "ops/stock-webhooks:8443",
+            "--cert-manager-certificate",
+            "ops/stock-serving",
+            "--kustomize",
+            "config/crd-conversion",
+        ],
+    );
+    assert!(verify.status.success(), "{}", stderr(&verify));
+
     let bad = crds(&krate, &["--conversion-service", "stock-webhooks"]);
     assert!(!bad.status.success());
     assert!(

@@ -85,6 +85,11 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
         "config/rbac/role.yaml",
         "config/manager/deployment.yaml",
         "config/samples/backup_v1alpha1_backup.yaml",
+        "config/crd/Kustomization",
+        "config/crd-conversion/Kustomization",
+        "config/rbac/Kustomization",
+        "config/manager/Kustomization",
+        "config/default/kustomization.yaml",
         "tests/backup.rs",
     ] {
         assert!(dir.join(file).is_file(), "{file} written");
@@ -327,13 +332,18 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     .unwrap();
     let update = in_crate(&dir, "hack/update-codegen.sh", &[]);
     assert!(update.status.success(), "{}", stderr(&update));
+    // config/crd itself never names the Service: applying it alone is always safe.
     let crd =
         fs::read_to_string(dir.join("config/crd/restore.example.com_restorejobs.yaml")).unwrap();
+    assert!(!crd.contains("conversion:"), "{crd}");
+    let conversion = fs::read_to_string(dir.join("config/crd-conversion/Kustomization")).unwrap();
     assert!(
-        crd.contains("strategy: Webhook")
-            && crd.contains("path: /convert-restore-example-com-restorejob"),
-        "{crd}"
+        conversion.contains("strategy: Webhook")
+            && conversion.contains("path: /convert-restore-example-com-restorejob")
+            && conversion.contains("name: backup-operator-webhook"),
+        "{conversion}"
     );
+    deployable_as_generated(&dir);
 
     // Renaming a spec field without regenerating fails the build, naming the command.
     let kind_file = dir.join("src/apis/backup/v1alpha1/backup.rs");
@@ -396,6 +406,59 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
         fs::read_to_string(dir.join("src/controllers/backup.rs")).unwrap(),
         before
     );
+}
+
+/// `config/default` renders (kustomize, offline) the whole operator with its webhooks, the
+/// converting CRD pointing at the webhook Service; the cert-manager overlay adds the
+/// certificate and the CA injection. Skipped where kubectl is not installed.
+fn deployable_as_generated(dir: &Path) {
+    let render = |overlay: &str| {
+        let out = Command::new("kubectl")
+            .args(["kustomize", overlay])
+            .current_dir(dir)
+            .output();
+        match out {
+            Ok(out) => {
+                assert!(out.status.success(), "{}", stderr(&out));
+                Some(String::from_utf8_lossy(&out.stdout).into_owned())
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => panic!("kubectl: {e}"),
+        }
+    };
+    let Some(default) = render("config/default") else {
+        eprintln!("kubectl not installed: config/default not rendered");
+        return;
+    };
+    for kind in [
+        "kind: Namespace",
+        "kind: CustomResourceDefinition",
+        "kind: ServiceAccount",
+        "kind: ClusterRole\n",
+        "kind: Deployment",
+        "kind: Service\n",
+        "kind: MutatingWebhookConfiguration",
+        "kind: ValidatingWebhookConfiguration",
+    ] {
+        assert!(default.contains(kind), "{kind} in:\n{default}");
+    }
+    for line in [
+        "path: /convert-restore-example-com-restorejob",
+        "value: 0.0.0.0:9443",
+        "secretName: backup-operator-webhook-tls",
+    ] {
+        assert!(default.contains(line), "{line} in:\n{default}");
+    }
+    let with_cert_manager = render("config/cert-manager").unwrap();
+    for line in [
+        "kind: Certificate",
+        "cert-manager.io/inject-ca-from: backup-operator-system/backup-operator-serving-cert",
+    ] {
+        assert!(
+            with_cert_manager.contains(line),
+            "{line} in:\n{with_cert_manager}"
+        );
+    }
 }
 
 #[test]

@@ -64,7 +64,8 @@ struct Args {
     webhook_cert_dir: PathBuf,
     /// Development mode, with --webhook-addr: make a certificate in --webhook-cert-dir and
     /// install the webhook configurations on the cluster, pointing at --webhook-addr
-    /// (removed again at shutdown).
+    /// (put back at shutdown; what a run that died left is put back at the next start, or by
+    /// `kube-codegen dev restore`).
     #[arg(long, requires = "webhook_addr")]
     install_webhooks: bool,
     /// Print the CRDs of Foo and Icecream this binary was built with, as YAML (for

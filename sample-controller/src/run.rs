@@ -299,6 +299,11 @@ async fn serve_webhooks(
     let task = tokio::spawn(server.serve_on(listener, options.cert_dir.clone(), stop));
     let installed = match ca {
         Some(ca) => {
+            // What a development run that died left (its records say so) is put back first.
+            let restored = dev::restore(client, Some(FIELD_MANAGER)).await?;
+            if !restored.is_empty() {
+                tracing::warn!(objects = ?restored, "put back what an earlier development run left");
+            }
             let configurations: Vec<serde_json::Value> =
                 serde_saphyr::from_multiple(crate::webhook::MANIFESTS)?;
             let base = format!("https://{host}:{}", bound.port());
@@ -308,7 +313,8 @@ async fn serve_webhooks(
             >();
             let url = format!("{base}{path}");
             let conversion =
-                dev::install_conversion(client, crate::webhook::FOO_CRD, &url, &ca).await;
+                dev::install_conversion(client, crate::webhook::FOO_CRD, &url, &ca, FIELD_MANAGER)
+                    .await;
             let conversion = match conversion {
                 Ok(c) => c,
                 Err(err) => {

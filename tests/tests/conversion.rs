@@ -369,9 +369,15 @@ async fn development_mode_points_a_crds_conversion_at_the_server_and_back() {
         "https://127.0.0.1:9443/convert-conversion-example-com-gizmo"
     );
     let ca = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
-    let installed = dev::install_conversion(&client, "gizmos.conversion.example.com", &url, ca)
-        .await
-        .unwrap();
+    let installed = dev::install_conversion(
+        &client,
+        "gizmos.conversion.example.com",
+        &url,
+        ca,
+        "gizmo-dev",
+    )
+    .await
+    .unwrap();
     let read = |fake: &fake_apiserver::FakeApiServer| {
         fake.get(
             "apiextensions.k8s.io/v1",

@@ -9,6 +9,7 @@
 //! and prints the results as JSON; problems are shown at the marker that caused them.
 //! Nothing is written unless every CRD is good.
 
+mod kustomize;
 mod runner;
 
 use std::path::PathBuf;
@@ -23,6 +24,7 @@ use serde_json::Value;
 use crate::error::{Error, Outcome, plural};
 use crate::generate::API_MODULE;
 use crate::{json, output, paths};
+use kustomize::ConversionPatch;
 
 /// Arguments of `kube-codegen crds`.
 #[derive(Debug, Args)]
@@ -69,6 +71,13 @@ pub struct CrdsArgs {
         requires = "conversion_service"
     )]
     cert_manager_certificate: Option<String>,
+    /// Also writes kustomize bases: `<output>/Kustomization` listing the CRD files, and
+    /// `DIR/Kustomization`, those CRDs with the conversion of `--conversion-service` (and
+    /// `--cert-manager-certificate`) patched in. The CRD files then name no Service, so
+    /// `kubectl apply -f <output>/` never points a CRD at a webhook that is not deployed;
+    /// `DIR` is deployed with the Service (`kubectl apply -k`, or from `config/default`).
+    #[arg(long, value_name = "DIR")]
+    kustomize: Option<PathBuf>,
 }
 
 impl CrdsArgs {
@@ -85,6 +94,7 @@ impl CrdsArgs {
             verify: self.verify,
             conversion_service: self.conversion_service,
             cert_manager_certificate: self.cert_manager_certificate,
+            kustomize: self.kustomize,
         }
     }
 }
@@ -112,6 +122,9 @@ pub struct Options {
     pub conversion_service: Option<String>,
     /// `NAMESPACE/CERTIFICATE` of cert-manager's CA injection, if any.
     pub cert_manager_certificate: Option<String>,
+    /// The directory of the kustomize base with the conversion patched in, if any; the CRD
+    /// files then carry no conversion.
+    pub kustomize: Option<PathBuf>,
 }
 
 impl Options {
@@ -129,6 +142,7 @@ impl Options {
             verify: false,
             conversion_service: None,
             cert_manager_certificate: None,
+            kustomize: None,
         }
     }
 
@@ -147,6 +161,9 @@ impl Options {
         }
         if let Some(certificate) = &self.cert_manager_certificate {
             cmd.push_str(&format!(" --cert-manager-certificate {certificate}"));
+        }
+        if let Some(dir) = &self.kustomize {
+            cmd.push_str(&format!(" --kustomize {}", paths::shown(dir, &root)));
         }
         cmd
     }
@@ -180,14 +197,15 @@ fn service(text: &str) -> Result<Service, Error> {
     })
 }
 
-/// A CRD whose served versions' schemas differ converts through a webhook: `spec.conversion`
-/// when `service` is given; a warning when it is not (with `strategy: None` kube-apiserver
-/// only rewrites `apiVersion`, so an object read in another version keeps the stored shape).
+/// A CRD whose served versions' schemas differ converts through a webhook: its
+/// `spec.conversion` (and cert-manager's annotation) when `service` is given; a warning when
+/// it is not (with `strategy: None` kube-apiserver only rewrites `apiVersion`, so an object
+/// read in another version keeps the stored shape).
 fn conversion(
-    crd: &mut Value,
+    crd: &Value,
     service: Option<&Service>,
     certificate: Option<&str>,
-) -> Option<String> {
+) -> Option<Result<ConversionPatch, String>> {
     let versions = crd.pointer("/spec/versions").and_then(Value::as_array)?;
     let schemas: Vec<&Value> = versions
         .iter()
@@ -196,20 +214,12 @@ fn conversion(
     if schemas.len() < 2 || schemas.windows(2).all(|w| w[0] == w[1]) {
         return None;
     }
-    let group = crd
-        .pointer("/spec/group")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned();
-    let kind = crd
-        .pointer("/spec/names/kind")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned();
+    let text = |p: &str| crd.pointer(p).and_then(Value::as_str).unwrap_or("");
+    let (group, kind) = (text("/spec/group"), text("/spec/names/kind"));
     let Some(service) = service else {
-        return Some(format!(
+        return Some(Err(format!(
             "the versions of {kind} have different schemas, but without a conversion webhook kube-apiserver only rewrites `apiVersion`; give `--conversion-service NAMESPACE/NAME` to convert through one"
-        ));
+        )));
     };
     let mut reference = serde_json::json!({
         "namespace": service.namespace,
@@ -219,17 +229,27 @@ fn conversion(
     if let Some(port) = service.port {
         reference["port"] = Value::from(port);
     }
-    crd["spec"]["conversion"] = serde_json::json!({
-        "strategy": "Webhook",
-        "webhook": {
-            "conversionReviewVersions": ["v1"],
-            "clientConfig": {"service": reference},
-        },
-    });
-    if let Some(certificate) = certificate {
-        crd["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] = Value::from(certificate);
+    Some(Ok(ConversionPatch {
+        crd: text("/metadata/name").to_owned(),
+        conversion: serde_json::json!({
+            "strategy": "Webhook",
+            "webhook": {
+                "conversionReviewVersions": ["v1"],
+                "clientConfig": {"service": reference},
+            },
+        }),
+        annotations: certificate.map(|c| serde_json::json!({"cert-manager.io/inject-ca-from": c})),
+    }))
+}
+
+/// Writes `patch` into `crd` itself (no `--kustomize`).
+fn patch_in(crd: &mut Value, patch: ConversionPatch) {
+    crd["spec"]["conversion"] = patch.conversion;
+    if let Some(Value::Object(annotations)) = patch.annotations {
+        for (key, value) in annotations {
+            crd["metadata"]["annotations"][key] = value;
+        }
     }
-    None
 }
 
 /// Builds the crate's CRDs, checks them, and writes (or verifies) one file per kind; the
@@ -268,19 +288,22 @@ pub fn run(options: &Options) -> Result<Outcome, Error> {
     let command = options.reproduce_command();
     let mut out = Vec::new();
     let mut errors = Vec::new();
+    let mut patches = Vec::new();
     for (resources, mut result) in kinds.iter().zip(results) {
-        if let Some(crd) = result.get_mut("crd")
-            && let Some(warning) = conversion(
+        if let Some(crd) = result.get_mut("crd") {
+            match conversion(
                 crd,
                 conversion_service.as_ref(),
                 options.cert_manager_certificate.as_deref(),
-            )
-        {
-            let name = crd
-                .pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            eprintln!("warning: {name}: {warning}");
+            ) {
+                None => {}
+                Some(Err(warning)) => {
+                    let name = crd.pointer("/metadata/name").and_then(Value::as_str);
+                    eprintln!("warning: {}: {warning}", name.unwrap_or(""));
+                }
+                Some(Ok(patch)) if options.kustomize.is_some() => patches.push(patch),
+                Some(Ok(patch)) => patch_in(crd, patch),
+            }
         }
         match crd_file(&result, &command) {
             Ok((file, warnings)) => {
@@ -306,6 +329,12 @@ pub fn run(options: &Options) -> Result<Outcome, Error> {
         });
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
+    if let Some(dir) = &options.kustomize {
+        let based = kustomize::with_conversion(dir, &options.output, &patches, &command)?;
+        let base = kustomize::base(&out, &command);
+        out.push(base);
+        output::write_or_verify(dir, &[based], output::YAML, options.verify, &command)?;
+    }
     let summary = output::write_or_verify(
         &options.output,
         &out,

@@ -50,7 +50,8 @@ pub struct WebhookArgs {
     validation: bool,
     /// A conversion webhook between the kind's versions, through `--version` (the storage
     /// version, the hub): marks it `+kube-codegen:conversion` and writes each other version's
-    /// conversions, a test, and the Service into `config/crd`. Alone, no admission webhooks.
+    /// conversions, a test, and the Service into the CRDs of `config/crd-conversion` (deployed
+    /// by `config/default`; `config/crd` names no Service). Alone, no admission webhooks.
     #[arg(long)]
     conversion: bool,
 }
@@ -150,11 +151,11 @@ fn added_what(names: &Names, webhook: Option<&WebhookArgs>, new_version: bool) -
     let (k, snake) = (&names.kind, &names.kind_snake);
     match webhook {
         Some(w) if w.conversion && w.sections().is_empty() => format!(
-            "the {k} conversion webhook through {} (src/apis/{}/<version>/{snake}_conversion.rs, tests/{snake}_conversion.rs), served with the webhooks on WEBHOOK_ADDR (INSTALL_WEBHOOKS=1 in development)",
+            "the {k} conversion webhook through {} (src/apis/{}/<version>/{snake}_conversion.rs, tests/{snake}_conversion.rs), served with the webhooks on WEBHOOK_ADDR (INSTALL_WEBHOOKS=1 in development; `kube-codegen dev restore` puts back what a run that died left), deployed with config/default",
             names.version, names.group_mod
         ),
         Some(w) => format!(
-            "the {k} webhooks{} (src/webhooks/{snake}.rs, tests/{snake}_webhook.rs, config/webhook/manifests.yaml); serve them with WEBHOOK_ADDR (INSTALL_WEBHOOKS=1 in development)",
+            "the {k} webhooks{} (src/webhooks/{snake}.rs, tests/{snake}_webhook.rs, config/webhook/manifests.yaml); serve them with WEBHOOK_ADDR (INSTALL_WEBHOOKS=1 in development; `kube-codegen dev restore` puts back what a run that died left); deploy with `kubectl apply --server-side -k config/default` (config/cert-manager: with cert-manager's certificate)",
             if w.conversion { " and conversion" } else { "" }
         ),
         None if new_version => format!(

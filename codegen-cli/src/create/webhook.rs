@@ -86,6 +86,7 @@ pub(super) fn add_webhooks_module(dir: &Path, names: &Names) -> Result<(), Error
         &main_text.replacen(MAIN_MARKER, &names.fill(MAIN_WEBHOOKS), 1),
     )?;
     ensure_line(&dir.join("src/lib.rs"), "pub mod webhooks;")?;
+    crate::scaffold::deploy::add_webhooks(dir, names)?;
     write_files(
         dir,
         &[NewFile::new(

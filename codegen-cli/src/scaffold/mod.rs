@@ -2,6 +2,7 @@
 //! [`templates`], the [`files`] they write and edit, putting a crate back when a command
 //! fails ([`undo`]), and the kube-codegen commands they run on the crate ([`steps`]).
 
+pub mod deploy;
 pub mod files;
 pub mod steps;
 pub mod templates;

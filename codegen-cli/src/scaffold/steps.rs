@@ -50,10 +50,12 @@ pub fn regenerate(dir: &Path, names: &Names, command: &'static str) -> Result<()
         )?;
     }
     let mut crds = crds::Options::new(dir.join("src/apis"), dir.join("config/crd"));
-    // Once the crate converts, its CRDs point at the conversion webhook.
+    // Once the crate converts, its CRDs point at the conversion webhook, in the kustomize
+    // base config/default deploys (config/crd itself names no Service).
     crds.conversion_service = dir
         .join("src/generated/conversion.rs")
         .is_file()
         .then(|| names.webhook_service());
+    crds.kustomize = Some(dir.join("config/crd-conversion"));
     step("building the CRD", crds::run(&crds))
 }

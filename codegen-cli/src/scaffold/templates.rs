@@ -138,6 +138,7 @@ impl Names {
                 executable,
             })
             .collect();
+        files.extend(super::deploy::init_files(self));
         files.extend(self.module_files());
         files.extend(self.kind_files());
         if let Some(root) = &self.checkout

@@ -6,14 +6,26 @@
 //! them where [`WebhookServer`](super::WebhookServer) reads them; [`install`] writes the
 //! webhook configurations (those `kube-codegen webhooks` generated, with Service client
 //! configurations) to the cluster with a URL client configuration pointing at the serving
-//! address and the CA as `caBundle`; [`Installed::uninstall`] removes them again, so a
-//! stopped process does not leave `failurePolicy: Fail` webhooks refusing every write.
+//! address and the CA as `caBundle`, and [`install_conversions`] points the CRDs' conversion
+//! there; [`Installed::uninstall`] and [`InstalledConversions::uninstall`] put everything
+//! back, so a stopped process does not leave `failurePolicy: Fail` webhooks refusing every
+//! write, or a CRD converting through a dead URL.
+//!
+//! Nothing depends on the process stopping cleanly: each object written carries, in the
+//! same write, a record of what it held before and whom the change belongs to (see
+//! [`record`]), and [`restore`] puts back what a development run that died (`kill -9`) left.
+//! Development mode calls it at start; `kube-codegen dev restore` calls it by hand.
 
 use std::path::Path;
 
-use kube::api::{Api, DeleteParams, Patch, PatchParams};
-use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
-use serde_json::Value;
+use kube::api::{PatchParams, PostParams};
+use kube::core::DynamicObject;
+use serde_json::{Value, json};
+
+pub mod record;
+
+pub use record::{ANNOTATION, restore};
+use record::{annotations_with, api, json_patch};
 
 /// Makes a fresh CA and a serving certificate for `hosts` (IP addresses or DNS names),
 /// valid until January 1st two years on, writes `tls.crt` and `tls.key` to `dir` (created if needed), and
@@ -88,6 +100,7 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[derive(Clone)]
 pub struct Installed {
     objects: Vec<(String, String)>,
+    field_manager: String,
     client: kube::Client,
 }
 
@@ -95,25 +108,89 @@ impl std::fmt::Debug for Installed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Installed")
             .field("objects", &self.objects)
+            .field("field_manager", &self.field_manager)
             .finish()
     }
 }
 
-/// A MutatingWebhookConfiguration or ValidatingWebhookConfiguration client.
-fn api(client: &kube::Client, kind: &str) -> Api<DynamicObject> {
-    let gvk = GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", kind);
-    let plural = format!("{}s", kind.to_ascii_lowercase());
-    Api::all_with(
-        client.clone(),
-        &ApiResource::from_gvk_with_plural(&gvk, &plural),
-    )
+/// `config` with each webhook's client configuration replaced by `url`
+/// `<base_url><path>` (the path of its Service configuration, or of its URL) and `caBundle`.
+fn pointed_at(config: &Value, base_url: &str, ca_bundle: &str) -> Value {
+    let mut config = config.clone();
+    for hook in config["webhooks"].as_array_mut().into_iter().flatten() {
+        let client_config = &hook["clientConfig"];
+        let path = client_config["service"]["path"]
+            .as_str()
+            .map(str::to_owned)
+            .or_else(|| {
+                let url = client_config["url"].as_str()?;
+                let rest = url.split_once("://").map_or(url, |(_, r)| r);
+                Some(rest.find('/').map_or("/", |i| &rest[i..]).to_owned())
+            })
+            .unwrap_or_else(|| "/".to_owned());
+        hook["clientConfig"] = json!({
+            "url": format!("{}{path}", base_url.trim_end_matches('/')),
+            "caBundle": ca_bundle,
+        });
+    }
+    config
+}
+
+/// Writes `object` of `kind` as `field_manager`: its `field` (a JSON pointer) set to `value`,
+/// with the record of what it was (created when absent), in one write.
+async fn write_recorded(
+    client: &kube::Client,
+    kind: &str,
+    object: &Value,
+    field: &str,
+    field_manager: &str,
+) -> Result<(), kube::Error> {
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    let api = api(client, kind);
+    let live = api.get_opt(name).await?;
+    let live = live
+        .map(|l| serde_json::to_value(&l))
+        .transpose()
+        .map_err(kube::Error::SerdeError)?;
+    let record = record::record(field_manager, kind, live.as_ref());
+    let value = object.pointer(field).cloned().unwrap_or(Value::Null);
+    match live {
+        None => {
+            let mut new = object.clone();
+            new["metadata"]["annotations"] = annotations_with(None, &record);
+            let new: DynamicObject =
+                serde_json::from_value(new).map_err(kube::Error::SerdeError)?;
+            let params = PostParams {
+                field_manager: Some(field_manager.to_owned()),
+                ..PostParams::default()
+            };
+            api.create(&params, &new).await.map(drop)
+        }
+        Some(live) => {
+            let annotations = annotations_with(live.pointer("/metadata/annotations"), &record);
+            let ops = json!([
+                {"op": "test", "path": "/metadata/resourceVersion",
+                 "value": live.pointer("/metadata/resourceVersion")},
+                {"op": "add", "path": field, "value": value},
+                {"op": "add", "path": "/metadata/annotations", "value": annotations},
+            ]);
+            let params = PatchParams {
+                field_manager: Some(field_manager.to_owned()),
+                ..PatchParams::default()
+            };
+            api.patch(name, &params, &json_patch(ops)?).await.map(drop)
+        }
+    }
 }
 
 /// Writes `configurations` (MutatingWebhookConfiguration and ValidatingWebhookConfiguration
-/// objects, as `kube-codegen webhooks` writes them) to the cluster by server-side apply as
-/// `field_manager`, each webhook's client configuration replaced by `url` `<base_url><path>`
-/// (the path of its Service configuration, or of its URL) and `caBundle` `ca_pem`; their
-/// annotations (cert-manager's `inject-ca-from`) are left out.
+/// objects, as `kube-codegen webhooks` writes them) to the cluster as `field_manager`, each
+/// webhook's client configuration replaced by `url` `<base_url><path>` (the path of its
+/// Service configuration, or of its URL) and `caBundle` `ca_pem`; their annotations
+/// (cert-manager's `inject-ca-from`) are left out. Each object records what it was before
+/// (see [`record`]); a configuration that exists (the operator deployed on the same cluster)
+/// gets its webhooks back at [`Installed::uninstall`] or [`restore`], one created here is
+/// deleted.
 pub async fn install(
     client: &kube::Client,
     configurations: &[Value],
@@ -122,9 +199,13 @@ pub async fn install(
     field_manager: &str,
 ) -> Result<Installed, kube::Error> {
     let ca_bundle = apiserver_rules::base64::base64_encode(ca_pem.as_bytes());
-    let mut objects = Vec::new();
+    let mut installed = Installed {
+        objects: Vec::new(),
+        field_manager: field_manager.to_owned(),
+        client: client.clone(),
+    };
     for config in configurations {
-        let mut config = config.clone();
+        let mut config = pointed_at(config, base_url, &ca_bundle);
         // The CA written here is the one to trust: cert-manager must not inject another.
         if let Some(meta) = config["metadata"].as_object_mut() {
             meta.remove("annotations");
@@ -134,56 +215,23 @@ pub async fn install(
             .as_str()
             .unwrap_or_default()
             .to_owned();
-        for hook in config["webhooks"].as_array_mut().into_iter().flatten() {
-            let client_config = &hook["clientConfig"];
-            let path = client_config["service"]["path"]
-                .as_str()
-                .map(str::to_owned)
-                .or_else(|| {
-                    let url = client_config["url"].as_str()?;
-                    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-                    Some(rest.find('/').map_or("/", |i| &rest[i..]).to_owned())
-                })
-                .unwrap_or_else(|| "/".to_owned());
-            hook["clientConfig"] = serde_json::json!({
-                "url": format!("{}{path}", base_url.trim_end_matches('/')),
-                "caBundle": ca_bundle,
-            });
-        }
-        let params = PatchParams::apply(field_manager).force();
-        let applied = api(client, &kind)
-            .patch(&name, &params, &Patch::Apply(&config))
-            .await;
-        if let Err(e) = applied {
+        if let Err(e) = write_recorded(client, &kind, &config, "/webhooks", field_manager).await {
             // Nothing half installed: `failurePolicy: Fail` webhooks pointing at a process
             // that gave up would refuse every write.
-            let partial = Installed {
-                objects,
-                client: client.clone(),
-            };
-            let _ = partial.uninstall().await;
+            let _ = installed.uninstall().await;
             return Err(e);
         }
-        objects.push((kind, name));
+        installed.objects.push((kind, name));
     }
-    Ok(Installed {
-        objects,
-        client: client.clone(),
-    })
+    Ok(installed)
 }
 
 impl Installed {
-    /// Removes the configurations again; a missing one is not an error.
+    /// Puts the configurations back as they were (deletes those [`install`] created); one
+    /// gone, or changed since by someone else, is left alone.
     pub async fn uninstall(self) -> Result<(), kube::Error> {
         for (kind, name) in &self.objects {
-            match api(&self.client, kind)
-                .delete(name, &DeleteParams::default())
-                .await
-            {
-                Ok(_) => {}
-                Err(kube::Error::Api(status)) if status.code == 404 => {}
-                Err(e) => return Err(e),
-            }
+            record::restore_object(&self.client, kind, name, Some(&self.field_manager)).await?;
         }
         Ok(())
     }
@@ -198,7 +246,7 @@ impl Installed {
 #[derive(Clone)]
 pub struct InstalledConversion {
     crd: String,
-    previous: serde_json::Value,
+    field_manager: String,
     client: kube::Client,
 }
 
@@ -206,65 +254,51 @@ impl std::fmt::Debug for InstalledConversion {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("InstalledConversion")
             .field("crd", &self.crd)
+            .field("field_manager", &self.field_manager)
             .finish()
     }
 }
 
-fn crds(client: &kube::Client) -> Api<DynamicObject> {
-    let gvk = GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition");
-    Api::all_with(
-        client.clone(),
-        &ApiResource::from_gvk_with_plural(&gvk, "customresourcedefinitions"),
-    )
-}
-
 /// Points the conversion of the CRD `crd` (`<plural>.<group>`) at `url` (the serving
-/// address and the kind's conversion path) with `ca_pem` as `caBundle`;
-/// [`InstalledConversion::uninstall`] puts back the conversion it had.
+/// address and the kind's conversion path) with `ca_pem` as `caBundle`, as `field_manager`;
+/// the CRD records the conversion it had (see [`record`]), and
+/// [`InstalledConversion::uninstall`] or [`restore`] puts it back.
 pub async fn install_conversion(
     client: &kube::Client,
     crd: &str,
     url: &str,
     ca_pem: &str,
+    field_manager: &str,
 ) -> Result<InstalledConversion, kube::Error> {
-    let api = crds(client);
-    let current = api.get(crd).await?;
-    let previous = current
-        .data
-        .pointer("/spec/conversion")
-        .cloned()
-        .unwrap_or_else(|| serde_json::json!({"strategy": "None"}));
-    let conversion = serde_json::json!({
-        "strategy": "Webhook",
-        "webhook": {
-            "conversionReviewVersions": ["v1"],
-            "clientConfig": {
-                "url": url,
-                "caBundle": apiserver_rules::base64::base64_encode(ca_pem.as_bytes()),
+    let object = json!({
+        "metadata": {"name": crd},
+        "spec": {"conversion": {
+            "strategy": "Webhook",
+            "webhook": {
+                "conversionReviewVersions": ["v1"],
+                "clientConfig": {
+                    "url": url,
+                    "caBundle": apiserver_rules::base64::base64_encode(ca_pem.as_bytes()),
+                },
             },
-        },
+        }},
     });
-    replace_conversion(&api, crd, conversion).await?;
+    // A missing CRD is an error here (NotFound), not something to create.
+    api(client, "CustomResourceDefinition").get(crd).await?;
+    // The whole conversion is replaced (a JSON patch), so no Service is left beside the URL.
+    write_recorded(
+        client,
+        "CustomResourceDefinition",
+        &object,
+        "/spec/conversion",
+        field_manager,
+    )
+    .await?;
     Ok(InstalledConversion {
         crd: crd.to_owned(),
-        previous,
+        field_manager: field_manager.to_owned(),
         client: client.clone(),
     })
-}
-
-/// Sets `spec.conversion` as a whole (a JSON patch, so no Service is left beside a URL).
-async fn replace_conversion(
-    api: &Api<DynamicObject>,
-    crd: &str,
-    conversion: serde_json::Value,
-) -> Result<(), kube::Error> {
-    let patch: json_patch::Patch = serde_json::from_value(serde_json::json!([
-        {"op": "add", "path": "/spec/conversion", "value": conversion}
-    ]))
-    .map_err(kube::Error::SerdeError)?;
-    api.patch(crd, &PatchParams::default(), &Patch::<()>::Json(patch))
-        .await
-        .map(drop)
 }
 
 /// The conversions of every CRD a [`WebhookServer`](super::WebhookServer) converts, pointed
@@ -296,17 +330,19 @@ impl InstalledConversions {
 
 /// Points the conversion of each CRD `server` converts (its
 /// [`conversion_crds`](super::WebhookServer::conversion_crds)) at `base` (the serving
-/// address, `https://host:port`) and that kind's path, with `ca_pem` as `caBundle`. All or
-/// nothing: when one fails, those already pointed are put back.
+/// address, `https://host:port`) and that kind's path, with `ca_pem` as `caBundle`, as
+/// `field_manager`. All or nothing: when one fails, those already pointed are put back.
 pub async fn install_conversions(
     client: &kube::Client,
     server: &super::WebhookServer,
     base: &str,
     ca_pem: &str,
+    field_manager: &str,
 ) -> Result<InstalledConversions, kube::Error> {
     let mut done = InstalledConversions::default();
     for (path, crd) in server.conversion_crds() {
-        match install_conversion(client, crd, &format!("{base}{path}"), ca_pem).await {
+        let url = format!("{base}{path}");
+        match install_conversion(client, crd, &url, ca_pem, field_manager).await {
             Ok(installed) => done.installed.push(installed),
             Err(e) => {
                 let _ = done.uninstall().await;
@@ -318,8 +354,11 @@ pub async fn install_conversions(
 }
 
 impl InstalledConversion {
-    /// Puts back the conversion the CRD had before.
+    /// Puts back the conversion the CRD had before (unless someone else changed it since).
     pub async fn uninstall(self) -> Result<(), kube::Error> {
-        replace_conversion(&crds(&self.client), &self.crd, self.previous).await
+        let kind = "CustomResourceDefinition";
+        record::restore_object(&self.client, kind, &self.crd, Some(&self.field_manager))
+            .await
+            .map(drop)
     }
 }
