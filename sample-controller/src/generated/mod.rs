@@ -84,7 +84,7 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/samplecontroller/v1beta1/foo.rs"),
-    16912356618980134806u64,
+    409566190539493578u64,
     "generated code is stale: `samplecontroller/v1beta1/foo.rs` changed since it was generated; run `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
