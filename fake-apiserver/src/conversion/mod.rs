@@ -52,7 +52,10 @@ impl Conversions {
         self.0.push(Converted {
             input: content(original),
             desired: desired.to_owned(),
-            metadata: converted.get("metadata").cloned().unwrap_or_else(|| json!({})),
+            metadata: converted
+                .get("metadata")
+                .cloned()
+                .unwrap_or_else(|| json!({})),
             output: content(converted),
         });
     }
@@ -202,7 +205,10 @@ mod tests {
         done.record(&original, "example.com/v2", &bad);
         assert!(done.lookup(&original, "example.com/v2").is_none());
         // Labels the webhook leaves out are removed.
-        converted["metadata"].as_object_mut().unwrap().remove("labels");
+        converted["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("labels");
         let mut done = Conversions::default();
         done.record(&original, "example.com/v2", &converted);
         let out = done.lookup(&original, "example.com/v2").unwrap();
