@@ -10,6 +10,7 @@ pub mod base64;
 pub mod builtin;
 #[cfg(feature = "cel")]
 pub mod cel;
+pub mod conversion;
 pub mod crd;
 pub mod crd_schema;
 pub mod defaults;

@@ -1,7 +1,7 @@
 //! `metadata` as kube-apiserver validates it: names by the kind's rule, `generateName`,
 //! labels, annotations, owner references and finalizers.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::field::FieldError;
 use crate::names::{NameRule, label_value, qualified_name};
@@ -120,33 +120,46 @@ pub fn validate_update(obj: &Value, rules: MetaRules) -> Vec<FieldError> {
     validate_common(obj.get("metadata").unwrap_or(&empty), rules)
 }
 
-fn validate_common(meta: &Value, rules: MetaRules) -> Vec<FieldError> {
+/// Errors in `labels` (Go's `ValidateLabels`): keys are qualified names, values label
+/// values; each error names `path`.
+pub fn labels(labels: &Map<String, Value>, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    if let Some(labels) = meta.get("labels").and_then(Value::as_object) {
-        for (k, v) in labels {
-            for msg in qualified_name(k) {
-                errs.push(FieldError::invalid_str("metadata.labels", k, msg));
-            }
-            let v = v.as_str().unwrap_or("");
-            for msg in label_value(v) {
-                errs.push(FieldError::invalid_str("metadata.labels", v, msg));
-            }
+    for (k, v) in labels {
+        for msg in qualified_name(k) {
+            errs.push(FieldError::invalid_str(path, k, msg));
+        }
+        let v = v.as_str().unwrap_or("");
+        for msg in label_value(v) {
+            errs.push(FieldError::invalid_str(path, v, msg));
         }
     }
-    if let Some(annotations) = meta.get("annotations").and_then(Value::as_object) {
-        let mut size = 0;
-        for (k, v) in annotations {
-            for msg in qualified_name(&k.to_lowercase()) {
-                errs.push(FieldError::invalid_str("metadata.annotations", k, msg));
-            }
-            size += k.len() + v.as_str().map_or(0, str::len);
+    errs
+}
+
+/// Errors in `annotations` (Go's `ValidateAnnotations`): keys are qualified names in any
+/// case, and keys and values together hold at most 256 KiB; each error names `path`.
+pub fn annotations(annotations: &Map<String, Value>, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let mut size = 0;
+    for (k, v) in annotations {
+        for msg in qualified_name(&k.to_lowercase()) {
+            errs.push(FieldError::invalid_str(path, k, msg));
         }
-        if size > TOTAL_ANNOTATION_SIZE {
-            errs.push(FieldError::too_long(
-                "metadata.annotations",
-                TOTAL_ANNOTATION_SIZE,
-            ));
-        }
+        size += k.len() + v.as_str().map_or(0, str::len);
+    }
+    if size > TOTAL_ANNOTATION_SIZE {
+        errs.push(FieldError::too_long(path, TOTAL_ANNOTATION_SIZE));
+    }
+    errs
+}
+
+fn validate_common(meta: &Value, rules: MetaRules) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if let Some(map) = meta.get("labels").and_then(Value::as_object) {
+        errs.extend(labels(map, "metadata.labels"));
+    }
+    if let Some(map) = meta.get("annotations").and_then(Value::as_object) {
+        errs.extend(annotations(map, "metadata.annotations"));
     }
     if let Some(refs) = meta.get("ownerReferences").and_then(Value::as_array) {
         errs.extend(owner_references(refs));

@@ -182,6 +182,7 @@ async fn conversion(client: &Client) -> Result<()> {
             name: "nested".into(),
             replicas: Some(1),
         },
+        note: Some("only v1beta1 has notes".into()),
     };
     beta.create(&v1beta1::Foo::new("nested", spec), &PostParams::default())
         .await?;
@@ -191,6 +192,11 @@ async fn conversion(client: &Client) -> Result<()> {
         "  Foo nested created as v1beta1, read as v1alpha1: deploymentName \"{}\", replicas {}",
         stored.spec.deployment_name,
         stored.spec.replicas.unwrap_or(0)
+    );
+    let again = beta.get("nested").await?;
+    println!(
+        "  and read as v1beta1 again: note {:?} (kept in an annotation of the v1alpha1 object)",
+        again.spec.note.unwrap_or_default()
     );
     Ok(())
 }

@@ -185,14 +185,25 @@ async fn the_binary_reconciles_holds_the_lease_and_shuts_down_gracefully() {
                 name: "e2e-beta".into(),
                 replicas: Some(1),
             },
+            note: Some("v1alpha1 has no place for this".into()),
         },
     );
-    beta.create(&nested, &PostParams::default()).await.unwrap();
+    let created = beta.create(&nested, &PostParams::default()).await.unwrap();
     let flat = foos.get("e2e-beta").await.unwrap();
     assert_eq!(
         (flat.spec.deployment_name.as_str(), flat.spec.replicas),
         ("e2e-beta", Some(1))
     );
+    // v1beta1's note, which v1alpha1 has no field for, is kept on the stored v1alpha1
+    // object in an annotation, and the Foo reads back as v1beta1 unchanged.
+    assert_eq!(
+        flat.metadata.annotations.as_ref().unwrap()["samplecontroller.k8s.io/conversion-v1beta1"],
+        r#"{"note":"v1alpha1 has no place for this"}"#
+    );
+    let again = beta.get("e2e-beta").await.unwrap();
+    assert_eq!(again.spec, nested.spec);
+    assert_eq!(again.spec, created.spec);
+    assert_eq!(again.metadata.annotations, created.metadata.annotations);
     let listed: Vec<String> = beta
         .list(&Default::default())
         .await

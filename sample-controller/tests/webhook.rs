@@ -64,6 +64,7 @@ fn v1beta1_foo(name: &str, deployment: &str, replicas: i32) -> v1beta1::Foo {
                 name: deployment.into(),
                 replicas: Some(replicas),
             },
+            note: None,
         },
     )
 }
@@ -161,6 +162,10 @@ fn foo_converts_to_v1beta1_and_back_losslessly() {
     for hub in [foo("bare", ""), with_status] {
         conversion.assert_lossless(&hub);
     }
+    let mut noted = v1beta1_foo("noted", "noted", 2);
+    noted.spec.note = Some("kept in an annotation of v1alpha1".into());
+    noted.metadata.annotations = Some([("mine".to_owned(), "too".to_owned())].into());
+    conversion.assert_lossless(&noted);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -255,6 +260,20 @@ async fn the_fake_calls_the_foo_webhooks_the_controller_installs() {
         foos.get("nested").await.unwrap().spec.deployment_name,
         "nested"
     );
+    // v1beta1's note has no place in v1alpha1: kept in an annotation of the stored object,
+    // and the Foo reads back as v1beta1 unchanged after a read as v1alpha1.
+    let mut noted = v1beta1_foo("noted", "noted", 1);
+    noted.spec.note = Some("v1alpha1 has no place for this".into());
+    let written = beta.create(&noted, &pp).await.unwrap();
+    assert_eq!(written.spec, noted.spec);
+    let flat = foos.get("noted").await.unwrap();
+    assert_eq!(
+        flat.metadata.annotations.as_ref().unwrap()["samplecontroller.k8s.io/conversion-v1beta1"],
+        r#"{"note":"v1alpha1 has no place for this"}"#
+    );
+    let again = beta.get("noted").await.unwrap();
+    assert_eq!(again.spec, noted.spec);
+    assert_eq!(again.metadata.annotations, None);
     let web = beta.get("web").await.unwrap();
     assert_eq!(web.spec.deployment.name, "web");
     let mut names: Vec<String> = beta
@@ -266,7 +285,7 @@ async fn the_fake_calls_the_foo_webhooks_the_controller_installs() {
         .map(|f| f.spec.deployment.name.clone())
         .collect();
     names.sort();
-    assert_eq!(names, ["nested", "web"]);
+    assert_eq!(names, ["nested", "noted", "web"]);
     let refused = beta
         .create(&v1beta1_foo("thief2", "taken", 1), &pp)
         .await

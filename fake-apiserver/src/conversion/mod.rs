@@ -23,14 +23,14 @@ const PENDING: &str = "ConversionPending";
 pub(crate) const ROUNDS: usize = 4;
 
 /// One object converted: its content (metadata aside), the version asked for, the
-/// content returned and the labels and annotations the webhook gave it.
+/// content returned and the metadata the webhook returned (of which its labels and
+/// annotations count).
 #[derive(Debug, Clone)]
 struct Converted {
     input: Value,
     desired: String,
     output: Value,
-    labels: Option<Value>,
-    annotations: Option<Value>,
+    metadata: Value,
 }
 
 /// The conversions done for one request.
@@ -52,14 +52,18 @@ impl Conversions {
         self.0.push(Converted {
             input: content(original),
             desired: desired.to_owned(),
-            labels: converted.pointer("/metadata/labels").cloned(),
-            annotations: converted.pointer("/metadata/annotations").cloned(),
+            metadata: converted
+                .get("metadata")
+                .cloned()
+                .unwrap_or_else(|| json!({})),
             output: content(converted),
         });
     }
 
     /// `obj` in `desired`, when this request has converted it: the webhook's content with
-    /// `obj`'s metadata (and the webhook's labels and annotations).
+    /// `obj`'s metadata but the webhook's labels and annotations (kube-apiserver's
+    /// `restoreObjectMeta`); `None` too when those do not pass its checks for `obj`, so the
+    /// request converts it again and fails with them.
     fn lookup(&self, obj: &Value, desired: &str) -> Option<Value> {
         let input = content(obj);
         let done = self
@@ -67,18 +71,9 @@ impl Conversions {
             .iter()
             .find(|c| c.desired == desired && c.input == input)?;
         let mut out = done.output.clone();
-        let mut metadata = obj.get("metadata").cloned().unwrap_or_else(|| json!({}));
-        if let Some(meta) = metadata.as_object_mut() {
-            for (key, value) in [("labels", &done.labels), ("annotations", &done.annotations)] {
-                match value {
-                    Some(v) => meta.insert(key.to_owned(), v.clone()),
-                    None => meta.remove(key),
-                };
-            }
-        }
-        if let Some(map) = out.as_object_mut() {
-            map.insert("metadata".to_owned(), metadata);
-        }
+        out.as_object_mut()?
+            .insert("metadata".to_owned(), done.metadata.clone());
+        crate::rules::conversion::restore_object_meta(obj.get("metadata"), &mut out).ok()?;
         Some(out)
     }
 }
@@ -203,6 +198,22 @@ mod tests {
         let mut changed = original.clone();
         changed["spec"]["size"] = json!(2);
         assert!(done.lookup(&changed, "example.com/v2").is_none());
+        // What kube-apiserver refuses of the returned labels is not served.
+        let mut bad = converted.clone();
+        bad["metadata"]["labels"] = json!({"bad key!": "x"});
+        let mut done = Conversions::default();
+        done.record(&original, "example.com/v2", &bad);
+        assert!(done.lookup(&original, "example.com/v2").is_none());
+        // Labels the webhook leaves out are removed.
+        converted["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("labels");
+        let mut done = Conversions::default();
+        done.record(&original, "example.com/v2", &converted);
+        let out = done.lookup(&original, "example.com/v2").unwrap();
+        assert_eq!(out["metadata"].get("labels"), None);
+        assert_eq!(out["metadata"]["uid"], "u1");
     }
 
     #[test]

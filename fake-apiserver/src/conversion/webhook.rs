@@ -6,10 +6,12 @@
 //! event, the object a write returns), and storing one written in another version, posts a
 //! `ConversionReview` (`apiextensions.k8s.io/v1`) with that one object, as the real
 //! server's storage does object by object. The converted object keeps the original's
-//! metadata, except the labels and annotations the webhook returns. A webhook that cannot
-//! be called, or answers with a failure or a malformed review, fails the request with the
-//! real server's 500: `conversion webhook for <group>/<version>, Kind=<kind> failed: <why>`
-//! (a watch gets it as an `ERROR` event and ends).
+//! metadata, except the labels and annotations the webhook returns, checked as labels and
+//! annotations are when they changed (apiserver-rules' `restore_object_meta`). A webhook
+//! that cannot be called, or answers with a failure or a malformed review, fails the
+//! request with the real server's 500: `conversion webhook for <group>/<version>,
+//! Kind=<kind> failed: <why>`, or `... returned invalid metadata: <why>` and the like (a
+//! watch gets it as an `ERROR` event and ends).
 
 use std::time::Duration;
 
@@ -85,7 +87,8 @@ fn status_error(code: u16, body: &[u8]) -> String {
     }
 }
 
-/// One review: the converted object, checked as the real server checks it.
+/// One review: the converted object, checked as the real server checks it, with the
+/// original's metadata except the labels and annotations the webhook returned.
 async fn call(
     endpoint: &Endpoint,
     uid: &str,
@@ -159,10 +162,14 @@ async fn call(
         )));
     }
     check_converted(obj, &converted[0], desired).map_err(Failure::Returned)?;
-    Ok(converted[0].clone())
+    let mut converted = converted[0].clone();
+    crate::rules::conversion::restore_object_meta(obj.get("metadata"), &mut converted)
+        .map_err(|e| Failure::Returned(format!("returned invalid metadata: {e}")))?;
+    Ok(converted)
 }
 
-/// The real server's checks of a converted object: its version, kind and identity.
+/// The real server's checks of a converted object: its version, kind and identity (its
+/// metadata's are `restore_object_meta`'s).
 fn check_converted(original: &Value, converted: &Value, desired: &str) -> Result<(), String> {
     let text = |o: &Value, p: &str| {
         o.pointer(p)
@@ -190,9 +197,6 @@ fn check_converted(original: &Value, converted: &Value, desired: &str) -> Result
                 "returned invalid object: must have the same {what}: {want} != {got}"
             ));
         }
-    }
-    if !converted.get("metadata").is_some_and(Value::is_object) {
-        return Err("returned invalid metadata: missing metadata in converted object".to_owned());
     }
     Ok(())
 }

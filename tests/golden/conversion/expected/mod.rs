@@ -27,7 +27,7 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/shop/v1/gadget.rs"),
-    2842111653486407717u64,
+    4249239601230751002u64,
     "generated code is stale: `shop/v1/gadget.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/conversion/input --output tests/golden/conversion/expected --api-module crate::conversion_apis`",
 );
 
@@ -39,7 +39,7 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/shop/v2/gadget.rs"),
-    7796818345407917842u64,
+    15606364356835703505u64,
     "generated code is stale: `shop/v2/gadget.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/conversion/input --output tests/golden/conversion/expected --api-module crate::conversion_apis`",
 );
 

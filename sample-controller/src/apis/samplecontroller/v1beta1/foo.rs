@@ -1,8 +1,11 @@
 //! Foo in v1beta1: `spec.deployment: {name, replicas}` where v1alpha1 has
-//! `spec.deploymentName` and `spec.replicas`; the same status. Converted to and from the hub,
-//! v1alpha1, by the `From` conversions below (served by the generated `conversion` module).
+//! `spec.deploymentName` and `spec.replicas`, and a `spec.note` v1alpha1 has no place for;
+//! the same status. Converted to and from the hub, v1alpha1, by the `TryFrom` conversions
+//! below (served by the generated `conversion` module); the note is kept on the stored
+//! v1alpha1 object in an annotation ([`Stash`]), so a v1beta1 Foo reads back unchanged.
 
 use kube::CustomResource;
+use kube_codegen_runtime::webhook::conversion::{Stash, StashError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -28,6 +31,14 @@ pub use crate::apis::samplecontroller::v1alpha1::FooStatus;
 pub struct FooSpec {
     /// The Deployment this Foo owns.
     pub deployment: FooDeployment,
+    /// A note for people about this Foo; the controller does not read it. New in v1beta1:
+    /// stored in the annotation `samplecontroller.k8s.io/conversion-v1beta1` of the
+    /// v1alpha1 object.
+    ///
+    /// +kubebuilder:validation:MaxLength=256
+    /// +optional
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A Deployment of a given name and size.
@@ -43,30 +54,52 @@ pub struct FooDeployment {
     pub replicas: Option<i32>,
 }
 
-impl From<Foo> for v1alpha1::Foo {
-    fn from(foo: Foo) -> Self {
+/// The fields of a v1beta1 Foo that v1alpha1 has no place for, kept on the v1alpha1 object
+/// by [`Stash`].
+#[derive(Default, Serialize, Deserialize)]
+struct OnlyInV1beta1 {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
+}
+
+impl TryFrom<Foo> for v1alpha1::Foo {
+    type Error = StashError;
+
+    fn try_from(foo: Foo) -> Result<Self, StashError> {
+        let mut metadata = foo.metadata;
+        let kept = OnlyInV1beta1 {
+            note: foo.spec.note,
+        };
+        Stash::of::<Foo>().keep(&mut metadata, &kept)?;
         let spec = v1alpha1::FooSpec {
             deployment_name: foo.spec.deployment.name,
             replicas: foo.spec.deployment.replicas,
         };
-        Self {
-            metadata: foo.metadata,
+        Ok(Self {
+            metadata,
             spec,
             status: foo.status,
-        }
+        })
     }
 }
 
-impl From<v1alpha1::Foo> for Foo {
-    fn from(foo: v1alpha1::Foo) -> Self {
+impl TryFrom<v1alpha1::Foo> for Foo {
+    type Error = StashError;
+
+    fn try_from(foo: v1alpha1::Foo) -> Result<Self, StashError> {
+        let mut metadata = foo.metadata;
+        let kept: OnlyInV1beta1 = Stash::of::<Foo>().take(&mut metadata)?.unwrap_or_default();
         let deployment = FooDeployment {
             name: foo.spec.deployment_name,
             replicas: foo.spec.replicas,
         };
-        Self {
-            metadata: foo.metadata,
-            spec: FooSpec { deployment },
+        Ok(Self {
+            metadata,
+            spec: FooSpec {
+                deployment,
+                note: kept.note,
+            },
             status: foo.status,
-        }
+        })
     }
 }

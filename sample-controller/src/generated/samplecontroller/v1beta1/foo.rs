@@ -121,6 +121,15 @@ impl Foo {
                 ::kube_codegen_runtime::crd::Patch::Read {
                     path: &["spec"],
                 },
+                ::kube_codegen_runtime::crd::Patch::Schema {
+                    path: &["spec", "note"],
+                    set: r#"{"maxLength":256}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Required {
+                    path: &["spec"],
+                    field: "note",
+                    required: false,
+                },
                 ::kube_codegen_runtime::crd::Patch::Read {
                     path: &["spec", "deployment"],
                 },

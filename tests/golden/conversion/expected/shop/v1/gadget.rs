@@ -122,6 +122,10 @@ impl Gadget {
                 ::kube_codegen_runtime::crd::Patch::Read {
                     path: &["spec"],
                 },
+                ::kube_codegen_runtime::crd::Patch::Schema {
+                    path: &["spec", "size"],
+                    set: r#"{"minimum":0}"#,
+                },
             ],
         )
     }

@@ -125,6 +125,10 @@ impl Gadget {
                 ::kube_codegen_runtime::crd::Patch::Read {
                     path: &["spec", "look"],
                 },
+                ::kube_codegen_runtime::crd::Patch::Schema {
+                    path: &["spec", "look", "size"],
+                    set: r#"{"minimum":0}"#,
+                },
             ],
         )
     }

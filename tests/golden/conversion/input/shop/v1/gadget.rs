@@ -11,5 +11,8 @@ use serde::{Deserialize, Serialize};
 #[kube(group = "shop.example.com", version = "v1", kind = "Gadget", namespaced)]
 pub struct GadgetSpec {
     pub color: String,
+    /// Never negative: v2 refuses a negative size.
+    ///
+    /// +kubebuilder:validation:Minimum=0
     pub size: i32,
 }

@@ -16,6 +16,9 @@ pub struct GadgetSpec {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Look {
     pub color: String,
+    /// Never negative: v2 refuses a negative size.
+    ///
+    /// +kubebuilder:validation:Minimum=0
     pub size: i32,
 }
 

@@ -4,8 +4,11 @@
 //! The conversions are plain Rust: `TryFrom` (or `From`) between each other version's type
 //! and the hub's, in both directions. A missing one is a compile error naming the two types
 //! (``the trait bound `v1alpha1::Foo: From<v1beta1::Foo>` is not satisfied``). Any two
-//! versions convert through the hub; the object's `metadata` is carried over untouched
-//! whatever a conversion does with it, and `apiVersion` and `kind` are the target's.
+//! versions convert through the hub; `apiVersion` and `kind` are the target's. Of
+//! `metadata`, what a conversion returns counts for the labels and annotations only, as on
+//! kube-apiserver (which keeps those two and restores the rest): so a field that only a
+//! spoke has survives a trip through the hub in an annotation ([`Stash`]), and a conversion
+//! that builds a fresh `ObjectMeta` loses the object's labels.
 //!
 //! ```ignore
 //! // v1alpha1::Foo is the hub (`+kubebuilder:storageversion`); v1beta1 nests the Deployment.
@@ -23,6 +26,20 @@
 //! let conversion = Conversion::hub::<v1alpha1::Foo>().spoke::<v1beta1::Foo, v1alpha1::Foo>();
 //! WebhookServer::new().conversion("/convert-samplecontroller-k8s-io-foo", conversion);
 //! ```
+//!
+//! Tests: [`Conversion::assert_lossless`] checks one object, of any version, against every
+//! other version and back; [`Conversion::assert_round_trips`] (what the `conversion.rs` that
+//! `kube-codegen generate` writes tests) does it for objects of every version drawn at random
+//! from the kind's CRD ([`RoundTrips`]).
+
+mod draw;
+mod fields;
+mod round_trips;
+mod stash;
+
+pub use fields::{FieldsDiffer, same_fields};
+pub use round_trips::RoundTrips;
+pub use stash::{Stash, StashError};
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -57,6 +74,8 @@ type Step = Box<dyn Fn(Value) -> Result<Value, String> + Send + Sync>;
 struct Spoke {
     to_hub: Step,
     from_hub: Step,
+    /// An object of this version read as its Rust type and written back, when it has one.
+    canonical: Option<Step>,
 }
 
 /// The conversions of one kind: its hub and the versions that convert to and from it.
@@ -66,6 +85,8 @@ pub struct Conversion {
     /// The CRD's name (`<plural>.<group>`), when known from the hub's type.
     crd: Option<String>,
     spokes: BTreeMap<String, Spoke>,
+    /// A hub object read as its Rust type and written back, once a typed spoke says the type.
+    hub_canonical: Option<Step>,
 }
 
 impl std::fmt::Debug for Conversion {
@@ -95,6 +116,7 @@ impl Conversion {
             hub: H::api_version(&()).into_owned(),
             crd: Some(format!("{}.{}", H::plural(&()), H::group(&()))),
             spokes: BTreeMap::new(),
+            hub_canonical: None,
         }
     }
 
@@ -106,12 +128,14 @@ impl Conversion {
             hub: hub_api_version.to_owned(),
             crd: None,
             spokes: BTreeMap::new(),
+            hub_canonical: None,
         }
     }
 
     /// Adds `api_version`, converted on JSON: `to_hub` gets an object of this version and
-    /// returns it as the hub's, `from_hub` the reverse. `apiVersion`, `kind` and `metadata`
-    /// are set afterwards whatever they return.
+    /// returns it as the hub's, `from_hub` the reverse. `apiVersion` and `kind` are set
+    /// afterwards whatever they return; of their `metadata` only the labels and annotations
+    /// count (the rest is the original's), as on kube-apiserver.
     #[must_use]
     pub fn version(
         mut self,
@@ -122,6 +146,7 @@ impl Conversion {
         let spoke = Spoke {
             to_hub: Box::new(to_hub),
             from_hub: Box::new(from_hub),
+            canonical: None,
         };
         self.spokes.insert(api_version.to_owned(), spoke);
         self
@@ -136,8 +161,9 @@ impl Conversion {
         <S as TryFrom<H>>::Error: Display,
         <H as TryFrom<S>>::Error: Display,
     {
-        self.version(
-            &S::api_version(&()),
+        let api_version = S::api_version(&());
+        let mut this = self.version(
+            &api_version,
             |value| {
                 let from: S = read(value)?;
                 write(&H::try_from(from).map_err(|e| e.to_string())?)
@@ -146,7 +172,12 @@ impl Conversion {
                 let hub: H = read(value)?;
                 write(&S::try_from(hub).map_err(|e| e.to_string())?)
             },
-        )
+        );
+        if let Some(spoke) = this.spokes.get_mut(api_version.as_ref()) {
+            spoke.canonical = Some(Box::new(|value| write(&read::<S>(value)?)));
+        }
+        this.hub_canonical = Some(Box::new(|value| write(&read::<H>(value)?)));
+        this
     }
 
     /// The name of the kind's CRD (`<plural>.<group>`): known for [`Conversion::hub`], not
@@ -187,9 +218,11 @@ impl Conversion {
             .ok_or_else(|| self.unknown(api_version))
     }
 
-    /// `object` in `desired` (an `apiVersion`), through the hub; its `metadata` untouched.
-    /// The object must be of this kind and of a version this converts, and so must
-    /// `desired`; an object already in `desired` is returned as it is.
+    /// `object` in `desired` (an `apiVersion`), through the hub. Its `metadata` is what
+    /// kube-apiserver makes of the answer: the labels and annotations the conversions return
+    /// (which must be valid ones), the rest the object's. The object must be of this kind
+    /// and of a version this converts, and so must `desired`; an object already in
+    /// `desired` is returned as it is.
     pub fn convert(&self, object: Value, desired: &str) -> Result<Value, String> {
         let from = object
             .get("apiVersion")
@@ -223,15 +256,28 @@ impl Conversion {
         } else {
             (self.step(desired)?.from_hub)(hub)?
         };
-        if let Some(map) = out.as_object_mut() {
-            map.insert("apiVersion".into(), Value::from(desired));
-            map.insert("kind".into(), Value::from(self.kind.as_str()));
-            match metadata {
-                Some(metadata) => map.insert("metadata".into(), metadata),
-                None => map.remove("metadata"),
-            };
-        }
+        let map = out
+            .as_object_mut()
+            .ok_or("the conversion did not return an object")?;
+        map.insert("apiVersion".into(), Value::from(desired));
+        map.insert("kind".into(), Value::from(self.kind.as_str()));
+        apiserver_rules::conversion::restore_object_meta(metadata.as_ref(), &mut out)
+            .map_err(|e| format!("the conversion returned invalid metadata: {e}"))?;
         Ok(out)
+    }
+
+    /// `object`, of `api_version`, read as that version's Rust type and written back (as it
+    /// is for a version without one): the form a typed client would send.
+    fn canonical(&self, api_version: &str, object: Value) -> Result<Value, String> {
+        let step = if api_version == self.hub {
+            self.hub_canonical.as_ref()
+        } else {
+            self.step(api_version)?.canonical.as_ref()
+        };
+        match step {
+            Some(step) => step(object),
+            None => Ok(object),
+        }
     }
 
     /// The answer to a ConversionReview's request: every object converted, in order, or a
@@ -322,17 +368,30 @@ impl Conversion {
         Ok(out)
     }
 
-    /// Checks that `hub` (an object of the hub version, as JSON) comes back unchanged from
-    /// every other version: hub -> version -> hub. The first version that loses something,
-    /// with the object before and after, or why a conversion failed.
-    pub fn round_trip(&self, hub: &Value) -> Result<(), String> {
-        for version in self.spokes.keys() {
-            let there = self.convert(hub.clone(), version)?;
-            let back = self.convert(there, &self.hub)?;
-            if back != *hub {
+    /// Checks that `object` (of any version this converts, as JSON) comes back unchanged
+    /// from every other version: for a hub object hub -> version -> hub, for a spoke's
+    /// spoke -> hub -> spoke and on through the other versions. The first trip that changes
+    /// something, with the object before and after and the first place they differ, or why
+    /// a conversion failed.
+    pub fn round_trip(&self, object: &Value) -> Result<(), String> {
+        let from = object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .ok_or("the object has no apiVersion")?;
+        for version in self.api_versions() {
+            if version == from {
+                continue;
+            }
+            let there = self
+                .convert(object.clone(), version)
+                .map_err(|e| format!("{from} -> {version}: {e}"))?;
+            let back = self
+                .convert(there, from)
+                .map_err(|e| format!("{from} -> {version} -> {from}: {e}"))?;
+            if back != *object {
+                let at = round_trips::difference(object, &back, "").unwrap_or_default();
                 return Err(format!(
-                    "{} -> {version} -> {} is not lossless:\n  before: {hub}\n  after:  {back}",
-                    self.hub, self.hub
+                    "{from} -> {version} -> {from} is not lossless (at `{at}`):\n  before: {object}\n  after:  {back}"
                 ));
             }
         }
@@ -343,11 +402,34 @@ impl Conversion {
     ///
     /// # Panics
     ///
-    /// When a round trip through any version changes `hub` or fails.
+    /// When a round trip of `object` through any other version changes it or fails.
     #[track_caller]
-    pub fn assert_lossless<H: Serialize>(&self, hub: &H) {
-        let value = serde_json::to_value(hub).expect("the hub object serializes");
+    pub fn assert_lossless<T: Serialize>(&self, object: &T) {
+        let value = serde_json::to_value(object).expect("the object serializes");
         if let Err(why) = self.round_trip(&value) {
+            panic!("{why}");
+        }
+    }
+
+    /// [`RoundTrips`] with its defaults, on this kind's CRD among `crds` (the tree's
+    /// `crds()`): objects of every version, drawn from the CRD's schemas, convert to every
+    /// other version and back unchanged.
+    ///
+    /// # Panics
+    ///
+    /// When `crds` has no CRD of this kind, or a round trip changes or fails an object (the
+    /// message shows the smallest such object found).
+    #[track_caller]
+    pub fn assert_round_trips(
+        &self,
+        crds: &[k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition],
+    ) {
+        let group = self.hub.split_once('/').map_or("", |(g, _)| g);
+        let crd = crds
+            .iter()
+            .find(|c| c.spec.group == group && c.spec.names.kind == self.kind)
+            .unwrap_or_else(|| panic!("no CRD of {} in group {group}", self.kind));
+        if let Err(why) = RoundTrips::new().check(self, crd) {
             panic!("{why}");
         }
     }
@@ -356,101 +438,4 @@ impl Conversion {
 /// Appends `value` as JSON; strings, values and statuses always serialize.
 fn put<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     let _ = serde_json::to_writer(out, value);
-}
-
-/// Why [`same_fields`] could not convert: a field of one version with no place in the other.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldsDiffer(String);
-
-impl Display for FieldsDiffer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for FieldsDiffer {}
-
-/// The conversion of two versions of a kind whose fields are the same: the object read as
-/// `T`, its `apiVersion` `T`'s. What `kube-codegen create webhook --conversion` writes for
-/// the versions of a kind while their fields still agree. Nothing is dropped: once a field
-/// of one version has no place in the other, or is read back otherwise, converting is an
-/// error naming it (the conversion webhook then fails the request), and the conversion is
-/// yours to write field by field.
-///
-/// ```
-/// # use kube_codegen_runtime::webhook::conversion::same_fields;
-/// # mod v1 {
-/// #     use kube::CustomResource; use serde::{Deserialize, Serialize};
-/// #     #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize)]
-/// #     #[kube(group = "example.com", version = "v1", kind = "Backup", namespaced, schema = "disabled")]
-/// #     pub struct BackupSpec { pub replicas: i32 }
-/// # }
-/// # mod v2 {
-/// #     use kube::CustomResource; use serde::{Deserialize, Serialize};
-/// #     #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize)]
-/// #     #[kube(group = "example.com", version = "v2", kind = "Backup", namespaced, schema = "disabled")]
-/// #     pub struct BackupSpec { pub replicas: i32, pub paused: Option<bool> }
-/// # }
-/// let old = v1::Backup::new("nightly", v1::BackupSpec { replicas: 2 });
-/// let new: v2::Backup = same_fields(&old).unwrap();
-/// assert_eq!(new.spec.replicas, 2);
-///
-/// // v2's `paused` has no place in v1: an error, not a silent loss.
-/// let paused = v2::Backup::new("nightly", v2::BackupSpec { replicas: 2, paused: Some(true) });
-/// let err = same_fields::<_, v1::Backup>(&paused).unwrap_err();
-/// assert_eq!(
-///     err.to_string(),
-///     "`spec.paused` of example.com/v2 has no place in example.com/v1: \
-///      write this conversion field by field"
-/// );
-/// ```
-pub fn same_fields<F, T>(from: &F) -> Result<T, FieldsDiffer>
-where
-    F: Serialize,
-    T: Resource<DynamicType = ()> + Serialize + DeserializeOwned,
-{
-    let mut value = serde_json::to_value(from).map_err(|e| FieldsDiffer(e.to_string()))?;
-    let source = value
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("the source version")
-        .to_owned();
-    let target = T::api_version(&()).into_owned();
-    if let Some(map) = value.as_object_mut() {
-        map.insert("apiVersion".into(), Value::from(target.as_str()));
-    }
-    let converted: T = serde_json::from_value(value.clone())
-        .map_err(|e| FieldsDiffer(format!("{source} does not read as {target}: {e}")))?;
-    let back = serde_json::to_value(&converted).map_err(|e| FieldsDiffer(e.to_string()))?;
-    match first_difference(&value, &back, "") {
-        None => Ok(converted),
-        Some(path) => Err(FieldsDiffer(format!(
-            "`{path}` of {source} has no place in {target}: write this conversion field by field"
-        ))),
-    }
-}
-
-/// The dotted path of the first value of `a` that `b` does not hold (`a`'s fields in order):
-/// what converting `a` would lose. A `null` held as absent is no loss, nor is a field `b` has
-/// beside them (a field the target added, at its default).
-fn first_difference(a: &Value, b: &Value, path: &str) -> Option<String> {
-    let at = |key: &str| {
-        if path.is_empty() {
-            key.to_owned()
-        } else {
-            format!("{path}.{key}")
-        }
-    };
-    match (a, b) {
-        (Value::Object(a), Value::Object(b)) => a.iter().find_map(|(k, v)| match b.get(k) {
-            Some(w) => first_difference(v, w, &at(k)),
-            None => (!v.is_null()).then(|| at(k)),
-        }),
-        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => a
-            .iter()
-            .zip(b)
-            .enumerate()
-            .find_map(|(i, (v, w))| first_difference(v, w, &format!("{path}[{i}]"))),
-        _ => (a != b).then(|| path.to_owned()),
-    }
 }
