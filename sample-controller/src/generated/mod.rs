@@ -19,77 +19,77 @@ pub use informers::InformerFactoryExt;
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/apps/mod.rs"),
     1740846283318082485u64,
-    "generated code is stale: `apps/mod.rs` changed since it was generated; run `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
+    "generated code is stale: `apps/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/apps/v1/mod.rs"),
     9585912224103853809u64,
-    "generated code is stale: `apps/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
+    "generated code is stale: `apps/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/core/mod.rs"),
     2857976374293673440u64,
-    "generated code is stale: `core/mod.rs` changed since it was generated; run `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
+    "generated code is stale: `core/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/core/v1/mod.rs"),
     13622167962490130273u64,
-    "generated code is stale: `core/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
+    "generated code is stale: `core/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/events/mod.rs"),
     17142501698778888116u64,
-    "generated code is stale: `events/mod.rs` changed since it was generated; run `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
+    "generated code is stale: `events/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/events/v1/mod.rs"),
     10893076740665677166u64,
-    "generated code is stale: `events/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
+    "generated code is stale: `events/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/mod.rs"),
     16804933569320011589u64,
-    "generated code is stale: `mod.rs` changed since it was generated; run `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
+    "generated code is stale: `mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/samplecontroller/mod.rs"),
     1147121755095543119u64,
-    "generated code is stale: `samplecontroller/mod.rs` changed since it was generated; run `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
+    "generated code is stale: `samplecontroller/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/samplecontroller/v1alpha1/foo.rs"),
     7338172952626531787u64,
-    "generated code is stale: `samplecontroller/v1alpha1/foo.rs` changed since it was generated; run `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
+    "generated code is stale: `samplecontroller/v1alpha1/foo.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/samplecontroller/v1alpha1/icecream.rs"),
     16471071171166493953u64,
-    "generated code is stale: `samplecontroller/v1alpha1/icecream.rs` changed since it was generated; run `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
+    "generated code is stale: `samplecontroller/v1alpha1/icecream.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/samplecontroller/v1alpha1/mod.rs"),
     11927127393664264388u64,
-    "generated code is stale: `samplecontroller/v1alpha1/mod.rs` changed since it was generated; run `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
+    "generated code is stale: `samplecontroller/v1alpha1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/samplecontroller/v1beta1/foo.rs"),
     409566190539493578u64,
-    "generated code is stale: `samplecontroller/v1beta1/foo.rs` changed since it was generated; run `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
+    "generated code is stale: `samplecontroller/v1beta1/foo.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/samplecontroller/v1beta1/mod.rs"),
     9789997610931360024u64,
-    "generated code is stale: `samplecontroller/v1beta1/mod.rs` changed since it was generated; run `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
+    "generated code is stale: `samplecontroller/v1beta1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
