@@ -5,6 +5,7 @@
 //! streamed as a watch ([`watch`]) or run by the registry and written as JSON
 //! ([`body`]). [`serve`] puts the server on loopback for kubectl.
 
+pub mod auth;
 pub mod body;
 pub mod control;
 pub mod discovery;
@@ -156,10 +157,17 @@ async fn handle(
 ) -> Response<ResponseBody> {
     let (parts, body) = req.into_parts();
     let query = Query::parse(parts.uri.query());
+    let user = match auth::authorize(shared, &parts, &query) {
+        Ok(user) => user,
+        Err(e) => return body::error(&e),
+    };
     let target = match route::route(parts.uri.path()) {
         Route::Resource(t) => t,
         other => return discovery::respond(shared, &other, parts.uri.path()),
     };
+    if let Some(review) = auth::review(shared, &parts, &target, &user, &query, &body) {
+        return review;
+    }
     let Some(rt) = shared
         .lock()
         .find_type(&target.group, &target.version, &target.plural)
