@@ -171,7 +171,15 @@ async fn a_service_account_gets_what_its_roles_allow_and_a_403_otherwise() {
         let r = send_as(&env, &user, &[], "GET", &cms, "").await;
         assert_eq!(r.code, 200, "{}", r.body);
 
-        let r = send_as(&env, &user, &[], "POST", &cms, r#"{"metadata":{"name":"x"}}"#).await;
+        let r = send_as(
+            &env,
+            &user,
+            &[],
+            "POST",
+            &cms,
+            r#"{"metadata":{"name":"x"}}"#,
+        )
+        .await;
         assert_eq!(r.status(), (403, "Forbidden"));
         let expected = format!(
             "configmaps is forbidden: {}",
@@ -180,8 +188,15 @@ async fn a_service_account_gets_what_its_roles_allow_and_a_403_otherwise() {
         assert_eq!(r.message(), expected);
         assert_eq!(r.body["details"], json!({"kind": "configmaps"}));
 
-        let r = send_as(&env, &user, &[], "GET", "/api/v1/namespaces/default/configmaps", "")
-            .await;
+        let r = send_as(
+            &env,
+            &user,
+            &[],
+            "GET",
+            "/api/v1/namespaces/default/configmaps",
+            "",
+        )
+        .await;
         let expected = format!(
             "configmaps is forbidden: {}",
             cannot(&user, "list", "configmaps", Some("default"))
@@ -239,7 +254,15 @@ async fn every_authenticated_user_may_discover_and_nothing_more_by_default() {
         assert_eq!((r.code, r.message()), (403, expected.as_str()));
         assert_eq!(r.body["details"], json!({}));
         // A resource that does not exist is refused before it is looked up.
-        let r = send_as(&env, &user, &[], "GET", "/apis/nope.example.com/v1/things", "").await;
+        let r = send_as(
+            &env,
+            &user,
+            &[],
+            "GET",
+            "/apis/nope.example.com/v1/things",
+            "",
+        )
+        .await;
         assert_eq!(r.status(), (403, "Forbidden"));
     })
     .await;
@@ -445,6 +468,8 @@ async fn kubectl_cases(client: &Client, kubectl: &Kubectl, ns: &str, cluster_rol
     assert!(!ok);
     assert_eq!(
         err,
-        format!("Error from server (Forbidden): forbidden: User \"{user}\" cannot get path \"/metrics\"")
+        format!(
+            "Error from server (Forbidden): forbidden: User \"{user}\" cannot get path \"/metrics\""
+        )
     );
 }
