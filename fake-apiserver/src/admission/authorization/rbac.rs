@@ -119,8 +119,7 @@ impl PolicyRule {
         if a.resource_request {
             verb && any(&self.api_groups, |g| g == a.api_group)
                 && self.resource_matches(&a.resource_and_subresource(), &a.subresource)
-                && (self.resource_names.is_empty()
-                    || self.resource_names.iter().any(|n| *n == a.name))
+                && (self.resource_names.is_empty() || self.resource_names.contains(&a.name))
         } else {
             verb && self.non_resource_urls.iter().any(|url| {
                 url == "*"
@@ -393,7 +392,7 @@ pub fn rules_of(role: &Value) -> Vec<PolicyRule> {
 fn applies(user: &User, subject: &Subject, binding_namespace: &str) -> bool {
     match subject.kind.as_str() {
         "User" => user.name == subject.name,
-        "Group" => user.groups.iter().any(|g| *g == subject.name),
+        "Group" => user.groups.contains(&subject.name),
         "ServiceAccount" => {
             let ns = if subject.namespace.is_empty() {
                 binding_namespace
