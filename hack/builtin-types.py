@@ -41,10 +41,22 @@ SERVED = [
     ("apis__admissionregistration.k8s.io__v1", "admissionregistration.k8s.io/v1",
      ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]),
 ]
-# Types a request body may be besides the kinds: the scale subresource, delete options.
+# Types a request body may be besides the kinds: the scale subresource, delete options,
+# the access reviews.
 EXTRA = [
     ("apis__apps__v1", "autoscaling/v1/Scale", "io.k8s.api.autoscaling.v1.Scale"),
     ("api__v1", "meta/DeleteOptions", "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"),
+    # The access reviews (`kubectl auth can-i` sends them as protobuf), which are not stored.
+    ("apis__authorization.k8s.io__v1", "authorization.k8s.io/v1/SelfSubjectAccessReview",
+     "io.k8s.api.authorization.v1.SelfSubjectAccessReview"),
+    ("apis__authorization.k8s.io__v1", "authorization.k8s.io/v1/SelfSubjectRulesReview",
+     "io.k8s.api.authorization.v1.SelfSubjectRulesReview"),
+    ("apis__authorization.k8s.io__v1", "authorization.k8s.io/v1/SubjectAccessReview",
+     "io.k8s.api.authorization.v1.SubjectAccessReview"),
+    ("apis__authorization.k8s.io__v1", "authorization.k8s.io/v1/LocalSubjectAccessReview",
+     "io.k8s.api.authorization.v1.LocalSubjectAccessReview"),
+    ("apis__authentication.k8s.io__v1", "authentication.k8s.io/v1/SelfSubjectReview",
+     "io.k8s.api.authentication.v1.SelfSubjectReview"),
 ]
 
 PROTO_DIRS = [

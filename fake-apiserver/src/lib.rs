@@ -86,6 +86,8 @@ mod meta;
 mod resource;
 mod webhook_client;
 
+pub use admission::authorization::access::{AccessReport, Grant};
+pub use admission::authorization::{Attributes, User};
 /// The validation rules the server applies (the `apiserver-rules` crate).
 pub use apiserver_rules as rules;
 pub use config::{Config, HttpLimits};
@@ -93,7 +95,7 @@ pub use error::ApiError;
 pub use http::control::{Action, Matcher};
 pub use http::serve::{Served, kubeconfig};
 pub use rules::field::FieldError;
-pub use server::FakeApiServer;
+pub use server::{AsUser, FakeApiServer};
 pub use store::ssa;
 #[cfg(feature = "test-env")]
 pub use test_env::{TestEnv, TestEnvError};

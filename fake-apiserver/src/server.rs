@@ -2,16 +2,19 @@
 //! `kube::Client`, HTTP on loopback for kubectl, and the test API (seeding, reading the
 //! store, the action log, faults, watches) over the layers below.
 
+use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::admission::Ctx;
+use crate::admission::authorization::access::{AccessLog, AccessReport, Acting};
+use crate::admission::authorization::{User, bootstrap};
 use crate::config::Config;
 use crate::error::ApiError;
 use crate::http::body::ResponseBody;
@@ -26,6 +29,8 @@ use crate::store::Shared;
 pub struct FakeApiServer {
     shared: Arc<Shared>,
     controls: Arc<Controls>,
+    /// The requests of each user a handle acted as, by user name.
+    access: Arc<Mutex<BTreeMap<String, Arc<AccessLog>>>>,
 }
 
 impl Default for FakeApiServer {
@@ -60,8 +65,13 @@ impl FakeApiServer {
                     &mut Ctx::system(),
                 );
             }
+            seed_rbac_defaults(&mut state);
         }
-        Self { shared, controls }
+        Self {
+            shared,
+            controls,
+            access: Arc::default(),
+        }
     }
 
     /// Stores an object as a client's create would (CRDs start serving their resources),
@@ -232,6 +242,46 @@ impl FakeApiServer {
         crate::http::serve::listen(self.clone(), addr, limits).await
     }
 
+    /// A handle whose requests the server takes as `user`'s: authorized by RBAC against
+    /// the Roles, ClusterRoles and bindings stored here (a user in `system:masters` is
+    /// allowed everything), and recorded for [`access_report`](Self::access_report). The
+    /// server's own handle acts as `kubernetes-admin` in `system:masters`.
+    pub fn as_user(&self, user: User) -> AsUser {
+        let log = self
+            .access
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(user.name.clone())
+            .or_default()
+            .clone();
+        AsUser {
+            server: self.clone(),
+            acting: Arc::new(Acting { user, log }),
+        }
+    }
+
+    /// A handle acting as ServiceAccount `name` of `namespace`
+    /// (`system:serviceaccount:<namespace>:<name>`, with its groups), as a controller's pod
+    /// would with its token: `kube::Client::new(server.as_service_account("ns", "ctl"), "ns")`.
+    pub fn as_service_account(&self, namespace: &str, name: &str) -> AsUser {
+        self.as_user(User::service_account(namespace, name))
+    }
+
+    /// What the requests made through [`as_user`](Self::as_user) handles for `user_name`
+    /// used of the rules granted to it, the grants they never used, and the requests
+    /// refused: the least-privilege check of a test.
+    pub fn access_report(&self, user_name: &str) -> AccessReport {
+        let log = self
+            .access
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(user_name)
+            .cloned()
+            .unwrap_or_default();
+        let user = User::parse(user_name);
+        AccessReport::new(&*self.shared.lock(), &user, &log)
+    }
+
     /// The current global `resourceVersion`.
     pub fn resource_version(&self) -> u64 {
         self.shared.lock().store.resource_version()
@@ -256,6 +306,75 @@ where
         let shared = self.shared.clone();
         let controls = self.controls.clone();
         Box::pin(async move { Ok(crate::http::call(&shared, &controls, req).await) })
+    }
+}
+
+/// Stores the ClusterRoles and ClusterRoleBindings kube-apiserver creates at start.
+fn seed_rbac_defaults(state: &mut crate::store::State) {
+    let mut ctx = Ctx::named(bootstrap::MANAGER);
+    for obj in bootstrap::stored() {
+        let Ok(rt) = type_of(&state.types, &obj) else {
+            continue;
+        };
+        let _ = registry::create::create(state, &rt, None, obj, &mut ctx);
+    }
+}
+
+/// The server as one user sees it (see [`FakeApiServer::as_user`]): a `tower::Service`
+/// for `kube::Client` whose requests the server authenticates as that user.
+#[derive(Clone, Debug)]
+pub struct AsUser {
+    server: FakeApiServer,
+    acting: Arc<Acting>,
+}
+
+impl AsUser {
+    /// A client acting as the user, its default namespace the ServiceAccount's own (or
+    /// `default` for other users). Without the `test-env` feature, use
+    /// `kube::Client::new(handle, namespace)`.
+    #[cfg(feature = "test-env")]
+    pub fn client(&self) -> kube::Client {
+        let namespace = self
+            .acting
+            .user
+            .service_account_of()
+            .map_or("default", |(ns, _)| ns);
+        kube::Client::new(self.clone(), namespace)
+    }
+
+    /// The user.
+    pub fn user(&self) -> &User {
+        &self.acting.user
+    }
+
+    /// The report of what the user's requests used (see
+    /// [`FakeApiServer::access_report`]).
+    pub fn access_report(&self) -> AccessReport {
+        AccessReport::new(
+            &*self.server.shared.lock(),
+            &self.acting.user,
+            &self.acting.log,
+        )
+    }
+}
+
+impl<B> tower::Service<http::Request<B>> for AsUser
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<crate::http::BoxError>,
+{
+    type Response = http::Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, mut req: http::Request<B>) -> Self::Future {
+        req.extensions_mut().insert(self.acting.clone());
+        self.server.call(req)
     }
 }
 

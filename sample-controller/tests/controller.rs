@@ -42,7 +42,19 @@ impl Running {
                 panic!("the fake API server refused a generated CRD: {e:?}");
             }
         }
-        let client = Client::new(fake.clone(), "default");
+        // The controller runs as its ServiceAccount, bound to the RBAC its markers generate,
+        // so a missing `+kubebuilder:rbac` marker is the 403 a cluster would give.
+        let role = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("artifacts/rbac/role.yaml"),
+        )
+        .unwrap();
+        if let Err(e) = fake.seed_yaml(&role) {
+            assert_eq!(e.reason, "AlreadyExists", "{e:?}");
+        }
+        let client = Client::new(
+            fake.as_service_account("default", "sample-controller"),
+            "default",
+        );
         let (stop, stopped) = oneshot::channel::<()>();
         let options = Options {
             shutdown_deadline: Duration::from_secs(5),

@@ -10,9 +10,11 @@
 //! - [`validation`]: custom resources' schemas and CEL rules, CRDs' rules (metadata and
 //!   built-in kinds are checked by `apiserver_rules` where the verbs need them).
 //!
-//! Authorization, when it comes, runs before decoding, as kube-apiserver's filters do.
-//! [`Ctx`] is what a write carries through these steps into the store.
+//! [`authorization`] (RBAC) runs before all of these, on every request, as kube-apiserver's
+//! filters run it: the HTTP layer calls it before routing. [`Ctx`] is what a write carries
+//! through these steps into the store.
 
+pub mod authorization;
 pub mod decode;
 pub mod defaulting;
 pub mod lifecycle;

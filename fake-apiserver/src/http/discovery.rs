@@ -46,6 +46,7 @@ pub fn respond(shared: &Arc<Shared>, route: &Route, path: &str) -> Response<Resp
                 .iter()
                 .filter(|t| t.group == *g && t.version == *v)
                 .flat_map(|t| t.discovery_entries())
+                .chain(crate::registry::review::discovery_entries(g, v))
                 .collect();
             if resources.is_empty() {
                 return body::error(&ApiError::no_route(path));
@@ -70,14 +71,17 @@ pub fn respond(shared: &Arc<Shared>, route: &Route, path: &str) -> Response<Resp
 }
 
 fn groups(types: &[std::sync::Arc<ResourceType>]) -> Vec<Value> {
-    let mut by_group: BTreeMap<&str, Vec<&ResourceType>> = BTreeMap::new();
+    let mut by_group: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for t in types.iter().filter(|t| !t.group.is_empty()) {
-        by_group.entry(&t.group).or_default().push(t);
+        by_group.entry(&t.group).or_default().push(&t.version);
+    }
+    // The access reviews' groups, served though nothing of them is stored.
+    for g in crate::registry::review::groups() {
+        by_group.entry(g).or_default().push("v1");
     }
     by_group
         .into_iter()
-        .map(|(g, ts)| {
-            let mut versions: Vec<&str> = ts.iter().map(|t| t.version.as_str()).collect();
+        .map(|(g, mut versions)| {
             versions.sort_unstable();
             versions.dedup();
             // Most preferred first, and that one is the preferred version.

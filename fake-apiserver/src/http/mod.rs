@@ -6,6 +6,7 @@
 //! ([`body`]). [`serve`] puts the server on loopback for kubectl, each connection
 //! ([`conn`]) under the deadlines of [`HttpLimits`](crate::HttpLimits).
 
+pub mod auth;
 pub mod body;
 pub(crate) mod conn;
 pub mod control;
@@ -162,10 +163,17 @@ async fn handle(
 ) -> Response<ResponseBody> {
     let (parts, body) = req.into_parts();
     let query = Query::parse(parts.uri.query());
+    let user = match auth::authorize(shared, &parts, &query) {
+        Ok(user) => user,
+        Err(e) => return body::error(&e),
+    };
     let target = match route::route(parts.uri.path()) {
         Route::Resource(t) => t,
         other => return discovery::respond(shared, &other, parts.uri.path()),
     };
+    if let Some(review) = auth::review(shared, &parts, &target, &user, &query, &body) {
+        return review;
+    }
     let Some(rt) = shared
         .lock()
         .find_type(&target.group, &target.version, &target.plural)

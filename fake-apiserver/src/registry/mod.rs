@@ -17,6 +17,7 @@ pub mod managed;
 pub mod patch;
 pub mod read;
 pub mod reply;
+pub mod review;
 pub mod scale;
 pub mod strategy;
 pub mod table;

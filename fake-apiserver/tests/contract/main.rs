@@ -10,6 +10,7 @@
 
 mod env;
 
+mod authorization;
 mod cel;
 mod conversion;
 mod crd;
