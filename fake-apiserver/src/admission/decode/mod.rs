@@ -8,6 +8,7 @@
 
 pub mod builtin;
 pub mod go_json;
+pub mod go_time;
 pub mod options;
 pub mod protobuf;
 pub mod type_meta;
@@ -114,8 +115,8 @@ pub(crate) fn decode_builtin(
             "{sent} in version \"{version}\" cannot be handled as a {kind}: {why}"
         ))
     };
-    if let Some(e) = decoded.type_error {
-        return Err(cannot(e));
+    if let Some(e) = decoded.error() {
+        return Err(cannot(e.clone()));
     }
     if let Some(e) = kinds::decode_error(&api_version, &kind, obj) {
         return Err(cannot(e));
@@ -225,7 +226,8 @@ pub(crate) fn check_patched(
         return Ok(());
     };
     let error = builtin::check(ty, patched)
-        .type_error
+        .error()
+        .cloned()
         .or_else(|| kinds::decode_error(&api_version, &rt.kind, patched));
     let Some(error) = error else {
         return Ok(());
