@@ -148,7 +148,7 @@ fn check_request(at: &ObjectRef<'_>, old: &Value, new: &Value) -> Result<(), Api
 
 /// The storage's `strconv.ParseUint` error for a resource version the update sent that is
 /// not a number (the real server answers it as a 500 with no reason).
-fn resource_version_error(rv: &str) -> Option<String> {
+pub(crate) fn resource_version_error(rv: &str) -> Option<String> {
     if rv.is_empty() {
         return None;
     }
