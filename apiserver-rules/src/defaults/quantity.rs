@@ -30,6 +30,22 @@ pub fn canonical(text: &str) -> Option<String> {
     parse(text.trim()).map(|q| q.to_text())
 }
 
+/// Go's `ParseQuantity` error for `text` (as `Quantity.UnmarshalJSON` passes it: the JSON
+/// value's text, without quotes, trimmed), or `None` when it parses.
+pub fn parse_error(text: &str) -> Option<&'static str> {
+    const FORMAT: &str = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+    let text = text.trim();
+    if parse(text).is_some() {
+        return None;
+    }
+    Some(match scan(text) {
+        _ if text.is_empty() => FORMAT,
+        None => FORMAT,
+        Some(p) if interpret(p.suffix).is_none() => "unable to parse quantity's suffix",
+        Some(_) => "unable to parse numeric part of quantity",
+    })
+}
+
 /// The canonical text of a resource amount after `SetDefaults_ResourceList` rounded it up
 /// to milli units (`0.0001` becomes `1m`).
 pub fn canonical_milli(text: &str) -> Option<String> {
@@ -360,6 +376,17 @@ impl Quantity {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refusals_are_gos() {
+        let format = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+        for bad in ["banana", "", "1Qi", "1.2.3", "true", "[1]", "1Gx"] {
+            assert_eq!(parse_error(bad), Some(format), "{bad}");
+        }
+        for good in ["1", " 2Gi ", "500m", "1e3", "0"] {
+            assert_eq!(parse_error(good), None, "{good}");
+        }
+    }
 
     #[test]
     fn quantities_are_written_as_go_writes_them() {

@@ -5,10 +5,10 @@ use serde_json::{Value, json};
 
 use super::create::create_with;
 use super::managed::ssa_type;
-use super::update::update;
+use super::update::{resource_version_error, update};
 use crate::admission::Ctx;
 use crate::admission::decode::bodies::{self, APPLY, JSON_PATCH, MERGE, STRATEGIC};
-use crate::admission::decode::{check_applied, check_patched};
+use crate::admission::decode::{check_applied, check_converted, check_patched};
 use crate::conversion;
 use crate::error::ApiError;
 use crate::meta::{name_of, now, set_meta};
@@ -53,13 +53,14 @@ pub(crate) fn patch(
         }
         _ => return Err(ApiError::unsupported_patch_type()),
     }
+    // The patched object is decoded before its name is looked at.
+    check_patched(rt, kind, &target, &parsed, at.subresource)?;
     if name_of(&target).is_none_or(str::is_empty) {
         return Err(ApiError::bad_request(format!(
             "the name of the object ({} based on URL) was undeterminable: name must be provided",
             at.name
         )));
     }
-    check_patched(rt, kind, &target, &parsed, at.subresource)?;
     if !had_rv && let Some(meta) = target.get_mut("metadata").and_then(Value::as_object_mut) {
         // A patch without a resourceVersion applies to whatever is stored.
         meta.remove("resourceVersion");
@@ -78,12 +79,18 @@ fn apply(
 ) -> Result<Value, ApiError> {
     check_applied(at.rt, at.name, config)?;
     let mut applied = server_side_apply(&at, existing.as_ref(), config, ctx)?;
+    check_converted(at.rt, at.name, config, &applied)?;
     let managed = applied
         .pointer("/metadata/managedFields")
         .cloned()
         .unwrap_or(Value::Null);
     match existing {
         None => {
+            // The storage parses the version before it finds nothing to update.
+            let rv = config.pointer("/metadata/resourceVersion");
+            if let Some(e) = resource_version_error(rv.and_then(Value::as_str).unwrap_or("")) {
+                return Err(ApiError::custom(500, "", &e));
+            }
             set_meta(&mut applied, "name", json!(at.name));
             create_with(state, at.rt, at.namespace, applied, ctx, Some(&managed))
         }

@@ -132,6 +132,9 @@ fn check_request(at: &ObjectRef<'_>, old: &Value, new: &Value) -> Result<(), Api
         .pointer("/metadata/resourceVersion")
         .and_then(Value::as_str)
         .unwrap_or("");
+    if let Some(e) = resource_version_error(wanted_rv) {
+        return Err(ApiError::custom(500, "", &e));
+    }
     if !wanted_rv.is_empty() && wanted_rv != rv_of(old).to_string() {
         return Err(ApiError::conflict(
             &rt.group,
@@ -141,6 +144,22 @@ fn check_request(at: &ObjectRef<'_>, old: &Value, new: &Value) -> Result<(), Api
         ));
     }
     Ok(())
+}
+
+/// The storage's `strconv.ParseUint` error for a resource version the update sent that is
+/// not a number (the real server answers it as a 500 with no reason).
+pub(crate) fn resource_version_error(rv: &str) -> Option<String> {
+    if rv.is_empty() {
+        return None;
+    }
+    let why = if !rv.bytes().all(|c| c.is_ascii_digit()) {
+        "invalid syntax"
+    } else if rv.parse::<u64>().is_err() {
+        "value out of range"
+    } else {
+        return None;
+    };
+    Some(format!("strconv.ParseUint: parsing {rv:?}: {why}"))
 }
 
 /// Puts back what this write cannot change: the status (or everything but it, through

@@ -1,6 +1,7 @@
 //! The differential test: a seeded sequence of valid and invalid requests on ConfigMaps,
 //! Secrets, ServiceAccounts and Deployments (creates, updates, patches of all four types,
-//! server-side applies, deletes, gets and lists with odd parameters), each answered with a
+//! server-side applies, deletes, gets and lists with odd parameters; bodies that do not
+//! decode, such as a malformed time or quantity), each answered with a
 //! code and a reason that are compared with kube-apiserver 1.36.2's.
 //!
 //! On the fake (CI), the answers are compared with the ones recorded from kube-apiserver
@@ -105,6 +106,11 @@ fn mutations(kind: &str) -> Vec<(&'static str, Value)> {
             "ok-finalizer",
             json!({"metadata": {"finalizers": ["example.com/x"]}}),
         ),
+        (
+            "bad-time",
+            json!({"metadata": {"creationTimestamp": "garbage"}}),
+        ),
+        ("bad-rv", json!({"metadata": {"resourceVersion": "abc"}})),
     ];
     let own: Vec<(&'static str, Value)> = match kind {
         "ConfigMap" => vec![
@@ -178,6 +184,14 @@ fn mutations(kind: &str) -> Vec<(&'static str, Value)> {
                 json!({"spec": {"strategy": {"rollingUpdate": {"maxSurge": 0, "maxUnavailable": 0}}}}),
             ),
             ("scale", json!({"spec": {"replicas": 5}})),
+            (
+                "bad-quantity",
+                json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx", "resources": {"limits": {"cpu": "banana"}}}]}}}}),
+            ),
+            (
+                "surge-float",
+                json!({"spec": {"strategy": {"rollingUpdate": {"maxSurge": 1.5}}}}),
+            ),
             (
                 "restart",
                 json!({"spec": {"template": {"spec": {"restartPolicy": "Never"}}}}),
@@ -284,8 +298,9 @@ fn generate(env: &Env, seed: u64) -> Vec<Request> {
                 )
             }
             "apply" => {
+                // No manager, or an empty one: both the PatchOptions 422.
                 let manager = if rng.chance(15) {
-                    ""
+                    if i % 2 == 0 { "" } else { "?fieldManager=" }
                 } else {
                     "?fieldManager=differential"
                 };

@@ -28,6 +28,7 @@ mod migration;
 mod namespaces;
 mod ownership;
 mod patch;
+mod request_order;
 mod requests;
 mod stored;
 mod validation;

@@ -5,7 +5,9 @@
 
 use serde_json::Value;
 
+use super::go_time;
 use crate::rules::builtin::{Field, Kind, Type, types};
+use crate::rules::defaults::quantity;
 
 /// What decoding found: the first type error (Go reports the earliest), and every unknown
 /// field's path (`spec.template.spec.containers[0].bogus`).
@@ -13,11 +15,21 @@ use crate::rules::builtin::{Field, Kind, Type, types};
 pub struct Decoded {
     /// `json: cannot unmarshal ...`, when a value has the wrong type.
     pub type_error: Option<String>,
+    /// The first error of a type with its own decoder (`metav1.Time`, `resource.Quantity`,
+    /// `intstr.IntOrString`): Go stops there, so it wins over any `type_error`.
+    pub abort: Option<String>,
     /// Paths of fields the type does not have.
     pub unknown: Vec<String>,
     /// The first wrong type as server-side apply's typed conversion words it:
     /// `.spec.replicas: expected numeric (int or float), got string`.
     pub typed_error: Option<String>,
+}
+
+impl Decoded {
+    /// The error Go's decoder returns: the first abort, else the first type error.
+    pub fn error(&self) -> Option<&String> {
+        self.abort.as_ref().or(self.type_error.as_ref())
+    }
 }
 
 /// Reads `body` as the type `root`.
@@ -143,27 +155,20 @@ fn field_value(owner: &str, field: &Field, value: &Value, at: &At<'_>, out: &mut
         (Kind::Map(_), Value::Object(_)) => true,
         _ => false,
     };
+    if !ok && out.typed_error.is_none() {
+        out.typed_error = typed_error(&field.kind, value, at.smd);
+    }
+    if matches!(
+        field.kind,
+        Kind::Time | Kind::MicroTime | Kind::Quantity | Kind::IntStr
+    ) {
+        if out.abort.is_none() {
+            out.abort = own_decoder(owner, &field.kind, value, at.go);
+        }
+        return;
+    }
     if !ok {
-        if out.typed_error.is_none() {
-            out.typed_error = typed_error(&field.kind, value, at.smd);
-        }
-        match &field.kind {
-            // Custom unmarshalers say less: no struct field.
-            Kind::Time | Kind::MicroTime if out.type_error.is_none() => {
-                out.type_error = Some(format!(
-                    "json: cannot unmarshal {} into Go value of type string",
-                    json_kind(value)
-                ));
-            }
-            Kind::Quantity | Kind::IntStr if out.type_error.is_none() => {
-                out.type_error = Some(format!(
-                    "json: cannot unmarshal {} into Go value of type {}",
-                    json_kind(value),
-                    go_type(&field.kind)
-                ));
-            }
-            kind => type_error(out, value, owner, at.go, kind),
-        }
+        type_error(out, value, owner, at.go, &field.kind);
         return;
     }
     match (&field.kind, value) {
@@ -206,6 +211,35 @@ fn field_value(owner: &str, field: &Field, value: &Value, at: &At<'_>, out: &mut
             }
         }
         _ => {}
+    }
+}
+
+/// The error of a type with its own `UnmarshalJSON`, which Go's decoder returns at once:
+/// a time that `time.Parse` refuses, a quantity `ParseQuantity` refuses, or an int-or-string
+/// whose number does not fit an `int32`. The decoder names the struct field in the type
+/// errors these return.
+fn own_decoder(owner: &str, kind: &Kind, value: &Value, go_path: &str) -> Option<String> {
+    let field_error = |what: String, go_type: &str| {
+        Some(format!(
+            "json: cannot unmarshal {what} into Go struct field {owner}.{go_path} of type {go_type}"
+        ))
+    };
+    match (kind, value) {
+        (Kind::Time | Kind::MicroTime, Value::String(s)) => {
+            go_time::parse_error(s, matches!(kind, Kind::MicroTime))
+        }
+        (Kind::Time | Kind::MicroTime, other) => field_error(json_kind(other), "string"),
+        (Kind::Quantity, Value::String(s)) => quantity::parse_error(s).map(str::to_owned),
+        (Kind::Quantity, other) => quantity::parse_error(&other.to_string()).map(str::to_owned),
+        (Kind::IntStr, Value::String(_)) => None,
+        (Kind::IntStr, Value::Number(n))
+            if n.as_i64().is_some_and(|i| i32::try_from(i).is_ok()) =>
+        {
+            None
+        }
+        (Kind::IntStr, Value::Number(n)) => field_error(format!("number {n}"), "int32"),
+        (Kind::IntStr, other) => field_error(json_kind(other), "int32"),
+        _ => None,
     }
 }
 

@@ -10,6 +10,7 @@
 pub mod bodies;
 pub mod builtin;
 pub mod go_json;
+pub mod go_time;
 pub mod options;
 pub mod protobuf;
 pub mod type_meta;
@@ -19,7 +20,7 @@ use serde_json::Value;
 use crate::admission::Ctx;
 use crate::error::ApiError;
 use crate::resource::ResourceType;
-use crate::rules::builtin::types;
+use crate::rules::builtin::{Type, types};
 use crate::rules::kinds;
 use crate::store::patch;
 use options::{DeleteOptions, FieldValidation, Query};
@@ -108,8 +109,8 @@ pub(crate) fn decode_builtin(
             "{sent} in version \"{version}\" cannot be handled as a {kind}: {why}"
         ))
     };
-    if let Some(e) = decoded.type_error {
-        return Err(cannot(e));
+    if let Some(e) = decoded.error() {
+        return Err(cannot(e.clone()));
     }
     if let Some(e) = kinds::decode_error(&api_version, &kind, obj) {
         return Err(cannot(e));
@@ -164,16 +165,18 @@ pub(crate) fn check_kind(rt: &ResourceType, obj: &Value) -> Result<(), ApiError>
     type_meta::check(&expected, obj, None)
 }
 
-/// An apply configuration of a built-in kind must have the types of its fields: otherwise
-/// the real server's typed conversion fails with a 500.
-pub(crate) fn check_applied(rt: &ResourceType, name: &str, config: &Value) -> Result<(), ApiError> {
+/// The Go type of a built-in kind an apply writes, and how the apply's errors name the
+/// object (`ns/name; apps/v1, Kind=Deployment`) and its group-version.
+fn applied_type(
+    rt: &ResourceType,
+    name: &str,
+    config: &Value,
+) -> Option<(&'static Type, String, String)> {
     if rt.custom {
-        return Ok(());
+        return None;
     }
     let api_version = rt.api_version();
-    let Some(ty) = types().kind(&api_version, &rt.kind) else {
-        return Ok(());
-    };
+    let ty = types().kind(&api_version, &rt.kind)?;
     let ns = config
         .pointer("/metadata/namespace")
         .and_then(Value::as_str)
@@ -181,9 +184,18 @@ pub(crate) fn check_applied(rt: &ResourceType, name: &str, config: &Value) -> Re
     let gv = if rt.group.is_empty() {
         format!("/{}", rt.version)
     } else {
-        api_version.clone()
+        api_version
     };
     let object = format!("{ns}/{name}; {gv}, Kind={}", rt.kind);
+    Some((ty, object, gv))
+}
+
+/// An apply configuration of a built-in kind must have the types of its fields: otherwise
+/// the real server's typed conversion fails with a 500.
+pub(crate) fn check_applied(rt: &ResourceType, name: &str, config: &Value) -> Result<(), ApiError> {
+    let Some((ty, object, _)) = applied_type(rt, name, config) else {
+        return Ok(());
+    };
     if let Some(e) = builtin::check(ty, config).typed_error {
         return Err(ApiError::custom(
             500,
@@ -191,15 +203,36 @@ pub(crate) fn check_applied(rt: &ResourceType, name: &str, config: &Value) -> Re
             &format!("failed to create typed patch object ({object}): {e}"),
         ));
     }
-    if let Some(e) = kinds::decode_error(&api_version, &rt.kind, config) {
-        return Err(ApiError::custom(
+    Ok(())
+}
+
+/// The object an apply merged (after its conflicts were found) must convert back to the
+/// Go type: a time or quantity that does not parse, or bytes that are not base64, fail
+/// that conversion with a 500.
+pub(crate) fn check_converted(
+    rt: &ResourceType,
+    name: &str,
+    config: &Value,
+    merged: &Value,
+) -> Result<(), ApiError> {
+    let Some((ty, object, gv)) = applied_type(rt, name, config) else {
+        return Ok(());
+    };
+    let kind = &rt.kind;
+    let cannot = |why: String| {
+        ApiError::custom(
             500,
             "",
             &format!(
-                "failed to convert new object ({object}) to proper version: unable to convert unstructured object to {gv}, Kind={}: error decoding from json: {e}",
-                rt.kind
+                "failed to convert new object ({object}) to proper version: unable to convert unstructured object to {gv}, Kind={kind}: {why}"
             ),
-        ));
+        )
+    };
+    if let Some(e) = builtin::check(ty, merged).abort {
+        return Err(cannot(e));
+    }
+    if let Some(e) = kinds::decode_error(&rt.api_version(), kind, merged) {
+        return Err(cannot(format!("error decoding from json: {e}")));
     }
     Ok(())
 }
@@ -222,7 +255,8 @@ pub(crate) fn check_patched(
         return Ok(());
     };
     let error = builtin::check(ty, patched)
-        .type_error
+        .error()
+        .cloned()
         .or_else(|| kinds::decode_error(&api_version, &rt.kind, patched));
     let Some(error) = error else {
         return Ok(());

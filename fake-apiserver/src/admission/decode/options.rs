@@ -128,7 +128,11 @@ impl WriteOptions {
     /// or patch (`PatchOptions`); `apply` for a server-side apply patch.
     pub fn parse(query: &Query, kind: &str, apply: bool) -> Result<Self, ApiError> {
         let mut errors = Vec::new();
-        let manager = query.get("fieldManager").map(str::to_owned);
+        // An empty manager is no manager: required for apply, the user agent's otherwise.
+        let manager = query
+            .get("fieldManager")
+            .filter(|m| !m.is_empty())
+            .map(str::to_owned);
         if let Some(m) = &manager {
             if m.len() > 128 {
                 errors.push(FieldError::too_long("fieldManager", 128));
