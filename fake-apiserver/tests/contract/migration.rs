@@ -131,7 +131,18 @@ async fn stored_versions_are_kept_and_migration_trims_them() {
         // Now v1alpha1 may go, and every object reads as v1beta1.
         apply_crd(&crds, &gizmos(&group, "v1beta1", &["v1beta1"])).await.unwrap();
         let new: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), &env.ns, &resource("v1beta1"));
-        let list = new.list(&env.ours()).await.unwrap();
+        // kube-apiserver rebuilds the kind's storage after the CRD changes and answers 429
+        // "storage is (re)initializing" (retry after 1 s) meanwhile; a client retries.
+        let mut tries = 0;
+        let list = loop {
+            match new.list(&env.ours()).await {
+                Err(kube::Error::Api(status)) if status.code == 429 && tries < 30 => {
+                    tries += 1;
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                }
+                other => break other.unwrap(),
+            }
+        };
         let mut sizes: Vec<i64> = list.items.iter().map(|o| o.data["spec"]["size"].as_i64().unwrap()).collect();
         sizes.sort();
         assert_eq!(sizes, [1, 2, 3, 4, 5, 6, 7]);
