@@ -189,6 +189,17 @@ async fn in_sync_means_no_writes_even_across_resyncs() {
         "resyncs reconciled {} times",
         health.metrics.foo.reconciles()
     );
+    // Least privilege, both ways: the generated role refused nothing the controller asked
+    // for, and what it used is reported (the unused grants are the candidates to trim).
+    let access = fake.access_report("system:serviceaccount:default:sample-controller");
+    assert!(access.denied.is_empty(), "refused: {:?}", access.denied);
+    assert!(
+        access
+            .used
+            .iter()
+            .any(|(grant, n)| *n > 0 && format!("{grant:?}").contains("deployments")),
+        "{access:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
