@@ -113,6 +113,7 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     );
     let verify = in_crate(&dir, "hack/verify-codegen.sh", &[]);
     assert!(verify.status.success(), "verify:\n{}", stderr(&verify));
+    missing_rbac_marker_is_a_403(&dir);
 
     // A second kind, cluster-scoped, in another group: both green.
     let restore = [
@@ -406,6 +407,30 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
         fs::read_to_string(dir.join("src/controllers/backup.rs")).unwrap(),
         before
     );
+}
+
+/// The controller's test runs it as its ServiceAccount bound to the generated RBAC: without
+/// the status marker, the test fails with the 403 a cluster gives; put back, it passes.
+fn missing_rbac_marker_is_a_403(dir: &Path) {
+    let controller = dir.join("src/controllers/backup.rs");
+    let original = fs::read_to_string(&controller).unwrap();
+    let marker = "// +kubebuilder:rbac:groups=backup.example.com,resources=backups/status,verbs=patch\n";
+    assert!(original.contains(marker), "{original}");
+    fs::write(&controller, original.replace(marker, "")).unwrap();
+    let update = in_crate(dir, "hack/update-codegen.sh", &[]);
+    assert!(update.status.success(), "{}", stderr(&update));
+    let test = in_crate(dir, "cargo", &["test", "--quiet", "--test", "backup"]);
+    let out = String::from_utf8_lossy(&test.stdout);
+    assert!(!test.status.success(), "passes without the marker: {out}");
+    assert!(
+        out.contains(
+            "User \"system:serviceaccount:backup-operator-system:backup-operator\" cannot patch resource \"backups/status\" in API group \"backup.example.com\" in the namespace \"default\""
+        ),
+        "{out}"
+    );
+    fs::write(&controller, original).unwrap();
+    let update = in_crate(dir, "hack/update-codegen.sh", &[]);
+    assert!(update.status.success(), "{}", stderr(&update));
 }
 
 /// `config/default` renders (kustomize, offline) the whole operator with its webhooks, the
