@@ -6,12 +6,14 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
+use clap::builder::BoolishValueParser;
 use sample_controller::run::{self, LeaseOptions, Options, shutdown_signal};
 
 /// The Foo and Icecream controllers, driven by code generated with kube-codegen.
 ///
 /// With no cluster configuration (no --kubeconfig, no KUBECONFIG or ~/.kube/config, not in a
-/// pod), or with --embedded, it runs a demo on an in-memory API server and exits.
+/// pod), or with --embedded, it runs a demo on an in-memory API server and exits. Each flag
+/// may be given by the environment variable shown with it (a switch: 1/0, true/false, yes/no).
 #[derive(Debug, Parser)]
 #[command(name = "sample-controller", version, about, long_about)]
 struct Args {
@@ -19,54 +21,59 @@ struct Args {
     #[arg(long, env = "KUBECONFIG", value_name = "FILE")]
     kubeconfig: Option<PathBuf>,
     /// The address of the Kubernetes API server; overrides the kubeconfig's.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, env = "KUBERNETES_MASTER", value_name = "URL")]
     master: Option<String>,
     /// Run the demo on the embedded in-memory API server.
-    #[arg(long)]
+    #[arg(long, env = "EMBEDDED", value_parser = BoolishValueParser::new())]
     embedded: bool,
     /// Only watch and reconcile this namespace (default: all).
-    #[arg(long)]
+    #[arg(long, env = "WATCH_NAMESPACE")]
     namespace: Option<String>,
     /// Reconciles running at once per controller (Go's threadiness).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, env = "CONCURRENCY", default_value_t = 2)]
     concurrency: u16,
     /// Informer resync period, in seconds (0: none).
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, env = "RESYNC_PERIOD", default_value_t = 30)]
     resync_period: u64,
     /// Serve /healthz, /readyz and /metrics on this address.
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, env = "HEALTH_ADDR", value_name = "ADDR")]
     health_addr: Option<SocketAddr>,
+    /// Serve /metrics (and the probes) on this address as well.
+    #[arg(long, env = "METRICS_ADDR", value_name = "ADDR")]
+    metrics_addr: Option<SocketAddr>,
     /// Hold a coordination.k8s.io Lease while reconciling (for replicas > 1).
-    #[arg(long)]
+    #[arg(long, env = "LEADER_ELECT", value_parser = BoolishValueParser::new())]
     leader_elect: bool,
     /// Lease name.
-    #[arg(long, default_value = "sample-controller")]
+    #[arg(long, env = "LEASE_NAME", default_value = "sample-controller")]
     lease_name: String,
     /// Lease namespace (default: the --namespace, else `default`).
-    #[arg(long)]
+    #[arg(long, env = "LEASE_NAMESPACE")]
     lease_namespace: Option<String>,
-    /// This replica's identity in the lease (default: $POD_NAME, else the host name).
+    /// This replica's identity in the lease (default: the host name).
     #[arg(long, env = "POD_NAME")]
     identity: Option<String>,
     /// Seconds in-flight reconciles get to finish after SIGTERM/SIGINT.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, env = "SHUTDOWN_DEADLINE", default_value_t = 20)]
     shutdown_deadline: u64,
-    /// Serve Foo's admission webhooks (defaulting and validation) over HTTPS on this address.
-    #[arg(long, value_name = "ADDR")]
+    /// Serve Foo's admission and conversion webhooks over HTTPS on this address.
+    #[arg(long, env = "WEBHOOK_ADDR", value_name = "ADDR")]
     webhook_addr: Option<SocketAddr>,
-    /// The directory of the webhook server's `tls.crt` and `tls.key` (a mounted cert-manager
-    /// Secret); read again whenever they change.
+    /// The directory of the webhook server's `tls.crt` and `tls.key` (a mounted Secret);
+    /// read again whenever they change.
     #[arg(
         long,
+        env = "WEBHOOK_CERT_DIR",
         value_name = "DIR",
-        default_value = "/tmp/k8s-webhook-server/serving-certs"
+        default_value = "/tmp/k8s-webhook-server/serving-certs",
+        alias = "webhook-cert-dir"
     )]
-    webhook_cert_dir: PathBuf,
-    /// Development mode, with --webhook-addr: make a certificate in --webhook-cert-dir and
-    /// install the webhook configurations on the cluster, pointing at --webhook-addr
-    /// (put back at shutdown; what a run that died left is put back at the next start, or by
+    cert_dir: PathBuf,
+    /// Development mode, with --webhook-addr: make a certificate in --cert-dir and install
+    /// the webhook configurations on the cluster, pointing at --webhook-addr (put back at
+    /// shutdown; what a run that died left is put back at the next start, or by
     /// `kube-codegen dev restore`).
-    #[arg(long, requires = "webhook_addr")]
+    #[arg(long, env = "INSTALL_WEBHOOKS", value_parser = BoolishValueParser::new())]
     install_webhooks: bool,
     /// Print the CRDs of Foo and Icecream this binary was built with, as YAML (for
     /// `kubectl apply -f -`), and exit. The files in `artifacts/crds` are written by
@@ -107,6 +114,10 @@ fn signals() -> run::ShutdownSignal {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
+    if args.install_webhooks && args.webhook_addr.is_none() {
+        eprintln!("error: --install-webhooks (INSTALL_WEBHOOKS) needs --webhook-addr (WEBHOOK_ADDR)");
+        return ExitCode::from(2);
+    }
     if args.print_crds {
         return match print_crds() {
             Ok(()) => ExitCode::SUCCESS,
@@ -122,6 +133,7 @@ async fn main() -> ExitCode {
         concurrency: args.concurrency.max(1),
         resync: (args.resync_period > 0).then(|| Duration::from_secs(args.resync_period)),
         health_addr: args.health_addr,
+        metrics_addr: args.metrics_addr,
         leader_election: args.leader_elect.then(|| LeaseOptions {
             name: args.lease_name.clone(),
             namespace: args
@@ -135,7 +147,7 @@ async fn main() -> ExitCode {
         shutdown_deadline: Duration::from_secs(args.shutdown_deadline),
         webhooks: args.webhook_addr.map(|addr| run::WebhookOptions {
             addr,
-            cert_dir: args.webhook_cert_dir.clone(),
+            cert_dir: args.cert_dir.clone(),
             install: args.install_webhooks,
         }),
     };

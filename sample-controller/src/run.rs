@@ -30,6 +30,8 @@ pub struct Options {
     pub resync: Option<Duration>,
     /// Where to serve `/healthz`, `/readyz` and `/metrics`.
     pub health_addr: Option<SocketAddr>,
+    /// Where to serve `/metrics` (and the probes) as well.
+    pub metrics_addr: Option<SocketAddr>,
     /// Leader election on a Lease, for replicas > 1.
     pub leader_election: Option<LeaseOptions>,
     /// How long in-flight reconciles may take to finish after shutdown starts.
@@ -57,6 +59,7 @@ impl Default for Options {
             concurrency: 2,
             resync: Some(Duration::from_secs(30)),
             health_addr: None,
+            metrics_addr: None,
             leader_election: None,
             shutdown_deadline: Duration::from_secs(20),
             webhooks: None,
@@ -100,14 +103,12 @@ pub async fn run(
         metrics: metrics.clone(),
         ..Health::default()
     });
-    let _server = match options.health_addr {
-        Some(addr) => {
-            let (bound, task) = crate::health::serve(addr, health.clone()).await?;
-            tracing::info!(%bound, "serving /healthz, /readyz and /metrics");
-            Some(task)
-        }
-        None => None,
-    };
+    let mut servers = Vec::new();
+    for addr in options.health_addr.iter().chain(&options.metrics_addr) {
+        let (bound, task) = crate::health::serve(*addr, health.clone()).await?;
+        tracing::info!(%bound, "serving /healthz, /readyz and /metrics");
+        servers.push(task);
+    }
 
     // Leader election: wait for the lease before reconciling; losing it stops everything.
     let (lease_lost, lease_task) = match &options.leader_election {
