@@ -32,7 +32,7 @@ enum Create {
     Api(ApiArgs),
     /// Add a kind's admission webhooks (defaulting and validation examples) to a crate `init`
     /// wrote: `src/webhooks/<kind>.rs` with its markers, wired into `src/webhooks/mod.rs`
-    /// and the binary (`WEBHOOK_ADDR`), a test, and the configurations in `config/webhook`.
+    /// and the binary (`--webhook-addr`), a test, and the configurations in `config/webhook`.
     /// With `--conversion`, the conversion webhook between the kind's versions.
     Webhook(WebhookArgs),
 }
@@ -151,11 +151,11 @@ fn added_what(names: &Names, webhook: Option<&WebhookArgs>, new_version: bool) -
     let (k, snake) = (&names.kind, &names.kind_snake);
     match webhook {
         Some(w) if w.conversion && w.sections().is_empty() => format!(
-            "the {k} conversion webhook through {} (src/apis/{}/<version>/{snake}_conversion.rs, tests/{snake}_conversion.rs), served with the webhooks on WEBHOOK_ADDR (INSTALL_WEBHOOKS=1 in development; `kube-codegen dev restore` puts back what a run that died left), deployed with config/default",
+            "the {k} conversion webhook through {} (src/apis/{}/<version>/{snake}_conversion.rs, tests/{snake}_conversion.rs), served with the webhooks on --webhook-addr (--install-webhooks in development; `kube-codegen dev restore` puts back what a run that died left), deployed with config/default",
             names.version, names.group_mod
         ),
         Some(w) => format!(
-            "the {k} webhooks{} (src/webhooks/{snake}.rs, tests/{snake}_webhook.rs, config/webhook/manifests.yaml); serve them with WEBHOOK_ADDR (INSTALL_WEBHOOKS=1 in development; `kube-codegen dev restore` puts back what a run that died left); deploy with `kubectl apply --server-side -k config/default` (config/cert-manager: with cert-manager's certificate)",
+            "the {k} webhooks{} (src/webhooks/{snake}.rs, tests/{snake}_webhook.rs, config/webhook/manifests.yaml); serve them with --webhook-addr (--install-webhooks in development; `cargo run -- --embedded` on the in-memory API server; `kube-codegen dev restore` puts back what a run that died left); deploy with `kubectl apply --server-side -k config/default` (config/cert-manager: with cert-manager's certificate)",
             if w.conversion { " and conversion" } else { "" }
         ),
         None if new_version => format!(

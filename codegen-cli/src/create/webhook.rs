@@ -19,22 +19,27 @@ const WEBHOOK_MODULES_MARKER: &str =
 /// See [`WEBHOOK_MODULES_MARKER`].
 pub(super) const WEBHOOK_SERVER_MARKER: &str =
     "    // kube-codegen create webhook: new webhooks above this line.";
-/// The line of `main.rs` that the first webhook replaces with [`MAIN_WEBHOOKS`].
-const MAIN_MARKER: &str = "    // kube-codegen create webhook: serving the webhooks goes here.";
+/// The line of `main.rs` that the first webhook replaces with [`MAIN_WEBHOOKS`] (with the
+/// [`MAIN_PLACEHOLDER`] under it, if it is still there).
+const MAIN_MARKER: &str = "    // kube-codegen create webhook: serving the webhooks goes here.\n";
+/// What `init`'s `main.rs` has under [`MAIN_MARKER`] while there are no webhooks.
+const MAIN_PLACEHOLDER: &str = r#"    if let Some(addr) = args.webhook_addr {
+        let (dir, install) = (args.cert_dir.display(), args.install_webhooks);
+        tracing::warn!(%addr, %dir, install, "no webhooks yet: `kube-codegen create webhook` adds them");
+    }
+"#;
 
 /// What `main.rs` serves the webhooks with, in place of [`MAIN_MARKER`].
-const MAIN_WEBHOOKS: &str = r#"    // The admission webhooks on WEBHOOK_ADDR, with the certificate in WEBHOOK_CERT_DIR (a
-    // mounted Secret); INSTALL_WEBHOOKS=1 makes one and installs the configurations
-    // (development). Shutting down then waits for them to stop and remove what they installed.
-    let shutdown = match std::env::var("WEBHOOK_ADDR") {
-        Err(_) => shutdown,
-        Ok(addr) => {
+const MAIN_WEBHOOKS: &str = r#"    // The webhooks on --webhook-addr, with the certificate in --cert-dir (a mounted Secret);
+    // --install-webhooks makes one and installs the configurations (development). Shutting
+    // down then waits for them to stop and remove what they installed.
+    let shutdown = match args.webhook_addr {
+        None => shutdown,
+        Some(addr) => {
             let options = __CRATE_IDENT__::webhooks::Options {
-                addr: addr.parse().map_err(|e| format!("WEBHOOK_ADDR {addr}: {e}"))?,
-                cert_dir: std::env::var("WEBHOOK_CERT_DIR")
-                    .unwrap_or_else(|_| "/tmp/k8s-webhook-server/serving-certs".into())
-                    .into(),
-                install: std::env::var("INSTALL_WEBHOOKS").is_ok_and(|v| v == "1"),
+                addr,
+                cert_dir: args.cert_dir.clone(),
+                install: args.install_webhooks,
             };
             let serving = tokio::spawn(__CRATE_IDENT__::webhooks::serve(
                 client.clone(),
@@ -51,19 +56,68 @@ const MAIN_WEBHOOKS: &str = r#"    // The admission webhooks on WEBHOOK_ADDR, wi
             .boxed()
             .shared()
         }
-    };"#;
+    };
+"#;
+
+/// The line of `main.rs`'s embedded mode that the first webhook replaces with
+/// [`EMBEDDED_WEBHOOKS`].
+const EMBEDDED_MARKER: &str =
+    "    // kube-codegen create webhook: the embedded API server calls the webhooks from here.\n";
+
+/// `--embedded` serving the webhooks: in process, with a development certificate, installed
+/// on the in-memory API server (which then calls them as kube-apiserver would) before the
+/// sample is created.
+const EMBEDDED_WEBHOOKS: &str = r#"    // The webhooks, in process with a development certificate, installed on the in-memory
+    // API server, which calls them as a cluster would (admission and conversion).
+    let cert_dir = format!("__CRATE__-embedded-{}", std::process::id());
+    let cert_dir = std::env::temp_dir().join(cert_dir);
+    let options = __CRATE_IDENT__::webhooks::Options {
+        addr: ([127, 0, 0, 1], 0).into(),
+        cert_dir: cert_dir.clone(),
+        install: true,
+    };
+    let serving = __CRATE_IDENT__::webhooks::serve(client.clone(), options, shutdown.clone());
+    let mut tasks = tasks;
+    tasks.push(tokio::spawn(async move {
+        let served = serving.await;
+        let _ = std::fs::remove_dir_all(cert_dir);
+        served
+    }));
+    let manifests = __CRATE_IDENT__::webhooks::MANIFESTS;
+    let kinds = ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"];
+    let wanted: usize = kinds
+        .iter()
+        .map(|k| manifests.matches(&format!("kind: {k}\n")).count())
+        .sum();
+    let installed = || -> usize {
+        let list = |k: &&str| fake.list("admissionregistration.k8s.io/v1", k, None).len();
+        kinds.iter().map(list).sum()
+    };
+    for _ in 0..400 {
+        if installed() >= wanted {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    println!("the webhooks are served in process; the embedded API server calls them");
+"#;
 
 /// The first webhook of a crate: `src/webhooks/mod.rs`, the runtime's `webhook` feature and
 /// a YAML reader in `Cargo.toml`, and the serving in `main.rs`.
 pub(super) fn add_webhooks_module(dir: &Path, names: &Names) -> Result<(), Error> {
     let main = dir.join("src/main.rs");
     let main_text = read(&main)?;
-    if !main_text.contains(MAIN_MARKER) {
-        return Err(Error::Refused(format!(
-            "`{}` lacks the line create webhook replaces:\n{}\nput it back where the webhooks should start (after `shutdown` is made), or wire `webhooks::serve` by hand",
-            main.display(),
-            MAIN_MARKER.trim()
-        )));
+    for (marker, place) in [
+        (MAIN_MARKER, "where the webhooks should start (after `shutdown` is made)"),
+        (EMBEDDED_MARKER, "in `embedded()`, after `tasks` is made"),
+    ] {
+        if !main_text.contains(marker) {
+            return Err(Error::Refused(format!(
+                "`{}` lacks the line create webhook replaces:\n{}\nput it back {place}, or wire `webhooks::serve` by hand",
+                main.display(),
+                marker.trim()
+            )));
+        }
     }
     let manifest = dir.join("Cargo.toml");
     let cargo = read(&manifest)?;
@@ -81,10 +135,14 @@ pub(super) fn add_webhooks_module(dir: &Path, names: &Names) -> Result<(), Error
         line.trim_end_matches('}').trim_end()
     );
     write(&manifest, &cargo.replacen(line, &with_feature, 1))?;
-    write(
-        &main,
-        &main_text.replacen(MAIN_MARKER, &names.fill(MAIN_WEBHOOKS), 1),
-    )?;
+    let placeholder = format!("{MAIN_MARKER}{MAIN_PLACEHOLDER}");
+    let main_text = if main_text.contains(&placeholder) {
+        main_text.replacen(&placeholder, &names.fill(MAIN_WEBHOOKS), 1)
+    } else {
+        main_text.replacen(MAIN_MARKER, &names.fill(MAIN_WEBHOOKS), 1)
+    };
+    let main_text = main_text.replacen(EMBEDDED_MARKER, &names.fill(EMBEDDED_WEBHOOKS), 1);
+    write(&main, &main_text)?;
     ensure_line(&dir.join("src/lib.rs"), "pub mod webhooks;")?;
     crate::scaffold::deploy::add_webhooks(dir, names)?;
     write_files(
