@@ -9,6 +9,7 @@
 //! | 1 | any [`Error`]: unreadable or unwritable files, mistakes in the input, out of date with `--verify`, refused arguments, a failed cargo build or `init`/`create` step; or a bug (a panic) |
 //! | 2 | the arguments do not parse (clap's usage error), or `compat` cannot read what it compares |
 
+mod chart;
 mod cluster;
 mod compat;
 mod crds;
@@ -62,6 +63,9 @@ enum Command {
     /// Write (or with --verify, check) the admission webhook configurations declared by
     /// `+kubebuilder:webhook` markers in a controller's sources: `manifests.yaml`.
     Webhooks(webhooks::WebhooksArgs),
+    /// Write (or with --verify, check) a Helm chart rendered from a kustomize overlay
+    /// (`kubectl kustomize config/default`): the same objects, the namespace the release's.
+    Chart(chart::ChartArgs),
     /// Compare an API with a baseline (CRD manifests or a cluster's CRDs) and classify each
     /// change as breaking or compatible; exit 1 when one is breaking, 2 on unreadable input.
     Compat(compat::CompatArgs),
@@ -120,6 +124,7 @@ fn run(cli: Cli) -> Result<Outcome, Error> {
         Command::Crds(args) => crds::run(&args.options()),
         Command::Import(args) => import::run(&args),
         Command::Webhooks(args) => webhooks::run(&args.options()),
+        Command::Chart(args) => chart::run(&args.options()),
         Command::Compat(args) => compat::run(&args),
         Command::MigrateStorage(args) => migrate::run(&args),
         Command::Dev(args) => dev::run(&args),

@@ -16,6 +16,7 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use serde_json::Value;
 use support::{TempDir, repo, stderr, target_dir, write};
 
 fn init(cwd: &Path, args: &[&str]) -> Output {
@@ -212,6 +213,7 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     assert!(out.contains("1 passed"), "{out}");
     let verify = in_crate(&dir, "hack/verify-codegen.sh", &[]);
     assert!(verify.status.success(), "verify:\n{}", stderr(&verify));
+    flags_and_embedded_webhooks(&dir);
     // A second kind's defaulting webhook alone joins the same configuration.
     let second = create(&dir, "webhook", &[&restore[..], &["--defaulting"]].concat());
     assert!(second.status.success(), "{}", stderr(&second));
@@ -409,6 +411,116 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     );
 }
 
+/// `main.rs` has one configuration surface: every flag in `--help` with its environment
+/// variable; and `--embedded` serves the crate's webhooks to the in-memory API server, so
+/// the sample it creates is defaulted by the crate's own webhook.
+fn flags_and_embedded_webhooks(dir: &Path) {
+    let help = in_crate(dir, "cargo", &["run", "--quiet", "--", "--help"]);
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(help.status.success(), "{text}{}", stderr(&help));
+    for (flag, var) in [
+        ("--kubeconfig <FILE>", "KUBECONFIG"),
+        ("--embedded", "EMBEDDED"),
+        ("--leader-elect", "LEADER_ELECT"),
+        ("--health-addr <ADDR>", "HEALTH_ADDR"),
+        ("--metrics-addr <ADDR>", "METRICS_ADDR"),
+        ("--webhook-addr <ADDR>", "WEBHOOK_ADDR"),
+        ("--cert-dir <DIR>", "WEBHOOK_CERT_DIR"),
+        ("--install-webhooks", "INSTALL_WEBHOOKS"),
+    ] {
+        let entry = text
+            .split(&format!("      {flag}\n"))
+            .nth(1)
+            .and_then(|rest| rest.lines().next())
+            .unwrap_or_else(|| panic!("{flag} in:\n{text}"));
+        assert!(entry.contains(&format!("[env: {var}")), "{flag}: {entry}");
+    }
+    // The environment variable the earlier main.rs read still works.
+    let mut install = Command::new("cargo");
+    install
+        .current_dir(dir)
+        .args(["run", "--quiet"])
+        .env("CARGO_TARGET_DIR", target_dir())
+        .env("INSTALL_WEBHOOKS", "1")
+        .env_remove("WEBHOOK_ADDR");
+    let refused = install.output().unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("--install-webhooks (INSTALL_WEBHOOKS) needs --webhook-addr"),
+        "{}",
+        stderr(&refused)
+    );
+    let embedded = in_crate(dir, "cargo", &["run", "--quiet", "--", "--embedded"]);
+    let out = String::from_utf8_lossy(&embedded.stdout);
+    assert!(embedded.status.success(), "{out}{}", stderr(&embedded));
+    assert!(
+        out.contains("the webhooks are served in process")
+            && out.contains("\"app.kubernetes.io/managed-by\": \"backup-operator\""),
+        "{out}"
+    );
+}
+
+/// `charts/backup-operator`, rendered with its default values (only the plain substitutions
+/// `kube-codegen chart` writes: `{{ .Release.Namespace }}` and `{{ .Values.x.y }}`), has the
+/// objects of `config/default` but its Namespace (helm's `--create-namespace`); a stale chart
+/// fails verify.
+fn chart_renders_the_same_objects(dir: &Path, default: &str) {
+    let namespace = "backup-operator-system";
+    let chart = dir.join("charts/backup-operator");
+    let values: Value =
+        serde_saphyr::from_str(&fs::read_to_string(chart.join("values.yaml")).unwrap()).unwrap();
+    let mut templates: Vec<_> = fs::read_dir(chart.join("templates"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    templates.sort();
+    let mut rendered = Vec::new();
+    for template in templates {
+        let mut text = fs::read_to_string(&template)
+            .unwrap()
+            .replace("{{ .Release.Namespace }}", namespace);
+        while let Some(start) = text.find("{{ .Values.") {
+            let end = start + text[start..].find("}}").unwrap();
+            let path = text[start + "{{ .Values.".len()..end].trim().to_owned();
+            let value = path.split('.').fold(&values, |v, key| &v[key]);
+            let value = match value {
+                Value::String(s) => s.clone(),
+                Value::Null => panic!("no value {path} in values.yaml"),
+                other => other.to_string(),
+            };
+            text.replace_range(start..end + 2, &value);
+        }
+        assert!(!text.contains("{{"), "{}: {text}", template.display());
+        let docs: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap();
+        rendered.extend(docs.into_iter().filter(|d| !d.is_null()));
+    }
+    let docs: Vec<Value> = serde_saphyr::from_multiple(default).unwrap();
+    let mut expected: Vec<Value> = docs
+        .into_iter()
+        .filter(|d| !d.is_null() && d["kind"] != "Namespace")
+        .collect();
+    let key = |v: &Value| {
+        let m = &v["metadata"];
+        format!("{} {} {}", v["kind"], m["namespace"], m["name"])
+    };
+    expected.sort_by_key(key);
+    rendered.sort_by_key(key);
+    assert_eq!(rendered.len(), expected.len(), "{rendered:#?}");
+    for (r, e) in rendered.iter().zip(&expected) {
+        assert_eq!(r, e, "{}", key(e));
+    }
+    // A chart edited by hand (or stale) fails verify, naming it; regenerating puts it back.
+    let values_file = chart.join("values.yaml");
+    let before = fs::read_to_string(&values_file).unwrap();
+    fs::write(&values_file, before.replace("replicas: 1", "replicas: 2")).unwrap();
+    let verify = in_crate(dir, "hack/verify-codegen.sh", &[]);
+    assert!(!verify.status.success());
+    assert!(stderr(&verify).contains("values.yaml"), "{}", stderr(&verify));
+    let update = in_crate(dir, "hack/update-codegen.sh", &[]);
+    assert!(update.status.success(), "{}", stderr(&update));
+    assert_eq!(fs::read_to_string(&values_file).unwrap(), before);
+}
+
 /// The controller's test runs it as its ServiceAccount bound to the generated RBAC: without
 /// the status marker, the test fails with the 403 a cluster gives; put back, it passes.
 fn missing_rbac_marker_is_a_403(dir: &Path) {
@@ -474,6 +586,7 @@ fn deployable_as_generated(dir: &Path) {
     ] {
         assert!(default.contains(line), "{line} in:\n{default}");
     }
+    chart_renders_the_same_objects(dir, &default);
     let with_cert_manager = render("config/cert-manager").unwrap();
     for line in [
         "kind: Certificate",

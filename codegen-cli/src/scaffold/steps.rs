@@ -1,13 +1,13 @@
 //! What `hack/update-codegen.sh` does, run in process on a crate `init` or `create` wrote:
-//! the typed clients, the RBAC, the webhook configurations (once the crate has webhooks) and
-//! the CRDs. Each step's outcome is printed as it completes; a failed step is an error
+//! the typed clients, the RBAC, the webhook configurations (once the crate has webhooks), the
+//! CRDs, and the Helm chart rendered from `config/default` (where kubectl is installed). Each step's outcome is printed as it completes; a failed step is an error
 //! naming it, with its cause.
 
 use std::path::Path;
 
 use super::Names;
 use crate::error::{Error, Outcome};
-use crate::{crds, generate, rbac, webhooks};
+use crate::{chart, crds, generate, rbac, webhooks};
 
 /// Runs every step on the crate in `dir`; `command` (`init`, `create api`) names the command
 /// they run for in an error.
@@ -57,5 +57,22 @@ pub fn regenerate(dir: &Path, names: &Names, command: &'static str) -> Result<()
         .is_file()
         .then(|| names.webhook_service());
     crds.kustomize = Some(dir.join("config/crd-conversion"));
-    step("building the CRD", crds::run(&crds))
+    step("building the CRD", crds::run(&crds))?;
+    let chart = chart::run(&chart::Options {
+        config: dir.join("config/default"),
+        output: dir.join("charts").join(&names.krate),
+        name: names.krate.clone(),
+        namespace: format!("{}-system", names.krate),
+        verify: false,
+    });
+    match chart {
+        Err(Error::Spawn { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            eprintln!(
+                "kube-codegen: kubectl not found: charts/{} not written (hack/update-codegen.sh writes it where kubectl is installed)",
+                names.krate
+            );
+            Ok(())
+        }
+        chart => step("rendering the Helm chart", chart),
+    }
 }
