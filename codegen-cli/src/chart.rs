@@ -123,12 +123,19 @@ fn files(options: &Options, objects: Vec<Value>) -> Result<Vec<OutputFile>, Erro
         "{}\n# Rendered from the kustomize overlay by `kube-codegen chart` (hack/update-codegen.sh).\n",
         output::YAML_HEADER_LINE
     );
-    let mut image = (options.name.clone(), "latest".to_owned(), "IfNotPresent".to_owned());
+    let mut image = (
+        options.name.clone(),
+        "latest".to_owned(),
+        "IfNotPresent".to_owned(),
+    );
     let mut replicas = 1;
     let mut out = Vec::new();
     for mut object in objects {
         let kind = object["kind"].as_str().unwrap_or_default().to_owned();
-        let name = object["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        let name = object["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         if kind == "Namespace" && name == options.namespace {
             continue;
         }
@@ -192,7 +199,10 @@ fn manager_values(
         return;
     };
     if let Some(reference) = manager["image"].as_str() {
-        match reference.rsplit_once(':').filter(|(_, tag)| !tag.contains('/')) {
+        match reference
+            .rsplit_once(':')
+            .filter(|(_, tag)| !tag.contains('/'))
+        {
             Some((repository, tag)) => {
                 image.0 = repository.to_owned();
                 image.1 = tag.to_owned();
@@ -265,7 +275,10 @@ mod tests {
         let ns = "op-system";
         assert_eq!(replace_word("op-system", ns, "N"), "N");
         assert_eq!(replace_word("op-system/op-cert", ns, "N"), "N/op-cert");
-        assert_eq!(replace_word("op-webhook.op-system.svc", ns, "N"), "op-webhook.N.svc");
+        assert_eq!(
+            replace_word("op-webhook.op-system.svc", ns, "N"),
+            "op-webhook.N.svc"
+        );
         assert_eq!(replace_word("my-op-system", ns, "N"), "my-op-system");
         assert_eq!(replace_word("op-system-2", ns, "N"), "op-system-2");
     }

@@ -515,7 +515,11 @@ fn chart_renders_the_same_objects(dir: &Path, default: &str) {
     fs::write(&values_file, before.replace("replicas: 1", "replicas: 2")).unwrap();
     let verify = in_crate(dir, "hack/verify-codegen.sh", &[]);
     assert!(!verify.status.success());
-    assert!(stderr(&verify).contains("values.yaml"), "{}", stderr(&verify));
+    assert!(
+        stderr(&verify).contains("values.yaml"),
+        "{}",
+        stderr(&verify)
+    );
     let update = in_crate(dir, "hack/update-codegen.sh", &[]);
     assert!(update.status.success(), "{}", stderr(&update));
     assert_eq!(fs::read_to_string(&values_file).unwrap(), before);
@@ -526,7 +530,8 @@ fn chart_renders_the_same_objects(dir: &Path, default: &str) {
 fn missing_rbac_marker_is_a_403(dir: &Path) {
     let controller = dir.join("src/controllers/backup.rs");
     let original = fs::read_to_string(&controller).unwrap();
-    let marker = "// +kubebuilder:rbac:groups=backup.example.com,resources=backups/status,verbs=patch\n";
+    let marker =
+        "// +kubebuilder:rbac:groups=backup.example.com,resources=backups/status,verbs=patch\n";
     assert!(original.contains(marker), "{original}");
     fs::write(&controller, original.replace(marker, "")).unwrap();
     let update = in_crate(dir, "hack/update-codegen.sh", &[]);

@@ -115,7 +115,9 @@ fn signals() -> run::ShutdownSignal {
 async fn main() -> ExitCode {
     let args = Args::parse();
     if args.install_webhooks && args.webhook_addr.is_none() {
-        eprintln!("error: --install-webhooks (INSTALL_WEBHOOKS) needs --webhook-addr (WEBHOOK_ADDR)");
+        eprintln!(
+            "error: --install-webhooks (INSTALL_WEBHOOKS) needs --webhook-addr (WEBHOOK_ADDR)"
+        );
         return ExitCode::from(2);
     }
     if args.print_crds {

@@ -48,7 +48,10 @@ fn switches_are_read_from_the_environment() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--install-webhooks (INSTALL_WEBHOOKS) needs --webhook-addr"), "{err}");
+    assert!(
+        err.contains("--install-webhooks (INSTALL_WEBHOOKS) needs --webhook-addr"),
+        "{err}"
+    );
     // INSTALL_WEBHOOKS=0 is off, so nothing is missing: the embedded demo runs (EMBEDDED=yes).
     let out = sample_controller()
         .env("INSTALL_WEBHOOKS", "0")
@@ -56,6 +59,10 @@ fn switches_are_read_from_the_environment() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("embedded in-memory API server"), "{stdout}");
 }

@@ -108,7 +108,10 @@ pub(super) fn add_webhooks_module(dir: &Path, names: &Names) -> Result<(), Error
     let main = dir.join("src/main.rs");
     let main_text = read(&main)?;
     for (marker, place) in [
-        (MAIN_MARKER, "where the webhooks should start (after `shutdown` is made)"),
+        (
+            MAIN_MARKER,
+            "where the webhooks should start (after `shutdown` is made)",
+        ),
         (EMBEDDED_MARKER, "in `embedded()`, after `tasks` is made"),
     ] {
         if !main_text.contains(marker) {
