@@ -35,3 +35,6 @@ done
   --conversion-service default/sample-controller-webhook:443 \
   --cert-manager-certificate default/sample-controller-webhook \
   --kustomize sample-controller/artifacts/deploy-webhooks/crds
+
+# The book's references, from the code as it is now (markers, CLI help, contract cases).
+hack/update-docs.sh
