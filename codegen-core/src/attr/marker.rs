@@ -428,7 +428,7 @@ fn unknown_marker(word: &str) -> String {
             "unknown marker `+{word}`; the `+{family}:` markers are {}",
             list(&siblings)
         ),
-        None => format!("unknown marker `+{word}`; see the CRD markers in the README"),
+        None => format!("unknown marker `+{word}`; see the marker reference, docs/src/reference/markers.md"),
     }
 }
 
