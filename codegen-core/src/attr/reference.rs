@@ -20,8 +20,11 @@ struct Doc {
     example: &'static str,
 }
 
+/// Whether a marker (its name without `+`) belongs to a section of the reference.
+type Belongs = fn(&str) -> bool;
+
 /// The families of the reference, in order: a heading and a test on the marker's name.
-const SECTIONS: &[(&str, fn(&str) -> bool)] = &[
+const SECTIONS: &[(&str, Belongs)] = &[
     ("Client markers", |n| {
         n.starts_with("genclient") || n == "resourceName"
     }),
