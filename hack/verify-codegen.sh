@@ -36,6 +36,9 @@ done < hack/codegen-trees.txt
   --cert-manager-certificate default/sample-controller-webhook \
   --kustomize sample-controller/artifacts/deploy-webhooks/crds || failed=1
 
+# The sample's API reference pages in the book.
+"$codegen" docs --verify --input sample-controller/src/apis --output docs/src/reference/api || failed=1
+
 # The book's generated references (docs/src/reference/): compared, not written.
 cargo test --quiet -p kube-codegen --test reference || failed=1
 

@@ -278,4 +278,13 @@ fn the_tutorial_builds_in_a_crate_init_wrote() {
     for shown in ["schedule", "x-kubernetes-validations"] {
         assert!(crd.contains(shown), "{shown} in the CRD:\n{crd}");
     }
+    // The crate's API reference (docs/api, by `kube-codegen docs`) shows the new field's
+    // description and pattern, and the rule's message.
+    let api = fs::read_to_string(dir.join("docs/api/backup.example.com_v1alpha1.md")).unwrap();
+    for shown in [
+        "| `schedule` | string | When to take a backup: a cron expression of five fields. | pattern `^(\\S+\\s+){4}\\S+$`",
+        "rule `self.replicas <= 3 || has(self.schedule)`: \"more than 3 replicas need a schedule\"",
+    ] {
+        assert!(api.contains(shown), "{shown} in docs/api:\n{api}");
+    }
 }

@@ -1,13 +1,13 @@
 //! What `hack/update-codegen.sh` does, run in process on a crate `init` or `create` wrote:
-//! the typed clients, the RBAC, the webhook configurations (once the crate has webhooks) and
-//! the CRDs. Each step's outcome is printed as it completes; a failed step is an error
-//! naming it, with its cause.
+//! the typed clients, the RBAC, the webhook configurations (once the crate has webhooks), the
+//! CRDs and their API reference pages. Each step's outcome is printed as it completes; a
+//! failed step is an error naming it, with its cause.
 
 use std::path::Path;
 
 use super::Names;
 use crate::error::{Error, Outcome};
-use crate::{crds, generate, rbac, webhooks};
+use crate::{crds, docs, generate, rbac, webhooks};
 
 /// Runs every step on the crate in `dir`; `command` (`init`, `create api`) names the command
 /// they run for in an error.
@@ -57,5 +57,13 @@ pub fn regenerate(dir: &Path, names: &Names, command: &'static str) -> Result<()
         .is_file()
         .then(|| names.webhook_service());
     crds.kustomize = Some(dir.join("config/crd-conversion"));
-    step("building the CRD", crds::run(&crds))
+    step("building the CRD", crds::run(&crds))?;
+    step(
+        "writing the API reference",
+        docs::run(&docs::Options {
+            input: dir.join("src/apis"),
+            output: dir.join("docs/api"),
+            verify: false,
+        }),
+    )
 }
