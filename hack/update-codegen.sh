@@ -35,3 +35,9 @@ done
   --conversion-service default/sample-controller-webhook:443 \
   --cert-manager-certificate default/sample-controller-webhook \
   --kustomize sample-controller/artifacts/deploy-webhooks/crds
+
+# The sample's API reference pages in the book, from the same CRDs.
+"$codegen" docs --input sample-controller/src/apis --output docs/src/reference/api
+
+# The book's references, from the code as it is now (markers, CLI help, contract cases).
+hack/update-docs.sh

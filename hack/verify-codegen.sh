@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Fails when a generated tree (hack/codegen-trees.txt), its CRD YAML, the sample's RBAC or
-# the runtime's built-in apply configurations differ from what kube-codegen produces now.
+# Fails when a generated tree (hack/codegen-trees.txt), its CRD YAML, the sample's RBAC, the
+# runtime's built-in apply configurations or the book's generated references differ from what
+# kube-codegen produces now.
 # Nothing is written: each check compares.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -34,6 +35,12 @@ done < hack/codegen-trees.txt
   --conversion-service default/sample-controller-webhook:443 \
   --cert-manager-certificate default/sample-controller-webhook \
   --kustomize sample-controller/artifacts/deploy-webhooks/crds || failed=1
+
+# The sample's API reference pages in the book.
+"$codegen" docs --verify --input sample-controller/src/apis --output docs/src/reference/api || failed=1
+
+# The book's generated references (docs/src/reference/): compared, not written.
+cargo test --quiet -p kube-codegen --test reference || failed=1
 
 if [ "$failed" -ne 0 ]; then
   echo "to fix, run: hack/update-codegen.sh" >&2

@@ -15,6 +15,7 @@ mod compat;
 mod crds;
 mod create;
 mod dev;
+mod docs;
 mod error;
 mod generate;
 mod import;
@@ -75,6 +76,10 @@ enum Command {
     /// Development mode's cluster changes: `dev restore` puts back what a development run
     /// that died left (CRD conversions and webhook configurations pointing at it).
     Dev(dev::DevArgs),
+    /// Write (or with --verify, check) Markdown API reference pages for an API tree: one per
+    /// group and version, each kind with its fields, types, defaults, validations, CEL rules,
+    /// enum values and printer columns, from the CRDs `crds` builds.
+    Docs(docs::DocsArgs),
     /// Start a new operator crate: an API type, its generated clients, CRD and RBAC, a
     /// controller, a binary, a test on the in-memory API server, scripts and manifests.
     Init(init::InitArgs),
@@ -128,6 +133,7 @@ fn run(cli: Cli) -> Result<Outcome, Error> {
         Command::Compat(args) => compat::run(&args),
         Command::MigrateStorage(args) => migrate::run(&args),
         Command::Dev(args) => dev::run(&args),
+        Command::Docs(args) => docs::run(&args.options()),
         Command::Init(args) => init::run(&args),
         Command::Create(args) => create::run(&args),
     }

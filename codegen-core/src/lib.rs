@@ -250,3 +250,9 @@ pub fn crd_runner(
         .map_err(GenerateError::Internal)?;
     Ok((tree, main))
 }
+
+/// The book's marker reference (Markdown), written from the tables the checker reads markers
+/// with; an error names accepted markers that have no description yet.
+pub fn marker_reference() -> Result<String, String> {
+    attr::reference::markdown()
+}

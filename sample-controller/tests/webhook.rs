@@ -3,7 +3,7 @@
 //! Deployment this Foo does not control is refused; Foo v1beta1 converts to and from
 //! v1alpha1 losslessly, through the conversion webhook the controller serves. (The server
 //! they run in, and TLS, are tested in `tests/tests/webhook.rs`; a real kube-apiserver
-//! calling them is in the README.)
+//! calling them is in the book, docs/src/tutorial/webhooks.md.)
 
 use std::time::Duration;
 

@@ -1,13 +1,14 @@
 //! What `hack/update-codegen.sh` does, run in process on a crate `init` or `create` wrote:
 //! the typed clients, the RBAC, the webhook configurations (once the crate has webhooks), the
-//! CRDs, and the Helm chart rendered from `config/default` (where kubectl is installed). Each step's outcome is printed as it completes; a failed step is an error
-//! naming it, with its cause.
+//! CRDs and their API reference pages, and the Helm chart rendered from `config/default`
+//! (where kubectl is installed). Each step's outcome is printed as it completes; a failed step
+//! is an error naming it, with its cause.
 
 use std::path::Path;
 
 use super::Names;
 use crate::error::{Error, Outcome};
-use crate::{chart, crds, generate, rbac, webhooks};
+use crate::{chart, crds, docs, generate, rbac, webhooks};
 
 /// Runs every step on the crate in `dir`; `command` (`init`, `create api`) names the command
 /// they run for in an error.
@@ -58,6 +59,14 @@ pub fn regenerate(dir: &Path, names: &Names, command: &'static str) -> Result<()
         .then(|| names.webhook_service());
     crds.kustomize = Some(dir.join("config/crd-conversion"));
     step("building the CRD", crds::run(&crds))?;
+    step(
+        "writing the API reference",
+        docs::run(&docs::Options {
+            input: dir.join("src/apis"),
+            output: dir.join("docs/api"),
+            verify: false,
+        }),
+    )?;
     let chart = chart::run(&chart::Options {
         config: dir.join("config/default"),
         output: dir.join("charts").join(&names.krate),

@@ -80,7 +80,7 @@ pub(crate) struct GenclientAttrs {
     pub(crate) first_option: Option<Loc>,
 }
 
-const MARKER_OPTIONS: &[&str] = &[
+pub(crate) const MARKER_OPTIONS: &[&str] = &[
     "nonNamespaced",
     "noStatus",
     "noVerbs",

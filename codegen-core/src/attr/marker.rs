@@ -125,7 +125,7 @@ pub(crate) const KNOWN: &[(&str, Place, Option<bool>)] = &[
 
 /// controller-gen markers that describe Go code generation, or that another command reads
 /// (`kube-codegen rbac`); accepted and ignored here.
-const IGNORED: &[&str] = &[
+pub(crate) const IGNORED: &[&str] = &[
     "kubebuilder:object:root",
     "kubebuilder:object:generate",
     "kubebuilder:skip",
@@ -134,7 +134,7 @@ const IGNORED: &[&str] = &[
 
 /// controller-gen markers kube-codegen does not implement: an error that says so, rather
 /// than a guess at a similar name.
-const UNSUPPORTED: &[&str] = &[
+pub(crate) const UNSUPPORTED: &[&str] = &[
     "kubebuilder:validation:Schemaless",
     "kubebuilder:validation:ExactlyOneOf",
     "kubebuilder:validation:AtMostOneOf",
@@ -147,7 +147,7 @@ const UNSUPPORTED: &[&str] = &[
 
 /// The validation markers that also exist as `+kubebuilder:validation:items:<Name>`, for the
 /// items of a list.
-fn has_items_form(name: &str) -> bool {
+pub(crate) fn has_items_form(name: &str) -> bool {
     name.starts_with("kubebuilder:validation:")
         && !matches!(
             name,
@@ -428,7 +428,7 @@ fn unknown_marker(word: &str) -> String {
             "unknown marker `+{word}`; the `+{family}:` markers are {}",
             list(&siblings)
         ),
-        None => format!("unknown marker `+{word}`; see the CRD markers in the README"),
+        None => format!("unknown marker `+{word}`; see the marker reference, docs/src/reference/markers.md"),
     }
 }
 

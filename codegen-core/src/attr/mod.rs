@@ -4,3 +4,4 @@ pub(crate) mod genclient;
 pub(crate) mod kube;
 pub(crate) mod marker;
 pub(crate) mod package;
+pub(crate) mod reference;
