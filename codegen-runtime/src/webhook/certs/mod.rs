@@ -597,31 +597,20 @@ impl SelfSignedCerts {
             ..PostParams::default()
         };
         let api = self.secrets();
+        if let Some(old) = live.and_then(|l| l.type_.as_deref())
+            && old != "kubernetes.io/tls"
+        {
+            // The type of a Secret cannot change, and a Secret of another type is not this
+            // manager's to delete.
+            return Err(CertError::Config(format!(
+                "the Secret {}/{} exists with type `{old}`, not `kubernetes.io/tls`: delete it or name another Secret",
+                config.namespace, config.secret
+            )));
+        }
         let written = match live {
             None => api.create(&params, &secret).await,
             // `metadata.resourceVersion` is the one read: a 409 if it changed since.
-            Some(_) if secret.type_ == live.and_then(|l| l.type_.clone()) => {
-                api.replace(&config.secret, &params, &secret).await
-            }
-            // The type of a Secret cannot change: delete the one read (that version only),
-            // then create.
-            Some(old) => {
-                let precondition = kube::api::DeleteParams {
-                    preconditions: Some(kube::api::Preconditions {
-                        resource_version: old.metadata.resource_version.clone(),
-                        uid: old.metadata.uid.clone(),
-                    }),
-                    ..Default::default()
-                };
-                match api.delete(&config.secret, &precondition).await {
-                    Ok(_) => {
-                        secret.metadata.resource_version = None;
-                        secret.metadata.uid = None;
-                        api.create(&params, &secret).await
-                    }
-                    Err(e) => Err(e),
-                }
-            }
+            Some(_) => api.replace(&config.secret, &params, &secret).await,
         };
         let secret = match written {
             Ok(secret) => secret,
