@@ -233,7 +233,11 @@ pub async fn run(
             let lister = deployments.lister();
             Some(serve_webhooks(&client, w, certs, lister, stop.clone()).await?)
         }
-        None => None,
+        None => {
+            // Every holder of the leadership signal must be gone for the lease to be released.
+            drop(leading);
+            None
+        }
     };
     health.ready.store(true, Ordering::Relaxed);
 

@@ -15,9 +15,11 @@
 //
 // The self-managed serving certificate (`run::WEBHOOK_CERT_SECRET`): its Secret, and the CA
 // injected into the configurations above and Foo's conversion.
+// RBAC cannot limit `create` or the watch's `list` to one name: the Secrets rule is the
+// namespace's; the others name the sample's objects.
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update,namespace=default
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;patch
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;patch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;patch,resourceNames=sample-controller
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;patch,resourceNames=foos.samplecontroller.k8s.io
 
 use kube::ResourceExt;
 use kube_codegen_runtime::webhook::{
