@@ -24,16 +24,14 @@ const MAIN_MARKER: &str = "    // kube-codegen create webhook: serving the webho
 
 /// What `main.rs` serves the webhooks with, in place of [`MAIN_MARKER`].
 const MAIN_WEBHOOKS: &str = r#"    // The admission webhooks on WEBHOOK_ADDR, with the certificate in WEBHOOK_CERT_DIR (a
-    // mounted Secret); INSTALL_WEBHOOKS=1 makes one and installs the configurations
-    // (development). Shutting down then waits for them to stop and remove what they installed.
+    // mounted Secret), else the operator's own (`webhooks::self_managed`); INSTALL_WEBHOOKS=1
+    // installs the configurations (development). Shutting down then waits for them to stop and remove what they installed.
     let shutdown = match std::env::var("WEBHOOK_ADDR") {
         Err(_) => shutdown,
         Ok(addr) => {
             let options = __CRATE_IDENT__::webhooks::Options {
                 addr: addr.parse().map_err(|e| format!("WEBHOOK_ADDR {addr}: {e}"))?,
-                cert_dir: std::env::var("WEBHOOK_CERT_DIR")
-                    .unwrap_or_else(|_| "/tmp/k8s-webhook-server/serving-certs".into())
-                    .into(),
+                cert_dir: std::env::var("WEBHOOK_CERT_DIR").ok().map(Into::into),
                 install: std::env::var("INSTALL_WEBHOOKS").is_ok_and(|v| v == "1"),
             };
             let serving = tokio::spawn(__CRATE_IDENT__::webhooks::serve(
