@@ -228,11 +228,7 @@ pub async fn run(
     tracing::info!(caches = ?synced.keys().collect::<Vec<_>>(), concurrency = options.concurrency, "caches synced; reconciling");
     // Webhooks answer from the same caches, once they are synced.
     let webhooks = match &options.webhooks {
-        Some(w) => {
-            let certs = Tls::new(&client, w, leading)?;
-            let lister = deployments.lister();
-            Some(serve_webhooks(&client, w, certs, lister, stop.clone()).await?)
-        }
+        Some(w) => Some(serve_webhooks(&client, w, leading, &deployments, stop.clone()).await?),
         None => {
             // Every holder of the leadership signal must be gone for the lease to be released.
             drop(leading);
@@ -250,15 +246,8 @@ pub async fn run(
         }
     }
     health.ready.store(false, Ordering::Relaxed);
-    if let Some((installed, server, certs)) = webhooks {
-        // The certificate manager stops with `stop`, before what dev mode wrote is put back.
-        if let Some(certs) = certs {
-            let _ = certs.await;
-        }
-        if let Some(installed) = installed {
-            installed.uninstall().await;
-        }
-        let _ = server.await;
+    if let Some(webhooks) = webhooks {
+        webhooks.stopped().await;
     }
     factory.shutdown().await;
     if let Some(task) = lease_task {
@@ -334,11 +323,25 @@ fn dev_host(addr: SocketAddr) -> String {
 
 /// The webhook server's task, what development mode installed, and the task keeping a
 /// self-managed certificate fresh.
-type Webhooks = (
-    Option<DevInstalled>,
-    tokio::task::JoinHandle<std::io::Result<()>>,
-    Option<tokio::task::JoinHandle<()>>,
-);
+struct Webhooks {
+    installed: Option<DevInstalled>,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+    certs: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Webhooks {
+    /// Once `stop` completed: waits for the server and the certificate manager, and puts
+    /// back what development mode wrote (after the manager stopped writing).
+    async fn stopped(self) {
+        if let Some(certs) = self.certs {
+            let _ = certs.await;
+        }
+        if let Some(installed) = self.installed {
+            installed.uninstall().await;
+        }
+        let _ = self.server.await;
+    }
+}
 
 /// Serves Foo's webhooks (admission and conversion) on `options.addr` until `stop`, with
 /// the certificate of `tls`; in development mode, first points the configurations and
@@ -346,23 +349,29 @@ type Webhooks = (
 async fn serve_webhooks(
     client: &Client,
     options: &WebhookOptions,
-    tls: Tls,
-    deployments: crate::generated::apps::v1::DeploymentLister,
+    leading: Option<tokio::sync::watch::Receiver<bool>>,
+    deployments: &crate::generated::apps::v1::DeploymentInformer,
     stop: ShutdownSignal,
 ) -> anyhow_free::Result<Webhooks> {
     use kube_codegen_runtime::webhook::dev;
+    let tls = Tls::new(client, options, leading)?;
+    let deployments = deployments.lister();
     let host = dev_host(options.addr);
     // The CA to install in development mode (a self-managed one is the Secret's).
     let (ca, certs) = match &tls {
-        Tls::Dir(dir) if options.install => {
-            (Some(dev::certificate(dir, std::slice::from_ref(&host))?), None)
-        }
+        Tls::Dir(dir) if options.install => (
+            Some(dev::certificate(dir, std::slice::from_ref(&host))?),
+            None,
+        ),
         Tls::Dir(_) => (None, None),
         Tls::SelfManaged(certs) => {
             // The first pass before serving: the certificate exists (or this fails clearly).
             certs.sync().await?;
             certs.ready(Duration::from_secs(60)).await?;
-            let ca = options.install.then(|| certs.served().ca_bundle()).flatten();
+            let ca = options
+                .install
+                .then(|| certs.served().ca_bundle())
+                .flatten();
             (ca, Some(certs.clone()))
         }
     };
@@ -383,7 +392,11 @@ async fn serve_webhooks(
     };
     // Started once development mode wrote the configurations: it keeps their CA current.
     let certs = certs.map(|certs| tokio::spawn(certs.run(stop)));
-    Ok((installed, task, certs))
+    Ok(Webhooks {
+        installed,
+        server: task,
+        certs,
+    })
 }
 
 /// Development mode: puts back what a run that died left, then points the webhook
@@ -404,8 +417,9 @@ async fn dev_install(
         serde_saphyr::from_multiple(crate::webhook::MANIFESTS)?;
     let base = format!("https://{host}:{port}");
     let webhooks = dev::install(client, &configurations, &base, ca, FIELD_MANAGER).await?;
-    let path =
-        kube_codegen_runtime::webhook::conversion::path::<crate::apis::samplecontroller::v1alpha1::Foo>();
+    let path = kube_codegen_runtime::webhook::conversion::path::<
+        crate::apis::samplecontroller::v1alpha1::Foo,
+    >();
     let url = format!("{base}{path}");
     let conversion =
         dev::install_conversion(client, crate::webhook::FOO_CRD, &url, ca, FIELD_MANAGER).await;

@@ -30,7 +30,12 @@ fn api(client: &kube::Client, group: &str, kind: &str, plural: &str) -> Api<Dyna
 
 fn crds(client: &kube::Client) -> Api<DynamicObject> {
     let plural = "customresourcedefinitions";
-    api(client, "apiextensions.k8s.io", "CustomResourceDefinition", plural)
+    api(
+        client,
+        "apiextensions.k8s.io",
+        "CustomResourceDefinition",
+        plural,
+    )
 }
 
 fn configurations(client: &kube::Client, kind: &str) -> Api<DynamicObject> {
@@ -132,8 +137,7 @@ async fn secret_data(client: &kube::Client, name: &str) -> Option<(String, Strin
 async fn bundles(client: &kube::Client) -> Vec<String> {
     let decode = |v: &Value| {
         let text = v.as_str().unwrap_or_default();
-        String::from_utf8(apiserver_rules::base64::base64_decode(text).unwrap_or_default())
-            .unwrap()
+        String::from_utf8(apiserver_rules::base64::base64_decode(text).unwrap_or_default()).unwrap()
     };
     let mut found = Vec::new();
     for kind in KINDS {
@@ -161,7 +165,9 @@ async fn presented(
 ) -> Result<(String, i64, Vec<u8>), String> {
     let mut roots = rustls::RootCertStore::empty();
     for der in CertificateDer::pem_slice_iter(bundle.as_bytes()) {
-        roots.add(der.map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+        roots
+            .add(der.map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider)
@@ -219,17 +225,30 @@ async fn the_certificate_is_stored_injected_rotated_and_served_without_a_restart
         .await
         .unwrap();
     assert_eq!(secret.type_.as_deref(), Some("kubernetes.io/tls"));
-    let keys: Vec<&str> = secret.data.as_ref().unwrap().keys().map(String::as_str).collect();
+    let keys: Vec<&str> = secret
+        .data
+        .as_ref()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     assert_eq!(keys, ["ca.crt", "ca.key", "tls.crt", "tls.key"]);
     let (first_ca, _) = secret_data(&client, "gizmo-cert").await.unwrap();
     let first_ca_subject = ca_subjects(&first_ca).remove(0);
 
     // The CA bundle lands in every webhook of both configurations and in the conversion.
-    eventually(20, "the caBundle in the configurations and the CRD", || async {
-        let found = bundles(&client).await;
-        (found.len() == 5 && found.iter().all(|b| ca_subjects(b).contains(&first_ca_subject)))
+    eventually(
+        20,
+        "the caBundle in the configurations and the CRD",
+        || async {
+            let found = bundles(&client).await;
+            (found.len() == 5
+                && found
+                    .iter()
+                    .all(|b| ca_subjects(b).contains(&first_ca_subject)))
             .then_some(())
-    })
+        },
+    )
     .await;
 
     let addr = serve(&certs).await;
@@ -267,7 +286,10 @@ async fn the_certificate_is_stored_injected_rotated_and_served_without_a_restart
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(saw_both, "the old and the new CA were never in the caBundle together");
+    assert!(
+        saw_both,
+        "the old and the new CA were never in the caBundle together"
+    );
 }
 
 #[tokio::test]
@@ -285,7 +307,10 @@ async fn only_the_leader_writes_and_a_second_writer_adopts_the_stored_secret() {
         .leader(not_leading.clone());
     assert_eq!(follower.sync().await.unwrap(), Synced::default());
     assert!(secret_data(&client, "shared-cert").await.is_none());
-    let waited = follower.ready(Duration::from_millis(100)).await.unwrap_err();
+    let waited = follower
+        .ready(Duration::from_millis(100))
+        .await
+        .unwrap_err();
     assert!(waited.to_string().contains("was not written"), "{waited}");
 
     // The leader writes; the follower serves the same certificate.
@@ -296,7 +321,10 @@ async fn only_the_leader_writes_and_a_second_writer_adopts_the_stored_secret() {
     assert_eq!(leader.sync().await.unwrap().written, Some("created"));
     let follower_synced = follower.sync().await.unwrap();
     assert!(follower_synced.reloaded && follower_synced.patched.is_empty());
-    assert_eq!(leader.served().certificate(), follower.served().certificate());
+    assert_eq!(
+        leader.served().certificate(),
+        follower.served().certificate()
+    );
     let secret = Api::<Secret>::namespaced(client.clone(), NS)
         .get("shared-cert")
         .await
@@ -377,7 +405,10 @@ async fn a_write_over_a_changed_secret_loses_and_the_next_pass_adopts() {
     let adopted = this.sync().await.unwrap();
     assert_eq!(adopted.written, None, "{adopted:?}");
     let (_, stored) = secret_data(&client, "won-cert").await.unwrap();
-    assert_eq!(this.served().certificate().as_deref(), Some(stored.as_str()));
+    assert_eq!(
+        this.served().certificate().as_deref(),
+        Some(stored.as_str())
+    );
     assert_eq!(other.served().certificate(), this.served().certificate());
 
     // The replace race: both see the 3-second certificate due; the other renews it between
@@ -401,5 +432,8 @@ async fn a_write_over_a_changed_secret_loses_and_the_next_pass_adopts() {
     assert_ne!(renewed, first, "the other writer renewed it");
     let adopted = this.sync().await.unwrap();
     assert_eq!(adopted.written, None, "{adopted:?}");
-    assert_eq!(this.served().certificate().as_deref(), Some(renewed.as_str()));
+    assert_eq!(
+        this.served().certificate().as_deref(),
+        Some(renewed.as_str())
+    );
 }

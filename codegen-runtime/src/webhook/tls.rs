@@ -51,9 +51,8 @@ fn stamp(dir: &Path) -> Stamp {
 
 fn certified_key(dir: &Path) -> std::io::Result<Arc<CertifiedKey>> {
     let read = |file: &str| {
-        std::fs::read(dir.join(file)).map_err(|e| {
-            std::io::Error::new(e.kind(), format!("{}: {file}: {e}", dir.display()))
-        })
+        std::fs::read(dir.join(file))
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {file}: {e}", dir.display())))
     };
     let (crt, key) = (read("tls.crt")?, read("tls.key")?);
     certified_key_from_pem(&crt, &key).map_err(|e| {

@@ -59,7 +59,10 @@ pub(super) async fn inject(
         if let Some(selector) = &config.webhook_selector {
             let listed = api.list(&ListParams::default().labels(selector)).await?;
             for object in listed {
-                if !objects.iter().any(|o| o.metadata.name == object.metadata.name) {
+                if !objects
+                    .iter()
+                    .any(|o| o.metadata.name == object.metadata.name)
+                {
                     objects.push(object);
                 }
             }

@@ -182,8 +182,14 @@ mod tests {
         let (ca, ca_key) = new_ca("demo", Duration::from_secs(3000)).unwrap();
         let ca = parse(ca.as_bytes()).unwrap().remove(0);
         let hosts = ["svc.ns.svc".to_owned(), "127.0.0.1".to_owned()];
-        let (crt, _) =
-            new_serving(&hosts, &ca.pem, &ca_key, ca.not_after, Duration::from_secs(600)).unwrap();
+        let (crt, _) = new_serving(
+            &hosts,
+            &ca.pem,
+            &ca_key,
+            ca.not_after,
+            Duration::from_secs(600),
+        )
+        .unwrap();
         let crt = parse(crt.as_bytes()).unwrap().remove(0);
         assert_eq!(crt.issuer, ca.subject);
         assert_eq!(crt.names, hosts.iter().cloned().collect());
@@ -191,9 +197,14 @@ mod tests {
         assert_eq!(crt.not_after - crt.not_before, 660);
         assert_eq!(crt.renew_at(), crt.not_after - 220);
         // Never valid after its CA.
-        let (short, _) =
-            new_serving(&hosts, &ca.pem, &ca_key, ca.not_after, Duration::from_secs(9000))
-                .unwrap();
+        let (short, _) = new_serving(
+            &hosts,
+            &ca.pem,
+            &ca_key,
+            ca.not_after,
+            Duration::from_secs(9000),
+        )
+        .unwrap();
         assert_eq!(parse(short.as_bytes()).unwrap()[0].not_after, ca.not_after);
     }
 
@@ -201,7 +212,10 @@ mod tests {
     fn pem_blocks_read_back_as_they_were() {
         let (ca, _) = new_ca("demo", Duration::from_secs(60)).unwrap();
         let parsed = parse(ca.as_bytes()).unwrap().remove(0);
-        assert_eq!(parse(parsed.pem.as_bytes()).unwrap()[0].subject, parsed.subject);
+        assert_eq!(
+            parse(parsed.pem.as_bytes()).unwrap()[0].subject,
+            parsed.subject
+        );
         assert!(parse(b"nothing").is_err());
     }
 }

@@ -28,13 +28,12 @@
 //! let mut config = CertConfig::new("my-operator-webhook-cert", "my-operator-system", "my-operator-webhook");
 //! config.webhook_configurations = vec!["my-operator".into()];
 //! config.crds = vec!["widgets.example.com".into()];
+//! // Only the replica holding the lease writes; every replica serves the Secret's certificate.
 //! let certs = SelfSignedCerts::new(client, config)?.leader(leading);
-//! let served = certs.served();
-//! let shutdown = async { let _ = tokio::signal::ctrl_c().await; };
 //! let keeper = tokio::spawn(certs.clone().run(std::future::pending()));
 //! certs.ready(std::time::Duration::from_secs(30)).await?;
 //! let listener = tokio::net::TcpListener::bind("0.0.0.0:9443").await?;
-//! server.serve_with(listener, served, shutdown).await?;
+//! server.serve_with(listener, certs.served(), std::future::pending()).await?;
 //! keeper.abort();
 //! # Ok(()) }
 //! ```
@@ -143,7 +142,9 @@ impl CertConfig {
             return bad("no name for the certificate: set `service` or `hosts`");
         }
         if self.validity < Duration::from_secs(3) || self.ca_validity < self.validity {
-            return bad("`validity` must be at least 3 seconds, and `ca_validity` at least `validity`");
+            return bad(
+                "`validity` must be at least 3 seconds, and `ca_validity` at least `validity`",
+            );
         }
         if self.check_every.is_zero() {
             return bad("`check_every` must be more than zero");
@@ -431,7 +432,9 @@ impl SelfSignedCerts {
 
     fn unreadable(&self, e: &str) -> CertError {
         let (ns, name) = (&self.config.namespace, &self.config.secret);
-        CertError::Certificate(format!("the Secret {ns}/{name} does not hold a certificate: {e}"))
+        CertError::Certificate(format!(
+            "the Secret {ns}/{name} does not hold a certificate: {e}"
+        ))
     }
 
     async fn write_pass(&self) -> Result<Synced, CertError> {
@@ -572,9 +575,18 @@ impl SelfSignedCerts {
         let config = &self.config;
         let data = BTreeMap::from([
             ("ca.crt".to_owned(), ByteString(next.bundle().into_bytes())),
-            ("ca.key".to_owned(), ByteString(next.ca_key.clone().into_bytes())),
-            ("tls.crt".to_owned(), ByteString(next.cert.pem.clone().into_bytes())),
-            ("tls.key".to_owned(), ByteString(next.tls_key.clone().into_bytes())),
+            (
+                "ca.key".to_owned(),
+                ByteString(next.ca_key.clone().into_bytes()),
+            ),
+            (
+                "tls.crt".to_owned(),
+                ByteString(next.cert.pem.clone().into_bytes()),
+            ),
+            (
+                "tls.key".to_owned(),
+                ByteString(next.tls_key.clone().into_bytes()),
+            ),
         ]);
         let mut secret = live.cloned().unwrap_or_else(|| Secret {
             metadata: ObjectMeta {
@@ -584,11 +596,10 @@ impl SelfSignedCerts {
             },
             ..Secret::default()
         });
-        secret
-            .metadata
-            .labels
-            .get_or_insert_default()
-            .insert("app.kubernetes.io/managed-by".to_owned(), config.field_manager.clone());
+        secret.metadata.labels.get_or_insert_default().insert(
+            "app.kubernetes.io/managed-by".to_owned(),
+            config.field_manager.clone(),
+        );
         secret.type_ = Some("kubernetes.io/tls".to_owned());
         secret.data = Some(data);
         secret.string_data = None;
