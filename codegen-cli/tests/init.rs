@@ -587,15 +587,22 @@ fn deployable_as_generated(dir: &Path) {
     for line in [
         "path: /convert-restore-example-com-restorejob",
         "value: 0.0.0.0:9443",
-        "secretName: backup-operator-webhook-tls",
+        // The self-managed certificate's Secret, in the operator's namespace.
+        "kind: Role\n",
     ] {
         assert!(default.contains(line), "{line} in:\n{default}");
     }
     chart_renders_the_same_objects(dir, &default);
+    assert!(
+        !default.contains("cert-manager") && !default.contains("WEBHOOK_CERT_DIR"),
+        "config/default needs no cert-manager:\n{default}"
+    );
     let with_cert_manager = render("config/cert-manager").unwrap();
     for line in [
         "kind: Certificate",
         "cert-manager.io/inject-ca-from: backup-operator-system/backup-operator-serving-cert",
+        "name: WEBHOOK_CERT_DIR",
+        "secretName: backup-operator-webhook-tls",
     ] {
         assert!(
             with_cert_manager.contains(line),

@@ -27,7 +27,7 @@ pub async fn demo(mut options: Options) -> Result<()> {
     let cert_dir = std::env::temp_dir().join(format!("sample-controller-{}", std::process::id()));
     options.webhooks.get_or_insert(run::WebhookOptions {
         addr: ([127, 0, 0, 1], 0).into(),
-        cert_dir: cert_dir.clone(),
+        cert_dir: Some(cert_dir.clone()),
         install: true,
     });
     for crd in crate::generated::crds()? {

@@ -59,19 +59,16 @@ struct Args {
     /// Serve Foo's admission and conversion webhooks over HTTPS on this address.
     #[arg(long, env = "WEBHOOK_ADDR", value_name = "ADDR")]
     webhook_addr: Option<SocketAddr>,
-    /// The directory of the webhook server's `tls.crt` and `tls.key` (a mounted Secret);
-    /// read again whenever they change.
-    #[arg(
-        long,
-        env = "WEBHOOK_CERT_DIR",
-        value_name = "DIR",
-        default_value = "/tmp/k8s-webhook-server/serving-certs",
-        alias = "webhook-cert-dir"
-    )]
-    cert_dir: PathBuf,
-    /// Development mode, with --webhook-addr: make a certificate in --cert-dir and install
-    /// the webhook configurations on the cluster, pointing at --webhook-addr (put back at
-    /// shutdown; what a run that died left is put back at the next start, or by
+    /// The directory of the webhook server's `tls.crt` and `tls.key` (a mounted cert-manager
+    /// Secret); read again whenever they change. Without it the controller manages its own
+    /// certificate: a CA and certificate in the Secret sample-controller-webhook-cert, the CA
+    /// injected into its webhook configurations and Foo's conversion, rotated before expiry.
+    #[arg(long, env = "WEBHOOK_CERT_DIR", value_name = "DIR", alias = "webhook-cert-dir")]
+    cert_dir: Option<PathBuf>,
+    /// Development mode, with --webhook-addr: a certificate for that address (in --cert-dir,
+    /// or self-managed), and install the webhook configurations on the cluster, pointing at
+    /// --webhook-addr (put back at shutdown; what a run that died left is put back at the next
+    /// start, or by
     /// `kube-codegen dev restore`).
     #[arg(long, env = "INSTALL_WEBHOOKS", value_parser = BoolishValueParser::new())]
     install_webhooks: bool,

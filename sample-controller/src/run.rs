@@ -45,12 +45,23 @@ pub struct Options {
 pub struct WebhookOptions {
     /// The HTTPS address.
     pub addr: SocketAddr,
-    /// The directory of `tls.crt` and `tls.key` (a mounted cert-manager Secret).
-    pub cert_dir: std::path::PathBuf,
-    /// Development mode: make a certificate for `addr` in `cert_dir` and install the webhook
-    /// configurations on the cluster pointing at `addr` (removed again at shutdown).
+    /// The directory of `tls.crt` and `tls.key` (a mounted cert-manager Secret). `None`:
+    /// the operator manages its own certificate (a CA and certificate in the Secret
+    /// [`WEBHOOK_CERT_SECRET`], the CA injected into the webhook configurations and Foo's
+    /// conversion, rotated before expiry; see `kube_codegen_runtime::webhook::certs`).
+    pub cert_dir: Option<std::path::PathBuf>,
+    /// Development mode: a certificate for `addr` (made in `cert_dir`, or self-managed) and
+    /// the webhook configurations installed on the cluster pointing at `addr` (removed
+    /// again at shutdown).
     pub install: bool,
 }
+
+/// The Secret holding the self-managed webhook certificate, in [`WEBHOOK_NAMESPACE`].
+pub const WEBHOOK_CERT_SECRET: &str = "sample-controller-webhook-cert";
+/// The webhook Service and its namespace, as the `+kubebuilder:webhook` markers name them.
+pub const WEBHOOK_SERVICE: &str = "sample-controller-webhook";
+/// See [`WEBHOOK_SERVICE`].
+pub const WEBHOOK_NAMESPACE: &str = "default";
 
 impl Default for Options {
     fn default() -> Self {
@@ -111,18 +122,19 @@ pub async fn run(
     }
 
     // Leader election: wait for the lease before reconciling; losing it stops everything.
-    let (lease_lost, lease_task) = match &options.leader_election {
+    let (lease_lost, lease_task, leading) = match &options.leader_election {
         Some(lease) => {
             let (mut is_leader, task) =
                 crate::leader::acquire(client.clone(), lease, shutdown.clone()).await?;
+            let leading = is_leader.clone();
             health.ready.store(true, Ordering::Relaxed);
             let lost = shutdown_signal(async move {
                 let _ = is_leader.wait_for(|leader| !leader).await;
                 tracing::warn!("leader lease lost; stopping");
             });
-            (Some(lost), Some(task))
+            (Some(lost), Some(task), Some(leading))
         }
-        None => (None, None),
+        None => (None, None, None),
     };
     let stop = match &lease_lost {
         Some(lost) => {
@@ -217,8 +229,12 @@ pub async fn run(
     tracing::info!(caches = ?synced.keys().collect::<Vec<_>>(), concurrency = options.concurrency, "caches synced; reconciling");
     // Webhooks answer from the same caches, once they are synced.
     let webhooks = match &options.webhooks {
-        Some(w) => Some(serve_webhooks(&client, w, deployments.lister(), stop.clone()).await?),
-        None => None,
+        Some(w) => Some(serve_webhooks(&client, w, leading, &deployments, stop.clone()).await?),
+        None => {
+            // Every holder of the leadership signal must be gone for the lease to be released.
+            drop(leading);
+            None
+        }
     };
     health.ready.store(true, Ordering::Relaxed);
 
@@ -231,11 +247,8 @@ pub async fn run(
         }
     }
     health.ready.store(false, Ordering::Relaxed);
-    if let Some((installed, server)) = webhooks {
-        if let Some(installed) = installed {
-            installed.uninstall().await;
-        }
-        let _ = server.await;
+    if let Some(webhooks) = webhooks {
+        webhooks.stopped().await;
     }
     factory.shutdown().await;
     if let Some(task) = lease_task {
@@ -266,72 +279,163 @@ impl DevInstalled {
     }
 }
 
-/// Serves Foo's webhooks (admission and conversion) on `options.addr` until `stop`; in
-/// development mode, first makes a certificate and points the configurations and Foo's CRD
-/// here.
+/// Where the serving certificate comes from.
+enum Tls {
+    /// `tls.crt` and `tls.key` in a directory.
+    Dir(std::path::PathBuf),
+    /// Self-managed, in the Secret [`WEBHOOK_CERT_SECRET`].
+    SelfManaged(kube_codegen_runtime::webhook::certs::SelfSignedCerts),
+}
+
+impl Tls {
+    fn new(
+        client: &Client,
+        options: &WebhookOptions,
+        leading: Option<tokio::sync::watch::Receiver<bool>>,
+    ) -> anyhow_free::Result<Self> {
+        use kube_codegen_runtime::webhook::certs::{CertConfig, SelfSignedCerts};
+        if let Some(dir) = &options.cert_dir {
+            return Ok(Self::Dir(dir.clone()));
+        }
+        let mut config = CertConfig::new(WEBHOOK_CERT_SECRET, WEBHOOK_NAMESPACE, WEBHOOK_SERVICE);
+        // The configurations `kube-codegen webhooks` writes from the markers, and Foo's CRD.
+        config.webhook_configurations = vec![FIELD_MANAGER.to_owned()];
+        config.crds = vec![crate::webhook::FOO_CRD.to_owned()];
+        config.field_manager = FIELD_MANAGER.to_owned();
+        if options.install {
+            config.hosts = vec![dev_host(options.addr)];
+        }
+        let certs = SelfSignedCerts::new(client.clone(), config)?;
+        Ok(Self::SelfManaged(match leading {
+            Some(leading) => certs.leader(leading),
+            None => certs,
+        }))
+    }
+}
+
+/// What the API server dials in development mode: the address itself, or loopback for an
+/// unspecified one.
+fn dev_host(addr: SocketAddr) -> String {
+    match addr.ip() {
+        ip if ip.is_unspecified() => "127.0.0.1".to_owned(),
+        ip => ip.to_string(),
+    }
+}
+
+/// The webhook server's task, what development mode installed, and the task keeping a
+/// self-managed certificate fresh.
+struct Webhooks {
+    installed: Option<DevInstalled>,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+    certs: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Webhooks {
+    /// Once `stop` completed: waits for the server and the certificate manager, and puts
+    /// back what development mode wrote (after the manager stopped writing).
+    async fn stopped(self) {
+        if let Some(certs) = self.certs {
+            let _ = certs.await;
+        }
+        if let Some(installed) = self.installed {
+            installed.uninstall().await;
+        }
+        let _ = self.server.await;
+    }
+}
+
+/// Serves Foo's webhooks (admission and conversion) on `options.addr` until `stop`, with
+/// the certificate of `tls`; in development mode, first points the configurations and
+/// Foo's CRD here.
 async fn serve_webhooks(
     client: &Client,
     options: &WebhookOptions,
-    deployments: crate::generated::apps::v1::DeploymentLister,
+    leading: Option<tokio::sync::watch::Receiver<bool>>,
+    deployments: &crate::generated::apps::v1::DeploymentInformer,
     stop: ShutdownSignal,
-) -> anyhow_free::Result<(
-    Option<DevInstalled>,
-    tokio::task::JoinHandle<std::io::Result<()>>,
-)> {
+) -> anyhow_free::Result<Webhooks> {
     use kube_codegen_runtime::webhook::dev;
-    // What the API server dials: the address itself, or loopback for an unspecified one.
-    let host = match options.addr.ip() {
-        ip if ip.is_unspecified() => "127.0.0.1".to_owned(),
-        ip => ip.to_string(),
-    };
-    let ca = if options.install {
-        Some(dev::certificate(
-            &options.cert_dir,
-            std::slice::from_ref(&host),
-        )?)
-    } else {
-        None
+    let tls = Tls::new(client, options, leading)?;
+    let deployments = deployments.lister();
+    let host = dev_host(options.addr);
+    // The CA to install in development mode (a self-managed one is the Secret's).
+    let (ca, certs) = match &tls {
+        Tls::Dir(dir) if options.install => (
+            Some(dev::certificate(dir, std::slice::from_ref(&host))?),
+            None,
+        ),
+        Tls::Dir(_) => (None, None),
+        Tls::SelfManaged(certs) => {
+            // The first pass before serving: the certificate exists (or this fails clearly).
+            certs.sync().await?;
+            certs.ready(Duration::from_secs(60)).await?;
+            let ca = options
+                .install
+                .then(|| certs.served().ca_bundle())
+                .flatten();
+            (ca, Some(certs.clone()))
+        }
     };
     let listener = tokio::net::TcpListener::bind(options.addr).await?;
     let bound = listener.local_addr()?;
     let server = crate::webhook::server(crate::webhook::FooWebhook { deployments })
         .conversions(crate::generated::conversion::conversions());
     tracing::info!(%bound, paths = ?server.paths(), "serving Foo's admission and conversion webhooks");
-    let task = tokio::spawn(server.serve_on(listener, options.cert_dir.clone(), stop));
-    let installed = match ca {
-        Some(ca) => {
-            // What a development run that died left (its records say so) is put back first.
-            let restored = dev::restore(client, Some(FIELD_MANAGER)).await?;
-            if !restored.is_empty() {
-                tracing::warn!(objects = ?restored, "put back what an earlier development run left");
-            }
-            let configurations: Vec<serde_json::Value> =
-                serde_saphyr::from_multiple(crate::webhook::MANIFESTS)?;
-            let base = format!("https://{host}:{}", bound.port());
-            let webhooks = dev::install(client, &configurations, &base, &ca, FIELD_MANAGER).await?;
-            let path = kube_codegen_runtime::webhook::conversion::path::<
-                crate::apis::samplecontroller::v1alpha1::Foo,
-            >();
-            let url = format!("{base}{path}");
-            let conversion =
-                dev::install_conversion(client, crate::webhook::FOO_CRD, &url, &ca, FIELD_MANAGER)
-                    .await;
-            let conversion = match conversion {
-                Ok(c) => c,
-                Err(err) => {
-                    let _ = webhooks.uninstall().await;
-                    return Err(err.into());
-                }
-            };
-            tracing::info!(objects = ?webhooks.objects(), url = %base, "installed the webhook configurations and Foo's conversion (development mode)");
-            Some(DevInstalled {
-                webhooks,
-                conversion,
-            })
+    let task = match tls {
+        Tls::Dir(dir) => tokio::spawn(server.serve_on(listener, dir, stop.clone())),
+        Tls::SelfManaged(certs) => {
+            tokio::spawn(server.serve_with(listener, certs.served(), stop.clone()))
         }
+    };
+    let installed = match ca {
+        Some(ca) => Some(dev_install(client, &host, bound.port(), &ca).await?),
         None => None,
     };
-    Ok((installed, task))
+    // Started once development mode wrote the configurations: it keeps their CA current.
+    let certs = certs.map(|certs| tokio::spawn(certs.run(stop)));
+    Ok(Webhooks {
+        installed,
+        server: task,
+        certs,
+    })
+}
+
+/// Development mode: puts back what a run that died left, then points the webhook
+/// configurations and Foo's conversion at `https://host:port` with `ca`.
+async fn dev_install(
+    client: &Client,
+    host: &str,
+    port: u16,
+    ca: &str,
+) -> anyhow_free::Result<DevInstalled> {
+    use kube_codegen_runtime::webhook::dev;
+    // What a development run that died left (its records say so) is put back first.
+    let restored = dev::restore(client, Some(FIELD_MANAGER)).await?;
+    if !restored.is_empty() {
+        tracing::warn!(objects = ?restored, "put back what an earlier development run left");
+    }
+    let configurations: Vec<serde_json::Value> =
+        serde_saphyr::from_multiple(crate::webhook::MANIFESTS)?;
+    let base = format!("https://{host}:{port}");
+    let webhooks = dev::install(client, &configurations, &base, ca, FIELD_MANAGER).await?;
+    let path = kube_codegen_runtime::webhook::conversion::path::<
+        crate::apis::samplecontroller::v1alpha1::Foo,
+    >();
+    let url = format!("{base}{path}");
+    let conversion =
+        dev::install_conversion(client, crate::webhook::FOO_CRD, &url, ca, FIELD_MANAGER).await;
+    let conversion = match conversion {
+        Ok(c) => c,
+        Err(err) => {
+            let _ = webhooks.uninstall().await;
+            return Err(err.into());
+        }
+    };
+    tracing::info!(objects = ?webhooks.objects(), url = %base, "installed the webhook configurations and Foo's conversion (development mode)");
+    Ok(DevInstalled {
+        webhooks,
+        conversion,
+    })
 }
 
 /// A minimal boxed error, to keep the sample free of error-handling crates.

@@ -12,6 +12,14 @@
 // +kubebuilder:webhook:path=/validate-samplecontroller-k8s-io-v1alpha1-foo,mutating=false,failurePolicy=fail,sideEffects=None,groups=samplecontroller.k8s.io,resources=foos,verbs=create;update,versions=v1alpha1,name=vfoo.samplecontroller.k8s.io,admissionReviewVersions=v1,serviceName=sample-controller-webhook,serviceNamespace=default
 // +kubebuilder:webhookconfiguration:mutating=true,name=sample-controller
 // +kubebuilder:webhookconfiguration:mutating=false,name=sample-controller
+//
+// The self-managed serving certificate (`run::WEBHOOK_CERT_SECRET`): its Secret, and the CA
+// injected into the configurations above and Foo's conversion.
+// RBAC cannot limit `create` or the watch's `list` to one name: the Secrets rule is the
+// namespace's; the others name the sample's objects.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update,namespace=default
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;patch,resourceNames=sample-controller
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;patch,resourceNames=foos.samplecontroller.k8s.io
 
 use kube::ResourceExt;
 use kube_codegen_runtime::webhook::{

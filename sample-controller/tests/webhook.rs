@@ -170,6 +170,19 @@ fn foo_converts_to_v1beta1_and_back_losslessly() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_fake_calls_the_foo_webhooks_the_controller_installs() {
+    let cert_dir = std::env::temp_dir().join(format!("sample-webhooks-{}", std::process::id()));
+    the_fake_calls_the_installed_webhooks(Some(cert_dir.clone())).await;
+    let _ = std::fs::remove_dir_all(&cert_dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fake_calls_the_foo_webhooks_with_the_self_managed_certificate() {
+    the_fake_calls_the_installed_webhooks(None).await;
+}
+
+/// Development mode on the fake, with the certificate in `cert_dir` or (`None`)
+/// self-managed: the fake calls the admission and conversion webhooks it installed.
+async fn the_fake_calls_the_installed_webhooks(cert_dir: Option<std::path::PathBuf>) {
     use sample_controller::run::{self, Options, WebhookOptions, shutdown_signal};
 
     let fake = FakeApiServer::new();
@@ -178,7 +191,7 @@ async fn the_fake_calls_the_foo_webhooks_the_controller_installs() {
     }
     let client = kube::Client::new(fake.clone(), "default");
     create_taken(&client).await;
-    let cert_dir = std::env::temp_dir().join(format!("sample-webhooks-{}", std::process::id()));
+    let self_managed = cert_dir.is_none();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let controller = tokio::spawn(run::run(
         client.clone(),
@@ -217,6 +230,35 @@ async fn the_fake_calls_the_foo_webhooks_the_controller_installs() {
             "no webhook configurations installed"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    if self_managed {
+        // The CA the configurations and Foo's conversion carry is the Secret's.
+        let secret = fake
+            .get("v1", "Secret", Some("default"), run::WEBHOOK_CERT_SECRET)
+            .unwrap();
+        assert_eq!(secret["type"], "kubernetes.io/tls");
+        let ca = secret["data"]["ca.crt"].clone();
+        let validating = fake
+            .get(
+                "admissionregistration.k8s.io/v1",
+                "ValidatingWebhookConfiguration",
+                None,
+                "sample-controller",
+            )
+            .unwrap();
+        assert_eq!(validating["webhooks"][0]["clientConfig"]["caBundle"], ca);
+        let crd = fake
+            .get(
+                "apiextensions.k8s.io/v1",
+                "CustomResourceDefinition",
+                None,
+                "foos.samplecontroller.k8s.io",
+            )
+            .unwrap();
+        assert_eq!(
+            crd["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"],
+            ca
+        );
     }
 
     let foos: Api<Foo> = Api::default_namespaced(client.clone());
@@ -314,5 +356,4 @@ async fn the_fake_calls_the_foo_webhooks_the_controller_installs() {
         crd["spec"]["conversion"]["strategy"], "None",
         "the conversion put back at shutdown"
     );
-    let _ = std::fs::remove_dir_all(&cert_dir);
 }

@@ -24,15 +24,16 @@ pub(super) const WEBHOOK_SERVER_MARKER: &str =
 const MAIN_MARKER: &str = "    // kube-codegen create webhook: serving the webhooks goes here.\n";
 /// What `init`'s `main.rs` has under [`MAIN_MARKER`] while there are no webhooks.
 const MAIN_PLACEHOLDER: &str = r#"    if let Some(addr) = args.webhook_addr {
-        let (dir, install) = (args.cert_dir.display(), args.install_webhooks);
-        tracing::warn!(%addr, %dir, install, "no webhooks yet: `kube-codegen create webhook` adds them");
+        let install = args.install_webhooks;
+        tracing::warn!(%addr, install, "no webhooks yet: `kube-codegen create webhook` adds them");
     }
 "#;
 
 /// What `main.rs` serves the webhooks with, in place of [`MAIN_MARKER`].
-const MAIN_WEBHOOKS: &str = r#"    // The webhooks on --webhook-addr, with the certificate in --cert-dir (a mounted Secret);
-    // --install-webhooks makes one and installs the configurations (development). Shutting
-    // down then waits for them to stop and remove what they installed.
+const MAIN_WEBHOOKS: &str = r#"    // The webhooks on --webhook-addr, with the certificate in --cert-dir (a mounted Secret),
+    // else the operator's own (`webhooks::self_managed`); --install-webhooks installs the
+    // configurations (development). Shutting down then waits for them to stop and remove what
+    // they installed.
     let shutdown = match args.webhook_addr {
         None => shutdown,
         Some(addr) => {

@@ -45,8 +45,8 @@ pub fn init_files(names: &Names) -> Vec<NewFile> {
 }
 
 /// What the first webhook of a crate adds for deploying: the webhook base (configurations
-/// and Service), the manager serving them with a mounted certificate, and the cert-manager
-/// overlay; `config/default` gains them. A crate without `config/default` (older than it)
+/// and Service), the manager serving them with its own certificate, and the cert-manager
+/// overlay (which mounts cert-manager's instead); `config/default` gains them. A crate without `config/default` (older than it)
 /// gets nothing.
 pub fn add_webhooks(dir: &Path, names: &Names) -> Result<(), Error> {
     let default = dir.join("config/default/kustomization.yaml");

@@ -76,6 +76,7 @@
 //! the types above. [`KnownKind`] says which kinds are checked: those fixed at compile time
 //! (`DynamicObject` webhooks see every kind).
 
+pub mod certs;
 mod conn;
 pub mod conversion;
 pub mod dev;

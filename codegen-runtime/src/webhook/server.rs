@@ -4,7 +4,8 @@
 //! controller's build (kube's `rustls-tls` feature), so serving webhooks adds no HTTP or TLS
 //! stack of its own; axum would only add routing for a handful of fixed paths.
 //!
-//! - TLS from a directory holding `tls.crt` and `tls.key` (see [`TlsFiles`]).
+//! - TLS from a directory holding `tls.crt` and `tls.key` (see [`TlsFiles`]), or from any
+//!   certificate resolver ([`WebhookServer::serve_with`]: the self-managed certificates).
 //! - `POST <path>` answers an AdmissionReview (or, on a conversion route, a
 //!   ConversionReview); what is refused, and how, is in the [module docs](super).
 //! - `GET /healthz` answers `ok`.
@@ -335,6 +336,18 @@ impl WebhookServer {
         shutdown: impl Future<Output = ()>,
     ) -> std::io::Result<()> {
         let certs = Arc::new(TlsFiles::load(cert_dir.into())?);
+        self.serve_with(listener, certs, shutdown).await
+    }
+
+    /// [`WebhookServer::serve_on`] with the certificate from `certs`, asked at every
+    /// handshake: a [`TlsFiles`], or the [`ServedCert`](super::certs::ServedCert) of
+    /// [`SelfSignedCerts`](super::certs::SelfSignedCerts), which the operator keeps fresh.
+    pub async fn serve_with(
+        self,
+        listener: TcpListener,
+        certs: Arc<dyn rustls::server::ResolvesServerCert>,
+        shutdown: impl Future<Output = ()>,
+    ) -> std::io::Result<()> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()

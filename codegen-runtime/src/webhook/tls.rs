@@ -1,5 +1,6 @@
 //! The serving certificate: `tls.crt` and `tls.key` in a directory, read again when either
-//! file changes, so a renewed Secret is served from the next handshake on.
+//! file changes, so a renewed Secret is served from the next handshake on; and the PEM
+//! reading the self-managed certificates ([`super::certs`]) share.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -49,27 +50,36 @@ fn stamp(dir: &Path) -> Stamp {
 }
 
 fn certified_key(dir: &Path) -> std::io::Result<Arc<CertifiedKey>> {
-    let invalid = |what: &str, e: &dyn std::fmt::Display| {
+    let read = |file: &str| {
+        std::fs::read(dir.join(file))
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {file}: {e}", dir.display())))
+    };
+    let (crt, key) = (read("tls.crt")?, read("tls.key")?);
+    certified_key_from_pem(&crt, &key).map_err(|e| {
         std::io::Error::new(
             std::io::ErrorKind::InvalidData,
-            format!("{}: {what}: {e}", dir.display()),
+            format!("{}: {e}", dir.display()),
         )
-    };
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(dir.join("tls.crt"))
-        .map_err(|e| invalid("tls.crt", &e))?
+    })
+}
+
+/// The serving certificate of `tls.crt` and `tls.key` as PEM (the chain, then its key), or
+/// what is wrong with them, naming the file.
+pub(crate) fn certified_key_from_pem(crt: &[u8], key: &[u8]) -> Result<Arc<CertifiedKey>, String> {
+    let invalid = |what: &str, e: &dyn std::fmt::Display| format!("{what}: {e}");
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(crt)
         .collect::<Result<_, _>>()
         .map_err(|e| invalid("tls.crt", &e))?;
     if certs.is_empty() {
         return Err(invalid("tls.crt", &"no certificate in it"));
     }
-    let key =
-        PrivateKeyDer::from_pem_file(dir.join("tls.key")).map_err(|e| invalid("tls.key", &e))?;
+    let key = PrivateKeyDer::from_pem_slice(key).map_err(|e| invalid("tls.key", &e))?;
     let signer = rustls::crypto::ring::default_provider()
         .key_provider
         .load_private_key(key)
         .map_err(|e| invalid("tls.key", &e))?;
     let key = CertifiedKey::new(certs, signer);
-    // A certificate renewed on disk while its key is still the old one is not served.
+    // A certificate renewed while its key is still the old one is not served.
     key.keys_match()
         .map_err(|e| invalid("tls.key", &format!("does not match tls.crt: {e}")))?;
     Ok(Arc::new(key))
