@@ -28,6 +28,9 @@ pub struct Finding {
     pub breaking: bool,
     /// What changed, in words.
     pub message: String,
+    /// The schema keyword the change is about (`maximum`, `pattern`, `required`, ...), when
+    /// it is about one: with `--input`, the marker that sets it is where the change is shown.
+    pub key: Option<&'static str>,
 }
 
 /// Compares every CRD of `baseline` with the CRD of the same name in `current`.
@@ -117,6 +120,7 @@ fn crd_finding(
         change,
         breaking,
         message,
+        key: None,
     }
 }
 
@@ -322,5 +326,6 @@ pub(super) fn version_finding(
         change,
         breaking,
         message,
+        key: None,
     }
 }

@@ -56,22 +56,26 @@ fn strings(s: &Value, key: &str) -> Vec<String> {
 }
 
 impl Walk<'_> {
-    fn push(&mut self, path: &str, change: &'static str, breaking: bool, message: String) {
-        self.out.push(version_finding(
-            self.crd,
-            self.version,
-            path,
-            change,
-            breaking,
-            message,
-        ));
+    /// A finding at `path`, about the schema keyword `key` when it is about one.
+    fn push(
+        &mut self,
+        path: &str,
+        key: Option<&'static str>,
+        change: &'static str,
+        breaking: bool,
+        message: String,
+    ) {
+        let mut finding =
+            version_finding(self.crd, self.version, path, change, breaking, message);
+        finding.key = key;
+        self.out.push(finding);
     }
 
     pub(super) fn schema(&mut self, path: &str, old: &Value, new: &Value) {
         let (old_type, new_type) = (type_of(old), type_of(new));
         if old_type != new_type {
             self.push(
-                path,
+                path, Some("type"),
                 "type-changed",
                 true,
                 format!(
@@ -94,7 +98,7 @@ impl Walk<'_> {
         self.default(path, old, new);
         if old.get("description") != new.get("description") && old.get("description").is_some() {
             self.push(
-                path,
+                path, Some("description"),
                 "description-changed",
                 false,
                 format!("{}: description changed", shown(path)),
@@ -123,7 +127,7 @@ impl Walk<'_> {
         let breaking = n.is_some();
         let word = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("none").to_owned();
         self.push(
-            path,
+            path, Some("format"),
             if breaking {
                 "format-changed"
             } else {
@@ -144,7 +148,7 @@ impl Walk<'_> {
             |s: &Value| -> Option<Vec<Value>> { s.get("enum").and_then(Value::as_array).cloned() };
         match (values(old), values(new)) {
             (None, Some(_)) => self.push(
-                path,
+                path, Some("enum"),
                 "enum-added",
                 true,
                 format!(
@@ -153,7 +157,7 @@ impl Walk<'_> {
                 ),
             ),
             (Some(_), None) => self.push(
-                path,
+                path, Some("enum"),
                 "validation-loosened",
                 false,
                 format!("{}: no longer limited to an enum", shown(path)),
@@ -171,7 +175,7 @@ impl Walk<'_> {
                     .collect();
                 if !removed.is_empty() {
                     self.push(
-                        path,
+                        path, Some("enum"),
                         "enum-value-removed",
                         true,
                         format!(
@@ -183,7 +187,7 @@ impl Walk<'_> {
                 }
                 if !added.is_empty() {
                     self.push(
-                        path,
+                        path, Some("enum"),
                         "enum-value-added",
                         false,
                         format!("{}: enum value(s) {} added", shown(path), added.join(", ")),
@@ -210,7 +214,7 @@ impl Walk<'_> {
             let Some(tightened) = tightened else { continue };
             let word = |v: Option<f64>| v.map_or("none".to_owned(), |v| v.to_string());
             self.push(
-                path,
+                path, Some(key),
                 if tightened {
                     "bound-tightened"
                 } else {
@@ -225,11 +229,12 @@ impl Walk<'_> {
                 ),
             );
         }
-        for key in ["exclusiveMinimum", "exclusiveMaximum"] {
+        self.multiple_of(path, old, new);
+        for key in ["exclusiveMinimum", "exclusiveMaximum", "uniqueItems"] {
             if flag(old, key) != flag(new, key) {
                 let tightened = flag(new, key);
                 self.push(
-                    path,
+                    path, Some(key),
                     if tightened {
                         "bound-tightened"
                     } else {
@@ -240,6 +245,35 @@ impl Walk<'_> {
                 );
             }
         }
+    }
+
+    /// `multipleOf`: a new one, or one that old values need not be multiples of, tightens.
+    fn multiple_of(&mut self, path: &str, old: &Value, new: &Value) {
+        let (o, n) = (number(old, "multipleOf"), number(new, "multipleOf"));
+        let tightened = match (o, n) {
+            (None, Some(_)) => true,
+            (Some(_), None) => false,
+            // Every multiple of 4 is a multiple of 2: from 4 to 2 loosens.
+            (Some(o), Some(n)) if o != n => n == 0.0 || (o / n).fract() != 0.0,
+            _ => return,
+        };
+        let word = |v: Option<f64>| v.map_or("none".to_owned(), |v| v.to_string());
+        self.push(
+            path,
+            Some("multipleOf"),
+            if tightened {
+                "bound-tightened"
+            } else {
+                "validation-loosened"
+            },
+            tightened,
+            format!(
+                "{}: multipleOf changed from {} to {}",
+                shown(path),
+                word(o),
+                word(n)
+            ),
+        );
     }
 
     fn pattern(&mut self, path: &str, old: &Value, new: &Value) {
@@ -253,7 +287,7 @@ impl Walk<'_> {
                 .map_or("none".to_owned(), |p| format!("`{p}`"))
         };
         self.push(
-            path,
+            path, Some("pattern"),
             if breaking {
                 "pattern-changed"
             } else {
@@ -274,7 +308,7 @@ impl Walk<'_> {
             && !flag(new, "x-kubernetes-preserve-unknown-fields")
         {
             self.push(
-                path,
+                path, Some("x-kubernetes-preserve-unknown-fields"),
                 "preserve-unknown-removed",
                 true,
                 format!("{}: unknown fields are now pruned (x-kubernetes-preserve-unknown-fields removed): stored data outside the schema is dropped on the next write", shown(path)),
@@ -282,7 +316,7 @@ impl Walk<'_> {
         }
         if flag(old, "nullable") && !flag(new, "nullable") {
             self.push(
-                path,
+                path, Some("nullable"),
                 "nullable-removed",
                 true,
                 format!("{}: null is no longer accepted", shown(path)),
@@ -292,7 +326,7 @@ impl Walk<'_> {
             != flag(new, "x-kubernetes-embedded-resource")
         {
             self.push(
-                path,
+                path, Some("x-kubernetes-embedded-resource"),
                 "embedded-resource-changed",
                 true,
                 format!("{}: x-kubernetes-embedded-resource changed", shown(path)),
@@ -307,7 +341,7 @@ impl Walk<'_> {
                 let word =
                     |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("unset").to_owned();
                 self.push(
-                    path,
+                    path, Some(key),
                     "list-type-changed",
                     true,
                     format!(
@@ -325,7 +359,7 @@ impl Walk<'_> {
         );
         if o != n {
             self.push(
-                path,
+                path, Some("x-kubernetes-list-map-keys"),
                 "list-type-changed",
                 true,
                 format!("{}: list-map keys changed from {o:?} to {n:?}", shown(path)),
@@ -359,7 +393,7 @@ impl Walk<'_> {
             if let Some((_, before)) = o.iter().find(|(t, _)| t == rule) {
                 if before != body {
                     self.push(
-                        path,
+                        path, Some("x-kubernetes-validations"),
                         "cel-rule-message-changed",
                         false,
                         format!(
@@ -384,7 +418,7 @@ impl Walk<'_> {
             };
             match replaced {
                 Some(before) => self.push(
-                    path,
+                    path, Some("x-kubernetes-validations"),
                     "cel-rule-changed",
                     true,
                     format!(
@@ -393,7 +427,7 @@ impl Walk<'_> {
                     ),
                 ),
                 None => self.push(
-                    path,
+                    path, Some("x-kubernetes-validations"),
                     "cel-rule-added",
                     true,
                     format!("{}: new rule `{rule}`; {ratcheting}", shown(path)),
@@ -406,7 +440,7 @@ impl Walk<'_> {
                 .is_some_and(|(t, _)| !old_texts.contains(t.as_str()));
             if !new_texts.contains(rule.as_str()) && !replaced {
                 self.push(
-                    path,
+                    path, Some("x-kubernetes-validations"),
                     "validation-loosened",
                     false,
                     format!("{}: rule `{rule}` removed", shown(path)),
@@ -418,19 +452,19 @@ impl Walk<'_> {
     fn default(&mut self, path: &str, old: &Value, new: &Value) {
         match (old.get("default"), new.get("default")) {
             (Some(o), Some(n)) if o != n => self.push(
-                path,
+                path, Some("default"),
                 "default-changed",
                 true,
                 format!("{}: default changed from {o} to {n}: objects written without it now get another value", shown(path)),
             ),
             (Some(o), None) => self.push(
-                path,
+                path, Some("default"),
                 "default-changed",
                 true,
                 format!("{}: default {o} removed: objects written without it no longer get it", shown(path)),
             ),
             (None, Some(n)) => self.push(
-                path,
+                path, Some("default"),
                 "default-added",
                 false,
                 format!("{}: default {n} added", shown(path)),
@@ -447,7 +481,7 @@ impl Walk<'_> {
             let at = child(path, name);
             match n.get(name) {
                 None => self.push(
-                    &at,
+                    &at, None,
                     "field-removed",
                     true,
                     format!("{at}: removed; clients that set it are refused or lose it, and stored values are pruned on the next write"),
@@ -455,13 +489,13 @@ impl Walk<'_> {
                 Some(new_field) => {
                     if new_required.contains(name) && !old_required.contains(name) {
                         self.push(
-                            &at,
+                            &at, Some("required"),
                             "field-required",
                             true,
                             format!("{at}: now required; objects and clients without it are refused"),
                         );
                     } else if old_required.contains(name) && !new_required.contains(name) {
-                        self.push(&at, "validation-loosened", false, format!("{at}: no longer required"));
+                        self.push(&at, Some("required"), "validation-loosened", false, format!("{at}: no longer required"));
                     }
                     self.schema(&at, old_field, new_field);
                 }
@@ -474,7 +508,7 @@ impl Walk<'_> {
             let at = child(path, name);
             if new_required.contains(name) {
                 self.push(
-                    &at,
+                    &at, Some("required"),
                     "field-required",
                     true,
                     format!(
@@ -483,7 +517,7 @@ impl Walk<'_> {
                 );
             } else {
                 self.push(
-                    &at,
+                    &at, None,
                     "field-added",
                     false,
                     format!("{at}: a new optional field"),
@@ -497,7 +531,7 @@ impl Walk<'_> {
             let pointer = format!("/subresources/{sub}");
             match (old.pointer(&pointer).is_some(), new.pointer(&pointer).is_some()) {
                 (true, false) => self.push(
-                    &format!("subresources.{sub}"),
+                    &format!("subresources.{sub}"), None,
                     "subresource-removed",
                     true,
                     format!("the {sub} subresource is gone: clients of `/{sub}` fail"),
@@ -505,7 +539,7 @@ impl Walk<'_> {
                 // With a status subresource, writes to the object no longer change its
                 // status: a client that wrote both at once silently loses its status.
                 (false, true) => self.push(
-                    &format!("subresources.{sub}"),
+                    &format!("subresources.{sub}"), None,
                     "subresource-added",
                     sub == "status",
                     if sub == "status" {
