@@ -100,9 +100,9 @@ pub fn run(args: &CompatArgs) -> Result<Outcome, Error> {
         .iter()
         .map(|finding| Shown {
             finding,
-            located: sources.as_ref().and_then(|s| {
-                s.locate(finding, kinds.get(finding.crd.as_str()).copied())
-            }),
+            located: sources
+                .as_ref()
+                .and_then(|s| s.locate(finding, kinds.get(finding.crd.as_str()).copied())),
         })
         .collect();
     let report = match args.format {

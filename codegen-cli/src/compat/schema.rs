@@ -65,8 +65,7 @@ impl Walk<'_> {
         breaking: bool,
         message: String,
     ) {
-        let mut finding =
-            version_finding(self.crd, self.version, path, change, breaking, message);
+        let mut finding = version_finding(self.crd, self.version, path, change, breaking, message);
         finding.key = key;
         self.out.push(finding);
     }
@@ -75,7 +74,8 @@ impl Walk<'_> {
         let (old_type, new_type) = (type_of(old), type_of(new));
         if old_type != new_type {
             self.push(
-                path, Some("type"),
+                path,
+                Some("type"),
                 "type-changed",
                 true,
                 format!(
@@ -98,7 +98,8 @@ impl Walk<'_> {
         self.default(path, old, new);
         if old.get("description") != new.get("description") && old.get("description").is_some() {
             self.push(
-                path, Some("description"),
+                path,
+                Some("description"),
                 "description-changed",
                 false,
                 format!("{}: description changed", shown(path)),
@@ -127,7 +128,8 @@ impl Walk<'_> {
         let breaking = n.is_some();
         let word = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("none").to_owned();
         self.push(
-            path, Some("format"),
+            path,
+            Some("format"),
             if breaking {
                 "format-changed"
             } else {
@@ -148,7 +150,8 @@ impl Walk<'_> {
             |s: &Value| -> Option<Vec<Value>> { s.get("enum").and_then(Value::as_array).cloned() };
         match (values(old), values(new)) {
             (None, Some(_)) => self.push(
-                path, Some("enum"),
+                path,
+                Some("enum"),
                 "enum-added",
                 true,
                 format!(
@@ -157,7 +160,8 @@ impl Walk<'_> {
                 ),
             ),
             (Some(_), None) => self.push(
-                path, Some("enum"),
+                path,
+                Some("enum"),
                 "validation-loosened",
                 false,
                 format!("{}: no longer limited to an enum", shown(path)),
@@ -175,7 +179,8 @@ impl Walk<'_> {
                     .collect();
                 if !removed.is_empty() {
                     self.push(
-                        path, Some("enum"),
+                        path,
+                        Some("enum"),
                         "enum-value-removed",
                         true,
                         format!(
@@ -187,7 +192,8 @@ impl Walk<'_> {
                 }
                 if !added.is_empty() {
                     self.push(
-                        path, Some("enum"),
+                        path,
+                        Some("enum"),
                         "enum-value-added",
                         false,
                         format!("{}: enum value(s) {} added", shown(path), added.join(", ")),
@@ -214,7 +220,8 @@ impl Walk<'_> {
             let Some(tightened) = tightened else { continue };
             let word = |v: Option<f64>| v.map_or("none".to_owned(), |v| v.to_string());
             self.push(
-                path, Some(key),
+                path,
+                Some(key),
                 if tightened {
                     "bound-tightened"
                 } else {
@@ -234,7 +241,8 @@ impl Walk<'_> {
             if flag(old, key) != flag(new, key) {
                 let tightened = flag(new, key);
                 self.push(
-                    path, Some(key),
+                    path,
+                    Some(key),
                     if tightened {
                         "bound-tightened"
                     } else {
@@ -287,7 +295,8 @@ impl Walk<'_> {
                 .map_or("none".to_owned(), |p| format!("`{p}`"))
         };
         self.push(
-            path, Some("pattern"),
+            path,
+            Some("pattern"),
             if breaking {
                 "pattern-changed"
             } else {
@@ -316,7 +325,8 @@ impl Walk<'_> {
         }
         if flag(old, "nullable") && !flag(new, "nullable") {
             self.push(
-                path, Some("nullable"),
+                path,
+                Some("nullable"),
                 "nullable-removed",
                 true,
                 format!("{}: null is no longer accepted", shown(path)),
@@ -326,7 +336,8 @@ impl Walk<'_> {
             != flag(new, "x-kubernetes-embedded-resource")
         {
             self.push(
-                path, Some("x-kubernetes-embedded-resource"),
+                path,
+                Some("x-kubernetes-embedded-resource"),
                 "embedded-resource-changed",
                 true,
                 format!("{}: x-kubernetes-embedded-resource changed", shown(path)),
@@ -341,7 +352,8 @@ impl Walk<'_> {
                 let word =
                     |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("unset").to_owned();
                 self.push(
-                    path, Some(key),
+                    path,
+                    Some(key),
                     "list-type-changed",
                     true,
                     format!(
@@ -359,7 +371,8 @@ impl Walk<'_> {
         );
         if o != n {
             self.push(
-                path, Some("x-kubernetes-list-map-keys"),
+                path,
+                Some("x-kubernetes-list-map-keys"),
                 "list-type-changed",
                 true,
                 format!("{}: list-map keys changed from {o:?} to {n:?}", shown(path)),
@@ -393,7 +406,8 @@ impl Walk<'_> {
             if let Some((_, before)) = o.iter().find(|(t, _)| t == rule) {
                 if before != body {
                     self.push(
-                        path, Some("x-kubernetes-validations"),
+                        path,
+                        Some("x-kubernetes-validations"),
                         "cel-rule-message-changed",
                         false,
                         format!(
@@ -418,7 +432,8 @@ impl Walk<'_> {
             };
             match replaced {
                 Some(before) => self.push(
-                    path, Some("x-kubernetes-validations"),
+                    path,
+                    Some("x-kubernetes-validations"),
                     "cel-rule-changed",
                     true,
                     format!(
@@ -427,7 +442,8 @@ impl Walk<'_> {
                     ),
                 ),
                 None => self.push(
-                    path, Some("x-kubernetes-validations"),
+                    path,
+                    Some("x-kubernetes-validations"),
                     "cel-rule-added",
                     true,
                     format!("{}: new rule `{rule}`; {ratcheting}", shown(path)),
@@ -440,7 +456,8 @@ impl Walk<'_> {
                 .is_some_and(|(t, _)| !old_texts.contains(t.as_str()));
             if !new_texts.contains(rule.as_str()) && !replaced {
                 self.push(
-                    path, Some("x-kubernetes-validations"),
+                    path,
+                    Some("x-kubernetes-validations"),
                     "validation-loosened",
                     false,
                     format!("{}: rule `{rule}` removed", shown(path)),
@@ -508,7 +525,8 @@ impl Walk<'_> {
             let at = child(path, name);
             if new_required.contains(name) {
                 self.push(
-                    &at, Some("required"),
+                    &at,
+                    Some("required"),
                     "field-required",
                     true,
                     format!(
@@ -517,7 +535,8 @@ impl Walk<'_> {
                 );
             } else {
                 self.push(
-                    &at, None,
+                    &at,
+                    None,
                     "field-added",
                     false,
                     format!("{at}: a new optional field"),

@@ -92,8 +92,7 @@ pub fn sources(files: &[SourceFile], api_module: &str) -> Vec<KindSource> {
             };
             let input: syn::DeriveInput = spec.clone().into();
             let origin = crate::model::Origin::Derive;
-            let Some(resource) = crate::model::resource_from_input(&mut cx, &input, origin)
-            else {
+            let Some(resource) = crate::model::resource_from_input(&mut cx, &input, origin) else {
                 continue;
             };
             if resource.builtin {
@@ -310,7 +309,10 @@ pub struct Part {
 
     fn tree() -> Vec<SourceFile> {
         vec![
-            file("shop/v1/mod.rs", "//! +groupName=shop.example.com\npub mod widget;\npub mod types;\n"),
+            file(
+                "shop/v1/mod.rs",
+                "//! +groupName=shop.example.com\npub mod widget;\npub mod types;\n",
+            ),
             file("shop/v1/types.rs", TYPES),
             file("shop/v1/widget.rs", WIDGET),
         ]
@@ -332,7 +334,10 @@ pub struct Part {
         let kinds = sources(&files, "crate::apis");
         assert_eq!(kinds.len(), 1);
         let k = &kinds[0];
-        assert_eq!((k.crd.as_str(), k.version.as_str()), ("widgets.shop.example.com", "v1"));
+        assert_eq!(
+            (k.crd.as_str(), k.version.as_str()),
+            ("widgets.shop.example.com", "v1")
+        );
         let size = &k.paths["spec.maxSize"];
         assert_eq!(line_col(&files, size.field.as_ref().unwrap()), (2, 9, 9));
         assert_eq!(line_col(&files, size.ty.as_ref().unwrap()), (2, 9, 19));
@@ -345,12 +350,19 @@ pub struct Part {
         // The items' marker sits on the list field; the struct below is in another file.
         let items = &k.paths["spec.parts[*]"];
         assert_eq!(items.markers[0].0, "maxLength");
-        assert_eq!(line_col(&files, items.structure.as_ref().unwrap()), (1, 2, 12));
+        assert_eq!(
+            line_col(&files, items.structure.as_ref().unwrap()),
+            (1, 2, 12)
+        );
         let (key, rule) = &items.markers[1];
         assert_eq!(*key, "x-kubernetes-validations");
         assert_eq!(line_col(&files, rule), (1, 1, 41));
         assert!(k.paths["spec.parts[*].a"].field.is_some());
-        let group = k.crd_fields.iter().find(|(p, _)| *p == "spec.group").unwrap();
+        let group = k
+            .crd_fields
+            .iter()
+            .find(|(p, _)| *p == "spec.group")
+            .unwrap();
         assert_eq!(line_col(&files, &group.1), (2, 4, 16));
     }
 
