@@ -31,7 +31,12 @@ fn type_of(s: &Value) -> Option<String> {
     if s.get("x-kubernetes-int-or-string").and_then(Value::as_bool) == Some(true) {
         return Some("int-or-string".to_owned());
     }
-    s.get("type").and_then(Value::as_str).map(str::to_owned)
+    let ty = s.get("type").and_then(Value::as_str)?;
+    // An object with `additionalProperties` is a map: its keys are free, not its fields.
+    if ty == "object" && s.get("additionalProperties").is_some_and(|a| a.is_object()) {
+        return Some("map".to_owned());
+    }
+    Some(ty.to_owned())
 }
 
 fn number(s: &Value, key: &str) -> Option<f64> {
@@ -95,6 +100,7 @@ impl Walk<'_> {
         self.flags(path, old, new);
         self.list_and_map(path, old, new);
         self.rules(path, old, new);
+        self.combinators(path, old, new);
         self.default(path, old, new);
         if old.get("description") != new.get("description") && old.get("description").is_some() {
             self.push(
@@ -237,7 +243,7 @@ impl Walk<'_> {
             );
         }
         self.multiple_of(path, old, new);
-        for key in ["exclusiveMinimum", "exclusiveMaximum", "uniqueItems"] {
+        for key in ["exclusiveMinimum", "exclusiveMaximum"] {
             if flag(old, key) != flag(new, key) {
                 let tightened = flag(new, key);
                 self.push(
@@ -463,6 +469,37 @@ impl Walk<'_> {
                     format!("{}: rule `{rule}` removed", shown(path)),
                 );
             }
+        }
+    }
+
+    /// `anyOf`, `oneOf`, `allOf` and `not`: removing one loosens; adding or changing one may
+    /// refuse what was accepted, which cannot be told in general, so it counts as breaking.
+    fn combinators(&mut self, path: &str, old: &Value, new: &Value) {
+        for key in ["anyOf", "oneOf", "allOf", "not"] {
+            let (o, n) = (old.get(key), new.get(key));
+            if o == n {
+                continue;
+            }
+            let breaking = n.is_some();
+            self.push(
+                path,
+                Some(key),
+                if breaking {
+                    "validation-changed"
+                } else {
+                    "validation-loosened"
+                },
+                breaking,
+                if breaking {
+                    format!(
+                        "{}: {key} {}; whether it refuses values it accepted cannot be told, so it counts as breaking",
+                        shown(path),
+                        if o.is_some() { "changed" } else { "added" }
+                    )
+                } else {
+                    format!("{}: {key} removed", shown(path))
+                },
+            );
         }
     }
 

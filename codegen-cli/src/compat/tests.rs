@@ -29,7 +29,7 @@ fn base() -> Value {
                                 "name": {"type": "string", "maxLength": 63, "pattern": "^[a-z]+$"},
                                 "tags": {"type": "array", "maxItems": 8, "x-kubernetes-list-type": "set", "items": {"type": "string"}},
                                 "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
-                                    "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}}},
+                                    "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "port": {"type": "integer", "multipleOf": 4}}}},
                                 "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
                                 "labels": {"type": "object", "additionalProperties": {"type": "string", "maxLength": 20}},
                                 "note": {"type": "string", "nullable": true}
@@ -438,6 +438,61 @@ fn rows() -> Vec<Row> {
                 c["spec"]["conversion"] = json!({"strategy": "Webhook"});
             },
             vec![("version-added", false), ("storage-version-changed", false)],
+        ),
+        (
+            "multipleOf added",
+            |c| {
+                schema_at(c, "spec.size")["multipleOf"] = json!(2);
+            },
+            vec![("bound-tightened", true)],
+        ),
+        (
+            "multipleOf loosened",
+            |c| {
+                schema_at(c, "spec.ports.[*].port")["multipleOf"] = json!(2);
+            },
+            vec![("validation-loosened", false)],
+        ),
+        (
+            "multipleOf changed",
+            |c| {
+                schema_at(c, "spec.ports.[*].port")["multipleOf"] = json!(6);
+            },
+            vec![("bound-tightened", true)],
+        ),
+        (
+            "map became an object",
+            |c| {
+                let labels = schema_at(c, "spec.labels");
+                labels
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("additionalProperties");
+                labels["properties"] = json!({"app": {"type": "string"}});
+            },
+            vec![("type-changed", true)],
+        ),
+        (
+            "oneOf added",
+            |c| {
+                schema_at(c, "spec")["oneOf"] =
+                    json!([{"required": ["name"]}, {"required": ["tags"]}]);
+            },
+            vec![("validation-changed", true)],
+        ),
+        (
+            "maxProperties added",
+            |c| {
+                schema_at(c, "spec.labels")["maxProperties"] = json!(4);
+            },
+            vec![("bound-tightened", true)],
+        ),
+        (
+            "exclusive maximum dropped",
+            |c| {
+                schema_at(c, "spec.size")["exclusiveMaximum"] = json!(false);
+            },
+            vec![],
         ),
         ("nothing", |_| {}, vec![]),
     ]
