@@ -144,3 +144,71 @@ fn unreadable_input_exits_2_and_other_objects_are_passed_over() {
         stderr(&out)
     );
 }
+
+/// `hack/verify-compat.sh` of an `init` crate: skipped without a baseline, then against
+/// `config/crd` as the newest tag has it, or `compat/baseline/` when that exists; the gate's
+/// exit status is the script's.
+#[test]
+fn the_ci_script_of_an_init_crate_finds_its_baseline() {
+    let dir = TempDir::new("ci");
+    let root = &dir.0;
+    // A stand-in for kube-codegen: shows its arguments and the baseline it was given.
+    write(
+        root,
+        "fake-codegen",
+        "#!/usr/bin/env bash\necho \"args: $1 $2 <dir> $4 $5\"\nfor f in \"$3\"/*; do echo \"$(basename \"$f\"): $(cat \"$f\")\"; done\nexit \"${FAKE_EXIT:-0}\"\n",
+    );
+    let script = include_str!("../src/scaffold/template/verify-compat.sh.tmpl").replace(
+        "__CODEGEN_DEFAULT__",
+        &root.join("fake-codegen").display().to_string(),
+    );
+    write(root, "hack/verify-compat.sh", &script);
+    let run_script = |exit: &str| {
+        std::process::Command::new("bash")
+            .arg(root.join("hack/verify-compat.sh"))
+            .env("FAKE_EXIT", exit)
+            .output()
+            .unwrap()
+    };
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .current_dir(root)
+            .args(["-c", "user.name=ci", "-c", "user.email=ci@example.com"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+    };
+    std::process::Command::new("chmod")
+        .args(["+x", root.join("fake-codegen").to_str().unwrap()])
+        .status()
+        .unwrap();
+
+    let out = run_script("0");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "compat: skipped, no baseline yet (tag a release, or put its CRDs in compat/baseline/)\n"
+    );
+
+    git(&["init", "-q"]);
+    write(root, "config/crd/a.yaml", "released\n");
+    git(&["add", "."]);
+    git(&["commit", "-qm", "release"]);
+    git(&["tag", "v0.1.0"]);
+    write(root, "config/crd/a.yaml", "changed since\n");
+    let out = run_script("0");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "compat: against config/crd at v0.1.0\nargs: compat --baseline <dir> --input src/apis\na.yaml: released\n"
+    );
+    assert_eq!(run_script("1").status.code(), Some(1));
+
+    write(root, "compat/baseline/b.yaml", "kept by hand\n");
+    let out = run_script("0");
+    assert_eq!(
+        stdout(&out),
+        "args: compat --baseline <dir> --input src/apis\nb.yaml: kept by hand\n"
+    );
+}
