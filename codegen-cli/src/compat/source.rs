@@ -68,13 +68,16 @@ impl Sources {
             });
         };
         let k = of_crd.into_iter().find(|k| &k.version == version)?;
-        if f.path.is_empty() || f.path.starts_with("subresources.") {
-            return Some(Located {
-                at: &k.kind,
-                acknowledged: root(k).and_then(|r| r.acknowledged.as_ref()),
-            });
+        // What is not in the schema (the version itself, its subresources, printer
+        // columns) is shown at the kind.
+        let at_kind = || Located {
+            at: &k.kind,
+            acknowledged: root(k).and_then(|r| r.acknowledged.as_ref()),
+        };
+        if f.path.is_empty() {
+            return Some(at_kind());
         }
-        schema_at(k, f)
+        schema_at(k, f).or_else(|| Some(at_kind()))
     }
 
     /// `severity: message`, `--> file:line:col`, the line and a caret.

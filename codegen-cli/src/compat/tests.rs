@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::diff::compare;
 
 fn base() -> Value {
-    json!({
+    let mut crd = json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {"name": "widgets.example.com"},
@@ -41,7 +41,9 @@ fn base() -> Value {
                 }}
             }]
         }
-    })
+    });
+    crd["spec"]["versions"][0]["selectableFields"] = json!([{"jsonPath": ".spec.color"}]);
+    crd
 }
 
 fn schema_at<'a>(crd: &'a mut Value, path: &str) -> &'a mut Value {
@@ -493,6 +495,31 @@ fn rows() -> Vec<Row> {
                 schema_at(c, "spec.size")["exclusiveMaximum"] = json!(false);
             },
             vec![],
+        ),
+        (
+            "printer column added",
+            |c| {
+                c["spec"]["versions"][0]["additionalPrinterColumns"] =
+                    json!([{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}]);
+            },
+            vec![("printer-columns-changed", false)],
+        ),
+        (
+            "selectable field removed",
+            |c| {
+                c["spec"]["versions"][0]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("selectableFields");
+            },
+            vec![("selectable-field-removed", true)],
+        ),
+        (
+            "version deprecated",
+            |c| {
+                c["spec"]["versions"][0]["deprecated"] = json!(true);
+            },
+            vec![("version-deprecated", false)],
         ),
         ("nothing", |_| {}, vec![]),
     ]
