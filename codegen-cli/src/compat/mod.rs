@@ -1,6 +1,8 @@
 //! `kube-codegen compat`: the changes between a baseline API (CRD manifests, or the CRDs a
 //! cluster serves) and the current one (CRD manifests, or a crate's Rust API tree), each
-//! classified as breaking or compatible; exit 1 when a breaking change is found.
+//! classified as breaking or compatible; exit 1 when a breaking change is found that no
+//! `+kube-codegen:compat:acknowledge` marker acknowledges. With a Rust tree, each finding is
+//! shown at the Rust token that made it (`source`).
 
 pub mod diff;
 mod schema;
@@ -48,11 +50,15 @@ pub struct CompatArgs {
     )]
     current: Option<PathBuf>,
     /// The API as it is now, from a crate's Rust API tree (`src/apis`): its CRDs are built as
-    /// `kube-codegen crds` builds them, and findings point at the Rust fields.
+    /// `kube-codegen crds` builds them, and each finding is shown at the Rust marker, type,
+    /// field or struct that made it (`file:line:col` and a caret). A breaking change on a
+    /// field (or struct) marked `+kube-codegen:compat:acknowledge="<reason>"` is printed as
+    /// acknowledged and does not fail the run.
     #[arg(long, value_name = "DIR")]
     input: Option<PathBuf>,
     /// How to print the findings: text, or a JSON array (`crd`, `version`, `path`, `change`,
-    /// `breaking`, `message`).
+    /// `breaking`, `message`; with `--input`, `file`, `line` and `column` where the sources
+    /// show it, and `acknowledged`, the reason, when a marker acknowledges it).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// The kubeconfig for `--baseline-cluster` (default: `KUBECONFIG`, `~/.kube/config`, or
