@@ -77,6 +77,7 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
         ".ci/run",
         "hack/update-codegen.sh",
         "hack/verify-codegen.sh",
+        "hack/verify-compat.sh",
         "src/main.rs",
         "src/controllers/backup.rs",
         "src/apis/backup/v1alpha1/backup.rs",

@@ -7,17 +7,17 @@ use crate::source::SourceFile;
 
 /// Where a diagnostic points: 1-based line, 1-based column, caret width (in chars).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Position {
+pub struct Position {
     /// 1-based line.
-    pub(crate) line: usize,
+    pub line: usize,
     /// 1-based column, in chars.
-    pub(crate) column: usize,
+    pub column: usize,
     /// Caret width, at least 1.
-    pub(crate) width: usize,
+    pub width: usize,
 }
 
 /// Resolves a diagnostic's span (and, for markers, the word inside the doc comment).
-pub(crate) fn position(file: &SourceFile, d: &Diagnostic) -> Position {
+pub fn position(file: &SourceFile, d: &Diagnostic) -> Position {
     let start = d.span.start();
     let end = d.span.end();
     let line_text = file
@@ -71,7 +71,7 @@ pub fn render(file: &SourceFile, d: &Diagnostic) -> String {
 }
 
 /// [`render`] with another severity (`warning`).
-pub(crate) fn render_as(severity: &str, file: &SourceFile, d: &Diagnostic) -> String {
+pub fn render_as(severity: &str, file: &SourceFile, d: &Diagnostic) -> String {
     let pos = position(file, d);
     let line_text = file.text.lines().nth(pos.line - 1).unwrap_or("");
     let number = pos.line.to_string();

@@ -28,6 +28,9 @@ pub struct Finding {
     pub breaking: bool,
     /// What changed, in words.
     pub message: String,
+    /// The schema keyword the change is about (`maximum`, `pattern`, `required`, ...), when
+    /// it is about one: with `--input`, the marker that sets it is where the change is shown.
+    pub key: Option<&'static str>,
 }
 
 /// Compares every CRD of `baseline` with the CRD of the same name in `current`.
@@ -117,6 +120,7 @@ fn crd_finding(
         change,
         breaking,
         message,
+        key: None,
     }
 }
 
@@ -217,6 +221,7 @@ fn compare_crd(name: &str, was: &Value, now: &Value, out: &mut Vec<Finding>) {
                 let new_schema = new.pointer("/schema/openAPIV3Schema").unwrap_or(&empty);
                 ctx.schema("", old_schema, new_schema);
                 ctx.subresources(old, new);
+                version_extras(name, version, old, new, out);
             }
         }
     }
@@ -233,6 +238,83 @@ fn compare_crd(name: &str, was: &Value, now: &Value, out: &mut Vec<Finding>) {
         }
     }
     compare_storage(name, was, now, &new_versions, &old_versions, out);
+}
+
+/// What a version shows and serves besides its schema: printer columns (kubectl's output
+/// only), selectable fields (a removed one fails the field selectors clients send), and
+/// deprecation.
+fn version_extras(name: &str, version: &str, old: &Value, new: &Value, out: &mut Vec<Finding>) {
+    let columns = |v: &Value| -> Vec<String> {
+        v.get("additionalPrinterColumns")
+            .and_then(Value::as_array)
+            .map(|cols| {
+                cols.iter()
+                    .map(|c| {
+                        let field = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("");
+                        format!("{} ({})", field("name"), field("jsonPath"))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (was, now) = (columns(old), columns(new));
+    if was != now {
+        let gone: Vec<&String> = was.iter().filter(|c| !now.contains(c)).collect();
+        let added: Vec<&String> = now.iter().filter(|c| !was.contains(c)).collect();
+        out.push(version_finding(
+            name,
+            version,
+            "additionalPrinterColumns",
+            "printer-columns-changed",
+            false,
+            format!(
+                "printer columns changed (kubectl's output only): removed {gone:?}, added {added:?}"
+            ),
+        ));
+    }
+    let fields = |v: &Value| -> BTreeSet<String> {
+        v.get("selectableFields")
+            .and_then(Value::as_array)
+            .map(|f| {
+                f.iter()
+                    .filter_map(|f| f.get("jsonPath").and_then(Value::as_str))
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (was, now) = (fields(old), fields(new));
+    for gone in was.difference(&now) {
+        out.push(version_finding(
+            name,
+            version,
+            "selectableFields",
+            "selectable-field-removed",
+            true,
+            format!("selectable field `{gone}` removed: field selectors on it are refused"),
+        ));
+    }
+    for added in now.difference(&was) {
+        out.push(version_finding(
+            name,
+            version,
+            "selectableFields",
+            "selectable-field-added",
+            false,
+            format!("selectable field `{added}` added"),
+        ));
+    }
+    let deprecated = |v: &Value| v.get("deprecated").and_then(Value::as_bool) == Some(true);
+    if !deprecated(old) && deprecated(new) {
+        out.push(version_finding(
+            name,
+            version,
+            "deprecated",
+            "version-deprecated",
+            false,
+            format!("version {version} is now deprecated: clients get a warning"),
+        ));
+    }
 }
 
 fn compare_names(name: &str, was: &Value, now: &Value, out: &mut Vec<Finding>) {
@@ -322,5 +404,6 @@ pub(super) fn version_finding(
         change,
         breaking,
         message,
+        key: None,
     }
 }

@@ -31,7 +31,12 @@ fn type_of(s: &Value) -> Option<String> {
     if s.get("x-kubernetes-int-or-string").and_then(Value::as_bool) == Some(true) {
         return Some("int-or-string".to_owned());
     }
-    s.get("type").and_then(Value::as_str).map(str::to_owned)
+    let ty = s.get("type").and_then(Value::as_str)?;
+    // An object with `additionalProperties` is a map: its keys are free, not its fields.
+    if ty == "object" && s.get("additionalProperties").is_some_and(|a| a.is_object()) {
+        return Some("map".to_owned());
+    }
+    Some(ty.to_owned())
 }
 
 fn number(s: &Value, key: &str) -> Option<f64> {
@@ -56,15 +61,18 @@ fn strings(s: &Value, key: &str) -> Vec<String> {
 }
 
 impl Walk<'_> {
-    fn push(&mut self, path: &str, change: &'static str, breaking: bool, message: String) {
-        self.out.push(version_finding(
-            self.crd,
-            self.version,
-            path,
-            change,
-            breaking,
-            message,
-        ));
+    /// A finding at `path`, about the schema keyword `key` when it is about one.
+    fn push(
+        &mut self,
+        path: &str,
+        key: Option<&'static str>,
+        change: &'static str,
+        breaking: bool,
+        message: String,
+    ) {
+        let mut finding = version_finding(self.crd, self.version, path, change, breaking, message);
+        finding.key = key;
+        self.out.push(finding);
     }
 
     pub(super) fn schema(&mut self, path: &str, old: &Value, new: &Value) {
@@ -72,6 +80,7 @@ impl Walk<'_> {
         if old_type != new_type {
             self.push(
                 path,
+                Some("type"),
                 "type-changed",
                 true,
                 format!(
@@ -91,10 +100,12 @@ impl Walk<'_> {
         self.flags(path, old, new);
         self.list_and_map(path, old, new);
         self.rules(path, old, new);
+        self.combinators(path, old, new);
         self.default(path, old, new);
         if old.get("description") != new.get("description") && old.get("description").is_some() {
             self.push(
                 path,
+                Some("description"),
                 "description-changed",
                 false,
                 format!("{}: description changed", shown(path)),
@@ -124,6 +135,7 @@ impl Walk<'_> {
         let word = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("none").to_owned();
         self.push(
             path,
+            Some("format"),
             if breaking {
                 "format-changed"
             } else {
@@ -145,6 +157,7 @@ impl Walk<'_> {
         match (values(old), values(new)) {
             (None, Some(_)) => self.push(
                 path,
+                Some("enum"),
                 "enum-added",
                 true,
                 format!(
@@ -154,6 +167,7 @@ impl Walk<'_> {
             ),
             (Some(_), None) => self.push(
                 path,
+                Some("enum"),
                 "validation-loosened",
                 false,
                 format!("{}: no longer limited to an enum", shown(path)),
@@ -172,6 +186,7 @@ impl Walk<'_> {
                 if !removed.is_empty() {
                     self.push(
                         path,
+                        Some("enum"),
                         "enum-value-removed",
                         true,
                         format!(
@@ -184,6 +199,7 @@ impl Walk<'_> {
                 if !added.is_empty() {
                     self.push(
                         path,
+                        Some("enum"),
                         "enum-value-added",
                         false,
                         format!("{}: enum value(s) {} added", shown(path), added.join(", ")),
@@ -211,6 +227,7 @@ impl Walk<'_> {
             let word = |v: Option<f64>| v.map_or("none".to_owned(), |v| v.to_string());
             self.push(
                 path,
+                Some(key),
                 if tightened {
                     "bound-tightened"
                 } else {
@@ -225,11 +242,13 @@ impl Walk<'_> {
                 ),
             );
         }
+        self.multiple_of(path, old, new);
         for key in ["exclusiveMinimum", "exclusiveMaximum"] {
             if flag(old, key) != flag(new, key) {
                 let tightened = flag(new, key);
                 self.push(
                     path,
+                    Some(key),
                     if tightened {
                         "bound-tightened"
                     } else {
@@ -240,6 +259,35 @@ impl Walk<'_> {
                 );
             }
         }
+    }
+
+    /// `multipleOf`: a new one, or one that old values need not be multiples of, tightens.
+    fn multiple_of(&mut self, path: &str, old: &Value, new: &Value) {
+        let (o, n) = (number(old, "multipleOf"), number(new, "multipleOf"));
+        let tightened = match (o, n) {
+            (None, Some(_)) => true,
+            (Some(_), None) => false,
+            // Every multiple of 4 is a multiple of 2: from 4 to 2 loosens.
+            (Some(o), Some(n)) if o != n => n == 0.0 || (o / n).fract() != 0.0,
+            _ => return,
+        };
+        let word = |v: Option<f64>| v.map_or("none".to_owned(), |v| v.to_string());
+        self.push(
+            path,
+            Some("multipleOf"),
+            if tightened {
+                "bound-tightened"
+            } else {
+                "validation-loosened"
+            },
+            tightened,
+            format!(
+                "{}: multipleOf changed from {} to {}",
+                shown(path),
+                word(o),
+                word(n)
+            ),
+        );
     }
 
     fn pattern(&mut self, path: &str, old: &Value, new: &Value) {
@@ -254,6 +302,7 @@ impl Walk<'_> {
         };
         self.push(
             path,
+            Some("pattern"),
             if breaking {
                 "pattern-changed"
             } else {
@@ -274,7 +323,7 @@ impl Walk<'_> {
             && !flag(new, "x-kubernetes-preserve-unknown-fields")
         {
             self.push(
-                path,
+                path, Some("x-kubernetes-preserve-unknown-fields"),
                 "preserve-unknown-removed",
                 true,
                 format!("{}: unknown fields are now pruned (x-kubernetes-preserve-unknown-fields removed): stored data outside the schema is dropped on the next write", shown(path)),
@@ -283,6 +332,7 @@ impl Walk<'_> {
         if flag(old, "nullable") && !flag(new, "nullable") {
             self.push(
                 path,
+                Some("nullable"),
                 "nullable-removed",
                 true,
                 format!("{}: null is no longer accepted", shown(path)),
@@ -293,6 +343,7 @@ impl Walk<'_> {
         {
             self.push(
                 path,
+                Some("x-kubernetes-embedded-resource"),
                 "embedded-resource-changed",
                 true,
                 format!("{}: x-kubernetes-embedded-resource changed", shown(path)),
@@ -308,6 +359,7 @@ impl Walk<'_> {
                     |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("unset").to_owned();
                 self.push(
                     path,
+                    Some(key),
                     "list-type-changed",
                     true,
                     format!(
@@ -326,6 +378,7 @@ impl Walk<'_> {
         if o != n {
             self.push(
                 path,
+                Some("x-kubernetes-list-map-keys"),
                 "list-type-changed",
                 true,
                 format!("{}: list-map keys changed from {o:?} to {n:?}", shown(path)),
@@ -360,6 +413,7 @@ impl Walk<'_> {
                 if before != body {
                     self.push(
                         path,
+                        Some("x-kubernetes-validations"),
                         "cel-rule-message-changed",
                         false,
                         format!(
@@ -385,6 +439,7 @@ impl Walk<'_> {
             match replaced {
                 Some(before) => self.push(
                     path,
+                    Some("x-kubernetes-validations"),
                     "cel-rule-changed",
                     true,
                     format!(
@@ -394,6 +449,7 @@ impl Walk<'_> {
                 ),
                 None => self.push(
                     path,
+                    Some("x-kubernetes-validations"),
                     "cel-rule-added",
                     true,
                     format!("{}: new rule `{rule}`; {ratcheting}", shown(path)),
@@ -407,6 +463,7 @@ impl Walk<'_> {
             if !new_texts.contains(rule.as_str()) && !replaced {
                 self.push(
                     path,
+                    Some("x-kubernetes-validations"),
                     "validation-loosened",
                     false,
                     format!("{}: rule `{rule}` removed", shown(path)),
@@ -415,22 +472,53 @@ impl Walk<'_> {
         }
     }
 
+    /// `anyOf`, `oneOf`, `allOf` and `not`: removing one loosens; adding or changing one may
+    /// refuse what was accepted, which cannot be told in general, so it counts as breaking.
+    fn combinators(&mut self, path: &str, old: &Value, new: &Value) {
+        for key in ["anyOf", "oneOf", "allOf", "not"] {
+            let (o, n) = (old.get(key), new.get(key));
+            if o == n {
+                continue;
+            }
+            let breaking = n.is_some();
+            self.push(
+                path,
+                Some(key),
+                if breaking {
+                    "validation-changed"
+                } else {
+                    "validation-loosened"
+                },
+                breaking,
+                if breaking {
+                    format!(
+                        "{}: {key} {}; whether it refuses values it accepted cannot be told, so it counts as breaking",
+                        shown(path),
+                        if o.is_some() { "changed" } else { "added" }
+                    )
+                } else {
+                    format!("{}: {key} removed", shown(path))
+                },
+            );
+        }
+    }
+
     fn default(&mut self, path: &str, old: &Value, new: &Value) {
         match (old.get("default"), new.get("default")) {
             (Some(o), Some(n)) if o != n => self.push(
-                path,
+                path, Some("default"),
                 "default-changed",
                 true,
                 format!("{}: default changed from {o} to {n}: objects written without it now get another value", shown(path)),
             ),
             (Some(o), None) => self.push(
-                path,
+                path, Some("default"),
                 "default-changed",
                 true,
                 format!("{}: default {o} removed: objects written without it no longer get it", shown(path)),
             ),
             (None, Some(n)) => self.push(
-                path,
+                path, Some("default"),
                 "default-added",
                 false,
                 format!("{}: default {n} added", shown(path)),
@@ -447,7 +535,7 @@ impl Walk<'_> {
             let at = child(path, name);
             match n.get(name) {
                 None => self.push(
-                    &at,
+                    &at, None,
                     "field-removed",
                     true,
                     format!("{at}: removed; clients that set it are refused or lose it, and stored values are pruned on the next write"),
@@ -455,13 +543,13 @@ impl Walk<'_> {
                 Some(new_field) => {
                     if new_required.contains(name) && !old_required.contains(name) {
                         self.push(
-                            &at,
+                            &at, Some("required"),
                             "field-required",
                             true,
                             format!("{at}: now required; objects and clients without it are refused"),
                         );
                     } else if old_required.contains(name) && !new_required.contains(name) {
-                        self.push(&at, "validation-loosened", false, format!("{at}: no longer required"));
+                        self.push(&at, Some("required"), "validation-loosened", false, format!("{at}: no longer required"));
                     }
                     self.schema(&at, old_field, new_field);
                 }
@@ -475,6 +563,7 @@ impl Walk<'_> {
             if new_required.contains(name) {
                 self.push(
                     &at,
+                    Some("required"),
                     "field-required",
                     true,
                     format!(
@@ -484,6 +573,7 @@ impl Walk<'_> {
             } else {
                 self.push(
                     &at,
+                    None,
                     "field-added",
                     false,
                     format!("{at}: a new optional field"),
@@ -497,7 +587,7 @@ impl Walk<'_> {
             let pointer = format!("/subresources/{sub}");
             match (old.pointer(&pointer).is_some(), new.pointer(&pointer).is_some()) {
                 (true, false) => self.push(
-                    &format!("subresources.{sub}"),
+                    &format!("subresources.{sub}"), None,
                     "subresource-removed",
                     true,
                     format!("the {sub} subresource is gone: clients of `/{sub}` fail"),
@@ -505,7 +595,7 @@ impl Walk<'_> {
                 // With a status subresource, writes to the object no longer change its
                 // status: a client that wrote both at once silently loses its status.
                 (false, true) => self.push(
-                    &format!("subresources.{sub}"),
+                    &format!("subresources.{sub}"), None,
                     "subresource-added",
                     sub == "status",
                     if sub == "status" {

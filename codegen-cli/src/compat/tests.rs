@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::diff::compare;
 
 fn base() -> Value {
-    json!({
+    let mut crd = json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {"name": "widgets.example.com"},
@@ -29,7 +29,7 @@ fn base() -> Value {
                                 "name": {"type": "string", "maxLength": 63, "pattern": "^[a-z]+$"},
                                 "tags": {"type": "array", "maxItems": 8, "x-kubernetes-list-type": "set", "items": {"type": "string"}},
                                 "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
-                                    "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}}},
+                                    "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "port": {"type": "integer", "multipleOf": 4}}}},
                                 "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
                                 "labels": {"type": "object", "additionalProperties": {"type": "string", "maxLength": 20}},
                                 "note": {"type": "string", "nullable": true}
@@ -41,7 +41,9 @@ fn base() -> Value {
                 }}
             }]
         }
-    })
+    });
+    crd["spec"]["versions"][0]["selectableFields"] = json!([{"jsonPath": ".spec.color"}]);
+    crd
 }
 
 fn schema_at<'a>(crd: &'a mut Value, path: &str) -> &'a mut Value {
@@ -438,6 +440,86 @@ fn rows() -> Vec<Row> {
                 c["spec"]["conversion"] = json!({"strategy": "Webhook"});
             },
             vec![("version-added", false), ("storage-version-changed", false)],
+        ),
+        (
+            "multipleOf added",
+            |c| {
+                schema_at(c, "spec.size")["multipleOf"] = json!(2);
+            },
+            vec![("bound-tightened", true)],
+        ),
+        (
+            "multipleOf loosened",
+            |c| {
+                schema_at(c, "spec.ports.[*].port")["multipleOf"] = json!(2);
+            },
+            vec![("validation-loosened", false)],
+        ),
+        (
+            "multipleOf changed",
+            |c| {
+                schema_at(c, "spec.ports.[*].port")["multipleOf"] = json!(6);
+            },
+            vec![("bound-tightened", true)],
+        ),
+        (
+            "map became an object",
+            |c| {
+                let labels = schema_at(c, "spec.labels");
+                labels
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("additionalProperties");
+                labels["properties"] = json!({"app": {"type": "string"}});
+            },
+            vec![("type-changed", true)],
+        ),
+        (
+            "oneOf added",
+            |c| {
+                schema_at(c, "spec")["oneOf"] =
+                    json!([{"required": ["name"]}, {"required": ["tags"]}]);
+            },
+            vec![("validation-changed", true)],
+        ),
+        (
+            "maxProperties added",
+            |c| {
+                schema_at(c, "spec.labels")["maxProperties"] = json!(4);
+            },
+            vec![("bound-tightened", true)],
+        ),
+        (
+            "exclusive maximum dropped",
+            |c| {
+                schema_at(c, "spec.size")["exclusiveMaximum"] = json!(false);
+            },
+            vec![],
+        ),
+        (
+            "printer column added",
+            |c| {
+                c["spec"]["versions"][0]["additionalPrinterColumns"] =
+                    json!([{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}]);
+            },
+            vec![("printer-columns-changed", false)],
+        ),
+        (
+            "selectable field removed",
+            |c| {
+                c["spec"]["versions"][0]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("selectableFields");
+            },
+            vec![("selectable-field-removed", true)],
+        ),
+        (
+            "version deprecated",
+            |c| {
+                c["spec"]["versions"][0]["deprecated"] = json!(true);
+            },
+            vec![("version-deprecated", false)],
         ),
         ("nothing", |_| {}, vec![]),
     ]

@@ -20,7 +20,7 @@ pub const CONVERSION: &str = include_str!("template/conversion.rs.tmpl");
 pub const TEST_CONVERSION: &str = include_str!("template/test_conversion.rs.tmpl");
 
 /// The files of a new crate besides its first kind's: path, template, executable.
-const CRATE_FILES: [(&str, &str, bool); 15] = [
+const CRATE_FILES: [(&str, &str, bool); 16] = [
     (
         "Cargo.toml",
         include_str!("template/Cargo.toml.tmpl"),
@@ -42,6 +42,11 @@ const CRATE_FILES: [(&str, &str, bool); 15] = [
     (
         "hack/verify-codegen.sh",
         include_str!("template/verify-codegen.sh.tmpl"),
+        true,
+    ),
+    (
+        "hack/verify-compat.sh",
+        include_str!("template/verify-compat.sh.tmpl"),
         true,
     ),
     ("src/lib.rs", include_str!("template/lib.rs.tmpl"), false),

@@ -108,6 +108,9 @@ pub(crate) const KNOWN: &[(&str, Place, Option<bool>)] = &[
     ("kube-codegen:noStatusSubresource", Place::Type, None),
     ("kube-codegen:listKind", Place::Type, Some(true)),
     ("kube-codegen:rootRequired", Place::Type, Some(true)),
+    // Ours: a breaking change `kube-codegen compat` reports here is intended; the value
+    // says why (read by the CLI's compat gate, not by the schema).
+    (ACKNOWLEDGE, Place::Both, Some(true)),
     ("kubebuilder:skipversion", Place::Type, None),
     ("kubebuilder:unservedversion", Place::Type, None),
     ("kubebuilder:deprecatedversion", Place::Type, Some(false)),
@@ -122,6 +125,20 @@ pub(crate) const KNOWN: &[(&str, Place, Option<bool>)] = &[
     ("mapType", Place::Both, Some(true)),
     ("structType", Place::Both, Some(true)),
 ];
+
+/// `+kube-codegen:compat:acknowledge="<reason>"`: on a field (or a struct), the breaking
+/// changes `kube-codegen compat` reports there are acknowledged; the reason is required.
+pub(crate) const ACKNOWLEDGE: &str = "kube-codegen:compat:acknowledge";
+
+/// A marker value without the double quotes around it (`"a b"` is `a b`), trimmed.
+pub(crate) fn unquoted(value: &str) -> String {
+    let v = value.trim();
+    v.strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap_or(v)
+        .trim()
+        .to_owned()
+}
 
 /// controller-gen markers that describe Go code generation, or that another command reads
 /// (`kube-codegen rbac`); accepted and ignored here.
@@ -304,6 +321,23 @@ fn parse(cx: &mut Ctxt, text: &str, loc: &dyn Fn(usize, usize) -> Loc) -> Option
                     format!("`+{name}` takes no value; remove `{rest}`"),
                 );
             }
+        }
+        Some(true) if name == ACKNOWLEDGE => {
+            let value = rest.strip_prefix('=').map(unquoted).unwrap_or_default();
+            if value.is_empty() {
+                let at = if rest.is_empty() {
+                    name_loc
+                } else {
+                    loc(start, text.len())
+                };
+                cx.error_at(
+                    &at,
+                    format!("`+{name}` needs a reason: `+{name}=\"<why this breaking change is intended>\"`"),
+                );
+                return None;
+            }
+            marker.value = Some(value);
+            marker.value_loc = loc(start + 1, text.len());
         }
         Some(true) => match rest.strip_prefix('=') {
             Some(value) if !value.trim().is_empty() => {

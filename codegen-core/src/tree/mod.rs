@@ -12,6 +12,7 @@
 mod assemble;
 mod checks;
 mod lex;
+pub mod locate;
 mod read;
 
 use crate::diag::{Ctxt, Diagnostic};
