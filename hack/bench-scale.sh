@@ -37,6 +37,8 @@ created_ns=""
 
 cleanup() {
   rm -rf "$go_src" "$work"
+  # The tree's _output, when this script made it and left nothing else there.
+  rmdir "$K8S_TREE/_output" 2>/dev/null || true
   if [[ -n "$created_ns" ]]; then
     echo "deleting namespace $NS" >&2
     kubectl delete namespace "$NS" --ignore-not-found --wait=false >/dev/null || true
