@@ -2,7 +2,7 @@
 //! the process, with one place to start them, wait for their caches and shut them down.
 
 use std::any::{Any, TypeId};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Debug;
 use std::future::Future;
 use std::hash::Hash;
@@ -94,7 +94,21 @@ pub struct FactoryBuilder {
     default_resync: Option<Duration>,
     resync: HashMap<TypeId, Duration>,
     transforms: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
+    managed_fields: KeepManagedFields,
     backoff: crate::informer::WatchBackoff,
+}
+
+/// Which informers keep `managedFields` in their cache (all others drop them).
+#[derive(Default)]
+struct KeepManagedFields {
+    all: bool,
+    kinds: HashSet<TypeId>,
+}
+
+impl KeepManagedFields {
+    fn keeps<K: 'static>(&self) -> bool {
+        self.all || self.kinds.contains(&TypeId::of::<K>())
+    }
 }
 
 impl FactoryBuilder {
@@ -148,12 +162,32 @@ impl FactoryBuilder {
         self
     }
 
-    /// Change every `K` before it is cached (for example, drop `managedFields`).
+    /// Change every `K` before it is cached (to drop more fields and save memory); it runs
+    /// after the default drop of `managedFields`.
     #[must_use]
     pub fn transform_for<K: 'static>(mut self, f: impl Fn(&mut K) + Send + Sync + 'static) -> Self {
         let transform: Transform<K> = Arc::new(f);
         self.transforms
             .insert(TypeId::of::<K>(), Box::new(transform));
+        self
+    }
+
+    /// Cache `K` with its `managedFields`, which the factory drops from every kind by
+    /// default (see [`transform`](crate::transform)): for a controller that calls
+    /// `extract_*` on objects from `K`'s lister. `K` is the cached type:
+    /// `PartialObjectMeta<Pod>` for the metadata-only informer of Pods, `DynamicObject` for
+    /// every informer of a kind known at run time.
+    #[must_use]
+    pub fn keep_managed_fields_for<K: 'static>(mut self) -> Self {
+        self.managed_fields.kinds.insert(TypeId::of::<K>());
+        self
+    }
+
+    /// Cache every kind with its `managedFields` (the factory's behaviour before it dropped
+    /// them by default).
+    #[must_use]
+    pub fn keep_managed_fields(mut self) -> Self {
+        self.managed_fields.all = true;
         self
     }
 
@@ -167,6 +201,7 @@ impl FactoryBuilder {
                 default_resync: self.default_resync,
                 resync: self.resync,
                 transforms: self.transforms,
+                managed_fields: self.managed_fields,
                 backoff: self.backoff,
                 informers: Mutex::new(BTreeMap::new()),
             }),
@@ -181,6 +216,7 @@ struct FactoryInner {
     default_resync: Option<Duration>,
     resync: HashMap<TypeId, Duration>,
     transforms: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
+    managed_fields: KeepManagedFields,
     backoff: crate::informer::WatchBackoff,
     informers: Mutex<BTreeMap<String, Arc<dyn AnyInformer>>>,
 }
@@ -220,6 +256,7 @@ impl SharedInformerFactory {
             default_resync: None,
             resync: HashMap::new(),
             transforms: HashMap::new(),
+            managed_fields: KeepManagedFields::default(),
             backoff: crate::informer::WatchBackoff::default(),
         }
     }
@@ -248,13 +285,16 @@ impl SharedInformerFactory {
             .collect()
     }
 
-    fn options<K: 'static>(&self) -> InformerOptions<K> {
-        let transform = self
+    /// The options of the informer caching `K`: the factory's watcher settings, `K`'s
+    /// resync period and transform (after the default one).
+    pub(crate) fn options<K: Resource + 'static>(&self) -> InformerOptions<K> {
+        let own = self
             .inner
             .transforms
             .get(&TypeId::of::<K>())
             .and_then(|t| t.downcast_ref::<Transform<K>>())
             .cloned();
+        let transform = crate::transform::with_default(self.inner.managed_fields.keeps::<K>(), own);
         InformerOptions {
             watcher: self.inner.watcher.clone(),
             resync: self
@@ -276,15 +316,12 @@ impl SharedInformerFactory {
     {
         let key = format!("{}/{}/{}", K::group(&()), K::version(&()), K::plural(&()));
         self.get_or_insert(key, || {
-            let api = <K::Scope as ScopeApi>::api::<K>(
-                self.inner.client.clone(),
-                self.inner.namespace.as_deref(),
-            );
-            SharedInformer::new(api, self.options::<K>())
+            SharedInformer::new(self.api::<K>(), self.options::<K>())
         })
     }
 
-    fn get_or_insert<K>(
+    /// The informer under `key`, made by `make` on first use.
+    pub(crate) fn get_or_insert<K>(
         &self,
         key: String,
         make: impl FnOnce() -> SharedInformer<K>,
@@ -317,39 +354,62 @@ impl SharedInformerFactory {
         version: &str,
         resource: &str,
     ) -> Result<SharedInformer<DynamicObject>, kube::Error> {
+        let (ar, namespaced) = self.discover(group, version, resource).await?;
+        Ok(self.dynamic(ar, namespaced))
+    }
+
+    /// The `ApiResource` of `group/version/resource` by discovery, and whether it is namespaced.
+    pub(crate) async fn discover(
+        &self,
+        group: &str,
+        version: &str,
+        resource: &str,
+    ) -> Result<(ApiResource, bool), kube::Error> {
         let gv = kube::core::GroupVersion {
             group: group.to_owned(),
             version: version.to_owned(),
         };
         let discovered = kube::discovery::oneshot::pinned_group(&self.inner.client, &gv).await?;
-        let (ar, caps) = discovered
+        discovered
             .recommended_resources()
             .into_iter()
             .find(|(ar, _)| ar.plural == resource)
+            .map(|(ar, caps)| (ar, caps.scope == Scope::Namespaced))
             .ok_or_else(|| {
                 kube::Error::Discovery(kube::error::DiscoveryError::MissingResource(format!(
                     "{group}/{version}/{resource}"
                 )))
-            })?;
-        Ok(self.dynamic(ar, caps.scope == Scope::Namespaced))
+            })
     }
 
     /// The informer of a resource described by `ar` (no discovery).
     pub fn dynamic(&self, ar: ApiResource, namespaced: bool) -> SharedInformer<DynamicObject> {
         let key = format!("{}/{}/{}", ar.group, ar.version, ar.plural);
         self.get_or_insert(key, || {
-            let api = match (&self.inner.namespace, namespaced) {
-                (Some(ns), true) => Api::namespaced_with(self.inner.client.clone(), ns, &ar),
-                _ => Api::all_with(self.inner.client.clone(), &ar),
-            };
-            let options = InformerOptions {
-                watcher: self.inner.watcher.clone(),
-                resync: self.inner.default_resync,
-                transform: None,
-                backoff: self.inner.backoff,
-            };
-            SharedInformer::new_with(api, ar, options)
+            let api = self.api_with(&ar, namespaced);
+            SharedInformer::new_with(api, ar, self.options::<DynamicObject>())
         })
+    }
+
+    /// The `Api` an informer of the resource `ar` watches: the factory's namespace for a
+    /// namespaced resource.
+    pub(crate) fn api_with<K>(&self, ar: &ApiResource, namespaced: bool) -> Api<K>
+    where
+        K: Resource<DynamicType = ApiResource, Scope = kube::core::DynamicResourceScope>,
+    {
+        match (&self.inner.namespace, namespaced) {
+            (Some(ns), true) => Api::namespaced_with(self.inner.client.clone(), ns, ar),
+            _ => Api::all_with(self.inner.client.clone(), ar),
+        }
+    }
+
+    /// The `Api` an informer of `K` watches: the factory's namespace for a namespaced kind.
+    pub(crate) fn api<K>(&self) -> Api<K>
+    where
+        K: Resource<DynamicType = ()>,
+        K::Scope: ScopeApi,
+    {
+        <K::Scope as ScopeApi>::api::<K>(self.inner.client.clone(), self.inner.namespace.as_deref())
     }
 
     /// Starts every informer not started yet; returns at once. Safe to call again after

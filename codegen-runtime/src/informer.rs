@@ -103,7 +103,8 @@ impl<K: Send + Sync + 'static> EventHandler<K> for Handlers<K> {
 
 /// A function from an object to the values it is indexed under.
 pub type IndexFn<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
-/// A change applied to every object before it is cached (to drop fields and save memory).
+/// A change applied to every object before it is cached (to drop fields and save memory);
+/// the factory's default is [`drop_managed_fields`](crate::transform::drop_managed_fields).
 pub type Transform<K> = Arc<dyn Fn(&mut K) + Send + Sync>;
 
 /// What the informer watches and how.
@@ -306,7 +307,11 @@ where
     pub fn new_with(api: Api<K>, dyntype: K::DynamicType, options: InformerOptions<K>) -> Self {
         let writer = Writer::new(dyntype.clone());
         let reader = writer.as_reader();
-        let name = format!("{}.{}", K::plural(&dyntype), K::api_version(&dyntype));
+        let mut name = format!("{}.{}", K::plural(&dyntype), K::api_version(&dyntype));
+        if K::metadata_api() {
+            // Apart from the full informer of the same kind in sync reports and metrics.
+            name.push_str(" (metadata)");
+        }
         let mut indices = HashMap::new();
         let by_namespace: IndexFn<K> = Arc::new(|o: &K| o.namespace().into_iter().collect());
         indices.insert(
@@ -358,7 +363,8 @@ where
         }
     }
 
-    /// `plural.group/version`, for logs and sync reports.
+    /// `plural.group/version`, for logs and sync reports (`plural.group/version (metadata)`
+    /// for a metadata-only informer).
     pub fn name(&self) -> &str {
         &self.inner.name
     }

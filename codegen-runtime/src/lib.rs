@@ -6,7 +6,9 @@
 //!   list-and-watch only, and the [`verbs`] marks of the kind's verb set leave out what its
 //!   `+genclient` markers leave out.
 //! - Informers, listers and the [`SharedInformerFactory`] are the client-go `informers` /
-//!   `listers` layer on top of `kube::runtime`'s watcher and reflector store.
+//!   `listers` layer on top of `kube::runtime`'s watcher and reflector store. The factory
+//!   drops `managedFields` before caching ([`transform`]) and also gives [`metadata`]-only
+//!   informers.
 //! - The apply configurations of the built-in kinds ship once, in [`applyconfigurations`]
 //!   (client-go's `applyconfigurations`): one module per API group and version, behind one
 //!   cargo feature per group (`ac-apps`, `ac-core`, ...; `ac-all` for every group).
@@ -31,8 +33,10 @@ pub mod factory;
 pub mod fresh;
 pub mod informer;
 pub mod lister;
+pub mod metadata;
 pub mod migrate;
 pub mod scope;
+pub mod transform;
 pub mod typed;
 pub mod verbs;
 #[cfg(feature = "webhook")]
@@ -47,6 +51,7 @@ pub use informer::{EventHandler, Handlers, InformerOptions, SharedInformer, Watc
 #[cfg(feature = "derive")]
 pub use kube_codegen_derive::{ApplyConfiguration, CrdMarkers, GenClient};
 pub use lister::{Lister, NamespaceLister, NotFound};
+pub use metadata::{MetadataInformer, MetadataLister};
 /// For the `Serialize`/`Deserialize` derives of generated apply configurations.
 #[doc(hidden)]
 pub use serde;

@@ -143,7 +143,10 @@ pub async fn run(
         None => shutdown.clone(),
     };
 
-    let mut builder = SharedInformerFactory::builder(client.clone());
+    // `sync_deployment` extracts what this controller owns from the cached Deployment, which
+    // needs its `managedFields`; every other kind is cached without them.
+    let mut builder = SharedInformerFactory::builder(client.clone())
+        .keep_managed_fields_for::<k8s_openapi::api::apps::v1::Deployment>();
     if let Some(ns) = &options.namespace {
         builder = builder.namespace(ns);
     }

@@ -27,6 +27,9 @@ struct Args {
     /// Resync period in seconds (0: none).
     #[arg(long, default_value_t = 0)]
     resync_period: u64,
+    /// Cache Pods' metadata only and log namespace/name and owner (no phase or node).
+    #[arg(long)]
+    metadata_only: bool,
 }
 
 #[tokio::main]
@@ -35,6 +38,7 @@ async fn main() -> ExitCode {
     let options = Options {
         namespace: args.namespace.clone(),
         resync: (args.resync_period > 0).then(|| Duration::from_secs(args.resync_period)),
+        metadata_only: args.metadata_only,
         ..Options::default()
     };
     let config = if args.embedded {

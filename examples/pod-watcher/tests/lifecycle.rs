@@ -117,3 +117,55 @@ async fn one_namespace_and_resync() {
         "resync: {lines:?}"
     );
 }
+
+#[tokio::test]
+async fn metadata_only_logs_names_and_owners() {
+    let fake = FakeApiServer::new();
+    fake.seed(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-1", "namespace": "default",
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-6d4",
+            "uid": "0b8e6a52-4a86-4a3c-9a57-3f1d0c9e2a10", "controller": true}]},
+        "spec": {"containers": [{"name": "c", "image": "x"}]}}))
+    .unwrap();
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let sink = lines.clone();
+    let options = Options {
+        metadata_only: true,
+        ..Options::default()
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let client = Client::new(fake.clone(), "default");
+    let task = tokio::spawn(pod_watcher::run(
+        client.clone(),
+        options,
+        async {
+            let _ = stopped.await;
+        }
+        .boxed(),
+        move |l| sink.lock().unwrap().push(l),
+    ));
+    let wait = |n: usize| {
+        let lines = lines.clone();
+        async move {
+            for _ in 0..200 {
+                if lines.lock().unwrap().len() >= n {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+            panic!("{n} lines: {:?}", lines.lock().unwrap());
+        }
+    };
+    wait(1).await;
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::default_namespaced(client);
+    pods.delete("web-1", &Default::default()).await.unwrap();
+    wait(2).await;
+    let _ = stop.send(());
+    task.await.unwrap().unwrap();
+    assert_eq!(
+        *lines.lock().unwrap(),
+        [
+            "ADDED default/web-1 owner=ReplicaSet/web-6d4",
+            "DELETED default/web-1 owner=ReplicaSet/web-6d4",
+        ]
+    );
+}

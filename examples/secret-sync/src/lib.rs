@@ -198,7 +198,11 @@ pub async fn run(
     shutdown: BoxFuture<'static, ()>,
     on_report: impl Fn(&Report) + Send + 'static,
 ) -> Result<(), String> {
-    let factory = SharedInformerFactory::new(client.clone());
+    // `sync` extracts what secret-sync owns from the cached copies, which needs their
+    // `managedFields`; the factory drops them from every other kind.
+    let factory = SharedInformerFactory::builder(client.clone())
+        .keep_managed_fields_for::<Secret>()
+        .build();
     let secrets = factory.core().v1().secrets();
     let namespaces = factory.core().v1().namespaces();
     let (trigger, mut triggered) = mpsc::unbounded_channel::<()>();

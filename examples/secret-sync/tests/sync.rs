@@ -189,3 +189,35 @@ async fn a_namespace_selector_limits_the_targets() {
     assert!(env.secret("ignored", "registry").is_none());
     env.stop().await;
 }
+
+/// The copies are compared with what secret-sync owns in them, extracted from the cached
+/// copies' `managedFields` (which the informer factory keeps for Secrets): the syncs that a
+/// new namespace and the new copies' own events trigger write nothing to copies in sync.
+/// (Were `managedFields` dropped, nothing would be found owned and every sync would apply
+/// every copy again, reporting it updated.)
+#[tokio::test]
+async fn copies_in_sync_are_not_written_again() {
+    let fake = FakeApiServer::new();
+    fake.seed(namespace("team-a", json!({}))).unwrap();
+    fake.seed(source("registry", "djE=")).unwrap();
+    let env = Env::start(fake.clone(), "").await;
+    env.until("copy in team-a", |e| {
+        e.secret("team-a", "registry").is_some()
+    })
+    .await;
+    fake.seed(namespace("team-b", json!({}))).unwrap();
+    env.until("copy in team-b", |e| {
+        e.secret("team-b", "registry").is_some()
+    })
+    .await;
+    let reports = env.reports.lock().unwrap().clone();
+    assert!(reports.iter().all(|r| r.updated.is_empty()), "{reports:?}");
+    let team_a_writes = fake
+        .actions()
+        .iter()
+        .filter(|a| a.is_write() && a.resource == "secrets")
+        .filter(|a| a.namespace.as_deref() == Some("team-a"))
+        .count();
+    assert_eq!(team_a_writes, 1, "only the copy's creation");
+    env.stop().await;
+}

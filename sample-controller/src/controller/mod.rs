@@ -228,9 +228,10 @@ pub fn desired_deployment<K: Resource<DynamicType = ()>>(
 /// does not force, so a same-name Deployment the cache has not shown yet is not taken over
 /// (its differing fields conflict; the retry then sees it and reports it). A Deployment
 /// another owner controls is an [`Error::ResourceExists`] (as in Go's sample). Otherwise
-/// the fields this controller owns, extracted from `managedFields`, are compared with the
-/// wanted ones, and applied (forcing, as controllers do) only when they differ: a sync in
-/// steady state writes nothing.
+/// the fields this controller owns, extracted from `managedFields` (which the informer
+/// factory keeps for Deployments only, see `run`), are compared with the wanted ones, and
+/// applied (forcing, as controllers do) only when they differ: a sync in steady state
+/// writes nothing.
 pub async fn sync_deployment<K: Resource<DynamicType = ()>>(
     ctx: &Context,
     owner: &K,

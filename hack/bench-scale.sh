@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Informer memory at scale, ours against client-go, on a running kube-apiserver.
+#
+#   KUBECONFIG=/path/to/kubeconfig hack/bench-scale.sh
+#
+# Creates BENCH_PODS Pods (default 10000; 2-3 KB each as stored) in their own namespace,
+# then, alternating for BENCH_ROUNDS rounds (default 3), runs one process per informer kind
+# and reads its resident memory before the informer starts and after its cache synced:
+# ours (the shared informer factory: full Pods, full Pods without managedFields, metadata
+# only, metadata only without managedFields) and client-go's (shared informer, metadata
+# informer). Ends with one line per comparison: `<name>: ours <bytes>, go <bytes>, ratio <r>`.
+# The namespace is deleted at the end and on failure.
+#
+# Needs: kubectl; cargo (run under the shared lock when CARGO_LOCK names it: each cargo call
+# takes `flock $CARGO_LOCK`, never the whole run); a Go toolchain that builds offline in a
+# Kubernetes source tree (BENCH_GO_ENV is sourced first; BENCH_K8S_TREE is the tree, whose
+# vendored client-go the Go program is built against).
+#
+# BENCH_PROFILE (default dev) is the cargo profile of our program: struct layouts and
+# allocations, hence memory per object, do not depend on it, and the dev build is warm.
+set -euo pipefail
+
+: "${KUBECONFIG:?KUBECONFIG must name the cluster to benchmark on}"
+export KUBECONFIG
+N=${BENCH_PODS:-10000}
+ROUNDS=${BENCH_ROUNDS:-3}
+NS=${BENCH_NAMESPACE:-kcg-bench-scale}
+PROFILE=${BENCH_PROFILE:-dev}
+GO_ENV=${BENCH_GO_ENV:-/root/.cache/real-apiserver/go-env.sh}
+K8S_TREE=${BENCH_K8S_TREE:-/root/.cache/real-apiserver/src/deps/github.com/openshift/kubernetes}
+RUN_TIMEOUT=${BENCH_RUN_TIMEOUT:-600}
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+go_src="$K8S_TREE/_output/kcg-bench-$$"
+created_ns=""
+
+cleanup() {
+  rm -rf "$go_src" "$work"
+  # The tree's _output, when this script made it and left nothing else there.
+  rmdir "$K8S_TREE/_output" 2>/dev/null || true
+  if [[ -n "$created_ns" ]]; then
+    echo "deleting namespace $NS" >&2
+    kubectl delete namespace "$NS" --ignore-not-found --wait=false >/dev/null || true
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+cargo_locked() {
+  if [[ -n "${CARGO_LOCK:-}" ]]; then flock "$CARGO_LOCK" cargo "$@"; else cargo "$@"; fi
+}
+
+echo "== building" >&2
+cargo_locked build --quiet --profile "$PROFILE" -p bench-scale --manifest-path "$root/Cargo.toml"
+target_dir=$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+dir=$([[ "$PROFILE" == dev ]] && echo debug || echo "$PROFILE")
+ours="$target_dir/$dir/bench-scale"
+# The Go program builds inside the Kubernetes tree (its module and vendored client-go),
+# from a scratch directory removed on exit.
+mkdir -p "$go_src/informermemory"
+cp "$root/hack/bench-scale/go/informer-memory/main.go" "$go_src/informermemory/"
+(
+  # shellcheck disable=SC1090
+  source "$GO_ENV"
+  cd "$K8S_TREE"
+  go build -o "$work/go-informer-memory" "./_output/kcg-bench-$$/informermemory"
+)
+rm -rf "$go_src"
+go_prog="$work/go-informer-memory"
+
+echo "== $N Pods in namespace $NS" >&2
+if kubectl get namespace "$NS" >/dev/null 2>&1; then
+  echo "namespace $NS exists already; delete it or set BENCH_NAMESPACE" >&2
+  exit 1
+fi
+kubectl create namespace "$NS" >/dev/null
+created_ns=1
+# Pods wait for the namespace's default service account (the controller-manager makes it).
+for _ in $(seq 60); do
+  kubectl -n "$NS" get serviceaccount default >/dev/null 2>&1 && break
+  sleep 1
+done
+"$ours" create-pods --namespace "$NS" --count "$N" --concurrency "${BENCH_CREATE_CONCURRENCY:-8}" \
+  --timeout-s "${BENCH_CREATE_TIMEOUT:-1800}"
+have=$(kubectl -n "$NS" get pods -o name --chunk-size=1000 | wc -l)
+echo "pods in $NS: $have" >&2
+kubectl get --raw "/api/v1/namespaces/$NS/pods?limit=1" | jq '.items[0]' > "$work/sample.json"
+with=$(jq -c . "$work/sample.json" | wc -c)
+without=$(jq -c 'del(.metadata.managedFields)' "$work/sample.json" | wc -c)
+meta=$(jq -c '{metadata: .metadata}' "$work/sample.json" | wc -c)
+echo "one Pod as stored: $with bytes of JSON ($without without managedFields; metadata $meta)"
+"$ours" sizes
+
+results="$work/results.jsonl"
+run() {
+  local out
+  if out=$(timeout "$RUN_TIMEOUT" "$@" 2>"$work/stderr"); then
+    echo "$out" | tee -a "$results"
+  else
+    echo "run failed: $* ($(tail -3 "$work/stderr"))" >&2
+  fi
+}
+for round in $(seq "$ROUNDS"); do
+  echo "== round $round of $ROUNDS" >&2
+  run "$ours" informer-memory --namespace "$NS" --mode full
+  run "$go_prog" -namespace "$NS" -mode full
+  run "$ours" informer-memory --namespace "$NS" --mode transformed
+  run "$ours" informer-memory --namespace "$NS" --mode metadata
+  run "$go_prog" -namespace "$NS" -mode metadata
+  run "$ours" informer-memory --namespace "$NS" --mode metadata-transformed
+done
+
+python3 - "$results" "$have" <<'PY'
+import json, statistics, sys
+
+runs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+want = int(sys.argv[2])
+
+def per_pod(r, after="rss_after"):
+    return (r[after] - r["rss_before"]) / max(r["objects"], 1)
+
+def figures(program, mode, after="rss_after"):
+    return [per_pod(r, after) for r in runs
+            if r["program"] == program and r["mode"] == mode and r["objects"] == want]
+
+print("raw bytes per cached Pod, in run order (RSS after sync minus RSS before, / Pods):")
+for program, mode, after in [
+    ("ours", "full", "rss_after"), ("go", "full", "rss_after"), ("go", "full", "rss_after_gc"),
+    ("ours", "transformed", "rss_after"),
+    ("ours", "metadata", "rss_after"), ("go", "metadata", "rss_after"),
+    ("go", "metadata", "rss_after_gc"), ("ours", "metadatatransformed", "rss_after"),
+]:
+    label = f"{program} {mode}" + (" (after GC + FreeOSMemory)" if after == "rss_after_gc" else "")
+    print(f"  {label}: {[round(x) for x in figures(program, mode, after)]}")
+print("sync seconds: " + ", ".join(
+    f"{r['program']} {r['mode']} {r['sync_seconds']:.2f}" for r in runs))
+
+def med(program, mode, after="rss_after"):
+    xs = figures(program, mode, after)
+    return statistics.median(xs) if xs else float("nan")
+
+def line(name, ours, go):
+    print(f"{name}: ours {ours:.0f}, go {go:.0f}, ratio {ours / go:.2f}")
+
+# Go's figure is its best case: after a collection that returns freed memory to the OS.
+line("informer-bytes-per-pod", med("ours", "full"), med("go", "full", "rss_after_gc"))
+line("informer-bytes-per-pod-transformed", med("ours", "transformed"), med("go", "full", "rss_after_gc"))
+line("informer-bytes-per-pod-metadata", med("ours", "metadata"), med("go", "metadata", "rss_after_gc"))
+line("informer-bytes-per-pod-metadata-transformed", med("ours", "metadatatransformed"),
+     med("go", "metadata", "rss_after_gc"))
+PY

@@ -1,0 +1,249 @@
+//! Metadata-only informers and the factory's default `managedFields` drop, on the fake API
+//! server through the real client.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use fake_apiserver::FakeApiServer;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, ApiResource, DeleteParams, Patch, PatchParams};
+use kube::core::{PartialObjectMeta, Selector};
+use kube::{Client, ResourceExt};
+use kube_codegen_runtime::applyconfigurations::core::v1::extract_config_map;
+use kube_codegen_runtime::{Handlers, SharedInformerFactory};
+use serde_json::json;
+
+/// The `Accept` header of every list and watch the client sent.
+type Accepts = Arc<Mutex<Vec<(String, String)>>>;
+
+/// A fake with namespaces `a` and `b`, and a client that records what each list and watch
+/// asked the server for.
+fn setup() -> (FakeApiServer, Client, Accepts) {
+    let fake = FakeApiServer::with_config(fake_apiserver::Config {
+        namespace_defaults: false,
+        ..Default::default()
+    });
+    for ns in ["a", "b"] {
+        fake.seed(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))
+            .unwrap();
+    }
+    let accepts: Accepts = Arc::default();
+    let seen = accepts.clone();
+    let service = tower::ServiceBuilder::new()
+        .map_request(move |req: http::Request<kube::client::Body>| {
+            let accept = req
+                .headers()
+                .get(http::header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_owned();
+            seen.lock().unwrap().push((req.uri().to_string(), accept));
+            req
+        })
+        .service(fake.clone());
+    (fake, Client::new(service, "default"), accepts)
+}
+
+fn configmap(ns: &str, name: &str, app: &str) -> serde_json::Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": ns, "labels": {"app": app}},
+        "data": {"big": "x".repeat(64)}})
+}
+
+async fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
+    for _ in 0..400 {
+        if condition() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{what}: not within 20s");
+}
+
+async fn synced(factory: &SharedInformerFactory) -> BTreeMap<String, bool> {
+    factory.start();
+    factory.wait_for_cache_sync(Duration::from_secs(10)).await
+}
+
+#[tokio::test]
+async fn a_metadata_informer_lists_and_watches_metadata_only() {
+    let (fake, client, accepts) = setup();
+    fake.seed(configmap("a", "x", "web")).unwrap();
+    fake.seed(configmap("b", "y", "db")).unwrap();
+    let factory = SharedInformerFactory::new(client.clone());
+    let informer = factory.metadata_informer::<ConfigMap>();
+    assert!(synced(&factory).await.values().all(|ok| *ok));
+
+    let lister = informer.lister();
+    let x: Arc<PartialObjectMeta<ConfigMap>> = lister.namespace("a").get("x").unwrap();
+    assert_eq!(x.labels()["app"], "web");
+    let web = Selector::from_iter([("app", "web")]);
+    assert_eq!(lister.list(&web).len(), 1);
+    assert_eq!(lister.list(&Selector::default()).len(), 2);
+
+    let events: Arc<Mutex<Vec<String>>> = Arc::default();
+    let (added, deleted) = (events.clone(), events.clone());
+    informer.add_event_handler(
+        Handlers::new()
+            .on_add(move |o: &Arc<PartialObjectMeta<ConfigMap>>| {
+                added.lock().unwrap().push(format!("add {}", o.name_any()));
+            })
+            .on_delete(move |o: &Arc<PartialObjectMeta<ConfigMap>>| {
+                deleted
+                    .lock()
+                    .unwrap()
+                    .push(format!("delete {}", o.name_any()));
+            }),
+    );
+    fake.seed(configmap("a", "z", "web")).unwrap();
+    Api::<ConfigMap>::namespaced(client, "b")
+        .delete("y", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_for("z added and y deleted", || {
+        events.lock().unwrap().len() == 4
+    })
+    .await;
+    let mut events = events.lock().unwrap().clone();
+    // A handler added after the sync gets the cache first, in no set order.
+    events[..2].sort();
+    assert_eq!(events, ["add x", "add y", "add z", "delete y"]);
+    assert_eq!(lister.list(&web).len(), 2);
+
+    let asked: Vec<_> = accepts
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(uri, _)| uri.starts_with("/api/v1/configmaps"))
+        .cloned()
+        .collect();
+    assert!(asked.len() >= 2, "a list and a watch: {asked:?}");
+    for (uri, accept) in &asked {
+        assert!(
+            accept.contains("as=PartialObjectMetadata"),
+            "{uri} asked for {accept:?}"
+        );
+    }
+    factory.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_kind_may_have_a_full_and_a_metadata_informer_each_with_its_own_watch() {
+    let (fake, client, _) = setup();
+    fake.seed(configmap("a", "x", "web")).unwrap();
+    let factory = SharedInformerFactory::new(client);
+    let full = factory.informer::<ConfigMap>();
+    let meta = factory.metadata_informer::<ConfigMap>();
+    assert_eq!(
+        factory.metadata_informer::<ConfigMap>().name(),
+        meta.name(),
+        "the same informer on every call"
+    );
+    let report = synced(&factory).await;
+    assert_eq!(
+        report.keys().collect::<Vec<_>>(),
+        ["configmaps.v1", "configmaps.v1 (metadata)"]
+    );
+    let cached = full.lister().namespace("a").get("x").unwrap();
+    assert!(cached.data.is_some(), "the full informer caches data");
+    assert!(meta.lister().namespace("a").get("x").is_ok());
+    let watches = fake
+        .actions()
+        .iter()
+        .filter(|a| a.verb == "watch" && a.resource == "configmaps")
+        .count();
+    assert_eq!(watches, 2);
+    factory.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_resource_known_at_run_time_has_a_metadata_informer_too() {
+    let (fake, client, _) = setup();
+    fake.seed(configmap("a", "x", "web")).unwrap();
+    let factory = SharedInformerFactory::new(client);
+    let found = factory
+        .metadata_for_resource("", "v1", "configmaps")
+        .await
+        .unwrap();
+    let ar = ApiResource::erase::<ConfigMap>(&());
+    let direct = factory.metadata_dynamic(ar, true);
+    assert_eq!(found.name(), direct.name(), "one informer per resource");
+    assert!(synced(&factory).await.values().all(|ok| *ok));
+    let x = found.lister().namespace("a").get("x").unwrap();
+    assert_eq!(x.labels()["app"], "web");
+    factory.shutdown().await;
+}
+
+/// Applies `cm` in namespace `a` as `manager`, so the object has managedFields.
+async fn apply(client: &Client, manager: &str, name: &str) {
+    Api::<ConfigMap>::namespaced(client.clone(), "a")
+        .patch(
+            name,
+            &PatchParams::apply(manager),
+            &Patch::Apply(configmap("a", name, "web")),
+        )
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn the_factory_drops_managed_fields_unless_a_kind_keeps_them() {
+    let (_fake, client, _) = setup();
+    apply(&client, "owner", "x").await;
+    let fresh = Api::<ConfigMap>::namespaced(client.clone(), "a")
+        .get("x")
+        .await
+        .unwrap();
+    assert!(!fresh.managed_fields().is_empty(), "the server keeps them");
+
+    let dropping = SharedInformerFactory::new(client.clone());
+    let full = dropping.informer::<ConfigMap>();
+    let meta = dropping.metadata_informer::<ConfigMap>();
+    synced(&dropping).await;
+    let cached = full.lister().namespace("a").get("x").unwrap();
+    assert!(cached.managed_fields().is_empty());
+    assert_eq!(cached.data, fresh.data, "nothing else changes");
+    let cached_meta = meta.lister().namespace("a").get("x").unwrap();
+    assert!(cached_meta.managed_fields().is_empty());
+    // What that means for extraction: nothing is found owned in the cached copy.
+    let extracted = extract_config_map(&cached, "owner").unwrap();
+    assert!(extracted.data.is_none());
+    dropping.shutdown().await;
+
+    let keeping = SharedInformerFactory::builder(client.clone())
+        .keep_managed_fields_for::<ConfigMap>()
+        .build();
+    let full = keeping.informer::<ConfigMap>();
+    let meta = keeping.metadata_informer::<ConfigMap>();
+    synced(&keeping).await;
+    let cached = full.lister().namespace("a").get("x").unwrap();
+    assert_eq!(cached.managed_fields(), fresh.managed_fields());
+    let extracted = extract_config_map(&cached, "owner").unwrap();
+    assert_eq!(extracted.data, fresh.data, "extracted from the cache");
+    // Kept per cached type: the metadata-only informer of the same kind still drops them.
+    let cached_meta = meta.lister().namespace("a").get("x").unwrap();
+    assert!(cached_meta.managed_fields().is_empty());
+    keeping.shutdown().await;
+}
+
+#[tokio::test]
+async fn keeping_them_everywhere_and_a_kinds_own_transform() {
+    let (_fake, client, _) = setup();
+    apply(&client, "owner", "x").await;
+    let factory = SharedInformerFactory::builder(client.clone())
+        .keep_managed_fields()
+        .transform_for::<PartialObjectMeta<ConfigMap>>(|m| {
+            m.metadata.annotations = Some(BTreeMap::from([("seen".into(), "yes".into())]));
+        })
+        .build();
+    let full = factory.informer::<ConfigMap>();
+    let meta = factory.metadata_informer::<ConfigMap>();
+    synced(&factory).await;
+    let cached = full.lister().namespace("a").get("x").unwrap();
+    assert!(!cached.managed_fields().is_empty());
+    let cached_meta = meta.lister().namespace("a").get("x").unwrap();
+    assert!(!cached_meta.managed_fields().is_empty());
+    assert_eq!(cached_meta.annotations()["seen"], "yes");
+    factory.shutdown().await;
+}
