@@ -6,6 +6,7 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 use clap::Args;
+use kube_codegen_core::GenerateError;
 use kube_codegen_core::lint::RULES;
 
 use crate::error::{Error, Op, Outcome, plural};
@@ -33,8 +34,18 @@ pub fn run(args: &LintArgs) -> Result<Outcome, Error> {
     };
     let files = kube_codegen_core::source::load(input)
         .map_err(|e| Error::BadInput(Box::new(Error::io(Op::Read, e.path, e.error))))?;
-    let report =
-        kube_codegen_core::lint(&files).map_err(|e| Error::BadInput(Box::new(Error::from(e))))?;
+    let report = kube_codegen_core::lint(&files).map_err(|e| {
+        Error::BadInput(Box::new(match e {
+            GenerateError::Diagnostics(rendered) => {
+                let n = rendered.len();
+                Error::Diagnostics {
+                    rendered,
+                    stopped: format!("could not lint: {n} error{}", plural(n)),
+                }
+            }
+            other => Error::from(other),
+        }))
+    })?;
     let kinds = format!("{} kind version{}", report.kinds, plural(report.kinds));
     let silenced = match report.silenced {
         0 => String::new(),
