@@ -357,3 +357,6 @@ pub(crate) fn derive_warnings(cx: &mut Ctxt, s: &ItemStruct, root: Root) -> Vec<
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests;
