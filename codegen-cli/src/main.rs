@@ -7,7 +7,7 @@
 //! |---|---|
 //! | 0 | the command did what it was asked (with `--verify`: everything up to date) |
 //! | 1 | any [`Error`]: unreadable or unwritable files, mistakes in the input, out of date with `--verify`, refused arguments, a failed cargo build or `init`/`create` step; or a bug (a panic) |
-//! | 2 | the arguments do not parse (clap's usage error), or `compat` cannot read what it compares |
+//! | 2 | the arguments do not parse (clap's usage error), or `compat` or `lint` cannot read what it checks |
 
 mod chart;
 mod cluster;
@@ -21,6 +21,7 @@ mod generate;
 mod import;
 mod init;
 mod json;
+mod lint;
 mod migrate;
 mod output;
 mod paths;
@@ -70,6 +71,9 @@ enum Command {
     /// Compare an API with a baseline (CRD manifests or a cluster's CRDs) and classify each
     /// change as breaking or compatible; exit 1 when one is breaking, 2 on unreadable input.
     Compat(compat::CompatArgs),
+    /// Check the API types against the Kubernetes API conventions (kube-api-linter's rules,
+    /// for Rust); exit 1 on a finding not silenced, 2 when the tree cannot be read.
+    Lint(lint::LintArgs),
     /// Rewrite every object of a CRD in its storage version and trim
     /// `status.storedVersions` to it, so older versions can be removed (resumable).
     MigrateStorage(migrate::MigrateArgs),
@@ -131,6 +135,7 @@ fn run(cli: Cli) -> Result<Outcome, Error> {
         Command::Webhooks(args) => webhooks::run(&args.options()),
         Command::Chart(args) => chart::run(&args.options()),
         Command::Compat(args) => compat::run(&args),
+        Command::Lint(args) => lint::run(&args),
         Command::MigrateStorage(args) => migrate::run(&args),
         Command::Dev(args) => dev::run(&args),
         Command::Docs(args) => docs::run(&args.options()),

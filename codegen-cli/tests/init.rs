@@ -1,5 +1,5 @@
 //! `kube-codegen init` as a new user runs it: a crate outside this workspace that passes
-//! its own `cargo test` and `hack/verify-codegen.sh` at once, and again after `create api`
+//! its own `cargo test`, `hack/verify-codegen.sh` and `kube-codegen lint` at once, and again after `create api`
 //! adds a cluster-scoped kind in another group (the same kind again is refused), after
 //! `create webhook` adds the first kind's admission webhooks, and after `create api` adds a
 //! second version of a kind (a copy of the first as the user edited it) and `create webhook
@@ -53,6 +53,16 @@ fn in_crate(dir: &Path, program: &str, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `kube-codegen lint` over the crate's API types, as its CI script runs it: clean.
+fn lints_clean(dir: &Path) {
+    let lint = in_crate(
+        dir,
+        env!("CARGO_BIN_EXE_kube-codegen"),
+        &["lint", "--input", "src/apis"],
+    );
+    assert!(lint.status.success(), "lint:\n{}", stderr(&lint));
+}
+
 #[test]
 fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     let tmp = TempDir::new("init");
@@ -96,6 +106,8 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     ] {
         assert!(dir.join(file).is_file(), "{file} written");
     }
+    let ci = fs::read_to_string(dir.join(".ci/run")).unwrap();
+    assert!(ci.contains("\" lint --input src/apis"), "{ci}");
     let crd = fs::read_to_string(dir.join("config/crd/backup.example.com_backups.yaml")).unwrap();
     assert!(crd.contains("x-kubernetes-list-map-keys:\n"), "{crd}");
     let role = fs::read_to_string(dir.join("config/rbac/role.yaml")).unwrap();
@@ -116,6 +128,7 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     let verify = in_crate(&dir, "hack/verify-codegen.sh", &[]);
     assert!(verify.status.success(), "verify:\n{}", stderr(&verify));
     missing_rbac_marker_is_a_403(&dir);
+    lints_clean(&dir);
 
     // A second kind, cluster-scoped, in another group: both green.
     let restore = [
@@ -149,7 +162,7 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     let v1_path = dir.join("src/apis/restore/v1/restore_job.rs");
     let edited = fs::read_to_string(&v1_path).unwrap().replace(
         "    pub description: Option<String>,\n",
-        "    pub note: Option<String>,\n    /// When to run.\n    pub schedule: String,\n    /// How much to keep.\n    pub keep: Option<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,\n",
+        "    pub note: Option<String>,\n    /// When to run.\n    ///\n    /// +required\n    /// +kubebuilder:validation:MaxLength=64\n    pub schedule: String,\n    /// How much to keep.\n    ///\n    /// +optional\n    pub keep: Option<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,\n",
     );
     fs::write(&v1_path, edited).unwrap();
     let sample_path = dir.join("config/samples/restore_v1_restore_job.yaml");
@@ -323,6 +336,7 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     assert!(out.contains("2 passed"), "{out}");
     let verify = in_crate(&dir, "hack/verify-codegen.sh", &[]);
     assert!(verify.status.success(), "verify:\n{}", stderr(&verify));
+    lints_clean(&dir);
     // Once v2's fields differ, the CRD's conversion goes through the webhook Service.
     let v2_file = dir.join("src/apis/restore/v2/restore_job.rs");
     let v2_text = fs::read_to_string(&v2_file).unwrap();

@@ -4,8 +4,8 @@
 //! workspace's tests call, and nothing else. The derives of `kube-codegen-derive` call
 //! [`derive_gen_client`], [`derive_crd_markers`] and [`derive_apply_configuration`]; the
 //! `kube-codegen` CLI reads its input with [`source::load`] and calls [`generate`]
-//! (`generate`, `verify`), [`crd_runner`] (`crds`), [`rbac`] and [`webhook`], and shows
-//! mistakes with [`render`]. Everything else is `pub(crate)`.
+//! (`generate`, `verify`), [`crd_runner`] (`crds`), [`lint()`] (`lint`), [`rbac`] and
+//! [`webhook`], and shows mistakes with [`render`]. Everything else is `pub(crate)`.
 //!
 //! The modules form layers, each importing only the layers below it (the test
 //! `tests/layers.rs` keeps it so), lowest first:
@@ -24,7 +24,8 @@
 //!    a tree get apply configurations);
 //! 7. [`tree`]: the CLI's view of a whole API tree (groups, versions, module paths);
 //! 8. [`emit`]: one emitter per artifact, writing final code; [`emit::files`] plans the
-//!    tree's files, then writes their contents.
+//!    tree's files, then writes their contents; [`mod@lint`]: the API-convention rules over
+//!    a tree's kinds (and, on request, over a derive's input).
 #![warn(unreachable_pub)]
 
 mod apply_model;
@@ -36,6 +37,7 @@ mod cel_type;
 mod check;
 pub mod diag;
 pub mod emit;
+pub mod lint;
 pub mod model;
 pub mod naming;
 pub mod rbac;
@@ -74,7 +76,14 @@ pub fn derive_gen_client(input: TokenStream) -> TokenStream {
         );
     }
     let spec = syn::parse2::<syn::ItemStruct>(quote::ToTokens::to_token_stream(&input)).ok();
-    let warnings = diag::to_warnings(&cx.take_warnings());
+    let mut warnings = diag::to_warnings(&cx.take_warnings());
+    if let Some(spec) = &spec {
+        warnings.extend(diag::to_warnings(&lint::derive_warnings(
+            &mut cx,
+            spec,
+            lint::Root::Spec,
+        )));
+    }
     match (cx.finish(()), resource) {
         (Ok(()), Some(resource)) => {
             let spec = spec.filter(|_| resource.apply_configuration);
@@ -114,6 +123,11 @@ pub fn derive_crd_markers(input: TokenStream) -> TokenStream {
     let mut cx = Ctxt::new();
     let markers = schema::struct_markers(&mut cx, &s);
     let mut warnings = diag::to_warnings(&cx.take_warnings());
+    warnings.extend(diag::to_warnings(&lint::derive_warnings(
+        &mut cx,
+        &s,
+        lint::Root::Nested,
+    )));
     match cx.finish(()) {
         Ok(()) => {
             warnings.extend(emit::crd::crd_markers_impl(&s, &markers));
@@ -236,6 +250,15 @@ fn build_tree(
 ) -> Result<tree::ApiTree, GenerateError> {
     tree::build(files, api_module)
         .map_err(|errors| GenerateError::Diagnostics(rendered(files, &errors, "error")))
+}
+
+/// The CLI's `kube-codegen lint`: the API-convention rules ([`lint::RULES`]) over every
+/// custom resource kind of `files`. `Err` when the tree has mistakes (its markers, or a
+/// `+kube-codegen:lint:ignore` without a known rule or a reason), rendered; the findings are
+/// in the report.
+pub fn lint(files: &[source::SourceFile]) -> Result<lint::Report, GenerateError> {
+    let tree = build_tree(files, "crate::apis")?;
+    lint::run(files, &tree).map_err(GenerateError::Diagnostics)
 }
 
 /// For `kube-codegen crds`: the tree of `files` read as the module `api_module` of the

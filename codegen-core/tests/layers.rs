@@ -29,8 +29,8 @@ const LAYERS: &[&[&str]] = &[
     &["schema", "apply_tree"],
     // The whole API tree.
     &["tree"],
-    // Emitters, which read everything above.
-    &["emit"],
+    // Emitters, which read everything above; the API-convention lint over a built tree.
+    &["emit", "lint"],
 ];
 
 /// Macros whose input is generated code, not this crate's.

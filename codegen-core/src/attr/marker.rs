@@ -111,6 +111,10 @@ pub(crate) const KNOWN: &[(&str, Place, Option<bool>)] = &[
     // Ours: a breaking change `kube-codegen compat` reports here is intended; the value
     // says why (read by the CLI's compat gate, not by the schema).
     (ACKNOWLEDGE, Place::Both, Some(true)),
+    // Ours: the lint (`kube-codegen lint`, the derives' `+kube-codegen:lint` warnings) reads
+    // these; `ignore=<rule> <reason>` silences a rule at a field or struct.
+    ("kube-codegen:lint", Place::Type, None),
+    ("kube-codegen:lint:ignore", Place::Both, Some(true)),
     ("kubebuilder:skipversion", Place::Type, None),
     ("kubebuilder:unservedversion", Place::Type, None),
     ("kubebuilder:deprecatedversion", Place::Type, Some(false)),
@@ -265,7 +269,8 @@ pub(crate) fn read_checked_elsewhere(attrs: &[Attribute]) -> Vec<Marker> {
 pub(crate) fn read(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<Marker> {
     let mut out = Vec::new();
     for_each_marker(attrs, |text, loc| {
-        if let Some(m) = parse(cx, text, loc) {
+        // The lint's markers are checked here and read by the lint alone.
+        if let Some(m) = parse(cx, text, loc).filter(|m| !m.name.starts_with("kube-codegen:lint")) {
             out.push(m);
         }
     });

@@ -96,6 +96,15 @@ pub struct ApiTree {
     pub(crate) regenerate: String,
 }
 
+/// One file's syntax as the tree reads it (markers in line comments as doc comments), for
+/// passes over a tree that [`build`] accepted; `None` when it does not parse.
+pub(crate) fn syntax(text: &str) -> Option<syn::File> {
+    let mut cx = Ctxt::new();
+    let file = lex::parse_source(&mut cx, text).ok();
+    drop(cx.into_diagnostics());
+    file
+}
+
 /// Parses and validates the tree; `api_module` is the Rust path of the input directory.
 pub(crate) fn build(
     files: &[SourceFile],

@@ -66,13 +66,13 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/samplecontroller/v1alpha1/foo.rs"),
-    7338172952626531787u64,
+    6499188565409367780u64,
     "generated code is stale: `samplecontroller/v1alpha1/foo.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/samplecontroller/v1alpha1/icecream.rs"),
-    16471071171166493953u64,
+    6095934556529454631u64,
     "generated code is stale: `samplecontroller/v1alpha1/icecream.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
@@ -84,7 +84,7 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/samplecontroller/v1beta1/foo.rs"),
-    409566190539493578u64,
+    9863258394921134872u64,
     "generated code is stale: `samplecontroller/v1beta1/foo.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 

@@ -27,6 +27,9 @@ use serde::{Deserialize, Serialize};
 pub struct FooSpec {
     /// Name of the Deployment this Foo owns. Like Go's sample, the controller (not the
     /// schema) reports an empty name, as an `InvalidSpec` event.
+    ///
+    /// +required
+    /// +kube-codegen:lint:ignore=max-length a bound added now would be a breaking change for stored objects (`kube-codegen compat`); Go's sample-controller has none
     pub deployment_name: String,
     /// Number of replicas of the Deployment, 1 to 10.
     ///
@@ -41,5 +44,7 @@ pub struct FooSpec {
 #[serde(rename_all = "camelCase")]
 pub struct FooStatus {
     /// Available replicas of the owned Deployment.
+    ///
+    /// +kube-codegen:lint:ignore=status-optional a plain `int32` as in Go's sample-controller; the controller always writes it, and making it optional changes the stored schema of both versions
     pub available_replicas: i32,
 }

@@ -29,13 +29,18 @@ use serde::{Deserialize, Serialize};
 pub struct IcecreamSpec {
     /// Name of the Deployment this Icecream owns: a DNS subdomain.
     ///
+    /// +required
     /// +kubebuilder:validation:MaxLength=253
     /// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
     pub deployment_name: String,
     /// Number of replicas of the Deployment.
+    ///
+    /// +optional
     #[schemars(range(min = 1, max = 10))]
     pub replicas: Option<i32>,
     /// The flavor served.
+    ///
+    /// +required
     pub flavor: Flavor,
 }
 
@@ -55,11 +60,18 @@ pub enum Flavor {
 #[serde(rename_all = "camelCase")]
 pub struct IcecreamStatus {
     /// Available replicas of the owned Deployment.
+    ///
+    /// +kube-codegen:lint:ignore=status-optional the controller always writes it, as Foo's; making it optional changes the stored schema
     pub available_replicas: i32,
     /// Sorted, de-duplicated names of the nodes the pods run on.
+    ///
+    /// +optional
+    /// +kube-codegen:lint:ignore=max-length written by the controller alone, one node name (bounded by Kubernetes) per node the pods run on; a bound would refuse a status it must write
     #[serde(default)]
     pub nodes: Vec<String>,
     /// Number of pods per phase (`Running`, `Pending`, ...).
+    ///
+    /// +optional
     #[serde(default)]
     pub pod_phases: BTreeMap<String, i32>,
 }

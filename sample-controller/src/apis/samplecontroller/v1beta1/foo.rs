@@ -30,6 +30,8 @@ pub use crate::apis::samplecontroller::v1alpha1::FooStatus;
 )]
 pub struct FooSpec {
     /// The Deployment this Foo owns.
+    ///
+    /// +required
     pub deployment: FooDeployment,
     /// A note for people about this Foo; the controller does not read it. New in v1beta1:
     /// stored in the annotation `samplecontroller.k8s.io/conversion-v1beta1` of the
@@ -45,6 +47,9 @@ pub struct FooSpec {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FooDeployment {
     /// Its name.
+    ///
+    /// +required
+    /// +kube-codegen:lint:ignore=max-length converted to and from v1alpha1's `deploymentName`, which has no bound
     pub name: String,
     /// Its number of replicas, 1 to 10.
     ///

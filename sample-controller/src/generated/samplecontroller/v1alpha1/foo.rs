@@ -122,6 +122,11 @@ impl Foo {
                 ::kube_codegen_runtime::crd::Patch::Read {
                     path: &["spec"],
                 },
+                ::kube_codegen_runtime::crd::Patch::Required {
+                    path: &["spec"],
+                    field: "deploymentName",
+                    required: true,
+                },
                 ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec", "replicas"],
                     set: r#"{"maximum":10,"minimum":1}"#,

@@ -132,8 +132,33 @@ impl Icecream {
                     path: &["spec", "deploymentName"],
                     set: r#"{"maxLength":253,"pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"}"#,
                 },
+                ::kube_codegen_runtime::crd::Patch::Required {
+                    path: &["spec"],
+                    field: "deploymentName",
+                    required: true,
+                },
+                ::kube_codegen_runtime::crd::Patch::Required {
+                    path: &["spec"],
+                    field: "replicas",
+                    required: false,
+                },
+                ::kube_codegen_runtime::crd::Patch::Required {
+                    path: &["spec"],
+                    field: "flavor",
+                    required: true,
+                },
                 ::kube_codegen_runtime::crd::Patch::Read {
                     path: &["status"],
+                },
+                ::kube_codegen_runtime::crd::Patch::Required {
+                    path: &["status"],
+                    field: "nodes",
+                    required: false,
+                },
+                ::kube_codegen_runtime::crd::Patch::Required {
+                    path: &["status"],
+                    field: "podPhases",
+                    required: false,
                 },
                 ::kube_codegen_runtime::crd::Patch::Merge {
                     pointer: "/metadata",

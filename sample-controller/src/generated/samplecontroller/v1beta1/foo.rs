@@ -121,6 +121,11 @@ impl Foo {
                 ::kube_codegen_runtime::crd::Patch::Read {
                     path: &["spec"],
                 },
+                ::kube_codegen_runtime::crd::Patch::Required {
+                    path: &["spec"],
+                    field: "deployment",
+                    required: true,
+                },
                 ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec", "note"],
                     set: r#"{"maxLength":256}"#,
@@ -132,6 +137,11 @@ impl Foo {
                 },
                 ::kube_codegen_runtime::crd::Patch::Read {
                     path: &["spec", "deployment"],
+                },
+                ::kube_codegen_runtime::crd::Patch::Required {
+                    path: &["spec", "deployment"],
+                    field: "name",
+                    required: true,
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec", "deployment", "replicas"],
