@@ -63,7 +63,12 @@ struct Args {
     /// Secret); read again whenever they change. Without it the controller manages its own
     /// certificate: a CA and certificate in the Secret sample-controller-webhook-cert, the CA
     /// injected into its webhook configurations and Foo's conversion, rotated before expiry.
-    #[arg(long, env = "WEBHOOK_CERT_DIR", value_name = "DIR", alias = "webhook-cert-dir")]
+    #[arg(
+        long,
+        env = "WEBHOOK_CERT_DIR",
+        value_name = "DIR",
+        alias = "webhook-cert-dir"
+    )]
     cert_dir: Option<PathBuf>,
     /// Development mode, with --webhook-addr: a certificate for that address (in --cert-dir,
     /// or self-managed), and install the webhook configurations on the cluster, pointing at

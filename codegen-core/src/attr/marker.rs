@@ -467,7 +467,9 @@ fn unknown_marker(word: &str) -> String {
             "unknown marker `+{word}`; the `+{family}:` markers are {}",
             list(&siblings)
         ),
-        None => format!("unknown marker `+{word}`; see the marker reference, docs/src/reference/markers.md"),
+        None => format!(
+            "unknown marker `+{word}`; see the marker reference, docs/src/reference/markers.md"
+        ),
     }
 }
 

@@ -412,6 +412,24 @@ const DOCS: &[Doc] = &[
         example: "/// +kube-codegen:rootRequired=metadata;kind",
     },
     Doc {
+        name: "kube-codegen:compat:acknowledge",
+        args: "a reason (required)",
+        writes: "(ours) nothing in the CRD: `kube-codegen compat` still prints a breaking change at this field or struct, as acknowledged, and exits 0 for it",
+        example: "/// +kube-codegen:compat:acknowledge=\"no release ever set it\"",
+    },
+    Doc {
+        name: "kube-codegen:lint",
+        args: "",
+        writes: "(ours) nothing in the CRD: the derives report `kube-codegen lint`'s findings for this struct as compiler warnings",
+        example: "/// +kube-codegen:lint",
+    },
+    Doc {
+        name: "kube-codegen:lint:ignore",
+        args: "a rule id and a reason (required)",
+        writes: "(ours) nothing in the CRD: silences that lint rule at this field, or at every field of this struct",
+        example: "/// +kube-codegen:lint:ignore=no-bools the API is frozen at v1",
+    },
+    Doc {
         name: "kubebuilder:skipversion",
         args: "",
         writes: "leaves this version out of the CRD",
