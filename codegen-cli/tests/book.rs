@@ -282,7 +282,8 @@ fn the_tutorial_builds_in_a_crate_init_wrote() {
     // description and pattern, and the rule's message.
     let api = fs::read_to_string(dir.join("docs/api/backup.example.com_v1alpha1.md")).unwrap();
     for shown in [
-        "| `schedule` | string | When to take a backup: a cron expression of five fields. | pattern `^(\\S+\\s+){4}\\S+$`",
+        "| `schedule` | string | When to take a backup: a cron expression of five fields. |",
+        "pattern `^(\\S+\\s+){4}\\S+$`",
         "rule `self.replicas <= 3 || has(self.schedule)`: \"more than 3 replicas need a schedule\"",
     ] {
         assert!(api.contains(shown), "{shown} in docs/api:\n{api}");
