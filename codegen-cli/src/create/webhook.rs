@@ -41,6 +41,7 @@ const MAIN_WEBHOOKS: &str = r#"    // The webhooks on --webhook-addr, with the c
                 addr,
                 cert_dir: args.cert_dir.clone(),
                 install: args.install_webhooks,
+                leading: Some(leading_tx.subscribe()),
             };
             let serving = tokio::spawn(__CRATE_IDENT__::webhooks::serve(
                 client.clone(),
@@ -74,8 +75,9 @@ const EMBEDDED_WEBHOOKS: &str = r#"    // The webhooks, in process with a develo
     let cert_dir = std::env::temp_dir().join(cert_dir);
     let options = __CRATE_IDENT__::webhooks::Options {
         addr: ([127, 0, 0, 1], 0).into(),
-        cert_dir: cert_dir.clone(),
+        cert_dir: Some(cert_dir.clone()),
         install: true,
+        leading: None,
     };
     let serving = __CRATE_IDENT__::webhooks::serve(client.clone(), options, shutdown.clone());
     let mut tasks = tasks;
