@@ -84,12 +84,21 @@ struct Args {
     print_crds: bool,
 }
 
-async fn client_config(args: &Args) -> Option<kube::Config> {
-    let mut config = kube_codegen_runtime::config::load(args.kubeconfig.as_deref()).await?;
+/// The cluster's configuration, `None` when there is none to find (then the demo runs
+/// embedded); a kubeconfig or `--master` that was given but cannot be used is an error.
+async fn client_config(args: &Args) -> Result<Option<kube::Config>, String> {
+    let Some(mut config) = kube_codegen_runtime::config::load(args.kubeconfig.as_deref())
+        .await
+        .map_err(|e| e.to_string())?
+    else {
+        return Ok(None);
+    };
     if let Some(master) = &args.master {
-        config.cluster_url = master.parse().ok()?;
+        config.cluster_url = master
+            .parse()
+            .map_err(|e| format!("--master {master}: {e}"))?;
     }
-    Some(config)
+    Ok(Some(config))
 }
 
 /// The first SIGTERM or SIGINT starts a graceful shutdown; a second one exits at once.
@@ -158,7 +167,13 @@ async fn main() -> ExitCode {
     let config = if args.embedded {
         None
     } else {
-        client_config(&args).await
+        match client_config(&args).await {
+            Ok(config) => config,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
     };
     // The embedded demo prints its own report; its logs stay at warnings unless RUST_LOG says otherwise.
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {

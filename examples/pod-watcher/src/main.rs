@@ -44,7 +44,13 @@ async fn main() -> ExitCode {
     let config = if args.embedded {
         None
     } else {
-        kube_codegen_runtime::config::load(args.kubeconfig.as_deref()).await
+        match kube_codegen_runtime::config::load(args.kubeconfig.as_deref()).await {
+            Ok(config) => config,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
     };
     let result = match config.and_then(|c| Client::try_from(c).ok()) {
         Some(client) => {

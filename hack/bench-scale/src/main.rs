@@ -91,6 +91,7 @@ async fn main() -> Result<(), String> {
     }
     let config = kube_codegen_runtime::config::load(args.kubeconfig.as_deref())
         .await
+        .map_err(|e| e.to_string())?
         .ok_or("no kubeconfig")?;
     let client = Client::try_from(config).map_err(|e| e.to_string())?;
     match args.command {

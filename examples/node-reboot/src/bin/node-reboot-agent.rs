@@ -27,7 +27,13 @@ struct Args {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
-    let config = kube_codegen_runtime::config::load(args.kubeconfig.as_deref()).await;
+    let config = match kube_codegen_runtime::config::load(args.kubeconfig.as_deref()).await {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let Some(client) = config.and_then(|c| kube::Client::try_from(c).ok()) else {
         eprintln!(
             "error: no cluster configuration (--kubeconfig, KUBECONFIG, ~/.kube/config or in-cluster)"
