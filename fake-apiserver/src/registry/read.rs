@@ -124,7 +124,15 @@ pub(crate) fn list(
         last_pos = pos;
     }
     if more && unselected {
-        remaining += objects.count() as u64;
+        // From the start, the store's count; after a continue position, the rest counted
+        // (kube-apiserver's watch cache also gathers the rest to count it).
+        remaining = match start_after {
+            None => state
+                .store
+                .count(&rt.storage_key(), ns)
+                .saturating_sub(items.len()) as u64,
+            Some(_) => remaining + objects.count() as u64,
+        };
     }
     let mut metadata = json!({"resourceVersion": rv.to_string()});
     if more {

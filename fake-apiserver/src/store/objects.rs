@@ -211,6 +211,9 @@ pub struct Store {
     uid: u64,
     /// By `(group, plural)`.
     objects: BTreeMap<(String, String), Objects>,
+    /// How many objects each resource has in each namespace, so a first list page can say
+    /// how many remain without walking them.
+    counts: BTreeMap<(String, String), BTreeMap<String, usize>>,
     /// Objects with owner references or a deletion timestamp: all that garbage collection
     /// has to read (nothing, when there are none).
     candidates: BTreeSet<ObjectKey>,
@@ -255,6 +258,7 @@ impl Store {
             rv: 1,
             uid: 0,
             objects: BTreeMap::new(),
+            counts: BTreeMap::new(),
             candidates: BTreeSet::new(),
             uids: HashSet::new(),
             history: VecDeque::new(),
@@ -343,6 +347,20 @@ impl Store {
             .map(|(k, v)| (k.as_str(), &v.encoded))
     }
 
+    /// How many objects a resource has, in namespace `namespace` or in all: what `list`
+    /// would yield from the start, without walking it.
+    pub fn count(&self, resource: &(String, String), namespace: Option<&str>) -> usize {
+        match namespace {
+            None => self.objects.get(resource).map_or(0, BTreeMap::len),
+            Some(ns) => self
+                .counts
+                .get(resource)
+                .and_then(|counts| counts.get(ns))
+                .copied()
+                .unwrap_or(0),
+        }
+    }
+
     /// The keys of a resource's objects.
     pub fn keys(&self, resource: &(String, String)) -> Vec<ObjectKey> {
         self.list(resource, None, None)
@@ -409,6 +427,10 @@ impl Store {
         if let Some(old) = old.as_ref().filter(|o| o.uid != new_uid) {
             self.uids.remove(&old.uid);
         }
+        if old.is_none() {
+            let counts = self.counts.entry(resource.clone()).or_default();
+            *counts.entry(namespace.clone()).or_default() += 1;
+        }
         let kind = if old.is_some() {
             EventType::Modified
         } else {
@@ -442,6 +464,18 @@ impl Store {
         };
         if objects.is_empty() {
             self.objects.remove(&resource);
+        }
+        if let Some(counts) = self.counts.get_mut(&resource) {
+            let left = counts.get_mut(&key.2).map(|n| {
+                *n -= 1;
+                *n
+            });
+            if left == Some(0) {
+                counts.remove(&key.2);
+            }
+            if counts.is_empty() {
+                self.counts.remove(&resource);
+            }
         }
         self.candidates.remove(key);
         self.uids.remove(&old.uid);
