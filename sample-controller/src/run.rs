@@ -114,61 +114,25 @@ pub async fn run(
         metrics: metrics.clone(),
         ..Health::default()
     });
-    let mut servers = Vec::new();
     for addr in options.health_addr.iter().chain(&options.metrics_addr) {
-        let (bound, task) = crate::health::serve(*addr, health.clone()).await?;
+        let (bound, _task) = crate::health::serve(*addr, health.clone()).await?;
         tracing::info!(%bound, "serving /healthz, /readyz and /metrics");
-        servers.push(task);
     }
+    let Election {
+        lost: lease_lost,
+        task: lease_task,
+        leading,
+        stop,
+    } = elect(&client, &options, &shutdown, &health).await?;
 
-    // Leader election: wait for the lease before reconciling; losing it stops everything.
-    let (lease_lost, lease_task, leading) = match &options.leader_election {
-        Some(lease) => {
-            let (mut is_leader, task) =
-                crate::leader::acquire(client.clone(), lease, shutdown.clone()).await?;
-            let leading = is_leader.clone();
-            health.ready.store(true, Ordering::Relaxed);
-            let lost = shutdown_signal(async move {
-                let _ = is_leader.wait_for(|leader| !leader).await;
-                tracing::warn!("leader lease lost; stopping");
-            });
-            (Some(lost), Some(task), Some(leading))
-        }
-        None => (None, None, None),
-    };
-    let stop = match &lease_lost {
-        Some(lost) => {
-            shutdown_signal(futures::future::select(shutdown.clone(), lost.clone()).map(|_| ()))
-        }
-        None => shutdown.clone(),
-    };
-
-    // `sync_deployment` extracts what this controller owns from the cached Deployment, which
-    // needs its `managedFields`; every other kind is cached without them.
-    let mut builder = SharedInformerFactory::builder(client.clone())
-        .keep_managed_fields_for::<k8s_openapi::api::apps::v1::Deployment>();
-    if let Some(ns) = &options.namespace {
-        builder = builder.namespace(ns);
-    }
-    if let Some(period) = options.resync {
-        builder = builder.default_resync(period);
-    }
-    let factory = builder.build();
+    let factory = informer_factory(&client, &options);
     let _ = metrics.informers.set(factory.clone());
     let foos = factory.samplecontroller().v1alpha1().foos();
     let icecreams = factory.samplecontroller().v1alpha1().icecreams();
     let deployments = factory.apps().v1().deployments();
     let pods = factory.core().v1().pods();
-    pods.informer().add_event_handler(Handlers::new().on_update(
-        |old: &Arc<k8s_openapi::api::core::v1::Pod>, new| {
-            let node = |p: &k8s_openapi::api::core::v1::Pod| {
-                p.spec.as_ref().and_then(|s| s.node_name.clone())
-            };
-            if let (None, Some(node)) = (node(old), node(new)) {
-                tracing::info!(pod = %controller::key(&**new), node, "pod scheduled");
-            }
-        },
-    ));
+    pods.informer()
+        .add_event_handler(Handlers::new().on_update(log_scheduled));
 
     let identity = options.leader_election.as_ref().map(|l| l.identity.clone());
     let recorder = Recorder::new(
@@ -224,12 +188,7 @@ pub async fn run(
     .for_each(|_| async {});
 
     factory.start();
-    let synced = factory.wait_for_cache_sync(Duration::from_secs(60)).await;
-    if let Some((name, _)) = synced.iter().find(|(_, ok)| !**ok) {
-        factory.shutdown().await;
-        return Err(format!("the cache of {name} did not sync within 60s").into());
-    }
-    tracing::info!(caches = ?synced.keys().collect::<Vec<_>>(), concurrency = options.concurrency, "caches synced; reconciling");
+    sync_caches(&factory, options.concurrency).await?;
     // Webhooks answer from the same caches, once they are synced.
     let webhooks = match &options.webhooks {
         Some(w) => Some(serve_webhooks(&client, w, leading, &deployments, stop.clone()).await?),
@@ -262,6 +221,87 @@ pub async fn run(
     }
     tracing::info!("stopped");
     Ok(health)
+}
+
+/// Leader election's part in a run: the lease's watch (`None` without election), and the
+/// signal that stops reconciling (shutdown, or the lease lost).
+struct Election {
+    lost: Option<ShutdownSignal>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    leading: Option<tokio::sync::watch::Receiver<bool>>,
+    stop: ShutdownSignal,
+}
+
+/// Waits for the lease when leader election is on (then the process is ready: followers
+/// wait here); losing the lease later stops everything.
+async fn elect(
+    client: &Client,
+    options: &Options,
+    shutdown: &ShutdownSignal,
+    health: &Health,
+) -> anyhow_free::Result<Election> {
+    let Some(lease) = &options.leader_election else {
+        return Ok(Election {
+            lost: None,
+            task: None,
+            leading: None,
+            stop: shutdown.clone(),
+        });
+    };
+    let (mut is_leader, task) =
+        crate::leader::acquire(client.clone(), lease, shutdown.clone()).await?;
+    let leading = is_leader.clone();
+    health.ready.store(true, Ordering::Relaxed);
+    let lost = shutdown_signal(async move {
+        let _ = is_leader.wait_for(|leader| !leader).await;
+        tracing::warn!("leader lease lost; stopping");
+    });
+    let stop = shutdown_signal(futures::future::select(shutdown.clone(), lost.clone()).map(|_| ()));
+    Ok(Election {
+        lost: Some(lost),
+        task: Some(task),
+        leading: Some(leading),
+        stop,
+    })
+}
+
+/// The one informer factory of the process, scoped and resynced as `options` say.
+fn informer_factory(client: &Client, options: &Options) -> SharedInformerFactory {
+    // `sync_deployment` extracts what this controller owns from the cached Deployment, which
+    // needs its `managedFields`; every other kind is cached without them.
+    let mut builder = SharedInformerFactory::builder(client.clone())
+        .keep_managed_fields_for::<k8s_openapi::api::apps::v1::Deployment>();
+    if let Some(ns) = &options.namespace {
+        builder = builder.namespace(ns);
+    }
+    if let Some(period) = options.resync {
+        builder = builder.default_resync(period);
+    }
+    builder.build()
+}
+
+/// Logs a Pod's scheduling, seen as an update that gives it a node.
+fn log_scheduled(
+    old: &Arc<k8s_openapi::api::core::v1::Pod>,
+    new: &Arc<k8s_openapi::api::core::v1::Pod>,
+) {
+    let node =
+        |p: &k8s_openapi::api::core::v1::Pod| p.spec.as_ref().and_then(|s| s.node_name.clone());
+    if let (None, Some(node)) = (node(old), node(new)) {
+        tracing::info!(pod = %controller::key(&**new), node, "pod scheduled");
+    }
+}
+
+/// Waits up to a minute for every started informer's cache; one that does not sync stops
+/// the factory and fails the run.
+async fn sync_caches(factory: &SharedInformerFactory, concurrency: u16) -> anyhow_free::Result<()> {
+    let synced = factory.wait_for_cache_sync(Duration::from_secs(60)).await;
+    if let Some((name, _)) = synced.iter().find(|(_, ok)| !**ok) {
+        factory.shutdown().await;
+        return Err(format!("the cache of {name} did not sync within 60s").into());
+    }
+    tracing::info!(caches = ?synced.keys().collect::<Vec<_>>(), concurrency, "caches synced; reconciling");
+    Ok(())
 }
 
 /// What development mode installed on the cluster: the webhook configurations and Foo's
