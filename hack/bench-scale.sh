@@ -11,6 +11,15 @@
 # informer). Ends with one line per comparison: `<name>: ours <bytes>, go <bytes>, ratio <r>`.
 # The namespace is deleted at the end and on failure.
 #
+# Memory is compared settled: client-go's after `runtime.GC` and `debug.FreeOSMemory`, ours
+# after glibc's `malloc_trim(0)`, each minus the settled figure before the informer started.
+# Raw figures (no collection, no trim) are printed too, and so is the live heap: Go's
+# `HeapAlloc` after a collection, and the bytes our counting allocator has handed out and
+# not got back (and the malloc chunks holding them), which tells live data from allocator
+# overhead. Our transformed runs are repeated with MALLOC_ARENA_MAX=1 (one malloc arena
+# instead of one per thread of the multi-threaded runtime), and the first round prints where
+# our cached bytes go, part by part.
+#
 # Needs: kubectl; cargo (run under the shared lock when CARGO_LOCK names it: each cargo call
 # takes `flock $CARGO_LOCK`, never the whole run); a Go toolchain that builds offline in a
 # Kubernetes source tree (BENCH_GO_ENV is sourced first; BENCH_K8S_TREE is the tree, whose
@@ -104,12 +113,16 @@ run() {
 }
 for round in $(seq "$ROUNDS"); do
   echo "== round $round of $ROUNDS" >&2
-  run "$ours" informer-memory --namespace "$NS" --mode full
+  parts=()
+  [[ "$round" == 1 ]] && parts=(--breakdown)
+  run "$ours" informer-memory --namespace "$NS" --mode full "${parts[@]}"
   run "$go_prog" -namespace "$NS" -mode full
-  run "$ours" informer-memory --namespace "$NS" --mode transformed
-  run "$ours" informer-memory --namespace "$NS" --mode metadata
+  run "$ours" informer-memory --namespace "$NS" --mode transformed "${parts[@]}"
+  run "$ours" informer-memory --namespace "$NS" --mode metadata "${parts[@]}"
   run "$go_prog" -namespace "$NS" -mode metadata
-  run "$ours" informer-memory --namespace "$NS" --mode metadata-transformed
+  run "$ours" informer-memory --namespace "$NS" --mode metadata-transformed "${parts[@]}"
+  run env MALLOC_ARENA_MAX=1 "$ours" informer-memory --namespace "$NS" --mode transformed
+  run env MALLOC_ARENA_MAX=1 "$ours" informer-memory --namespace "$NS" --mode metadata-transformed
 done
 
 python3 - "$results" "$have" <<'PY'
@@ -118,36 +131,65 @@ import json, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 want = int(sys.argv[2])
 
-def per_pod(r, after="rss_after"):
-    return (r[after] - r["rss_before"]) / max(r["objects"], 1)
+def per_pod(r, after, before="rss_before"):
+    return (r[after] - r[before]) / max(r["objects"], 1)
 
-def figures(program, mode, after="rss_after"):
-    return [per_pod(r, after) for r in runs
-            if r["program"] == program and r["mode"] == mode and r["objects"] == want]
+def figures(program, mode, after, before="rss_before", arenas=None):
+    return [per_pod(r, after, before) for r in runs
+            if r["program"] == program and r["mode"] == mode and r["objects"] == want
+            and r.get("arenas") == arenas]
 
-print("raw bytes per cached Pod, in run order (RSS after sync minus RSS before, / Pods):")
-for program, mode, after in [
-    ("ours", "full", "rss_after"), ("go", "full", "rss_after"), ("go", "full", "rss_after_gc"),
-    ("ours", "transformed", "rss_after"),
-    ("ours", "metadata", "rss_after"), ("go", "metadata", "rss_after"),
-    ("go", "metadata", "rss_after_gc"), ("ours", "metadatatransformed", "rss_after"),
-]:
-    label = f"{program} {mode}" + (" (after GC + FreeOSMemory)" if after == "rss_after_gc" else "")
-    print(f"  {label}: {[round(x) for x in figures(program, mode, after)]}")
-print("sync seconds: " + ", ".join(
-    f"{r['program']} {r['mode']} {r['sync_seconds']:.2f}" for r in runs))
-
-def med(program, mode, after="rss_after"):
-    xs = figures(program, mode, after)
+def med(program, mode, after, before="rss_before", arenas=None):
+    xs = figures(program, mode, after, before, arenas)
     return statistics.median(xs) if xs else float("nan")
+
+# Settled: Go after GC + FreeOSMemory, ours after malloc_trim(0).
+SETTLED = {"ours": "rss_after_trim", "go": "rss_after_gc"}
+print("bytes per cached Pod, in run order (after sync minus before, / Pods):")
+for program, mode in [("ours", "full"), ("go", "full"), ("ours", "transformed"),
+                      ("ours", "metadata"), ("go", "metadata"),
+                      ("ours", "metadatatransformed")]:
+    raw = [round(x) for x in figures(program, mode, "rss_after")]
+    settled = [round(x) for x in figures(program, mode, SETTLED[program])]
+    heap = [round(x) for x in figures(program, mode, "heap_after", "heap_before")]
+    line = f"  {program} {mode}: RSS raw {raw}, settled {settled}; live heap {heap}"
+    if program == "ours":
+        chunks = [round(x) for x in figures(program, mode, "chunks_after", "chunks_before")]
+        line += f"; malloc chunks {chunks}"
+    print(line)
+for mode in ["transformed", "metadatatransformed"]:
+    settled = [round(x) for x in figures("ours", mode, "rss_after_trim", arenas="1")]
+    print(f"  ours {mode}, MALLOC_ARENA_MAX=1: RSS settled {settled}")
+print("sync seconds: " + ", ".join(
+    f"{r['program']} {r['mode']}{' (1 arena)' if r.get('arenas') else ''} {r['sync_seconds']:.2f}"
+    for r in runs))
+
+for r in runs:
+    if r.get("breakdown"):
+        print(f"where ours {r['mode']} keeps its bytes, per Pod (requested, malloc chunks, allocations):")
+        for part, requested, chunks, allocations in r["breakdown"]:
+            print(f"  {part}: {requested:.0f}, {chunks:.0f}, {allocations}")
+        index = r.get("namespace_index")
+        if index:
+            print(f"  (a namespace lister's index, once built: {index['requested']}, {index['chunks']})")
 
 def line(name, ours, go):
     print(f"{name}: ours {ours:.0f}, go {go:.0f}, ratio {ours / go:.2f}")
 
-# Go's figure is its best case: after a collection that returns freed memory to the OS.
-line("informer-bytes-per-pod", med("ours", "full"), med("go", "full", "rss_after_gc"))
-line("informer-bytes-per-pod-transformed", med("ours", "transformed"), med("go", "full", "rss_after_gc"))
-line("informer-bytes-per-pod-metadata", med("ours", "metadata"), med("go", "metadata", "rss_after_gc"))
-line("informer-bytes-per-pod-metadata-transformed", med("ours", "metadatatransformed"),
+line("informer-bytes-per-pod", med("ours", "full", "rss_after_trim"), med("go", "full", "rss_after_gc"))
+line("informer-bytes-per-pod-transformed", med("ours", "transformed", "rss_after_trim"),
+     med("go", "full", "rss_after_gc"))
+line("informer-bytes-per-pod-transformed-one-arena",
+     med("ours", "transformed", "rss_after_trim", arenas="1"), med("go", "full", "rss_after_gc"))
+line("informer-bytes-per-pod-metadata", med("ours", "metadata", "rss_after_trim"),
      med("go", "metadata", "rss_after_gc"))
+line("informer-bytes-per-pod-metadata-transformed",
+     med("ours", "metadatatransformed", "rss_after_trim"), med("go", "metadata", "rss_after_gc"))
+line("informer-bytes-per-pod-metadata-transformed-one-arena",
+     med("ours", "metadatatransformed", "rss_after_trim", arenas="1"),
+     med("go", "metadata", "rss_after_gc"))
+line("informer-live-heap-per-pod", med("ours", "full", "heap_after", "heap_before"),
+     med("go", "full", "heap_after", "heap_before"))
+line("informer-live-heap-per-pod-metadata", med("ours", "metadata", "heap_after", "heap_before"),
+     med("go", "metadata", "heap_after", "heap_before"))
 PY

@@ -516,11 +516,26 @@ where
     }
 }
 
+/// An object's key in an index: its name and namespace only. The store's own keys also
+/// copy the object's resourceVersion and uid (kube's `ObjectRef::extra`, which lookups
+/// ignore); an index needs neither, and holds one key per object and value.
+fn index_key<K: Resource>(obj: &K, dyntype: &K::DynamicType) -> ObjectRef<K>
+where
+    K::DynamicType: Eq + Hash + Clone,
+{
+    let meta = obj.meta();
+    let key = ObjectRef::new_with(meta.name.as_deref().unwrap_or_default(), dyntype.clone());
+    match meta.namespace.as_deref() {
+        Some(ns) => key.within(ns),
+        None => key,
+    }
+}
+
 fn add_to_index<K: Resource>(index: &mut Index<K>, obj: &K, dyntype: &K::DynamicType)
 where
     K::DynamicType: Eq + Hash + Clone,
 {
-    let key = ObjectRef::from_obj_with(obj, dyntype.clone());
+    let key = index_key(obj, dyntype);
     for value in (index.func)(obj) {
         index.values.entry(value).or_default().insert(key.clone());
     }
@@ -530,7 +545,7 @@ fn remove_from_index<K: Resource>(index: &mut Index<K>, obj: &K, dyntype: &K::Dy
 where
     K::DynamicType: Eq + Hash + Clone,
 {
-    let key = ObjectRef::from_obj_with(obj, dyntype.clone());
+    let key = index_key(obj, dyntype);
     for value in (index.func)(obj) {
         if let Some(set) = index.values.get_mut(&value) {
             set.remove(&key);
@@ -783,6 +798,24 @@ mod tests {
         }
         retry.reset();
         assert!(retry.wait() <= Duration::from_millis(100));
+    }
+
+    #[test]
+    fn index_keys_hold_name_and_namespace_only_and_find_the_cached_object() {
+        use k8s_openapi::api::core::v1::ConfigMap;
+        let mut cm = ConfigMap::default();
+        cm.metadata.name = Some("a".into());
+        cm.metadata.namespace = Some("ns".into());
+        cm.metadata.resource_version = Some("7".into());
+        cm.metadata.uid = Some("u".into());
+        let key = index_key(&cm, &());
+        assert_eq!(
+            (key.name.as_str(), key.namespace.as_deref()),
+            ("a", Some("ns"))
+        );
+        assert!(key.extra.resource_version.is_none() && key.extra.uid.is_none());
+        // Equal (and hashed alike) to the store's key, which carries both.
+        assert_eq!(key, ObjectRef::from_obj(&cm));
     }
 
     #[test]

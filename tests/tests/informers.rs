@@ -477,3 +477,65 @@ async fn watch_errors_are_counted_and_backed_off_with_the_factorys_backoff() {
     assert_eq!(factory.watch_errors(), [("configmaps.v1".to_owned(), 4)]);
     factory.shutdown().await;
 }
+
+/// A projection of ConfigMap: its metadata and the keys of its data, nothing else (serde
+/// skips the rest), cached under ConfigMap's identity to save memory.
+#[derive(Clone, Debug, serde::Deserialize)]
+struct ConfigMapKeys {
+    metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    #[serde(default)]
+    data: BTreeMap<String, serde::de::IgnoredAny>,
+}
+
+impl kube::Resource for ConfigMapKeys {
+    type DynamicType = ();
+    type Scope = k8s_openapi::NamespaceResourceScope;
+    fn kind(dt: &()) -> std::borrow::Cow<'_, str> {
+        <ConfigMap as kube::Resource>::kind(dt)
+    }
+    fn group(dt: &()) -> std::borrow::Cow<'_, str> {
+        <ConfigMap as kube::Resource>::group(dt)
+    }
+    fn version(dt: &()) -> std::borrow::Cow<'_, str> {
+        <ConfigMap as kube::Resource>::version(dt)
+    }
+    fn plural(dt: &()) -> std::borrow::Cow<'_, str> {
+        <ConfigMap as kube::Resource>::plural(dt)
+    }
+    fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+#[tokio::test]
+async fn a_projection_of_a_kind_is_cached_and_listed_like_the_kind() {
+    let (fake, client) = setup();
+    let mut cm = configmap("a", "x", "web");
+    cm.data = Some(BTreeMap::from([("k".into(), "a long value".into())]));
+    fake.seed(cm).unwrap();
+    fake.seed(configmap("b", "y", "db")).unwrap();
+    let factory = SharedInformerFactory::new(client.clone());
+    let informer = factory.informer::<ConfigMapKeys>();
+    factory.start();
+    factory.wait_for_cache_sync(Duration::from_secs(5)).await;
+    let lister = informer.lister();
+    let x = lister.namespace("a").get("x").unwrap();
+    assert_eq!(x.data.keys().collect::<Vec<_>>(), ["k"]);
+    assert!(
+        x.metadata.managed_fields.is_none(),
+        "the default transform runs too"
+    );
+    let web: Selector = [("app", "web")].into_iter().collect();
+    assert_eq!(lister.list(&web).len(), 1);
+    assert_eq!(lister.namespace("b").list(&Selector::default()).len(), 1);
+    // Changes arrive as for the kind itself.
+    let api: Api<ConfigMap> = Api::namespaced(client, "b");
+    api.create(&PostParams::default(), &configmap("b", "z", "db"))
+        .await
+        .unwrap();
+    wait_for("z cached", || lister.namespace("b").get("z").is_ok()).await;
+    factory.shutdown().await;
+}

@@ -12,6 +12,7 @@ pub(crate) mod conn;
 pub mod control;
 pub mod discovery;
 pub mod openapi;
+pub mod partial;
 pub mod route;
 pub mod serve;
 pub mod watch;
@@ -245,9 +246,13 @@ impl ResourceRequest<'_> {
             }
             return body::error_indented(&ApiError::not_acceptable(&available));
         }
+        let partial = match partial::target(accept) {
+            Ok(p) => p,
+            Err(e) => return body::error(&e),
+        };
         if verb == "watch" {
             return match ListOptions::parse(query, true) {
-                Ok(options) => watch::start(self.shared, rt, target, &options),
+                Ok(options) => watch::start(self.shared, rt, target, &options, partial),
                 Err(e) => body::error(&e),
             };
         }
@@ -269,12 +274,22 @@ impl ResourceRequest<'_> {
             content_type: &content_type,
             body: &body,
         };
-        match registry::run(&req, call).await {
-            Ok((code, Out::Owned(value), warnings)) => {
+        match (registry::run(&req, call).await, partial) {
+            (Ok((code, out, warnings)), Some(p)) => {
+                let value = match out {
+                    Out::Owned(value) => value,
+                    Out::Json(json) => serde_json::from_slice(&json).unwrap_or_default(),
+                };
+                match partial::convert(p, rt, value) {
+                    Ok(value) => body::json_with_warnings(code, &value, &warnings),
+                    Err(err) => body::error(&err),
+                }
+            }
+            (Ok((code, Out::Owned(value), warnings)), None) => {
                 body::json_with_warnings(code, &value, &warnings)
             }
-            Ok((code, Out::Json(json), _)) => body::json_bytes(code, json),
-            Err(err) => body::error(&err),
+            (Ok((code, Out::Json(json), _)), None) => body::json_bytes(code, json),
+            (Err(err), _) => body::error(&err),
         }
     }
 

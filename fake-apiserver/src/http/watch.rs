@@ -5,12 +5,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures::StreamExt;
 use http::Response;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, Interval};
 
 use super::body::{self, ResponseBody};
+use super::partial::{self, Partial};
 use super::route::Target;
 use crate::admission::decode::options::ListOptions;
 use crate::conversion::webhook::event_line;
@@ -45,6 +47,7 @@ pub fn start(
     rt: &ResourceType,
     target: &Target,
     options: &ListOptions,
+    partial: Option<Partial>,
 ) -> Response<ResponseBody> {
     let (labels, mut fields) = match options.selectors(rt) {
         Ok(s) => s,
@@ -62,7 +65,16 @@ pub fn start(
     if let Err(gone) = register(&mut shared.lock(), rt, watcher, since, options) {
         return body::stream(futures::stream::iter([line("ERROR", &gone.to_status())]));
     }
-    body::stream(events(shared, rt, rx, options))
+    let events = events(shared, rt, rx, options);
+    match partial {
+        Some(Partial::Object(version)) => {
+            body::stream(events.map(move |line| partial::event(version, line)))
+        }
+        // The real server cannot make an event's object a list: its watch ends at once,
+        // without an event.
+        Some(Partial::List(_)) => body::stream(futures::stream::empty()),
+        None => body::stream(events),
+    }
 }
 
 /// The version a watch starts after: none for `""` and `"0"` (from the current state).

@@ -1,6 +1,7 @@
 //! Requests the real server refuses before it looks at an object: malformed or forbidden
 //! query parameters, methods a path does not take, media types it cannot read or write,
-//! resource versions it has not reached, and delete options and preconditions.
+//! resource versions it has not reached, and delete options and preconditions; and the one
+//! conversion clients ask of every kind, `as=PartialObjectMetadata(List)`.
 
 use serde_json::json;
 
@@ -318,6 +319,78 @@ async fn built_in_kinds_are_decoded_into_their_go_types() {
         let mut warnings = r.warnings.clone();
         warnings.sort();
         assert_eq!(warnings, ["unknown field \"metadata.bad\"", "unknown field \"x\""]);
+    })
+    .await;
+}
+
+/// A GET with an `Accept` header, its status and body (JSON, or the text as a string).
+async fn get_as(env: &crate::env::Env, path: &str, accept: &str) -> (u16, serde_json::Value) {
+    use http_body_util::BodyExt;
+    let req = http::Request::get(path).header("accept", accept);
+    let req = req.body(kube::client::Body::empty()).unwrap();
+    let response = env.client.send(req).await.unwrap();
+    let code = response.status().as_u16();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let body = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(&bytes).into()));
+    (code, body)
+}
+
+#[tokio::test]
+async fn partial_object_metadata_is_metadata_only_and_its_list_keeps_the_list_metadata() {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::PostParams;
+    const OBJECT: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+    const LIST: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+    case("partial", |env| async move {
+        let api = env.api::<ConfigMap>();
+        for name in ["a", "b"] {
+            api.create(&PostParams::default(), &configmap(name, &[])).await.unwrap();
+        }
+        let cms = env.path("v1", "configmaps");
+        let (code, one) = get_as(&env, &format!("{cms}/a"), OBJECT).await;
+        assert_eq!(code, 200, "{one}");
+        assert_eq!((one["kind"].as_str(), one["apiVersion"].as_str()), (Some("PartialObjectMetadata"), Some("meta.k8s.io/v1")));
+        assert_eq!(one["metadata"]["name"], "a");
+        assert!(one.get("data").is_none(), "metadata only: {one}");
+        let run = format!("{}={}", crate::env::RUN_LABEL, crate::env::run_id());
+        let (code, list) = get_as(&env, &format!("{cms}?limit=1&labelSelector={run}"), LIST).await;
+        assert_eq!(code, 200, "{list}");
+        assert_eq!(list["kind"], "PartialObjectMetadataList");
+        assert_eq!(list["apiVersion"], "meta.k8s.io/v1");
+        assert!(list["metadata"]["resourceVersion"].is_string(), "{list}");
+        assert!(list["metadata"]["continue"].is_string(), "list metadata kept: {list}");
+        let item = &list["items"][0];
+        assert_eq!((item["kind"].as_str(), item["metadata"]["name"].as_str()), (Some("PartialObjectMetadata"), Some("a")));
+        assert!(item.get("data").is_none(), "{item}");
+        // Asking for the one of a list, the list of one, or another conversion: 406.
+        let (code, refused) = get_as(&env, &cms, OBJECT).await;
+        assert_eq!((code, refused["reason"].as_str()), (406, Some("NotAcceptable")));
+        assert_eq!(refused["message"], "you requested PartialObjectMetadata, but the requested object is a list (*core.ConfigMapList)");
+        let (code, refused) = get_as(&env, &format!("{cms}/a"), LIST).await;
+        assert_eq!(code, 406);
+        assert_eq!(refused["message"], "you requested PartialObjectMetadataList, but the requested object is not a list (*core.ConfigMap)");
+        let (code, refused) = get_as(&env, &cms, "application/json;as=Foo;g=meta.k8s.io;v=v1").await;
+        assert_eq!((code, refused["reason"].as_str()), (406, Some("NotAcceptable")));
+        assert_eq!(refused["message"], "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf");
+        // kube's metadata calls ask for the same, and watch events carry it too.
+        let metas = api.list_metadata(&env.ours()).await.unwrap();
+        assert_eq!(metas.items.len(), 2);
+        assert_eq!(metas.types.kind, "PartialObjectMetadataList");
+        let types = metas.items[0].types.clone().unwrap_or_default();
+        assert_eq!((types.api_version.as_str(), types.kind.as_str()), ("meta.k8s.io/v1", "PartialObjectMetadata"));
+        let (code, events) = get_as(&env, &format!("{cms}?watch=1&timeoutSeconds=1&labelSelector={run}"), OBJECT).await;
+        assert_eq!(code, 200);
+        let events = events.as_str().map(str::to_owned).unwrap_or_else(|| events.to_string());
+        let objects: Vec<serde_json::Value> = events
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["object"].clone())
+            .collect();
+        assert_eq!(objects.len(), 2, "{events}");
+        for obj in &objects {
+            assert_eq!(obj["kind"], "PartialObjectMetadata", "{obj}");
+            assert!(obj.get("data").is_none(), "{obj}");
+        }
     })
     .await;
 }

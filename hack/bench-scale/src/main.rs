@@ -2,6 +2,14 @@
 //! of a namespace's Pods through the shared informer factory (full objects, with the default
 //! `managedFields` drop, or metadata only) and prints its resident memory before and after, as
 //! one JSON line; `create-pods` fills a namespace with realistic Pods for it to cache.
+//!
+//! Memory is read three ways: raw RSS; settled RSS, after `malloc_trim` hands free pages
+//! back (as the Go side reads its own after `runtime.GC` and `debug.FreeOSMemory`); and the
+//! live heap, counted by this binary's global allocator (bytes asked for, and the malloc
+//! chunks holding them), so that live data is told apart from allocator overhead.
+
+mod alloc;
+mod breakdown;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -11,8 +19,12 @@ use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Client;
 use kube::api::{Api, ListParams, PostParams};
+use kube::core::{PartialObjectMeta, Selector};
 use kube_codegen_runtime::SharedInformerFactory;
 use serde_json::json;
+
+#[global_allocator]
+static COUNTING: alloc::Counting = alloc::Counting;
 
 /// Benchmarks of the informer factory on a real API server.
 #[derive(Debug, Parser)]
@@ -20,6 +32,10 @@ struct Args {
     /// Path to a kubeconfig (default: KUBECONFIG).
     #[arg(long, value_name = "FILE")]
     kubeconfig: Option<PathBuf>,
+    /// The tokio runtime: `multi` (a worker per core, as controllers run) or `current`
+    /// (one thread, hence one malloc arena).
+    #[arg(long, value_enum, default_value_t = Flavor::Multi)]
+    runtime: Flavor,
     #[command(subcommand)]
     command: Command,
 }
@@ -37,6 +53,9 @@ enum Command {
         /// Wait after the sync before measuring, in milliseconds.
         #[arg(long, default_value_t = 2000)]
         settle_ms: u64,
+        /// Also print where the cached objects' heap bytes go, by part.
+        #[arg(long)]
+        breakdown: bool,
     },
     /// Create `count` Pods (2-3 KB each as stored) in a namespace, `concurrency` at a time.
     CreatePods {
@@ -70,6 +89,15 @@ enum Mode {
     MetadataTransformed,
 }
 
+/// Which tokio runtime runs the informer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Flavor {
+    /// The multi-threaded runtime.
+    Multi,
+    /// The current-thread runtime.
+    Current,
+}
+
 /// This process's resident set size in bytes (`VmRSS`).
 fn rss() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -82,13 +110,26 @@ fn rss() -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
-#[tokio::main]
-async fn main() -> Result<(), String> {
+fn main() -> Result<(), String> {
     let args = Args::parse();
     if matches!(args.command, Command::Sizes) {
         print_sizes();
         return Ok(());
     }
+    let runtime = match args.runtime {
+        Flavor::Multi => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build(),
+        Flavor::Current => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+    }
+    .map_err(|e| e.to_string())?;
+    runtime.block_on(run(args))
+}
+
+async fn run(args: Args) -> Result<(), String> {
+    let flavor = args.runtime;
     let config = kube_codegen_runtime::config::load(args.kubeconfig.as_deref())
         .await
         .map_err(|e| e.to_string())?
@@ -99,7 +140,16 @@ async fn main() -> Result<(), String> {
             namespace,
             mode,
             settle_ms,
-        } => informer_memory(client, &namespace, mode, Duration::from_millis(settle_ms)).await,
+            breakdown,
+        } => {
+            let run = Run {
+                mode,
+                flavor,
+                settle: Duration::from_millis(settle_ms),
+                breakdown,
+            };
+            informer_memory(client, &namespace, run).await
+        }
         Command::CreatePods {
             namespace,
             count,
@@ -121,7 +171,7 @@ fn print_sizes() {
     use k8s_openapi::api::core::v1::{Container, EnvVar, PodSpec, PodStatus, Volume};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ManagedFieldsEntry, ObjectMeta};
     println!(
-        "size_of: Pod {}, PodSpec {}, PodStatus {}, Container {}, Volume {}, EnvVar {}, ObjectMeta {}, ManagedFieldsEntry {}",
+        "size_of: Pod {}, PodSpec {}, PodStatus {}, Container {}, Volume {}, EnvVar {}, ObjectMeta {}, ManagedFieldsEntry {}, PartialObjectMeta<Pod> {}, store key ObjectRef<Pod> {}, serde_json::Value {}",
         size_of::<Pod>(),
         size_of::<PodSpec>(),
         size_of::<PodStatus>(),
@@ -130,35 +180,55 @@ fn print_sizes() {
         size_of::<EnvVar>(),
         size_of::<ObjectMeta>(),
         size_of::<ManagedFieldsEntry>(),
+        size_of::<PartialObjectMeta<Pod>>(),
+        size_of::<kube::runtime::reflector::ObjectRef<Pod>>(),
+        size_of::<serde_json::Value>(),
     );
 }
 
-async fn informer_memory(
-    client: Client,
-    namespace: &str,
+/// One `informer-memory` run.
+struct Run {
     mode: Mode,
+    flavor: Flavor,
     settle: Duration,
-) -> Result<(), String> {
+    breakdown: bool,
+}
+
+/// The cache, whichever type it holds.
+enum Cached {
+    Pods(kube::runtime::reflector::Store<Pod>),
+    Metas(kube::runtime::reflector::Store<PartialObjectMeta<Pod>>),
+}
+
+impl Cached {
+    fn len(&self) -> usize {
+        match self {
+            Self::Pods(s) => s.len(),
+            Self::Metas(s) => s.len(),
+        }
+    }
+}
+
+async fn informer_memory(client: Client, namespace: &str, run: Run) -> Result<(), String> {
     // One small request first, so the connection and the client's own state are in the
     // baseline (as the Go side does).
     Api::<Pod>::namespaced(client.clone(), namespace)
         .list_metadata(&ListParams::default().limit(1))
         .await
         .map_err(|e| e.to_string())?;
+    let rss_before_raw = rss();
+    alloc::trim();
     let before = rss();
+    let heap_before = alloc::heap();
     let mut builder = SharedInformerFactory::builder(client).namespace(namespace);
-    if matches!(mode, Mode::Full | Mode::Metadata) {
+    if matches!(run.mode, Mode::Full | Mode::Metadata) {
         builder = builder.keep_managed_fields();
     }
     let factory = builder.build();
-    let count: Box<dyn Fn() -> usize> = match mode {
-        Mode::Full | Mode::Transformed => {
-            let informer = factory.informer::<Pod>();
-            Box::new(move || informer.store().len())
-        }
+    let cached = match run.mode {
+        Mode::Full | Mode::Transformed => Cached::Pods(factory.informer::<Pod>().store()),
         Mode::Metadata | Mode::MetadataTransformed => {
-            let informer = factory.metadata_informer::<Pod>();
-            Box::new(move || informer.store().len())
+            Cached::Metas(factory.metadata_informer::<Pod>().store())
         }
     };
     let began = Instant::now();
@@ -168,18 +238,59 @@ async fn informer_memory(
         return Err(format!("caches did not sync: {synced:?}"));
     }
     let sync_seconds = began.elapsed().as_secs_f64();
-    tokio::time::sleep(settle).await;
+    tokio::time::sleep(run.settle).await;
     let after = rss();
-    let line = json!({
+    let heap_after = alloc::heap();
+    alloc::trim();
+    let after_trim = rss();
+    let mut line = json!({
         "program": "ours",
-        "mode": format!("{mode:?}").to_lowercase(),
-        "objects": count(),
+        "mode": format!("{:?}", run.mode).to_lowercase(),
+        "runtime": format!("{:?}", run.flavor).to_lowercase(),
+        "arenas": std::env::var("MALLOC_ARENA_MAX").ok(),
+        "objects": cached.len(),
+        "rss_before_raw": rss_before_raw,
         "rss_before": before,
         "rss_after": after,
+        "rss_after_trim": after_trim,
+        "heap_before": heap_before.requested,
+        "heap_after": heap_after.requested,
+        "chunks_before": heap_before.chunks,
+        "chunks_after": heap_after.chunks,
+        "allocations_before": heap_before.allocations,
+        "allocations_after": heap_after.allocations,
         "sync_seconds": sync_seconds,
     });
-    println!("{line}");
+    // The watch stops first, so that nothing else allocates while the parts are counted.
     factory.shutdown().await;
+    if run.breakdown {
+        line["breakdown"] = match &cached {
+            Cached::Pods(s) => breakdown::pods(&s.state()),
+            Cached::Metas(s) => breakdown::metas(&s.state()),
+        };
+        // A namespace lister's first list builds the informer's namespace index.
+        let all = Selector::default();
+        let before = alloc::heap();
+        let listed = match &cached {
+            Cached::Pods(_) => factory
+                .informer::<Pod>()
+                .lister()
+                .namespace(namespace)
+                .list(&all)
+                .len(),
+            Cached::Metas(_) => {
+                let lister = factory.metadata_informer::<Pod>().lister();
+                lister.namespace(namespace).list(&all).len()
+            }
+        };
+        let after = alloc::heap();
+        let n = listed.max(1) as i64;
+        line["namespace_index"] = json!({
+            "requested": (after.requested - before.requested) / n,
+            "chunks": (after.chunks - before.chunks) / n,
+        });
+    }
+    println!("{line}");
     Ok(())
 }
 

@@ -52,6 +52,15 @@ func settled() int64 {
 	return rss()
 }
 
+// liveHeap is the bytes of live objects on Go's heap after a full collection (HeapAlloc):
+// what the process holds apart from the collector's and the allocator's overhead.
+func liveHeap() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
 func main() {
 	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig path")
 	namespace := flag.String("namespace", "default", "namespace whose Pods are cached")
@@ -70,7 +79,7 @@ func main() {
 
 	var informer cache.SharedIndexInformer
 	var start func(<-chan struct{})
-	var before int64
+	var before, heapBefore int64
 	switch *mode {
 	case "full":
 		cs := kubernetes.NewForConfigOrDie(cfg)
@@ -81,6 +90,7 @@ func main() {
 			os.Exit(1)
 		}
 		before = settled()
+		heapBefore = liveHeap()
 		f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(*namespace))
 		informer = f.Core().V1().Pods().Informer()
 		start = f.Start
@@ -92,6 +102,7 @@ func main() {
 			os.Exit(1)
 		}
 		before = settled()
+		heapBefore = liveHeap()
 		f := metadatainformer.NewFilteredSharedInformerFactory(mc, 0, *namespace, nil)
 		informer = f.ForResource(pods).Informer()
 		start = f.Start
@@ -109,6 +120,7 @@ func main() {
 	time.Sleep(*settle)
 	after := rss()
 	afterGC := settled()
+	heapAfter := liveHeap()
 	out, _ := json.Marshal(map[string]any{
 		"program":      "go",
 		"mode":         *mode,
@@ -116,6 +128,8 @@ func main() {
 		"rss_before":   before,
 		"rss_after":    after,
 		"rss_after_gc": afterGC,
+		"heap_before":  heapBefore,
+		"heap_after":   heapAfter,
 		"sync_seconds": syncSeconds,
 	})
 	fmt.Println(string(out))
