@@ -151,3 +151,11 @@ line("informer-bytes-per-pod-metadata", med("ours", "metadata"), med("go", "meta
 line("informer-bytes-per-pod-metadata-transformed", med("ours", "metadatatransformed"),
      med("go", "metadata", "rss_after_gc"))
 PY
+
+# The Foo controller against Go's sample-controller (hack/bench-foos.sh, which reads its own
+# BENCH_* variables); BENCH_FOOS_SKIP=1 leaves it out. The Pods go first, so they do not load
+# the API server under the controllers.
+if [[ -z "${BENCH_FOOS_SKIP:-}" ]]; then
+  kubectl delete namespace "$NS" --timeout=900s >/dev/null && created_ns=""
+  "$root/hack/bench-foos.sh"
+fi
