@@ -27,6 +27,11 @@
 #
 # BENCH_PROFILE (default dev) is the cargo profile of our program: struct layouts and
 # allocations, hence memory per object, do not depend on it, and the dev build is warm.
+#
+# Then the fake API server at 10 000 and 100 000 objects (`cargo bench -p fake-apiserver
+# --bench scale`; BENCH_FAKE_SKIP=1 leaves it out) and the Foo controller against Go's
+# sample-controller (hack/bench-foos.sh and its BENCH_* variables; BENCH_FOOS_SKIP=1 leaves
+# it out).
 set -euo pipefail
 
 : "${KUBECONFIG:?KUBECONFIG must name the cluster to benchmark on}"
@@ -193,3 +198,17 @@ line("informer-live-heap-per-pod", med("ours", "full", "heap_after", "heap_befor
 line("informer-live-heap-per-pod-metadata", med("ours", "metadata", "heap_after", "heap_before"),
      med("go", "metadata", "heap_after", "heap_before"))
 PY
+
+# The fake API server as it fills (10 000 and 100 000 objects: memory per object and the
+# latency of a get, a list page and a watch event stay flat); BENCH_FAKE_SKIP=1 leaves it out.
+if [[ -z "${BENCH_FAKE_SKIP:-}" ]]; then
+  cargo_locked bench --manifest-path "$root/Cargo.toml" -p fake-apiserver --bench scale
+fi
+
+# The Foo controller against Go's sample-controller (hack/bench-foos.sh, which reads its own
+# BENCH_* variables); BENCH_FOOS_SKIP=1 leaves it out. The Pods go first, so they do not load
+# the API server under the controllers.
+if [[ -z "${BENCH_FOOS_SKIP:-}" ]]; then
+  kubectl delete namespace "$NS" --timeout=900s >/dev/null && created_ns=""
+  "$root/hack/bench-foos.sh"
+fi

@@ -9,6 +9,8 @@
 //!   `listers` layer on top of `kube::runtime`'s watcher and reflector store. The factory
 //!   drops `managedFields` before caching ([`transform`]) and also gives [`metadata`]-only
 //!   informers.
+//! - [`rate_limit`] gives a `kube::Client` client-go's client-side rate limit (QPS, burst),
+//!   opt-in: kube-rs has none.
 //! - The apply configurations of the built-in kinds ship once, in [`applyconfigurations`]
 //!   (client-go's `applyconfigurations`): one module per API group and version, behind one
 //!   cargo feature per group (`ac-apps`, `ac-core`, ...; `ac-all` for every group).
@@ -35,6 +37,7 @@ pub mod informer;
 pub mod lister;
 pub mod metadata;
 pub mod migrate;
+pub mod rate_limit;
 pub mod scope;
 pub mod transform;
 pub mod typed;

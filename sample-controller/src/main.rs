@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use clap::builder::BoolishValueParser;
+use kube_codegen_runtime::rate_limit::{self, RateLimit};
 use sample_controller::run::{self, LeaseOptions, Options, shutdown_signal};
 
 /// The Foo and Icecream controllers, driven by code generated with kube-codegen.
@@ -53,6 +54,28 @@ struct Args {
     /// This replica's identity in the lease (default: the host name).
     #[arg(long, env = "POD_NAME")]
     identity: Option<String>,
+    /// Requests a second this client sends the API server at most, on average (client-go's
+    /// --kube-api-qps). Default: no limit, as kube-rs; Go's clients default to 5.
+    #[arg(long, env = "KUBE_API_QPS", value_name = "QPS")]
+    kube_api_qps: Option<f64>,
+    /// Requests sent at once above --kube-api-qps before it applies (default 10, client-go's).
+    #[arg(
+        long,
+        env = "KUBE_API_BURST",
+        value_name = "N",
+        requires = "kube_api_qps"
+    )]
+    kube_api_burst: Option<u32>,
+    /// Give each API group and version its own --kube-api-qps and --kube-api-burst, as
+    /// client-go's typed clients have when the QPS is left at its default (a Go controller as
+    /// it ships: 5 a second for Deployments, 5 for Events, 5 for Foos).
+    #[arg(
+        long,
+        env = "KUBE_API_LIMIT_PER_GROUP_VERSION",
+        value_parser = BoolishValueParser::new(),
+        requires = "kube_api_qps"
+    )]
+    kube_api_limit_per_group_version: bool,
     /// Seconds in-flight reconciles get to finish after SIGTERM/SIGINT.
     #[arg(long, env = "SHUTDOWN_DEADLINE", default_value_t = 20)]
     shutdown_deadline: u64,
@@ -82,6 +105,22 @@ struct Args {
     /// `kube-codegen crds` (`hack/update-codegen.sh`).
     #[arg(long)]
     print_crds: bool,
+}
+
+impl Args {
+    /// The client's rate limit: none unless --kube-api-qps is given.
+    fn rate_limit(&self) -> Option<RateLimit> {
+        let qps = self.kube_api_qps?;
+        let burst = self
+            .kube_api_burst
+            .unwrap_or(RateLimit::client_go_default().burst());
+        let limit = RateLimit::new(qps, burst);
+        Some(if self.kube_api_limit_per_group_version {
+            limit.per_group_version()
+        } else {
+            limit
+        })
+    }
 }
 
 /// The cluster's configuration, `None` when there is none to find (then the demo runs
@@ -195,7 +234,7 @@ async fn main() -> ExitCode {
             );
             sample_controller::embedded::demo(options).await
         }
-        Some(config) => match kube::Client::try_from(config) {
+        Some(config) => match rate_limit::client(config, args.rate_limit()) {
             Ok(client) => run::run(client, options, signals()).await.map(|_| ()),
             Err(e) => Err(e.into()),
         },

@@ -5,7 +5,15 @@ use std::process::Command;
 
 fn sample_controller() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_sample-controller"));
-    for var in ["KUBECONFIG", "EMBEDDED", "WEBHOOK_ADDR", "INSTALL_WEBHOOKS"] {
+    for var in [
+        "KUBECONFIG",
+        "EMBEDDED",
+        "WEBHOOK_ADDR",
+        "INSTALL_WEBHOOKS",
+        "KUBE_API_QPS",
+        "KUBE_API_BURST",
+        "KUBE_API_LIMIT_PER_GROUP_VERSION",
+    ] {
         cmd.env_remove(var);
     }
     cmd
@@ -27,6 +35,12 @@ fn help_lists_every_flag_with_its_environment_variable() {
         ("--install-webhooks", "INSTALL_WEBHOOKS"),
         ("--namespace", "WATCH_NAMESPACE"),
         ("--shutdown-deadline", "SHUTDOWN_DEADLINE"),
+        ("--kube-api-qps", "KUBE_API_QPS"),
+        ("--kube-api-burst", "KUBE_API_BURST"),
+        (
+            "--kube-api-limit-per-group-version",
+            "KUBE_API_LIMIT_PER_GROUP_VERSION",
+        ),
     ] {
         // Each flag's entry runs from its line to the next flag's.
         let entry = help
@@ -65,4 +79,18 @@ fn switches_are_read_from_the_environment() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("embedded in-memory API server"), "{stdout}");
+}
+
+#[test]
+fn a_burst_needs_a_qps() {
+    // The rate limit is opt-in: a burst alone (here from the environment) limits nothing,
+    // so it is refused rather than ignored.
+    let out = sample_controller()
+        .env("KUBE_API_BURST", "20")
+        .arg("--print-crds")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--kube-api-qps"), "{err}");
 }
