@@ -139,8 +139,10 @@ pub(super) fn locate(options: &Options) -> Result<Crate, Error> {
         }
     };
     // With `cel`, the runner reviews rules as the API server will: compile, types and cost.
+    // Without the default `derive`: the runner calls no derive, and a crate that does turns
+    // it on itself.
     let runtime = dep("kube-codegen-runtime")
-        .map(|p| dependency_line(&p, ", features = [\"cel\"]"))
+        .map(|p| dependency_line(&p, ", default-features = false, features = [\"cel\"]"))
         .ok_or_else(|| Error::Refused(format!("`{name}` does not depend on kube-codegen-runtime, which the CRDs are built with; add it to its [dependencies]")))?;
     let declared = package["dependencies"]
         .as_array()

@@ -95,7 +95,7 @@ impl Names {
         let (runtime, fake, codegen, path_note) = match &self.checkout {
             Some(root) => (
                 format!(
-                    "kube-codegen-runtime = {{ path = {:?} }}",
+                    "kube-codegen-runtime = {{ path = {:?}, default-features = false }}",
                     root.join("codegen-runtime")
                 ),
                 format!(
@@ -112,7 +112,7 @@ impl Names {
                 ),
             ),
             None => (
-                "kube-codegen-runtime = \"0.1\"".to_owned(),
+                "kube-codegen-runtime = { version = \"0.1\", default-features = false }".to_owned(),
                 "fake-apiserver = \"0.1\"".to_owned(),
                 "kube-codegen".to_owned(),
                 String::new(),
