@@ -432,7 +432,7 @@ impl Reader {
 fn tutorial_pages() -> Vec<PathBuf> {
     let dir = book().join("tutorial");
     let index = fs::read_to_string(dir.join("index.md")).unwrap();
-    let mut out: Vec<PathBuf> = links(&index)
+    let out: Vec<PathBuf> = links(&index)
         .into_iter()
         .filter(|l| !l.contains('/') && l.ends_with(".md"))
         .map(|l| dir.join(l))
