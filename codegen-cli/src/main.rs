@@ -80,7 +80,7 @@ enum Command {
     /// Development mode's cluster changes: `dev restore` puts back what a development run
     /// that died left (CRD conversions and webhook configurations pointing at it).
     Dev(dev::DevArgs),
-    /// Write (or with --verify, check) Markdown API reference pages for an API tree: one per
+    /// Write (or with --verify, check) Markdown or HTML API reference pages for an API tree: one per
     /// group and version, each kind with its fields, types, defaults, validations, CEL rules,
     /// enum values and printer columns, from the CRDs `crds` builds.
     Docs(docs::DocsArgs),

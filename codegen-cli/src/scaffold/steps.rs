@@ -64,6 +64,7 @@ pub fn regenerate(dir: &Path, names: &Names, command: &'static str) -> Result<()
         docs::run(&docs::Options {
             input: dir.join("src/apis"),
             output: dir.join("docs/api"),
+            format: docs::Format::Both,
             verify: false,
         }),
     )?;

@@ -1,0 +1,188 @@
+//! The HTML pages of `docs`: the model's pages as self-contained documents (inline CSS, no
+//! script, no external asset), with the Markdown pages' anchors, and every text escaped.
+
+use std::fmt::Write as _;
+
+use super::model::{Inline, Kind, Object, Page, Span, anchor};
+
+/// The stylesheet of every page: readable tables, code set apart, nothing fetched.
+const STYLE: &str = "body{font-family:system-ui,sans-serif;line-height:1.5;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}\
+code{font-family:ui-monospace,monospace;font-size:.9em;background:#f3f3f3;padding:0 .2em;border-radius:3px}\
+table{border-collapse:collapse;margin:1rem 0;width:100%}\
+th,td{border:1px solid #ccc;padding:.3rem .5rem;text-align:left;vertical-align:top}\
+th{background:#f3f3f3}\
+a{color:#0645ad}";
+
+/// A page of one group and version, after `head` (the header and the command, as HTML
+/// comments).
+pub fn page(head: &str, page: &Page) -> String {
+    let title = format!("{}/{}", page.group, page.version);
+    let mut out = document_start(head, &title);
+    out.push_str("<p><a href=\"index.html\">API reference</a></p>\n");
+    let _ = writeln!(out, "<h1>{}</h1>", escape(&title));
+    out.push_str("<ul>\n");
+    for kind in &page.kinds {
+        let _ = writeln!(
+            out,
+            "<li><a href=\"#{}\">{}</a></li>",
+            escape(&anchor(&kind.name)),
+            escape(&kind.name)
+        );
+    }
+    out.push_str("</ul>\n");
+    for kind in &page.kinds {
+        kind_section(&mut out, kind);
+    }
+    out.push_str("</body>\n</html>\n");
+    out
+}
+
+/// The index: a link to each page.
+pub fn index(head: &str, pages: &[Page]) -> String {
+    let mut out = document_start(head, "API reference");
+    out.push_str("<h1>API reference</h1>\n<ul>\n");
+    for page in pages {
+        let _ = writeln!(
+            out,
+            "<li><a href=\"{}.html\">{}/{}</a></li>",
+            escape(&page.stem()),
+            escape(&page.group),
+            escape(&page.version)
+        );
+    }
+    out.push_str("</ul>\n</body>\n</html>\n");
+    out
+}
+
+fn document_start(head: &str, title: &str) -> String {
+    format!(
+        "{head}<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+        escape(title)
+    )
+}
+
+/// `text` safe in HTML text and in a quoted attribute.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `text` safe inside an HTML comment: no `-->` (nor `--!>`) to end it early.
+pub fn comment_safe(text: &str) -> String {
+    text.replace("-->", "-- >").replace("--!>", "--! >")
+}
+
+/// Inline text: code spans as `<code>`, prose escaped.
+fn inline(spans: &Inline) -> String {
+    spans
+        .iter()
+        .map(|span| match span {
+            Span::Text(t) => escape(t),
+            Span::Code(c) => format!("<code>{}</code>", escape(c)),
+        })
+        .collect()
+}
+
+/// Several phrases in one run, `; ` between them.
+fn joined(phrases: &[Inline]) -> String {
+    phrases.iter().map(inline).collect::<Vec<_>>().join("; ")
+}
+
+/// A description (a doc comment): escaped, its `code` spans as `<code>` when its backticks
+/// pair up, its blank lines as paragraph breaks (`<br><br>` in a cell).
+fn prose(text: &str, paragraph_break: &str) -> String {
+    let paragraphs: Vec<String> = text
+        .split("\n\n")
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            if p.matches('`').count() % 2 == 1 {
+                return escape(&p);
+            }
+            let spans: Inline = p
+                .split('`')
+                .enumerate()
+                .map(|(i, part)| match i % 2 {
+                    0 => Span::Text(part.to_owned()),
+                    _ => Span::Code(part.to_owned()),
+                })
+                .collect();
+            inline(&spans)
+        })
+        .collect();
+    paragraphs.join(paragraph_break)
+}
+
+/// A kind: what the CRD says of it, then its schema's objects.
+fn kind_section(page: &mut String, kind: &Kind) {
+    let _ = write!(
+        page,
+        "<h2 id=\"{}\">{}</h2>\n<p>{}</p>\n",
+        escape(&anchor(&kind.name)),
+        escape(&kind.name),
+        inline(&kind.summary)
+    );
+    if let Some(columns) = &kind.columns {
+        page.push_str("<p>Printer columns (<code>kubectl get</code>):</p>\n<table>\n<thead><tr><th>name</th><th>type</th><th>JSONPath</th><th>description</th></tr></thead>\n<tbody>\n");
+        for c in columns {
+            let _ = writeln!(
+                page,
+                "<tr><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}</td></tr>",
+                escape(&c.name),
+                escape(&c.ty),
+                escape(&c.json_path),
+                prose(&c.description, "<br><br>")
+            );
+        }
+        page.push_str("</tbody>\n</table>\n");
+    }
+    for object in &kind.objects {
+        object_section(page, object);
+    }
+}
+
+/// One object: its heading, description and rules, then a table of its fields. The root
+/// object's fields go under the kind's own heading.
+fn object_section(page: &mut String, object: &Object) {
+    if !object.root {
+        let _ = writeln!(
+            page,
+            "<h3 id=\"{}\">{}</h3>",
+            escape(&object.anchor),
+            escape(&object.path)
+        );
+        if !object.description.is_empty() {
+            let _ = writeln!(page, "<p>{}</p>", prose(&object.description, "</p>\n<p>"));
+        }
+    }
+    if !object.rules.is_empty() {
+        let _ = writeln!(page, "<p>Validation: {}</p>", joined(&object.rules));
+    }
+    page.push_str("<table>\n<thead><tr><th>field</th><th>type</th><th>description</th><th>validation</th></tr></thead>\n<tbody>\n");
+    for field in &object.fields {
+        let ty = match &field.link {
+            Some(target) => format!("<a href=\"#{}\">{}</a>", escape(target), escape(&field.ty)),
+            None => escape(&field.ty),
+        };
+        let _ = writeln!(
+            page,
+            "<tr><td><code>{}</code></td><td>{ty}</td><td>{}</td><td>{}</td></tr>",
+            escape(&field.name),
+            prose(&field.description, "<br><br>"),
+            joined(&field.checks)
+        );
+    }
+    page.push_str("</tbody>\n</table>\n");
+}
