@@ -494,6 +494,29 @@ fn the_tutorial_runs_in_a_crate_init_wrote() {
             "the excerpt of {path} is not in it:\n{text}"
         );
     }
+    // Code of this repository (the sample's, compiled and tested with it), as it is.
+    let root = repo();
+    for (path, text) in tutorial.iter().flat_map(|t| blocks(t, "repo-excerpt")) {
+        let file = fs::read_to_string(root.join(&path)).unwrap();
+        assert!(
+            file.contains(&text),
+            "the excerpt of {path} is not in it:\n{text}"
+        );
+    }
+    // Every Rust block of the tutorial is code that CI builds: a file or an edit the reader
+    // makes (built in the tutorial's crate), or an excerpt of code init or this repository
+    // has.
+    for page in &tutorial {
+        for info in page.lines().filter_map(|l| l.trim_start().strip_prefix("```rust")) {
+            assert!(
+                ["file=", "edit=", "excerpt=", "repo-excerpt="]
+                    .iter()
+                    .any(|k| info.split(',').any(|a| a.trim().starts_with(k))),
+                "a Rust block of the tutorial nothing builds (give it file=, edit=, excerpt= or \
+                 repo-excerpt=): ```rust{info}"
+            );
+        }
+    }
     let files: Vec<_> = tutorial.iter().flat_map(|t| blocks(t, "file")).collect();
     assert!(!files.is_empty(), "the tutorial shows the files it changes");
     // `hack/update-codegen.sh` after the tutorial's type change rebuilt the CRD, which checks
