@@ -507,7 +507,10 @@ fn the_tutorial_runs_in_a_crate_init_wrote() {
     // makes (built in the tutorial's crate), or an excerpt of code init or this repository
     // has.
     for page in &tutorial {
-        for info in page.lines().filter_map(|l| l.trim_start().strip_prefix("```rust")) {
+        for info in page
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix("```rust"))
+        {
             assert!(
                 ["file=", "edit=", "excerpt=", "repo-excerpt="]
                     .iter()
