@@ -248,8 +248,11 @@ fn a_failed_removal_after_new_files_are_in_place_restores_everything() {
             .replace("/// +genclient", "/// +genclient\n/// +genclient:readonly"),
     );
     // Something in the way of moving one stale file aside: the removal fails.
-    let stale = tmp.0.join("generated/gadgets/v1/gadget.rs");
-    fs::create_dir_all(stale.with_extension("kube-codegen-old").join("x")).unwrap();
+    // (A file is moved aside under its whole name and `.kube-codegen-old`.)
+    let aside = tmp
+        .0
+        .join("generated/gadgets/v1/gadget.rs.kube-codegen-old");
+    fs::create_dir_all(aside.join("x")).unwrap();
     let out = generate(&tmp.0);
     assert_eq!(out.status.code(), Some(1));
     assert!(
@@ -257,7 +260,7 @@ fn a_failed_removal_after_new_files_are_in_place_restores_everything() {
         "{}",
         stderr(&out)
     );
-    fs::remove_dir_all(stale.with_extension("kube-codegen-old")).unwrap();
+    fs::remove_dir_all(&aside).unwrap();
     assert_eq!(
         snapshot(&tmp.0.join("generated")),
         before,
@@ -350,7 +353,7 @@ fn a_failed_rbac_write_leaves_the_old_file_and_nothing_else() {
     );
     write(&tmp.0, "out/role.yaml", "old contents\n");
     // Moving the old file aside cannot work: its backup's place is taken.
-    fs::create_dir_all(tmp.0.join("out/role.kube-codegen-old/x")).unwrap();
+    fs::create_dir_all(tmp.0.join("out/role.yaml.kube-codegen-old/x")).unwrap();
     let out = run(
         &tmp.0,
         &[

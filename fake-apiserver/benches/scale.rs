@@ -7,9 +7,11 @@
 //! `fake-<figure>: <small> <value>, <large> <value>, ratio <large/small>`, and each target
 //! as met or missed. Run with `cargo bench -p fake-apiserver --bench scale`.
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::{configmap, name, rss};
 use fake_apiserver::FakeApiServer;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -21,22 +23,6 @@ const CHILD: &str = "KCG_SCALE_CHILD";
 const SAMPLES: usize = 2_000;
 const PAGES: usize = 20;
 const WATCHED: usize = 500;
-
-/// Resident memory of this process, in bytes (Linux).
-fn rss() -> u64 {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .map_or(0, |pages| pages * 4096)
-}
-
-fn configmap(i: usize) -> ConfigMap {
-    let mut cm = ConfigMap::default();
-    cm.metadata.name = Some(format!("cm-{i:07}"));
-    cm.metadata.labels = Some(BTreeMap::from([("app".into(), format!("app-{}", i % 10))]));
-    cm.data = Some(BTreeMap::from([("key".into(), "value".repeat(8))]));
-    cm
-}
 
 /// What one size measured: bytes per object and mean latencies in microseconds.
 struct Figures {
@@ -137,9 +123,7 @@ async fn measure(n: usize) -> Figures {
     let started = Instant::now();
     for k in 0..SAMPLES {
         // Spread over the whole store, not one hot corner of it.
-        api.get(&format!("cm-{:07}", k * (n / SAMPLES)))
-            .await
-            .unwrap();
+        api.get(&name(k * (n / SAMPLES))).await.unwrap();
     }
     let get_us = mean_us(started.elapsed(), SAMPLES);
     let first_page_us = page_us(&api, None).await;

@@ -4,33 +4,15 @@
 //! `#[tokio::test]` runs) and on a two-worker runtime. Prints figures, then each target as
 //! met or missed. Run with `cargo bench -p fake-apiserver --bench throughput`.
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::{configmap, name, rss};
 use fake_apiserver::FakeApiServer;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, PostParams, WatchEvent, WatchParams};
-
-/// Resident memory of this process, in bytes (Linux).
-fn rss() -> u64 {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| {
-            s.split_whitespace()
-                .nth(1)
-                .and_then(|p| p.parse::<u64>().ok())
-        })
-        .map_or(0, |pages| pages * 4096)
-}
-
-fn configmap(i: usize) -> ConfigMap {
-    let mut cm = ConfigMap::default();
-    cm.metadata.name = Some(format!("cm-{i:06}"));
-    cm.metadata.labels = Some(BTreeMap::from([("app".into(), format!("app-{}", i % 10))]));
-    cm.data = Some(BTreeMap::from([("key".into(), "value".repeat(8))]));
-    cm
-}
 
 fn report(what: &str, n: usize, took: Duration) -> f64 {
     let rate = n as f64 / took.as_secs_f64();
@@ -94,7 +76,7 @@ async fn run(n: usize) -> Run {
 
     let started = Instant::now();
     for i in 0..n {
-        api.get(&format!("cm-{i:06}")).await.unwrap();
+        api.get(&name(i)).await.unwrap();
     }
     let gets = report("get", n, started.elapsed());
 
