@@ -13,53 +13,13 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use serde_json::Value;
-use support::{repo, stderr, target_dir, write};
+use support::{TempDir, repo, stderr, target_dir, write};
 
-struct Crate(PathBuf);
-
-impl Drop for Crate {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
+/// A user's crate, removed when dropped.
+type Crate = TempDir;
 
 fn fresh_crate(name: &str) -> Crate {
-    let dir = std::env::temp_dir().join(format!("kube-codegen-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    let runtime = repo().join("codegen-runtime");
-    // The dependency features and dev profile of this workspace, so that the shared target
-    // directory already holds the dependencies.
-    let manifest = format!(
-        r#"[package]
-name = "{name}"
-version = "0.1.0"
-edition = "2024"
-
-[dependencies]
-kube = {{ version = "5.0.0", default-features = false, features = ["client", "rustls-tls", "ring", "derive", "runtime", "unstable-runtime"] }}
-k8s-openapi = {{ version = "0.29.0", default-features = false, features = ["std", "latest"] }}
-kube-codegen-runtime = {{ path = {runtime:?} }}
-schemars = "1"
-serde = {{ version = "1", features = ["derive"] }}
-serde_json = "1"
-
-[workspace]
-
-[profile.dev]
-debug = "line-tables-only"
-
-[profile.dev.package."*"]
-debug = false
-"#
-    );
-    write(&dir, "Cargo.toml", &manifest);
-    fs::copy(repo().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
-    write(
-        &dir,
-        "src/lib.rs",
-        "//! A user's API crate.\npub mod apis;\n",
-    );
-    Crate(dir)
+    support::api_crate(name)
 }
 
 /// Writes an API tree (relative path, text) over `src/apis`, replacing what was there.

@@ -12,69 +12,25 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use support::{repo, target_dir};
+use support::{TempDir, repo, target_dir, write};
 
-struct Crate(PathBuf);
-
-impl Drop for Crate {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let path = root.join(rel);
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, text).unwrap();
-}
+/// A user's crate, removed when dropped.
+type Crate = TempDir;
 
 /// A new crate named `name` with `warehouse.rs` as its only API type file.
 fn fresh_crate(name: &str, warehouse: &str) -> Crate {
-    let dir = std::env::temp_dir().join(format!("kube-codegen-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    let runtime = repo().join("codegen-runtime");
-    // The same dependency features and dev profile as this workspace, so that the shared
-    // target directory already holds the dependencies.
-    let manifest = format!(
-        r#"[package]
-name = "{name}"
-version = "0.1.0"
-edition = "2024"
-
-[dependencies]
-kube = {{ version = "5.0.0", default-features = false, features = ["client", "rustls-tls", "ring", "derive", "runtime", "unstable-runtime"] }}
-k8s-openapi = {{ version = "0.29.0", default-features = false, features = ["std", "latest"] }}
-kube-codegen-runtime = {{ path = {runtime:?} }}
-schemars = "1"
-serde = {{ version = "1", features = ["derive"] }}
-serde_json = "1"
-
-[workspace]
-
-[profile.dev]
-debug = "line-tables-only"
-
-[profile.dev.package."*"]
-debug = false
-"#
-    );
-    write(&dir, "Cargo.toml", &manifest);
-    fs::copy(repo().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    let krate = support::api_crate(name);
+    let dir = &krate.0;
+    write(dir, "src/apis/mod.rs", "pub mod stock;\n");
+    write(dir, "src/apis/stock/mod.rs", "pub mod v1;\n");
     write(
-        &dir,
-        "src/lib.rs",
-        "//! A user's API crate.\npub mod apis;\n",
-    );
-    write(&dir, "src/apis/mod.rs", "pub mod stock;\n");
-    write(&dir, "src/apis/stock/mod.rs", "pub mod v1;\n");
-    write(
-        &dir,
+        dir,
         "src/apis/stock/v1/mod.rs",
         "//! +groupName=stock.example.com\npub mod warehouse;\npub mod types;\n",
     );
-    write(&dir, "src/apis/stock/v1/warehouse.rs", warehouse);
-    write(&dir, "src/apis/stock/v1/types.rs", TYPES);
-    Crate(dir)
+    write(dir, "src/apis/stock/v1/warehouse.rs", warehouse);
+    write(dir, "src/apis/stock/v1/types.rs", TYPES);
+    krate
 }
 
 /// The spec; its nested struct lives in `types.rs`, another file of the version.

@@ -67,3 +67,42 @@ pub fn target_dir() -> PathBuf {
         .unwrap()
         .to_path_buf()
 }
+
+/// A new library crate `name` outside this workspace, its `src/lib.rs` declaring `apis`: the
+/// runtime of this repository by path, and this workspace's dependency features, lock file
+/// and dev profile, so the shared target directory already holds its dependencies.
+pub fn api_crate(name: &str) -> TempDir {
+    let krate = TempDir::new(name);
+    let runtime = repo().join("codegen-runtime");
+    let manifest = format!(
+        r#"[package]
+name = "{name}"
+version = "0.1.0"
+edition = "2024"
+
+[dependencies]
+kube = {{ version = "5.0.0", default-features = false, features = ["client", "rustls-tls", "ring", "derive", "runtime", "unstable-runtime"] }}
+k8s-openapi = {{ version = "0.29.0", default-features = false, features = ["std", "latest"] }}
+kube-codegen-runtime = {{ path = {runtime:?} }}
+schemars = "1"
+serde = {{ version = "1", features = ["derive"] }}
+serde_json = "1"
+
+[workspace]
+
+[profile.dev]
+debug = "line-tables-only"
+
+[profile.dev.package."*"]
+debug = false
+"#
+    );
+    write(&krate.0, "Cargo.toml", &manifest);
+    fs::copy(repo().join("Cargo.lock"), krate.0.join("Cargo.lock")).unwrap();
+    write(
+        &krate.0,
+        "src/lib.rs",
+        "//! A user's API crate.\npub mod apis;\n",
+    );
+    krate
+}

@@ -10,43 +10,68 @@ use kube::api::{Api, Patch};
 use pod_watcher::Options;
 use serde_json::json;
 
+/// The watcher running on `fake` with `options`, the lines it logged so far, and how to
+/// stop it.
+struct Watching {
+    lines: Arc<Mutex<Vec<String>>>,
+    stopper: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<Result<(), String>>,
+}
+
+impl Watching {
+    fn start(fake: &FakeApiServer, options: Options) -> Self {
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let sink = lines.clone();
+        let (stopper, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(pod_watcher::run(
+            Client::new(fake.clone(), "default"),
+            options,
+            async {
+                let _ = stopped.await;
+            }
+            .boxed(),
+            move |l| sink.lock().unwrap().push(l),
+        ));
+        Self {
+            lines,
+            stopper,
+            task,
+        }
+    }
+
+    /// Waits (up to 5 s) until `n` lines were logged.
+    async fn wait(&self, n: usize) {
+        for _ in 0..200 {
+            if self.lines.lock().unwrap().len() >= n {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("{n} lines: {:?}", self.lines.lock().unwrap());
+    }
+
+    /// Stops the watcher and returns every line it logged.
+    async fn stop(self) -> Vec<String> {
+        let _ = self.stopper.send(());
+        self.task.await.unwrap().unwrap();
+        self.lines.lock().unwrap().clone()
+    }
+}
+
 #[tokio::test]
 async fn logs_every_step_of_a_pod_lifecycle_in_order() {
     let fake = FakeApiServer::new();
     fake.seed(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "old", "namespace": "kube-system"},
         "spec": {"nodeName": "node-b", "containers": [{"name": "c", "image": "x"}]}}))
     .unwrap();
-    let lines = Arc::new(Mutex::new(Vec::new()));
-    let sink = lines.clone();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let client = Client::new(fake.clone(), "default");
-    let task = tokio::spawn(pod_watcher::run(
-        client.clone(),
-        Options::default(),
-        async {
-            let _ = stopped.await;
-        }
-        .boxed(),
-        move |l| sink.lock().unwrap().push(l),
-    ));
-    let wait = |n: usize| {
-        let lines = lines.clone();
-        async move {
-            for _ in 0..200 {
-                if lines.lock().unwrap().len() >= n {
-                    return;
-                }
-                tokio::time::sleep(Duration::from_millis(25)).await;
-            }
-            panic!("{n} lines: {:?}", lines.lock().unwrap());
-        }
-    };
-    wait(1).await;
-    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::default_namespaced(client);
+    let watching = Watching::start(&fake, Options::default());
+    watching.wait(1).await;
+    let pods: Api<k8s_openapi::api::core::v1::Pod> =
+        Api::default_namespaced(Client::new(fake.clone(), "default"));
     fake.seed(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
         "spec": {"containers": [{"name": "c", "image": "x"}]}}))
     .unwrap();
-    wait(2).await;
+    watching.wait(2).await;
     pods.patch(
         "web",
         &Default::default(),
@@ -54,7 +79,7 @@ async fn logs_every_step_of_a_pod_lifecycle_in_order() {
     )
     .await
     .unwrap();
-    wait(3).await;
+    watching.wait(3).await;
     pods.patch_status(
         "web",
         &Default::default(),
@@ -62,13 +87,11 @@ async fn logs_every_step_of_a_pod_lifecycle_in_order() {
     )
     .await
     .unwrap();
-    wait(4).await;
+    watching.wait(4).await;
     pods.delete("web", &Default::default()).await.unwrap();
-    wait(5).await;
-    let _ = stop.send(());
-    task.await.unwrap().unwrap();
+    watching.wait(5).await;
     assert_eq!(
-        *lines.lock().unwrap(),
+        watching.stop().await,
         [
             "ADDED kube-system/old phase=Pending node=node-b",
             "ADDED default/web phase=Pending node=<none>",
@@ -89,27 +112,14 @@ async fn one_namespace_and_resync() {
         )
         .unwrap();
     }
-    let lines = Arc::new(Mutex::new(Vec::new()));
-    let sink = lines.clone();
     let options = Options {
         namespace: Some("default".into()),
         resync: Some(Duration::from_millis(100)),
         ..Options::default()
     };
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(pod_watcher::run(
-        Client::new(fake.clone(), "default"),
-        options,
-        async {
-            let _ = stopped.await;
-        }
-        .boxed(),
-        move |l| sink.lock().unwrap().push(l),
-    ));
+    let watching = Watching::start(&fake, options);
     tokio::time::sleep(Duration::from_millis(450)).await;
-    let _ = stop.send(());
-    task.await.unwrap().unwrap();
-    let lines = lines.lock().unwrap();
+    let lines = watching.stop().await;
     assert_eq!(lines[0], "ADDED default/p phase=Pending node=<none>");
     assert!(lines.iter().all(|l| l.contains("default/p")), "{lines:?}");
     assert!(
@@ -126,43 +136,18 @@ async fn metadata_only_logs_names_and_owners() {
             "uid": "0b8e6a52-4a86-4a3c-9a57-3f1d0c9e2a10", "controller": true}]},
         "spec": {"containers": [{"name": "c", "image": "x"}]}}))
     .unwrap();
-    let lines = Arc::new(Mutex::new(Vec::new()));
-    let sink = lines.clone();
     let options = Options {
         metadata_only: true,
         ..Options::default()
     };
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let client = Client::new(fake.clone(), "default");
-    let task = tokio::spawn(pod_watcher::run(
-        client.clone(),
-        options,
-        async {
-            let _ = stopped.await;
-        }
-        .boxed(),
-        move |l| sink.lock().unwrap().push(l),
-    ));
-    let wait = |n: usize| {
-        let lines = lines.clone();
-        async move {
-            for _ in 0..200 {
-                if lines.lock().unwrap().len() >= n {
-                    return;
-                }
-                tokio::time::sleep(Duration::from_millis(25)).await;
-            }
-            panic!("{n} lines: {:?}", lines.lock().unwrap());
-        }
-    };
-    wait(1).await;
-    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::default_namespaced(client);
+    let watching = Watching::start(&fake, options);
+    watching.wait(1).await;
+    let pods: Api<k8s_openapi::api::core::v1::Pod> =
+        Api::default_namespaced(Client::new(fake.clone(), "default"));
     pods.delete("web-1", &Default::default()).await.unwrap();
-    wait(2).await;
-    let _ = stop.send(());
-    task.await.unwrap().unwrap();
+    watching.wait(2).await;
     assert_eq!(
-        *lines.lock().unwrap(),
+        watching.stop().await,
         [
             "ADDED default/web-1 owner=ReplicaSet/web-6d4",
             "DELETED default/web-1 owner=ReplicaSet/web-6d4",
