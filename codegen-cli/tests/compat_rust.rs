@@ -9,11 +9,10 @@
 mod support;
 
 use std::fs;
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use serde_json::Value;
-use support::{TempDir, repo, stderr, target_dir, write};
+use support::{TempDir, stderr, target_dir, write};
 
 /// A user's crate, removed when dropped.
 type Crate = TempDir;

@@ -9,10 +9,10 @@
 mod support;
 
 use std::fs;
-use std::path::{Path, PathBuf};
+
 use std::process::{Command, Output};
 
-use support::{TempDir, repo, target_dir, write};
+use support::{TempDir, target_dir, write};
 
 /// A user's crate, removed when dropped.
 type Crate = TempDir;
