@@ -98,16 +98,25 @@ pub struct FactoryBuilder {
     backoff: crate::informer::WatchBackoff,
 }
 
-/// Which informers keep `managedFields` in their cache (all others drop them).
+/// Which informers keep `managedFields` in their cache, whole or some managers' entries
+/// (all others drop them).
 #[derive(Default)]
 struct KeepManagedFields {
     all: bool,
     kinds: HashSet<TypeId>,
+    managers: HashMap<TypeId, Arc<[String]>>,
 }
 
 impl KeepManagedFields {
-    fn keeps<K: 'static>(&self) -> bool {
-        self.all || self.kinds.contains(&TypeId::of::<K>())
+    fn keeps<K: 'static>(&self) -> crate::transform::Keep {
+        let kind = TypeId::of::<K>();
+        if self.all || self.kinds.contains(&kind) {
+            crate::transform::Keep::All
+        } else if let Some(managers) = self.managers.get(&kind) {
+            crate::transform::Keep::Managers(managers.clone())
+        } else {
+            crate::transform::Keep::None
+        }
     }
 }
 
@@ -180,6 +189,27 @@ impl FactoryBuilder {
     #[must_use]
     pub fn keep_managed_fields_for<K: 'static>(mut self) -> Self {
         self.managed_fields.kinds.insert(TypeId::of::<K>());
+        self
+    }
+
+    /// Cache `K` with only the `managedFields` entries of `managers` (every operation and
+    /// subresource of theirs), dropping the other managers' entries: what `extract_*` with
+    /// one of these managers needs, at a fraction of the memory (each entry is a parsed
+    /// JSON tree). A controller that extracts its own fields passes its field manager. A
+    /// later call for the same `K` replaces the list; [`keep_managed_fields_for`]
+    /// (or [`keep_managed_fields`]) wins over it.
+    ///
+    /// [`keep_managed_fields_for`]: FactoryBuilder::keep_managed_fields_for
+    /// [`keep_managed_fields`]: FactoryBuilder::keep_managed_fields
+    #[must_use]
+    pub fn keep_managed_fields_of<K: 'static>(
+        mut self,
+        managers: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        let managers: Arc<[String]> = managers.into_iter().map(Into::into).collect();
+        self.managed_fields
+            .managers
+            .insert(TypeId::of::<K>(), managers);
         self
     }
 

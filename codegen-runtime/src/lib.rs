@@ -9,6 +9,8 @@
 //!   `listers` layer on top of `kube::runtime`'s watcher and reflector store. The factory
 //!   drops `managedFields` before caching ([`transform`]) and also gives [`metadata`]-only
 //!   informers.
+//! - [`events`] records events with a bounded series cache (kube's `Recorder` keeps every
+//!   event of the last 6 minutes).
 //! - [`rate_limit`] gives a `kube::Client` client-go's client-side rate limit (QPS, burst),
 //!   opt-in: kube-rs has none.
 //! - The apply configurations of the built-in kinds ship once, in [`applyconfigurations`]
@@ -31,6 +33,7 @@ pub mod applyconfigurations;
 pub mod client;
 pub mod config;
 pub mod crd;
+pub mod events;
 pub mod factory;
 pub mod fresh;
 pub mod informer;

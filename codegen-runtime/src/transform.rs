@@ -7,6 +7,8 @@
 //! them): on a cached object without them it finds nothing owned. A controller that
 //! extracts from its cache keeps them for that kind
 //! ([`FactoryBuilder::keep_managed_fields_for`](crate::FactoryBuilder::keep_managed_fields_for)),
+//! or only its own manager's entries, which is all `extract_*` reads
+//! ([`FactoryBuilder::keep_managed_fields_of`](crate::FactoryBuilder::keep_managed_fields_of)),
 //! or extracts from a GET.
 
 use std::sync::Arc;
@@ -21,16 +23,46 @@ pub fn drop_managed_fields<K: Resource>(obj: &mut K) {
     obj.meta_mut().managed_fields = None;
 }
 
-/// The transform an informer runs: `managedFields` dropped unless `keep`, then `own`.
+/// Keeps only the `managedFields` entries whose manager is one of `managers` (and drops
+/// the field when none is left, as the server omits an empty list).
+pub fn keep_managers<K: Resource>(obj: &mut K, managers: &[String]) {
+    let meta = obj.meta_mut();
+    if let Some(entries) = &mut meta.managed_fields {
+        entries.retain(|e| {
+            e.manager
+                .as_deref()
+                .is_some_and(|m| managers.iter().any(|k| k == m))
+        });
+        if entries.is_empty() {
+            meta.managed_fields = None;
+        }
+    }
+}
+
+/// How much of `managedFields` an informer caches.
+pub(crate) enum Keep {
+    /// Nothing: the default.
+    None,
+    /// Every entry.
+    All,
+    /// The entries of these managers.
+    Managers(Arc<[String]>),
+}
+
+/// The transform an informer runs: `managedFields` cut down as `keep` says, then `own`.
 pub(crate) fn with_default<K: Resource + 'static>(
-    keep: bool,
+    keep: Keep,
     own: Option<Transform<K>>,
 ) -> Option<Transform<K>> {
-    match (keep, own) {
-        (true, own) => own,
-        (false, None) => Some(Arc::new(drop_managed_fields::<K>)),
-        (false, Some(own)) => Some(Arc::new(move |obj: &mut K| {
-            drop_managed_fields(obj);
+    let cut: Transform<K> = match keep {
+        Keep::All => return own,
+        Keep::None => Arc::new(drop_managed_fields::<K>),
+        Keep::Managers(managers) => Arc::new(move |obj: &mut K| keep_managers(obj, &managers)),
+    };
+    match own {
+        None => Some(cut),
+        Some(own) => Some(Arc::new(move |obj: &mut K| {
+            cut(obj);
             own(obj);
         })),
     }
@@ -58,20 +90,61 @@ mod tests {
             cm.metadata.name = Some("seen".into());
         });
         let mut cm = with_fields();
-        with_default(false, Some(own)).unwrap()(&mut cm);
+        with_default(Keep::None, Some(own)).unwrap()(&mut cm);
         assert_eq!(cm.metadata.name.as_deref(), Some("seen"));
         assert!(cm.metadata.managed_fields.is_none());
     }
 
     #[test]
     fn a_kind_that_keeps_them_runs_only_its_own_transform() {
-        assert!(with_default::<ConfigMap>(true, None).is_none());
+        assert!(with_default::<ConfigMap>(Keep::All, None).is_none());
         let own: Transform<ConfigMap> = Arc::new(|cm: &mut ConfigMap| {
             cm.metadata.name = Some("seen".into());
         });
         let mut cm = with_fields();
-        with_default(true, Some(own)).unwrap()(&mut cm);
+        with_default(Keep::All, Some(own)).unwrap()(&mut cm);
         assert_eq!(cm.metadata.name.as_deref(), Some("seen"));
         assert!(cm.metadata.managed_fields.is_some());
+    }
+
+    #[test]
+    fn keeping_some_managers_drops_the_other_entries_then_runs_the_kinds_own() {
+        let entry = |manager: &str, operation: &str| ManagedFieldsEntry {
+            manager: Some(manager.into()),
+            operation: Some(operation.into()),
+            ..ManagedFieldsEntry::default()
+        };
+        let mut cm = ConfigMap::default();
+        cm.metadata.managed_fields = Some(vec![
+            entry("kube-controller-manager", "Update"),
+            entry("me", "Apply"),
+            entry("kubectl", "Update"),
+            entry("me", "Update"),
+        ]);
+        let own: Transform<ConfigMap> = Arc::new(|cm: &mut ConfigMap| {
+            assert_eq!(cm.metadata.managed_fields.as_ref().map(Vec::len), Some(2));
+            cm.metadata.name = Some("seen".into());
+        });
+        let keep = Keep::Managers(Arc::from(vec!["me".to_owned()]));
+        with_default(keep, Some(own)).unwrap()(&mut cm);
+        assert_eq!(cm.metadata.name.as_deref(), Some("seen"));
+        let kept: Vec<_> = cm
+            .metadata
+            .managed_fields
+            .iter()
+            .flatten()
+            .map(|e| {
+                (
+                    e.manager.as_deref().unwrap(),
+                    e.operation.as_deref().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(kept, [("me", "Apply"), ("me", "Update")]);
+
+        // None of theirs: the field goes, as the server leaves it out when empty.
+        let mut other = with_fields();
+        keep_managers(&mut other, &["me".to_owned()]);
+        assert!(other.metadata.managed_fields.is_none());
     }
 }

@@ -11,7 +11,7 @@ use futures::StreamExt;
 use futures::future::{BoxFuture, FutureExt, Shared};
 use kube::Client;
 use kube::runtime::controller::{Config, Controller};
-use kube::runtime::events::{Recorder, Reporter};
+use kube_codegen_runtime::events::{Recorder, Reporter};
 use kube_codegen_runtime::{FieldManager, Handlers, SharedInformerFactory};
 
 use crate::controller::{self, Context};
@@ -268,9 +268,11 @@ async fn elect(
 /// The one informer factory of the process, scoped and resynced as `options` say.
 fn informer_factory(client: &Client, options: &Options) -> SharedInformerFactory {
     // `sync_deployment` extracts what this controller owns from the cached Deployment, which
-    // needs its `managedFields`; every other kind is cached without them.
-    let mut builder = SharedInformerFactory::builder(client.clone())
-        .keep_managed_fields_for::<k8s_openapi::api::apps::v1::Deployment>();
+    // needs this controller's `managedFields` entries; the other managers' (kube-controller-
+    // manager's status entry) are dropped, as is every other kind's managedFields.
+    let mut builder =
+        SharedInformerFactory::builder(client.clone())
+            .keep_managed_fields_of::<k8s_openapi::api::apps::v1::Deployment>([FIELD_MANAGER]);
     if let Some(ns) = &options.namespace {
         builder = builder.namespace(ns);
     }

@@ -247,3 +247,55 @@ async fn keeping_them_everywhere_and_a_kinds_own_transform() {
     assert_eq!(cached_meta.annotations()["seen"], "yes");
     factory.shutdown().await;
 }
+
+#[tokio::test]
+async fn keeping_one_managers_entries_is_enough_to_extract_its_fields() {
+    let (_fake, client, _) = setup();
+    apply(&client, "owner", "x").await;
+    // A second manager writes a field of its own.
+    Api::<ConfigMap>::namespaced(client.clone(), "a")
+        .patch(
+            "x",
+            &PatchParams {
+                field_manager: Some("other".into()),
+                ..PatchParams::default()
+            },
+            &Patch::Merge(json!({"data": {"theirs": "1"}})),
+        )
+        .await
+        .unwrap();
+    let fresh = Api::<ConfigMap>::namespaced(client.clone(), "a")
+        .get("x")
+        .await
+        .unwrap();
+    let managers = |cm: &ConfigMap| -> Vec<String> {
+        cm.managed_fields()
+            .iter()
+            .filter_map(|e| e.manager.clone())
+            .collect()
+    };
+    assert_eq!(managers(&fresh), ["owner", "other"], "the server has both");
+
+    let factory = SharedInformerFactory::builder(client.clone())
+        .keep_managed_fields_of::<ConfigMap>(["owner"])
+        .build();
+    let full = factory.informer::<ConfigMap>();
+    let meta = factory.metadata_informer::<ConfigMap>();
+    synced(&factory).await;
+    let cached = full.lister().namespace("a").get("x").unwrap();
+    assert_eq!(managers(&cached), ["owner"]);
+    assert_eq!(cached.data, fresh.data, "nothing else changes");
+    assert_eq!(
+        extract_config_map(&cached, "owner").unwrap(),
+        extract_config_map(&fresh, "owner").unwrap(),
+        "extracted from the cache as from the server's copy"
+    );
+    assert!(
+        extract_config_map(&cached, "other").unwrap().data.is_none(),
+        "the other manager's fields are not found in the cache"
+    );
+    // Per cached type: the metadata-only informer of the kind still drops them all.
+    let cached_meta = meta.lister().namespace("a").get("x").unwrap();
+    assert!(cached_meta.managed_fields().is_empty());
+    factory.shutdown().await;
+}

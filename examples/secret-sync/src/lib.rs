@@ -16,8 +16,8 @@ use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::DeleteParams;
 use kube::core::Selector;
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::{Client, Resource, ResourceExt};
+use kube_codegen_runtime::events::{Event, EventType, Recorder, Reporter};
 use kube_codegen_runtime::{FieldManager, Handlers, SharedInformerFactory};
 use tokio::sync::mpsc;
 
@@ -190,6 +190,9 @@ impl Syncer {
     }
 }
 
+/// The field manager secret-sync applies its copies with.
+const FIELD_MANAGER: &str = "secret-sync";
+
 /// Runs until `shutdown`: every Secret or Namespace change triggers a full sync (debounced),
 /// and each sync's report goes to `on_report`.
 pub async fn run(
@@ -198,10 +201,10 @@ pub async fn run(
     shutdown: BoxFuture<'static, ()>,
     on_report: impl Fn(&Report) + Send + 'static,
 ) -> Result<(), String> {
-    // `sync` extracts what secret-sync owns from the cached copies, which needs their
-    // `managedFields`; the factory drops them from every other kind.
+    // `sync` extracts what secret-sync owns from the cached copies, which needs its own
+    // `managedFields` entries; the factory drops the others', and every other kind's.
     let factory = SharedInformerFactory::builder(client.clone())
-        .keep_managed_fields_for::<Secret>()
+        .keep_managed_fields_of::<Secret>([FIELD_MANAGER])
         .build();
     let secrets = factory.core().v1().secrets();
     let namespaces = factory.core().v1().namespaces();
@@ -239,7 +242,7 @@ pub async fn run(
         options,
         secrets: secrets.lister(),
         namespaces: namespaces.lister(),
-        clients: Clientset::new(client.clone(), FieldManager::new("secret-sync")),
+        clients: Clientset::new(client.clone(), FieldManager::new(FIELD_MANAGER)),
         recorder: Recorder::new(
             client,
             Reporter {

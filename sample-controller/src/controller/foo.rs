@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use kube::ResourceExt;
 use kube::runtime::controller::Action;
-use kube::runtime::events::EventType;
 use kube::runtime::reflector::ObjectRef;
+use kube_codegen_runtime::events::EventType;
 
 use super::{Context, Error, desired_deployment, key, sync_deployment};
 use crate::apis::samplecontroller::v1alpha1::Foo;

@@ -12,8 +12,8 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 use kube::core::Selector;
 use kube::runtime::controller::Action;
-use kube::runtime::events::EventType;
 use kube::runtime::reflector::ObjectRef;
+use kube_codegen_runtime::events::EventType;
 
 use super::foo::SUCCESS_SYNCED;
 use super::{Context, Error, desired_deployment, key, sync_deployment};

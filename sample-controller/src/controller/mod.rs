@@ -17,11 +17,11 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Event, EventType, Recorder};
 use kube::{Resource, ResourceExt};
 use kube_codegen_runtime::FieldManager;
 use kube_codegen_runtime::applyconfigurations::apps::v1::DeploymentSpecApplyConfiguration;
 use kube_codegen_runtime::applyconfigurations::core::v1 as core_ac;
+use kube_codegen_runtime::events::{Event, EventType, Recorder};
 
 use crate::generated::Clientset;
 use crate::generated::apps::v1::{
@@ -228,8 +228,8 @@ pub fn desired_deployment<K: Resource<DynamicType = ()>>(
 /// does not force, so a same-name Deployment the cache has not shown yet is not taken over
 /// (its differing fields conflict; the retry then sees it and reports it). A Deployment
 /// another owner controls is an [`Error::ResourceExists`] (as in Go's sample). Otherwise
-/// the fields this controller owns, extracted from `managedFields` (which the informer
-/// factory keeps for Deployments only, see `run`), are compared with the wanted ones, and
+/// the fields this controller owns, extracted from `managedFields` (of which the informer
+/// factory keeps this controller's entries, for Deployments only, see `run`), are compared with the wanted ones, and
 /// applied (forcing, as controllers do) only when they differ: a sync in steady state
 /// writes nothing.
 pub async fn sync_deployment<K: Resource<DynamicType = ()>>(

@@ -48,7 +48,7 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/events/v1/mod.rs"),
-    10893076740665677166u64,
+    5009213155678022519u64,
     "generated code is stale: `events/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
