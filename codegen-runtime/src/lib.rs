@@ -38,6 +38,7 @@ pub mod factory;
 pub mod fresh;
 pub mod informer;
 pub mod lister;
+pub mod managed_aside;
 pub mod metadata;
 pub mod migrate;
 pub mod rate_limit;
@@ -57,6 +58,7 @@ pub use informer::{EventHandler, Handlers, InformerOptions, SharedInformer, Watc
 #[cfg(feature = "derive")]
 pub use kube_codegen_derive::{ApplyConfiguration, CrdMarkers, GenClient};
 pub use lister::{Lister, NamespaceLister, NotFound};
+pub use managed_aside::ManagedFieldsAside;
 pub use metadata::{MetadataInformer, MetadataLister};
 /// For the `Serialize`/`Deserialize` derives of generated apply configurations.
 #[doc(hidden)]

@@ -47,6 +47,8 @@ pub(crate) enum Keep {
     All,
     /// The entries of these managers.
     Managers(Arc<[String]>),
+    /// None on the object; some managers' entries kept aside.
+    Aside(crate::managed_aside::ManagedFieldsAside),
 }
 
 /// The transform an informer runs: `managedFields` cut down as `keep` says, then `own`.
@@ -58,6 +60,7 @@ pub(crate) fn with_default<K: Resource + 'static>(
         Keep::All => return own,
         Keep::None => Arc::new(drop_managed_fields::<K>),
         Keep::Managers(managers) => Arc::new(move |obj: &mut K| keep_managers(obj, &managers)),
+        Keep::Aside(aside) => Arc::new(move |obj: &mut K| aside.take(obj)),
     };
     match own {
         None => Some(cut),

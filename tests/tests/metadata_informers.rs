@@ -11,7 +11,7 @@ use kube::api::{Api, ApiResource, DeleteParams, Patch, PatchParams};
 use kube::core::{PartialObjectMeta, Selector};
 use kube::{Client, ResourceExt};
 use kube_codegen_runtime::applyconfigurations::core::v1::extract_config_map;
-use kube_codegen_runtime::{Handlers, SharedInformerFactory};
+use kube_codegen_runtime::{Handlers, ManagedFieldsAside, SharedInformerFactory};
 use serde_json::json;
 
 /// The `Accept` header of every list and watch the client sent.
@@ -298,4 +298,60 @@ async fn keeping_one_managers_entries_is_enough_to_extract_its_fields() {
     let cached_meta = meta.lister().namespace("a").get("x").unwrap();
     assert!(cached_meta.managed_fields().is_empty());
     factory.shutdown().await;
+}
+
+#[tokio::test]
+async fn entries_kept_aside_restore_for_extraction_and_go_with_the_object() {
+    let (_fake, client, _) = setup();
+    apply(&client, "owner", "x").await;
+    let api = Api::<ConfigMap>::namespaced(client.clone(), "a");
+    let fresh = api.get("x").await.unwrap();
+
+    let aside = ManagedFieldsAside::new(["owner"]);
+    let factory = SharedInformerFactory::builder(client.clone())
+        .managed_fields_aside_for::<ConfigMap>(aside.clone())
+        .build();
+    let full = factory.informer::<ConfigMap>();
+    synced(&factory).await;
+    let cached = full.lister().namespace("a").get("x").unwrap();
+    assert!(
+        cached.managed_fields().is_empty(),
+        "not on the cached object"
+    );
+    assert_eq!(aside.len(), 1);
+    let restored = aside.restore(&*cached);
+    assert_eq!(restored.managed_fields(), fresh.managed_fields());
+    assert_eq!(
+        extract_config_map(&restored, "owner").unwrap(),
+        extract_config_map(&fresh, "owner").unwrap()
+    );
+
+    // A new version replaces them; the old version restores without them.
+    apply_data(&client, "owner", "x", "v2").await;
+    wait_for("the new version cached", || {
+        full.lister().namespace("a").get("x").unwrap().data
+            == Some(BTreeMap::from([("big".into(), "v2".into())]))
+    })
+    .await;
+    let newer = full.lister().namespace("a").get("x").unwrap();
+    assert_eq!(
+        extract_config_map(&aside.restore(&*newer), "owner")
+            .unwrap()
+            .data,
+        newer.data
+    );
+    assert!(aside.restore(&*cached).managed_fields().is_empty());
+
+    api.delete("x", &DeleteParams::default()).await.unwrap();
+    wait_for("forgotten with the object", || aside.is_empty()).await;
+    factory.shutdown().await;
+}
+
+async fn apply_data(client: &Client, manager: &str, name: &str, value: &str) {
+    let mut cm = configmap("a", name, "web");
+    cm["data"]["big"] = json!(value);
+    Api::<ConfigMap>::namespaced(client.clone(), "a")
+        .patch(name, &PatchParams::apply(manager), &Patch::Apply(cm))
+        .await
+        .unwrap();
 }

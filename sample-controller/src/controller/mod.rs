@@ -18,10 +18,10 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
-use kube_codegen_runtime::FieldManager;
 use kube_codegen_runtime::applyconfigurations::apps::v1::DeploymentSpecApplyConfiguration;
 use kube_codegen_runtime::applyconfigurations::core::v1 as core_ac;
 use kube_codegen_runtime::events::{Event, EventType, Recorder};
+use kube_codegen_runtime::{FieldManager, ManagedFieldsAside};
 
 use crate::generated::Clientset;
 use crate::generated::apps::v1::{
@@ -43,6 +43,8 @@ pub struct Context {
     pub deployments: DeploymentLister,
     /// Pod cache.
     pub pods: PodLister,
+    /// This controller's `managedFields` entries of the cached Deployments, kept aside.
+    pub deployment_fields: ManagedFieldsAside,
     /// Events (`events.k8s.io/v1`).
     pub recorder: Recorder,
     /// Counters for `/metrics`.
@@ -56,6 +58,7 @@ impl Context {
     pub fn new(
         clients: Clientset,
         listers: (FooLister, IcecreamLister, DeploymentLister, PodLister),
+        deployment_fields: ManagedFieldsAside,
         recorder: Recorder,
         metrics: Arc<Metrics>,
     ) -> Self {
@@ -66,6 +69,7 @@ impl Context {
             icecreams,
             deployments,
             pods,
+            deployment_fields,
             recorder,
             metrics,
             failures: Mutex::default(),
@@ -228,8 +232,8 @@ pub fn desired_deployment<K: Resource<DynamicType = ()>>(
 /// does not force, so a same-name Deployment the cache has not shown yet is not taken over
 /// (its differing fields conflict; the retry then sees it and reports it). A Deployment
 /// another owner controls is an [`Error::ResourceExists`] (as in Go's sample). Otherwise
-/// the fields this controller owns, extracted from `managedFields` (of which the informer
-/// factory keeps this controller's entries, for Deployments only, see `run`), are compared with the wanted ones, and
+/// the fields this controller owns, extracted from `managedFields` (whose entries of this
+/// controller the informer factory keeps aside for Deployments, see `run`), are compared with the wanted ones, and
 /// applied (forcing, as controllers do) only when they differ: a sync in steady state
 /// writes nothing.
 pub async fn sync_deployment<K: Resource<DynamicType = ()>>(
@@ -264,7 +268,8 @@ pub async fn sync_deployment<K: Resource<DynamicType = ()>>(
         return Err(Error::ResourceExists(msg));
     }
     let deployments = ctx.clients.apps_v1().deployments(&ns);
-    let ours = extract_deployment(&existing, deployments.field_manager().name())
+    let with_fields = ctx.deployment_fields.restore(&*existing);
+    let ours = extract_deployment(&with_fields, deployments.field_manager().name())
         .map_err(|e| Error::Extract(e.to_string()))?;
     if ours == wanted {
         return Ok((existing, false));
