@@ -11,9 +11,15 @@
 //! under a compact key, at most [`Recorder::with_capacity`] of them (4 096 by default, the
 //! size of client-go's event correlator cache), forgetting the least recently seen first. A
 //! forgotten event's repeat is a new Event, as after a restart.
+//!
+//! [`Recorder::publish`] waits for the API server; [`Recorder::publish_in_background`]
+//! queues the event for one background task and returns at once, as client-go's event
+//! broadcaster does (and, like it, drops events when 1 000 are waiting), so a reconcile
+//! does not spend a request's time on its event.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -23,6 +29,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 pub use kube::runtime::events::{Event, EventType, Reporter};
+use tokio::sync::mpsc;
 
 /// How many events' series a recorder remembers by default (client-go's correlator cache).
 pub const DEFAULT_CAPACITY: usize = 4096;
@@ -30,7 +37,11 @@ pub const DEFAULT_CAPACITY: usize = 4096;
 /// How long a repeat of an event joins its series (kube's and client-go's 6 minutes).
 pub const DEFAULT_SERIES_WINDOW: Duration = Duration::from_secs(6 * 60);
 
-/// Publishes events; cheap to clone (clones share the series cache).
+/// How many events wait for the background publisher before more are dropped (the queue of
+/// client-go's event broadcaster).
+pub const BACKGROUND_QUEUE: usize = 1000;
+
+/// Publishes events; cheap to clone (clones share the series cache and the background queue).
 #[derive(Clone)]
 pub struct Recorder {
     client: Client,
@@ -38,6 +49,8 @@ pub struct Recorder {
     window: Duration,
     capacity: usize,
     seen: Arc<Mutex<Seen>>,
+    queue: Arc<OnceLock<mpsc::Sender<(Event, ObjectReference)>>>,
+    dropped: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -60,6 +73,8 @@ impl Recorder {
             window: DEFAULT_SERIES_WINDOW,
             capacity: DEFAULT_CAPACITY,
             seen: Arc::default(),
+            queue: Arc::default(),
+            dropped: Arc::default(),
         }
     }
 
@@ -127,6 +142,45 @@ impl Recorder {
         self.lock()
             .seen(key, name, 1, Instant::now(), self.capacity);
         Ok(())
+    }
+
+    /// Queues `ev` for a background task that publishes queued events one at a time, and
+    /// returns at once; a failure to publish is logged (warn). When [`BACKGROUND_QUEUE`]
+    /// events are waiting, or outside a tokio runtime, the event is dropped and counted
+    /// ([`Recorder::dropped`]). Events still queued when the process exits are lost.
+    pub fn publish_in_background(&self, ev: Event, regarding: ObjectReference) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            let n = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+            tracing::warn!(dropped = n, "no tokio runtime to publish in; event dropped");
+            return;
+        };
+        let queue = self.queue.get_or_init(|| {
+            let (tx, mut rx) = mpsc::channel::<(Event, ObjectReference)>(BACKGROUND_QUEUE);
+            // The task's own recorder has no queue: when every other clone is gone, the
+            // channel closes and the task ends.
+            let worker = Recorder {
+                queue: Arc::default(),
+                ..self.clone()
+            };
+            let task = async move {
+                while let Some((ev, regarding)) = rx.recv().await {
+                    if let Err(e) = worker.publish(&ev, &regarding).await {
+                        tracing::warn!(error = %e, reason = %ev.reason, "could not record event");
+                    }
+                }
+            };
+            runtime.spawn(task);
+            tx
+        });
+        if queue.try_send((ev, regarding)).is_err() {
+            let n = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+            tracing::warn!(dropped = n, "event queue full or closed; event dropped");
+        }
+    }
+
+    /// How many events [`Recorder::publish_in_background`] dropped.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Seen> {

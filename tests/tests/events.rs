@@ -159,3 +159,42 @@ async fn a_deleted_first_event_starts_a_new_series() {
         .unwrap();
     assert_eq!(events(&client).await, [("x".into(), 1)]);
 }
+
+#[tokio::test]
+async fn published_in_the_background_in_order_and_dropped_past_the_queue() {
+    let (_fake, client) = setup();
+    let recorder = Recorder::new(client.clone(), reporter());
+    for rv in 1..=3 {
+        recorder.publish_in_background(synced(), object("x", &rv.to_string()));
+    }
+    recorder.publish_in_background(synced(), object("y", "1"));
+    for _ in 0..200 {
+        if events(&client).await == [("x".into(), 3), ("y".into(), 1)] {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(events(&client).await, [("x".into(), 3), ("y".into(), 1)]);
+    assert_eq!(recorder.dropped(), 0);
+}
+
+#[test]
+fn outside_a_runtime_a_background_event_is_dropped_not_a_panic() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (_fake, client) = runtime.block_on(async { setup() });
+    let recorder = runtime.block_on(async { Recorder::new(client, reporter()) });
+    recorder.publish_in_background(synced(), object("x", "1"));
+    assert_eq!(recorder.dropped(), 1);
+    // Inside one later, it publishes.
+    runtime.block_on(async {
+        recorder.publish_in_background(synced(), object("y", "1"));
+        for _ in 0..200 {
+            if recorder.remembered() == 1 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    assert_eq!(recorder.remembered(), 1);
+    assert_eq!(recorder.dropped(), 1);
+}

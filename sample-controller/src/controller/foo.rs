@@ -41,8 +41,7 @@ async fn sync(foo: Arc<Foo>, ctx: &Context) -> Result<Action, Error> {
     if name.is_empty() {
         let msg = format!("{}: deployment name must be specified", key(&*foo));
         tracing::error!(object = %key(&*foo), "{msg}");
-        ctx.event(&*foo, EventType::Warning, "InvalidSpec", msg)
-            .await;
+        ctx.event(&*foo, EventType::Warning, "InvalidSpec", msg);
         // Not retried: nothing changes until the Foo does.
         return Ok(Action::await_change());
     }
@@ -76,8 +75,7 @@ async fn sync(foo: Arc<Foo>, ctx: &Context) -> Result<Action, Error> {
             EventType::Normal,
             SUCCESS_SYNCED,
             "Foo synced successfully".into(),
-        )
-        .await;
+        );
     }
     Ok(Action::await_change())
 }

@@ -54,8 +54,7 @@ async fn sync(icecream: Arc<Icecream>, ctx: &Context) -> Result<Action, Error> {
     if name.is_empty() {
         let msg = format!("{}: deployment name must be specified", key(&*icecream));
         tracing::error!(object = %key(&*icecream), "{msg}");
-        ctx.event(&*icecream, EventType::Warning, "InvalidSpec", msg)
-            .await;
+        ctx.event(&*icecream, EventType::Warning, "InvalidSpec", msg);
         return Ok(Action::await_change());
     }
     let wanted = desired_deployment(
@@ -86,8 +85,7 @@ async fn sync(icecream: Arc<Icecream>, ctx: &Context) -> Result<Action, Error> {
             EventType::Normal,
             SUCCESS_SYNCED,
             "Icecream synced successfully".into(),
-        )
-        .await;
+        );
     }
     Ok(Action::await_change())
 }

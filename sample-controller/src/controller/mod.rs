@@ -76,8 +76,9 @@ impl Context {
         }
     }
 
-    /// Records an event about `obj`; a failure to record is logged, not fatal.
-    pub async fn event<K: Resource<DynamicType = ()>>(
+    /// Records an event about `obj` in the background (the reconcile does not wait for it,
+    /// as with client-go's recorder); a failure to record is logged, not fatal.
+    pub fn event<K: Resource<DynamicType = ()>>(
         &self,
         obj: &K,
         type_: EventType,
@@ -91,9 +92,8 @@ impl Context {
             action: "Reconcile".into(),
             secondary: None,
         };
-        if let Err(e) = self.recorder.publish(&event, &obj.object_ref(&())).await {
-            tracing::warn!(error = %e, reason, "could not record event");
-        }
+        self.recorder
+            .publish_in_background(event, obj.object_ref(&()));
     }
 
     fn failed(&self, key: &str) -> u32 {
@@ -263,8 +263,7 @@ pub async fn sync_deployment<K: Resource<DynamicType = ()>>(
             EventType::Warning,
             foo::ERR_RESOURCE_EXISTS,
             msg.clone(),
-        )
-        .await;
+        );
         return Err(Error::ResourceExists(msg));
     }
     let deployments = ctx.clients.apps_v1().deployments(&ns);
