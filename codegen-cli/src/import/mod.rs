@@ -123,7 +123,9 @@ fn import(args: &ImportArgs) -> Result<String, Vec<String>> {
         check_rust(&path, &contents)?;
         files.push(OutputFile { path, contents });
     }
-    for (path, text) in modules::mod_files(&kinds, &modules, root_is_ours, args.apply_configurations) {
+    for (path, text) in
+        modules::mod_files(&kinds, &modules, root_is_ours, args.apply_configurations)
+    {
         files.push(OutputFile {
             path,
             contents: format!("{header}{text}"),
