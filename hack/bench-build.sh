@@ -11,7 +11,9 @@
 #                     against a crate holding kopium's output for the same CRDs (`kopium -A`,
 #                     one module per CRD): the crate alone, its dependencies already built,
 #                     without incremental compilation. The types alone (ours without the
-#                     clients of src/generated) are timed too, and printed above the results.
+#                     clients of src/generated) are timed too, and so is ours imported with
+#                     `--apply-configurations=false` (types, clients, listers and informers,
+#                     no apply configurations); both are printed above the results.
 # The two sides alternate, BENCH_ROUNDS rounds each; the figures are medians, in seconds.
 # The init step itself (which builds the crate once to write its CRDs) is timed once and
 # printed above the results.
@@ -222,6 +224,15 @@ imported_compile() {
   sed -e 's/^name = "imported-kopium"/name = "imported-types"/' "$repo/hack/bench-build/imported-kopium.toml" >"$types/Cargo.toml"
   printf '%s\n' '//! The types `kube-codegen import` writes, without the clients.' '#[allow(missing_docs)]' 'pub mod apis;' >"$types/src/lib.rs"
 
+  # Ours imported with --apply-configurations=false: no apply configurations.
+  local noac="$work/imported-noac"
+  mkdir -p "$noac/src"
+  cp -r "$work/crds" "$noac/crds"
+  (cd "$noac" && "$codegen" import --input crds --output src/apis --apply-configurations=false >/dev/null 2>&1)
+  "$codegen" generate --input "$noac/src/apis" --output "$noac/src/generated" >/dev/null 2>&1
+  sed -e "s|@REPO@|$repo|" -e 's/^name = "imported-ours"/name = "imported-noac"/' "$repo/hack/bench-build/imported-ours.toml" >"$noac/Cargo.toml"
+  cp "$repo/hack/bench-build/imported-ours-lib.rs" "$noac/src/lib.rs"
+
   # kopium's: one module per CRD.
   cp "$repo/hack/bench-build/imported-kopium.toml" "$theirs/Cargo.toml"
   local crd name
@@ -235,27 +246,29 @@ imported_compile() {
   cp "$repo/Cargo.lock" "$ours/Cargo.lock"
   cp "$repo/Cargo.lock" "$theirs/Cargo.lock"
   cp "$repo/Cargo.lock" "$types/Cargo.lock"
+  cp "$repo/Cargo.lock" "$noac/Cargo.lock"
   local lines_ours lines_theirs
   lines_ours=$(find "$ours/src" -name '*.rs' -exec cat {} + | wc -l)
   lines_theirs=$(find "$theirs/src" -name '*.rs' -exec cat {} + | wc -l)
-  echo "imported CRDs: $count; lines of Rust: ours $lines_ours (types $(find "$types/src" -name '*.rs' -exec cat {} + | wc -l)), kopium $lines_theirs"
+  echo "imported CRDs: $count; lines of Rust: ours $lines_ours (types $(find "$types/src" -name '*.rs' -exec cat {} + | wc -l), without apply configurations $(find "$noac/src" -name '*.rs' -exec cat {} + | wc -l)), kopium $lines_theirs"
 
   # Dependencies first (one target directory: the two crates share most of them).
   export CARGO_INCREMENTAL=0
   local target="$work/target-imported" seconds
-  for dir in "$ours" "$types" "$theirs"; do
+  for dir in "$ours" "$types" "$noac" "$theirs"; do
     echo "bench-build: building $(basename "$dir") and its dependencies" >&2
     locked env CARGO_TARGET_DIR="$target" cargo build --quiet --manifest-path "$dir/Cargo.toml"
   done
-  local ours_s=() types_s=() theirs_s=() round
+  local ours_s=() types_s=() noac_s=() theirs_s=() round
   for round in $(seq 1 "$rounds"); do
-    for dir in "$ours" "$types" "$theirs"; do
+    for dir in "$ours" "$types" "$noac" "$theirs"; do
       touch "$dir/src/lib.rs"
       timed_build seconds env CARGO_TARGET_DIR="$target" cargo build --quiet --manifest-path "$dir/Cargo.toml"
       echo "  round $round: $(basename "$dir"): $seconds s" >&2
       case "$dir" in
         "$ours") ours_s+=("$seconds") ;;
         "$types") types_s+=("$seconds") ;;
+        "$noac") noac_s+=("$seconds") ;;
         *) theirs_s+=("$seconds") ;;
       esac
     done
@@ -266,6 +279,7 @@ imported_compile() {
   o=$(median "${ours_s[@]}")
   t=$(median "${theirs_s[@]}")
   echo "imported-compile, the types alone (no clients): ours $(median "${types_s[@]}") s, ratio $(ratio "$(median "${types_s[@]}")" "$t")"
+  echo "imported-compile, --apply-configurations=false (types, clients, listers, informers): ours $(median "${noac_s[@]}") s, ratio $(ratio "$(median "${noac_s[@]}")" "$t")"
   results+=("imported-compile: ours $o, kopium $t, ratio $(ratio "$o" "$t")")
 }
 

@@ -98,6 +98,7 @@ fn import_writes_a_tree_with_headers_deterministically_and_verify_catches_drift(
     }
     assert!(!gadget.contains("namespaced,"), "{gadget}");
     assert!(first[3].1.contains("//! +groupName=toys.example.com\n"));
+    assert!(first[3].1.contains("//! +kubebuilder:ac:generate=true\n"));
     // The minimum of the map's values: kube-codegen's element marker, nothing lost.
     assert!(
         gadget.contains("/// +kube-codegen:validation:values:Minimum=1\n"),
@@ -335,4 +336,41 @@ fn groups_whose_first_label_is_not_a_rust_name_or_is_shared_get_a_go_name() {
             "no {accessor} in\n{clientset}"
         );
     }
+}
+
+#[test]
+fn apply_configurations_can_be_left_out_with_the_marker_generate_reads() {
+    let dir = TempDir::new("noac");
+    write(&dir.0, "crds/gadgets.yaml", GADGET);
+    let args = [
+        "import",
+        "--input",
+        "crds",
+        "--output",
+        "apis",
+        "--apply-configurations=false",
+    ];
+    let out = run(&dir.0, &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let version = fs::read_to_string(dir.0.join("apis/toys/v1/mod.rs")).unwrap();
+    assert!(
+        version.contains("//! +kubebuilder:ac:generate=false\n"),
+        "{version}"
+    );
+    // The header reproduces the run, so `--verify` with the same flag is clean.
+    assert!(
+        version.contains("--output apis --apply-configurations=false\n"),
+        "{version}"
+    );
+    let verify = run(&dir.0, &[&args[..], &["--verify"]].concat());
+    assert!(verify.status.success(), "{}", stderr(&verify));
+    let generated = run(
+        &dir.0,
+        &["generate", "--input", "apis", "--output", "generated"],
+    );
+    assert!(generated.status.success(), "{}", stderr(&generated));
+    assert!(dir.0.join("generated/toys/v1/gadget.rs").exists());
+    assert!(!dir.0.join("generated/toys/v1/applyconfigurations").exists());
+    let client = fs::read_to_string(dir.0.join("generated/toys/v1/gadget.rs")).unwrap();
+    assert!(client.contains("verbs::NoConfiguration"), "{client}");
 }

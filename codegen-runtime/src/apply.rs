@@ -127,6 +127,13 @@ pub fn extract<C: DeserializeOwned>(
     merge: Merge,
 ) -> Result<C, ExtractError> {
     let value = serde_json::to_value(obj).map_err(ExtractError::Decode)?;
+    serde_json::from_value(extracted(&value, manager, subresource, merge))
+        .map_err(ExtractError::Decode)
+}
+
+/// [`extract`] on the object as JSON: not generic, so a crate compiles it once rather than
+/// once per kind.
+fn extracted(value: &Value, manager: &str, subresource: Option<&str>, merge: Merge) -> Value {
     let entry = value
         .pointer("/metadata/managedFields")
         .and_then(Value::as_array)
@@ -139,7 +146,7 @@ pub fn extract<C: DeserializeOwned>(
                     == subresource.unwrap_or("")
         });
     let mut out = match entry.and_then(|e| e.get("fieldsV1")) {
-        Some(fields) => owned(&value, fields, merge).unwrap_or_else(|| Value::Object(Map::new())),
+        Some(fields) => owned(value, fields, merge).unwrap_or_else(|| Value::Object(Map::new())),
         None => Value::Object(Map::new()),
     };
     if !out.is_object() {
@@ -158,7 +165,7 @@ pub fn extract<C: DeserializeOwned>(
             out["metadata"][key] = v.clone();
         }
     }
-    serde_json::from_value(out).map_err(ExtractError::Decode)
+    out
 }
 
 /// The parts of `value` that a `fieldsV1` set names, read along `merge`: `f:<field>`

@@ -56,6 +56,18 @@ pub struct ImportArgs {
     /// Compare with the files on disk instead of writing; exit 1 and list what drifted.
     #[arg(long)]
     pub verify: bool,
+    /// Whether `generate` writes apply configurations (typed server-side apply builders,
+    /// their `extract_*` functions, and the clients' `apply`/`apply_status`) for the
+    /// imported kinds: the marker `+kubebuilder:ac:generate=<BOOL>` in each version's
+    /// `mod.rs`. `false` compiles faster (as Go's kube_codegen.sh without
+    /// `--with-applyconfig`); `apply_object`, `apply_status_object` and `patch` stay.
+    #[arg(
+        long,
+        value_name = "BOOL",
+        default_value_t = true,
+        action = clap::ArgAction::Set
+    )]
+    pub apply_configurations: bool,
 }
 
 impl ImportArgs {
@@ -69,6 +81,9 @@ impl ImportArgs {
             cmd.push_str(&format!(" --crd {c}"));
         }
         cmd.push_str(&format!(" --output {}", paths::shown(&self.output, &root)));
+        if !self.apply_configurations {
+            cmd.push_str(" --apply-configurations=false");
+        }
         cmd
     }
 }
@@ -108,7 +123,9 @@ fn import(args: &ImportArgs) -> Result<String, Vec<String>> {
         check_rust(&path, &contents)?;
         files.push(OutputFile { path, contents });
     }
-    for (path, text) in modules::mod_files(&kinds, &modules, root_is_ours) {
+    for (path, text) in
+        modules::mod_files(&kinds, &modules, root_is_ours, args.apply_configurations)
+    {
         files.push(OutputFile {
             path,
             contents: format!("{header}{text}"),

@@ -46,11 +46,13 @@ pub fn group_modules(groups: &BTreeSet<String>) -> BTreeMap<String, String> {
     out
 }
 
-/// The `mod.rs` files of the tree: `(path, text below the header)`.
+/// The `mod.rs` files of the tree: `(path, text below the header)`; each version's says
+/// `+kubebuilder:ac:generate=<apply_configurations>`.
 pub fn mod_files(
     kinds: &[KindVersion],
     modules: &BTreeMap<String, String>,
     with_root: bool,
+    apply_configurations: bool,
 ) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
     let module = |name: &str| kube_codegen_core::naming::ident(name).to_string();
@@ -86,7 +88,7 @@ pub fn mod_files(
                 format!("//! +groupGoName={go_name}\n")
             };
             let mut text = format!(
-                "//! Version `{v}` of `{g}`.\n//!\n//! +groupName={g}\n{go_name_marker}//! +kubebuilder:ac:generate=true\n\n"
+                "//! Version `{v}` of `{g}`.\n//!\n//! +groupName={g}\n{go_name_marker}//! +kubebuilder:ac:generate={apply_configurations}\n\n"
             );
             let in_version: Vec<&KindVersion> = kinds
                 .iter()

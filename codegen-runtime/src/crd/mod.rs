@@ -158,8 +158,21 @@ pub fn build<K: CustomResourceExt>(
 pub fn build_with<K: CustomResourceExt>(
     patches: Patches,
 ) -> Result<CustomResourceDefinition, CrdError> {
-    let kind = K::crd_name().to_owned();
-    let crd = std::panic::catch_unwind(K::crd).map_err(|panic| CrdError::Schema {
+    patched(
+        K::crd_name().to_owned(),
+        std::panic::catch_unwind(K::crd),
+        patches,
+    )
+}
+
+/// [`build_with`] once kube has built the CRD of `kind` (or panicked): not generic, so a
+/// crate compiles it once rather than once per kind.
+fn patched(
+    kind: String,
+    crd: std::thread::Result<CustomResourceDefinition>,
+    patches: Patches,
+) -> Result<CustomResourceDefinition, CrdError> {
+    let crd = crd.map_err(|panic| CrdError::Schema {
         kind: kind.clone(),
         message: panic
             .downcast_ref::<String>()
