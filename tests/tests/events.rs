@@ -49,6 +49,14 @@ fn reporter() -> Reporter {
     }
 }
 
+/// Publishes a `Synced` event about ConfigMap `name` at `rv` and waits for the server.
+async fn send(recorder: &Recorder, name: &str, rv: &str) {
+    recorder
+        .publish(&synced(), &object(name, rv))
+        .await
+        .unwrap();
+}
+
 /// The Events in `a`, as (regarding name, series count or 1).
 async fn events(client: &Client) -> Vec<(String, i32)> {
     let mut out: Vec<(String, i32)> = Api::<K8sEvent>::namespaced(client.clone(), "a")
@@ -72,23 +80,11 @@ async fn events(client: &Client) -> Vec<(String, i32)> {
 async fn a_repeat_is_a_series_on_the_first_event() {
     let (_fake, client) = setup();
     let recorder = Recorder::new(client.clone(), reporter());
-    recorder
-        .publish(&synced(), &object("x", "1"))
-        .await
-        .unwrap();
+    send(&recorder, "x", "1").await;
     // A later version of the same object: the same series.
-    recorder
-        .publish(&synced(), &object("x", "2"))
-        .await
-        .unwrap();
-    recorder
-        .publish(&synced(), &object("x", "3"))
-        .await
-        .unwrap();
-    recorder
-        .publish(&synced(), &object("y", "1"))
-        .await
-        .unwrap();
+    send(&recorder, "x", "2").await;
+    send(&recorder, "x", "3").await;
+    send(&recorder, "y", "1").await;
     assert_eq!(events(&client).await, [("x".into(), 3), ("y".into(), 1)]);
     let first = Api::<K8sEvent>::namespaced(client.clone(), "a")
         .list(&ListParams::default())
@@ -109,20 +105,11 @@ async fn a_repeat_is_a_series_on_the_first_event() {
 async fn past_its_capacity_or_window_a_repeat_is_a_new_event() {
     let (_fake, client) = setup();
     let recorder = Recorder::new(client.clone(), reporter()).with_capacity(1);
-    recorder
-        .publish(&synced(), &object("x", "1"))
-        .await
-        .unwrap();
-    recorder
-        .publish(&synced(), &object("y", "1"))
-        .await
-        .unwrap();
+    send(&recorder, "x", "1").await;
+    send(&recorder, "y", "1").await;
     assert_eq!(recorder.remembered(), 1, "bounded");
     // `x` was forgotten: its repeat starts a new Event; `y`'s continues its series.
-    recorder
-        .publish(&synced(), &object("x", "2"))
-        .await
-        .unwrap();
+    send(&recorder, "x", "2").await;
     assert_eq!(
         events(&client).await,
         [("x".into(), 1), ("x".into(), 1), ("y".into(), 1)]
@@ -130,9 +117,9 @@ async fn past_its_capacity_or_window_a_repeat_is_a_new_event() {
 
     let short =
         Recorder::new(client.clone(), reporter()).with_series_window(Duration::from_millis(1));
-    short.publish(&synced(), &object("z", "1")).await.unwrap();
+    send(&short, "z", "1").await;
     tokio::time::sleep(Duration::from_millis(20)).await;
-    short.publish(&synced(), &object("z", "1")).await.unwrap();
+    send(&short, "z", "1").await;
     let z: Vec<_> = events(&client)
         .await
         .into_iter()
@@ -145,18 +132,12 @@ async fn past_its_capacity_or_window_a_repeat_is_a_new_event() {
 async fn a_deleted_first_event_starts_a_new_series() {
     let (_fake, client) = setup();
     let recorder = Recorder::new(client.clone(), reporter());
-    recorder
-        .publish(&synced(), &object("x", "1"))
-        .await
-        .unwrap();
+    send(&recorder, "x", "1").await;
     let api = Api::<K8sEvent>::namespaced(client.clone(), "a");
     api.delete_collection(&Default::default(), &ListParams::default())
         .await
         .unwrap();
-    recorder
-        .publish(&synced(), &object("x", "2"))
-        .await
-        .unwrap();
+    send(&recorder, "x", "2").await;
     assert_eq!(events(&client).await, [("x".into(), 1)]);
 }
 
