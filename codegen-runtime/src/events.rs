@@ -51,6 +51,14 @@ pub struct Recorder {
     seen: Arc<Mutex<Seen>>,
     queue: Arc<OnceLock<mpsc::Sender<(Event, ObjectReference)>>>,
     dropped: Arc<AtomicU64>,
+    waiting: Arc<Waiting>,
+}
+
+/// How many background events are queued or being sent, and a wake-up when that changes.
+#[derive(Default)]
+struct Waiting {
+    count: std::sync::atomic::AtomicUsize,
+    changed: tokio::sync::Notify,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -75,6 +83,7 @@ impl Recorder {
             seen: Arc::default(),
             queue: Arc::default(),
             dropped: Arc::default(),
+            waiting: Arc::default(),
         }
     }
 
@@ -147,7 +156,8 @@ impl Recorder {
     /// Queues `ev` for a background task that publishes queued events one at a time, and
     /// returns at once; a failure to publish is logged (warn). When [`BACKGROUND_QUEUE`]
     /// events are waiting, or outside a tokio runtime, the event is dropped and counted
-    /// ([`Recorder::dropped`]). Events still queued when the process exits are lost.
+    /// ([`Recorder::dropped`]). Events still queued when the process exits are lost: on a
+    /// graceful shutdown, await [`Recorder::flush`] (under a timeout) first.
     pub fn publish_in_background(&self, ev: Event, regarding: ObjectReference) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             let n = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
@@ -167,14 +177,30 @@ impl Recorder {
                     if let Err(e) = worker.publish(&ev, &regarding).await {
                         tracing::warn!(error = %e, reason = %ev.reason, "could not record event");
                     }
+                    worker.waiting.count.fetch_sub(1, Ordering::AcqRel);
+                    worker.waiting.changed.notify_waiters();
                 }
             };
             runtime.spawn(task);
             tx
         });
+        self.waiting.count.fetch_add(1, Ordering::AcqRel);
         if queue.try_send((ev, regarding)).is_err() {
+            self.waiting.count.fetch_sub(1, Ordering::AcqRel);
             let n = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
             tracing::warn!(dropped = n, "event queue full or closed; event dropped");
+        }
+    }
+
+    /// Waits until every event queued by [`Recorder::publish_in_background`] has been sent
+    /// (or failed): for a graceful shutdown, under a timeout of the caller's.
+    pub async fn flush(&self) {
+        loop {
+            let changed = self.waiting.changed.notified();
+            if self.waiting.count.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            changed.await;
         }
     }
 

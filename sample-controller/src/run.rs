@@ -210,6 +210,7 @@ pub async fn run(
         }
     }
     health.ready.store(false, Ordering::Relaxed);
+    ctx.flush_events(options.shutdown_deadline).await;
     if let Some(webhooks) = webhooks {
         webhooks.stopped().await;
     }

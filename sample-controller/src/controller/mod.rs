@@ -96,6 +96,17 @@ impl Context {
             .publish_in_background(event, obj.object_ref(&()));
     }
 
+    /// Waits, at most `deadline`, for the events the reconciles queued to be sent: on
+    /// shutdown, before the client goes.
+    pub async fn flush_events(&self, deadline: std::time::Duration) {
+        if tokio::time::timeout(deadline, self.recorder.flush())
+            .await
+            .is_err()
+        {
+            tracing::warn!(?deadline, "events still queued at shutdown are dropped");
+        }
+    }
+
     fn failed(&self, key: &str) -> u32 {
         let mut failures = self
             .failures
