@@ -339,35 +339,6 @@ fn own_group(crd: &mut Value, case: usize) {
     crd["spec"]["group"] = Value::from(group);
 }
 
-/// The manifest of the crate `crds` builds the cases in: this workspace's dependency
-/// features and dev profile, so that its target directory already holds the dependencies.
-fn manifest() -> String {
-    let runtime = repo().join("codegen-runtime");
-    format!(
-        r#"[package]
-name = "import-fuzz-crds"
-version = "0.1.0"
-edition = "2024"
-
-[dependencies]
-kube = {{ version = "5.0.0", default-features = false, features = ["client", "rustls-tls", "ring", "derive", "runtime", "unstable-runtime"] }}
-k8s-openapi = {{ version = "0.29.0", default-features = false, features = ["std", "latest", "schemars"] }}
-kube-codegen-runtime = {{ path = {runtime:?} }}
-schemars = "1"
-serde = {{ version = "1", features = ["derive"] }}
-serde_json = "1"
-
-[workspace]
-
-[profile.dev]
-debug = "line-tables-only"
-
-[profile.dev.package."*"]
-debug = false
-"#
-    )
-}
-
 /// Imports `cases` (which `generate` accepted) into one crate at `dir` and runs `crds` on
 /// it: it must write every CRD, and the API server must accept each. The failures, written
 /// as [`failure`] does.
@@ -375,7 +346,11 @@ async fn crds_accepts(dir: &Path, cases: &[(usize, Value)]) -> Vec<PathBuf> {
     if cases.is_empty() {
         return Vec::new();
     }
-    write(dir, "Cargo.toml", &manifest());
+    write(
+        dir,
+        "Cargo.toml",
+        &support::manifest("import-fuzz-crds", &["schemars"]),
+    );
     fs::copy(repo().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
     write(
         dir,

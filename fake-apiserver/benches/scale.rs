@@ -78,11 +78,7 @@ fn mean_us(took: Duration, n: usize) -> f64 {
 async fn page_us(api: &Api<ConfigMap>, token: Option<&str>) -> f64 {
     let started = Instant::now();
     for _ in 0..PAGES {
-        let mut lp = ListParams::default().limit(500);
-        if let Some(t) = token {
-            lp = lp.continue_token(t);
-        }
-        let page = api.list(&lp).await.unwrap();
+        let page = api.list(&common::page(token)).await.unwrap();
         assert!(!page.items.is_empty());
     }
     mean_us(started.elapsed(), PAGES)
@@ -90,18 +86,11 @@ async fn page_us(api: &Api<ConfigMap>, token: Option<&str>) -> f64 {
 
 /// The continue token the last page of 500 is asked with.
 async fn last_token(api: &Api<ConfigMap>) -> String {
-    let mut token: Option<String> = None;
-    loop {
-        let mut lp = ListParams::default().limit(500);
-        if let Some(t) = &token {
-            lp = lp.continue_token(t);
-        }
-        let page = api.list(&lp).await.unwrap();
-        match page.metadata.continue_.filter(|t| !t.is_empty()) {
-            Some(next) => token = Some(next),
-            None => return token.expect("more than one page"),
-        }
-    }
+    common::page_tokens(api)
+        .await
+        .pop()
+        .flatten()
+        .expect("more than one page")
 }
 
 /// Fill a server with `n` ConfigMaps, then measure at that size.

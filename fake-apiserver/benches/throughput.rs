@@ -86,21 +86,7 @@ async fn run(n: usize) -> Run {
     report("list (one request)", n, started.elapsed());
 
     let started = Instant::now();
-    let mut pages = Vec::new();
-    let mut token: Option<String> = None;
-    loop {
-        let mut lp = ListParams::default().limit(500);
-        if let Some(t) = &token {
-            lp = lp.continue_token(t);
-        }
-        let page = api.list(&lp).await.unwrap();
-        // The token each page was asked with (`None` for the first).
-        pages.push(token.clone());
-        token = page.metadata.continue_.filter(|t| !t.is_empty());
-        if token.is_none() {
-            break;
-        }
-    }
+    let pages = common::page_tokens(&api).await;
     report(
         &format!("list (limit 500, {} pages)", pages.len()),
         n,
@@ -113,11 +99,7 @@ async fn run(n: usize) -> Run {
         async move {
             let started = Instant::now();
             for _ in 0..10 {
-                let mut lp = ListParams::default().limit(500);
-                if let Some(t) = &token {
-                    lp = lp.continue_token(t);
-                }
-                api.list(&lp).await.unwrap();
+                api.list(&common::page(token.as_deref())).await.unwrap();
             }
             started.elapsed() / 10
         }

@@ -73,8 +73,23 @@ pub fn target_dir() -> PathBuf {
 /// and dev profile, so the shared target directory already holds its dependencies.
 pub fn api_crate(name: &str) -> TempDir {
     let krate = TempDir::new(name);
+    write(&krate.0, "Cargo.toml", &manifest(name, &[]));
+    fs::copy(repo().join("Cargo.lock"), krate.0.join("Cargo.lock")).unwrap();
+    write(
+        &krate.0,
+        "src/lib.rs",
+        "//! A user's API crate.\npub mod apis;\n",
+    );
+    krate
+}
+
+/// The manifest of a crate `name` built by a test: this repository's runtime by path, this
+/// workspace's dependency features (k8s-openapi's plus `k8s_features`) and dev profile, so
+/// the shared target directory already holds its dependencies.
+pub fn manifest(name: &str, k8s_features: &[&str]) -> String {
     let runtime = repo().join("codegen-runtime");
-    let manifest = format!(
+    let k8s_features: String = k8s_features.iter().map(|f| format!(", {f:?}")).collect();
+    format!(
         r#"[package]
 name = "{name}"
 version = "0.1.0"
@@ -82,7 +97,7 @@ edition = "2024"
 
 [dependencies]
 kube = {{ version = "5.0.0", default-features = false, features = ["client", "rustls-tls", "ring", "derive", "runtime", "unstable-runtime"] }}
-k8s-openapi = {{ version = "0.29.0", default-features = false, features = ["std", "latest"] }}
+k8s-openapi = {{ version = "0.29.0", default-features = false, features = ["std", "latest"{k8s_features}] }}
 kube-codegen-runtime = {{ path = {runtime:?} }}
 schemars = "1"
 serde = {{ version = "1", features = ["derive"] }}
@@ -96,13 +111,5 @@ debug = "line-tables-only"
 [profile.dev.package."*"]
 debug = false
 "#
-    );
-    write(&krate.0, "Cargo.toml", &manifest);
-    fs::copy(repo().join("Cargo.lock"), krate.0.join("Cargo.lock")).unwrap();
-    write(
-        &krate.0,
-        "src/lib.rs",
-        "//! A user's API crate.\npub mod apis;\n",
-    );
-    krate
+    )
 }
