@@ -85,6 +85,22 @@ installed_crds=""
 ns=""
 ctl_pid=""
 
+# cpu_seconds PID...: user + system CPU seconds the processes have used (0 for one gone).
+cpu_seconds() {
+  local total=0 pid ticks
+  for pid in "$@"; do
+    # Fields 14 and 15 of /proc/PID/stat, counted after the command name's closing paren.
+    ticks=$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null | awk '{print $12 + $13}') || ticks=0
+    total=$((total + ${ticks:-0}))
+  done
+  python3 -c "print(round($total / $(getconf CLK_TCK), 2))"
+}
+# The control plane's processes when they run on this machine (the loopback cluster of
+# ../shared/tools/real-apiserver; process names are cut at 15 characters): their CPU during
+# a run is the load each controller puts on the server. On a remote cluster none is found
+# and the figure is 0.
+server_pids() { pgrep -x 'kube-apiserver|etcd|kube-controller' || true; }
+
 stop_controller() {
   [[ -n "$ctl_pid" ]] || return 0
   kill -TERM "$ctl_pid" 2>/dev/null || true
@@ -218,7 +234,10 @@ for i in range(n):
   "$root/hack/bench-foos/converge.py" "$ns" "$count" "$timeout" > "$work/converge.json" &
   local watcher=$!
   sleep 2  # the watches' initial (empty) lists
-  local t0 t1 pids=()
+  local t0 t1 pids=() cpu0 server0 server=()
+  mapfile -t server < <(server_pids)
+  cpu0=$(cpu_seconds "$ctl_pid")
+  server0=$(cpu_seconds "${server[@]}")
   t0=$(date +%s.%N)
   for part in "$work"/parts/part-*; do
     kubectl create -n "$ns" -f "$part" >/dev/null 2>>"$work/create.err" &
@@ -227,18 +246,21 @@ for i in range(n):
   for p in "${pids[@]}"; do wait "$p" || echo "a create failed: $(tail -2 "$work/create.err")" >&2; done
   t1=$(date +%s.%N)
   wait "$watcher" || true
-  local hwm
+  local hwm cpu server_cpu
   hwm=$(awk '/^VmHWM:/ {print $2 * 1024}' "/proc/$ctl_pid/status" 2>/dev/null || echo 0)
+  cpu=$(python3 -c "print(round($(cpu_seconds "$ctl_pid") - $cpu0, 2))")
+  server_cpu=$(python3 -c "print(round($(cpu_seconds "${server[@]}") - $server0, 2))")
   stop_controller
-  python3 - "$side" "$limit" "$count" "$t0" "$t1" "$hwm" "$work/converge.json" >> "$results" <<'PY'
+  python3 - "$side" "$limit" "$count" "$t0" "$t1" "$hwm" "$work/converge.json" "$cpu" "$server_cpu" >> "$results" <<'PY'
 import json, sys
-side, limit, count, t0, t1, hwm, path = sys.argv[1:]
+side, limit, count, t0, t1, hwm, path, cpu, server_cpu = sys.argv[1:]
 c = json.load(open(path))
 t0, t1 = float(t0), float(t1)
 r = {"side": side, "limit": limit, "count": int(count), "create_s": round(t1 - t0, 2),
      "converge_s": round(c["last"] - t1, 2) if c["converged"] else None,
      "from_first_create_s": round(c["last"] - t0, 2), "peak_rss": int(float(hwm)),
-     "foos_with_status": c["foos_with_status"], "deployments": c["deployments"]}
+     "foos_with_status": c["foos_with_status"], "deployments": c["deployments"],
+     "controller_cpu_s": float(cpu), "server_cpu_s": float(server_cpu)}
 print(json.dumps(r))
 print(json.dumps(r), file=sys.stderr)
 PY
@@ -303,4 +325,10 @@ for limit, count in dict.fromkeys((r["limit"], r["count"]) for r in runs):
          med("go", limit, count, "converge_s"), lambda x: f"{x:.2f}")
     line(f"foos-{count}-peak-memory{s}", med("ours", limit, count, "peak_rss"),
          med("go", limit, count, "peak_rss"), lambda x: f"{x:.0f}")
+    # Where the time went: the controller's own CPU from the first create until converged,
+    # and the control plane's (kube-apiserver, etcd, kube-controller-manager) when local.
+    line(f"foos-{count}-controller-cpu{s}", med("ours", limit, count, "controller_cpu_s"),
+         med("go", limit, count, "controller_cpu_s"), lambda x: f"{x:.2f}")
+    line(f"foos-{count}-server-cpu{s}", med("ours", limit, count, "server_cpu_s"),
+         med("go", limit, count, "server_cpu_s"), lambda x: f"{x:.2f}")
 PY

@@ -11,6 +11,8 @@
 //!   informers.
 //! - [`events`] records events with a bounded series cache (kube's `Recorder` keeps every
 //!   event of the last 6 minutes).
+//! - [`ReadYourWrites`] lets a reconcile see its own last write of an object before the
+//!   informer's cache does, so it does not write the same thing twice.
 //! - [`rate_limit`] gives a `kube::Client` client-go's client-side rate limit (QPS, burst),
 //!   opt-in: kube-rs has none.
 //! - The apply configurations of the built-in kinds ship once, in [`applyconfigurations`]
@@ -42,6 +44,7 @@ pub mod managed_aside;
 pub mod metadata;
 pub mod migrate;
 pub mod rate_limit;
+pub mod read_your_writes;
 pub mod scope;
 pub mod transform;
 pub mod typed;
@@ -60,6 +63,7 @@ pub use kube_codegen_derive::{ApplyConfiguration, CrdMarkers, GenClient};
 pub use lister::{Lister, NamespaceLister, NotFound};
 pub use managed_aside::ManagedFieldsAside;
 pub use metadata::{MetadataInformer, MetadataLister};
+pub use read_your_writes::ReadYourWrites;
 /// For the `Serialize`/`Deserialize` derives of generated apply configurations.
 #[doc(hidden)]
 pub use serde;

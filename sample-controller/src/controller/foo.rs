@@ -34,9 +34,11 @@ async fn sync(foo: Arc<Foo>, ctx: &Context) -> Result<Action, Error> {
     let ns = foo.namespace().unwrap_or_default();
     // The trigger may be stale: read the Foo from the cache. Gone means deleted; its
     // Deployment goes by garbage collection.
-    let Ok(foo) = ctx.foos.foos(&ns).get(&foo.name_any()) else {
+    let Ok(cached) = ctx.foos.foos(&ns).get(&foo.name_any()) else {
         return Ok(Action::await_change());
     };
+    // Our last status write, while the cache has not seen it yet: not written twice.
+    let foo = ctx.foo_writes.latest(cached);
     let name = foo.spec.deployment_name.trim();
     if name.is_empty() {
         let msg = format!("{}: deployment name must be specified", key(&*foo));
@@ -62,11 +64,13 @@ async fn sync(foo: Arc<Foo>, ctx: &Context) -> Result<Action, Error> {
         .unwrap_or(0);
     if foo.status.as_ref().map(|s| s.available_replicas) != Some(available) {
         let status = FooStatusApplyConfiguration::default().with_available_replicas(available);
-        ctx.clients
+        let written = ctx
+            .clients
             .samplecontroller_v1alpha1()
             .foos(&ns)
             .apply_status(&FooApplyConfiguration::new(&foo.name_any(), &ns).with_status(status))
             .await?;
+        ctx.foo_writes.record(&foo, written);
         changed.push("status");
     }
     if !changed.is_empty() {

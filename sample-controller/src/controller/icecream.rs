@@ -47,9 +47,10 @@ pub async fn reconcile(icecream: Arc<Icecream>, ctx: Arc<Context>) -> Result<Act
 
 async fn sync(icecream: Arc<Icecream>, ctx: &Context) -> Result<Action, Error> {
     let ns = icecream.namespace().unwrap_or_default();
-    let Ok(icecream) = ctx.icecreams.icecreams(&ns).get(&icecream.name_any()) else {
+    let Ok(cached) = ctx.icecreams.icecreams(&ns).get(&icecream.name_any()) else {
         return Ok(Action::await_change());
     };
+    let icecream = ctx.icecream_writes.latest(cached);
     let name = icecream.spec.deployment_name.trim();
     if name.is_empty() {
         let msg = format!("{}: deployment name must be specified", key(&*icecream));
@@ -72,11 +73,13 @@ async fn sync(icecream: Arc<Icecream>, ctx: &Context) -> Result<Action, Error> {
     if icecream.status.as_ref() != Some(&status) {
         let config = IcecreamApplyConfiguration::new(&icecream.name_any(), &ns)
             .with_status(status_configuration(&status));
-        ctx.clients
+        let written = ctx
+            .clients
             .samplecontroller_v1alpha1()
             .icecreams(&ns)
             .apply_status(&config)
             .await?;
+        ctx.icecream_writes.record(&icecream, written);
         changed = true;
     }
     if changed {

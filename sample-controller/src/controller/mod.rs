@@ -21,8 +21,9 @@ use kube::{Resource, ResourceExt};
 use kube_codegen_runtime::applyconfigurations::apps::v1::DeploymentSpecApplyConfiguration;
 use kube_codegen_runtime::applyconfigurations::core::v1 as core_ac;
 use kube_codegen_runtime::events::{Event, EventType, Recorder};
-use kube_codegen_runtime::{FieldManager, ManagedFieldsAside};
+use kube_codegen_runtime::{FieldManager, ManagedFieldsAside, ReadYourWrites};
 
+use crate::apis::samplecontroller::v1alpha1::{Foo, Icecream};
 use crate::generated::Clientset;
 use crate::generated::apps::v1::{
     DeploymentApplyConfiguration, DeploymentClient, DeploymentLister, extract_deployment,
@@ -47,6 +48,10 @@ pub struct Context {
     pub deployment_fields: ManagedFieldsAside,
     /// Events (`events.k8s.io/v1`).
     pub recorder: Recorder,
+    /// The last status written per Foo, read before the Foo cache catches up with it.
+    pub foo_writes: ReadYourWrites<Foo>,
+    /// The same for Icecreams.
+    pub icecream_writes: ReadYourWrites<Icecream>,
     /// Counters for `/metrics`.
     pub metrics: Arc<Metrics>,
     /// Consecutive failures per object, for exponential backoff.
@@ -71,6 +76,8 @@ impl Context {
             pods,
             deployment_fields,
             recorder,
+            foo_writes: ReadYourWrites::new(),
+            icecream_writes: ReadYourWrites::new(),
             metrics,
             failures: Mutex::default(),
         }
