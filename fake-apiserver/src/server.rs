@@ -198,6 +198,17 @@ impl FakeApiServer {
         self.faults().add(matcher, None, Some(delay), times);
     }
 
+    /// Makes watches of `resource` (plural, `"*"` for every resource) deliver each event
+    /// `lag` after it happened, open watches included, as a busy cluster's watch cache
+    /// does: a controller's cache then lags behind the writes it made itself, so a
+    /// reconcile can read the version from before its own write. `Duration::ZERO` removes
+    /// the lag (events held back are then sent at once); [`clear_faults`](Self::clear_faults)
+    /// leaves lags alone.
+    pub fn lag_watches(&self, resource: &str, lag: Duration) {
+        self.controls
+            .lag_watches((resource != "*").then_some(resource), lag);
+    }
+
     /// Removes every programmed fault.
     pub fn clear_faults(&self) {
         self.faults().clear();

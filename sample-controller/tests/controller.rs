@@ -202,6 +202,45 @@ async fn in_sync_means_no_writes_even_across_resyncs() {
     );
 }
 
+/// The Foo cache lags behind the writes, as on a busy cluster: the reconcile that the new
+/// Deployment's event triggers reads the Foo from before the status just written. Each
+/// status is still written once (`ReadYourWrites`), and so each Synced event is recorded
+/// once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lagging_cache_still_gets_one_status_write_per_foo() {
+    const N: usize = 20;
+    let fake = FakeApiServer::new();
+    fake.lag_watches("foos", Duration::from_millis(300));
+    let r = Running::start(fake.clone(), None).await;
+    for i in 0..N {
+        fake.seed(foo(&format!("burst-{i}"), &format!("burst-{i}"), 1))
+            .unwrap();
+    }
+    let foo_status = |i: usize| {
+        r.get(
+            "samplecontroller.k8s.io/v1alpha1",
+            "Foo",
+            &format!("burst-{i}"),
+        )
+        .map(|f| f["status"]["availableReplicas"].clone())
+    };
+    eventually("every status written", || {
+        (0..N).all(|i| foo_status(i) == Some(json!(0)))
+    })
+    .await;
+    // The reconciles that the Deployments' events and the status writes' own (late)
+    // events trigger have run by now.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let status_writes = fake
+        .writes()
+        .into_iter()
+        .filter(|a| a.resource == "foos" && a.subresource.as_deref() == Some("status"))
+        .count();
+    assert_eq!(status_writes, N, "status writes for {N} Foos");
+    assert_eq!(r.events("Synced").len(), N);
+    r.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn updates_replicas_and_recreates_a_deleted_deployment() {
     let fake = FakeApiServer::new();

@@ -1,6 +1,6 @@
 //! Test controls: the actions the server saw, and faults programmed to happen.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -210,11 +210,14 @@ impl Faults {
     }
 }
 
-/// The test controls one server's clones share: the action log and the programmed faults.
+/// The test controls one server's clones share: the action log, the programmed faults and
+/// the watch lags.
 #[derive(Debug)]
 pub struct Controls {
     actions: Mutex<ActionLog>,
     faults: Mutex<Faults>,
+    /// Per plural resource (`None`: any), how late watches deliver each event.
+    lags: Mutex<Vec<(Option<String>, Duration)>>,
 }
 
 impl Controls {
@@ -223,7 +226,29 @@ impl Controls {
         Self {
             actions: Mutex::new(ActionLog::new(capacity)),
             faults: Mutex::new(Faults::default()),
+            lags: Mutex::default(),
         }
+    }
+
+    /// Makes watches of `resource` (plural; `None` for every resource) deliver each event
+    /// `lag` after it happened; a zero lag removes the setting. The last setting that
+    /// matches a resource wins.
+    pub fn lag_watches(&self, resource: Option<&str>, lag: Duration) {
+        let mut lags = self.lags.lock().unwrap_or_else(PoisonError::into_inner);
+        let resource = resource.map(str::to_owned);
+        lags.retain(|(r, _)| *r != resource);
+        if !lag.is_zero() {
+            lags.push((resource, lag));
+        }
+    }
+
+    /// How late watches of `resource` deliver their events now.
+    pub fn watch_lag(&self, resource: &str) -> Duration {
+        let lags = self.lags.lock().unwrap_or_else(PoisonError::into_inner);
+        lags.iter()
+            .rev()
+            .find(|(r, _)| r.as_deref().is_none_or(|r| r == resource))
+            .map_or(Duration::ZERO, |(_, lag)| *lag)
     }
 
     /// The action log, even if a panicking test poisoned its lock.

@@ -39,7 +39,7 @@ use crate::store::Shared;
 /// A request from any transport: its body read (see [`read_body`]), then handled.
 pub(crate) async fn call<B>(
     shared: &Arc<Shared>,
-    controls: &Controls,
+    controls: &Arc<Controls>,
     req: http::Request<B>,
 ) -> Response<ResponseBody>
 where
@@ -159,7 +159,7 @@ fn acceptable(accept: &str, stream: bool) -> bool {
 /// Handles one request.
 async fn handle(
     shared: &Arc<Shared>,
-    controls: &Controls,
+    controls: &Arc<Controls>,
     req: http::Request<Bytes>,
 ) -> Response<ResponseBody> {
     let (parts, body) = req.into_parts();
@@ -207,7 +207,7 @@ fn logged_body(content_type: &str, body: &[u8]) -> Option<Value> {
 /// A request for a served resource: the server, the request's head, and what it addresses.
 struct ResourceRequest<'a> {
     shared: &'a Arc<Shared>,
-    controls: &'a Controls,
+    controls: &'a Arc<Controls>,
     parts: &'a http::request::Parts,
     target: &'a Target,
     rt: &'a Arc<ResourceType>,
@@ -252,7 +252,9 @@ impl ResourceRequest<'_> {
         };
         if verb == "watch" {
             return match ListOptions::parse(query, true) {
-                Ok(options) => watch::start(self.shared, rt, target, &options, partial),
+                Ok(options) => {
+                    watch::start(self.shared, self.controls, rt, target, &options, partial)
+                }
                 Err(e) => body::error(&e),
             };
         }

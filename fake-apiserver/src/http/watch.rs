@@ -1,6 +1,7 @@
 //! Watches: initial events or a replay from a `resourceVersion`, then live events, with
 //! bookmarks, `sendInitialEvents`, `timeoutSeconds` and 410 for expired versions.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,6 +13,7 @@ use tokio::sync::mpsc;
 use tokio::time::{Instant, Interval};
 
 use super::body::{self, ResponseBody};
+use super::control::Controls;
 use super::partial::{self, Partial};
 use super::route::Target;
 use crate::admission::decode::options::ListOptions;
@@ -26,11 +28,23 @@ use crate::store::{Shared, State};
 struct Live {
     rx: mpsc::UnboundedReceiver<Bytes>,
     shared: Arc<Shared>,
+    controls: Arc<Controls>,
     served: ResourceType,
     bookmarks: Option<Interval>,
     deadline: Instant,
+    /// Events held back by a programmed lag, with when each happened.
+    lagging: VecDeque<(Instant, Bytes)>,
+    /// The store closed the watch: what is held back is the last to send.
+    closed: bool,
     /// An event could not be converted: its ERROR event was the last.
     failed: bool,
+}
+
+/// What an open watch sends next.
+enum Next {
+    Event(Bytes),
+    Bookmark,
+    End,
 }
 
 /// One event line.
@@ -44,6 +58,7 @@ fn line(kind: &str, object: &Value) -> Bytes {
 /// Opens a watch and returns its streaming response.
 pub fn start(
     shared: &Arc<Shared>,
+    controls: &Arc<Controls>,
     rt: &ResourceType,
     target: &Target,
     options: &ListOptions,
@@ -65,7 +80,7 @@ pub fn start(
     if let Err(gone) = register(&mut shared.lock(), rt, watcher, since, options) {
         return body::stream(futures::stream::iter([line("ERROR", &gone.to_status())]));
     }
-    let events = events(shared, rt, rx, options);
+    let events = events(shared, controls, rt, rx, options);
     match partial {
         Some(Partial::Object(version)) => {
             body::stream(events.map(move |line| partial::event(version, line)))
@@ -137,9 +152,12 @@ fn register(
 
 /// The live events of a registered watch: its event lines (converted by the CRD's
 /// conversion webhook when it must; a failure is the last event), bookmarks when asked
-/// for, until `timeoutSeconds` (30 minutes by default).
+/// for, until `timeoutSeconds` (30 minutes by default). A lag programmed for the resource
+/// ([`Controls::lag_watches`]) holds each event back that long after it happened, as a
+/// busy cluster's watch cache does; no bookmark is sent while events are held back.
 fn events(
     shared: &Arc<Shared>,
+    controls: &Arc<Controls>,
     rt: &ResourceType,
     rx: mpsc::UnboundedReceiver<Bytes>,
     options: &ListOptions,
@@ -155,38 +173,75 @@ fn events(
     let live = Live {
         rx,
         shared: shared.clone(),
+        controls: controls.clone(),
         served: rt.clone(),
         bookmarks,
         deadline: Instant::now() + timeout,
+        lagging: VecDeque::new(),
+        closed: false,
         failed: false,
     };
     futures::stream::unfold(live, |mut live| async move {
         if live.failed {
             return None;
         }
-        let next = tokio::select! {
-            biased;
-            msg = live.rx.recv() => match msg {
-                // An object the CRD's conversion webhook converts; a failure ends the watch.
-                Some(line) => match event_line(&live.shared, &live.served, line).await {
-                    Ok(line) => Some(line),
-                    Err(error) => {
-                        live.failed = true;
-                        Some(error)
-                    }
-                },
-                None => None,
+        let line = match next(&mut live).await {
+            // An object the CRD's conversion webhook converts; a failure ends the watch.
+            Next::Event(line) => match event_line(&live.shared, &live.served, line).await {
+                Ok(line) => line,
+                Err(error) => {
+                    live.failed = true;
+                    error
+                }
             },
-            () = tick(&mut live.bookmarks) => {
+            Next::Bookmark => {
                 let rv = live.shared.lock().store.resource_version();
                 let mut mark = json!({"metadata": {"resourceVersion": rv.to_string()}});
                 live.served.rewrite(&mut mark);
-                Some(line("BOOKMARK", &mark))
+                line("BOOKMARK", &mark)
             }
-            () = tokio::time::sleep_until(live.deadline) => None,
+            Next::End => return None,
         };
-        next.map(|b| (b, live))
+        Some((line, live))
     })
+}
+
+/// Waits for what the watch sends next.
+async fn next(live: &mut Live) -> Next {
+    loop {
+        let lag = live.controls.watch_lag(&live.served.plural);
+        let due = live.lagging.front().map(|(at, _)| *at + lag);
+        if live.closed && due.is_none() {
+            return Next::End;
+        }
+        tokio::select! {
+            biased;
+            () = sleep_until_some(due) => {
+                if let Some((_, line)) = live.lagging.pop_front() {
+                    return Next::Event(line);
+                }
+            }
+            msg = live.rx.recv(), if !live.closed => match msg {
+                Some(line) if lag.is_zero() && live.lagging.is_empty() => return Next::Event(line),
+                Some(line) => live.lagging.push_back((Instant::now(), line)),
+                None => live.closed = true,
+            },
+            () = tick(&mut live.bookmarks) => {
+                if live.lagging.is_empty() {
+                    return Next::Bookmark;
+                }
+            }
+            () = tokio::time::sleep_until(live.deadline) => return Next::End,
+        }
+    }
+}
+
+/// Sleeps until `at`, or forever when there is none.
+async fn sleep_until_some(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
 }
 
 async fn tick(interval: &mut Option<Interval>) {

@@ -178,6 +178,95 @@ async fn fake_only_watches_end_at_their_timeout_and_deliver_bookmarks() {
 }
 
 #[tokio::test]
+async fn fake_only_lagged_watches_deliver_late_in_order_and_only_for_their_resource() {
+    use k8s_openapi::api::core::v1::Secret;
+    let fake = FakeApiServer::with_config(fake_apiserver::Config {
+        bookmark_interval: Duration::from_millis(50),
+        ..Default::default()
+    });
+    let client = Client::new(fake.clone(), "default");
+    let cms = default_ns(&fake);
+    let secrets: Api<Secret> = Api::namespaced(client, "default");
+    let params = WatchParams::default().timeout(3);
+    // Both watches open before the lag: it applies to open watches too.
+    let cm_events = cms.watch(&params, "0").await.unwrap().boxed();
+    let mut secret_events = secrets.watch(&params, "0").await.unwrap().boxed();
+    fake.lag_watches("configmaps", Duration::from_millis(400));
+    let started = std::time::Instant::now();
+    for name in ["first", "second"] {
+        cms.create(&PostParams::default(), &configmap(name, &[]))
+            .await
+            .unwrap();
+    }
+    let secret = Secret {
+        metadata: kube::api::ObjectMeta {
+            name: Some("unlagged".into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+    // The Secret's watch is not lagged: its event comes while the ConfigMaps' are held.
+    let added = loop {
+        match secret_events.next().await.unwrap().unwrap() {
+            WatchEvent::Added(s) => break s,
+            WatchEvent::Bookmark(_) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert_eq!(added.metadata.name.as_deref(), Some("unlagged"));
+    // Each event with when it arrived.
+    let events: Vec<_> = cm_events
+        .map(|e| (started.elapsed(), e.unwrap()))
+        .collect()
+        .await;
+    let rv = |meta: &kube::api::ObjectMeta| -> u64 {
+        meta.resource_version.as_deref().unwrap().parse().unwrap()
+    };
+    let mut names = Vec::new();
+    let mut last_rv = 0;
+    for (at, event) in &events {
+        // (The namespace's own kube-root-ca.crt comes first, as the watch's initial event.)
+        if let WatchEvent::Added(cm) = event
+            && cm.metadata.name.as_deref() != Some("kube-root-ca.crt")
+        {
+            assert!(*at >= Duration::from_millis(400), "delivered after {at:?}");
+            names.push(cm.metadata.name.clone().unwrap());
+            last_rv = rv(&cm.metadata);
+        }
+    }
+    // No bookmark before the held-back events says the watch is past them.
+    let mut seen = 0;
+    for (_, event) in &events {
+        match event {
+            WatchEvent::Added(cm) if cm.metadata.name.as_deref() != Some("kube-root-ca.crt") => {
+                seen += 1;
+            }
+            WatchEvent::Added(_) => {}
+            WatchEvent::Bookmark(b) if seen < 2 => assert!(
+                b.metadata.resource_version.parse::<u64>().unwrap() < last_rv,
+                "a bookmark ahead of held-back events: {events:?}"
+            ),
+            WatchEvent::Bookmark(_) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(names, ["first", "second"]);
+    // A zero lag removes it.
+    fake.lag_watches("configmaps", Duration::ZERO);
+    let mut watch = cms.watch(&params, "0").await.unwrap().boxed();
+    let before = std::time::Instant::now();
+    cms.create(&PostParams::default(), &configmap("third", &[]))
+        .await
+        .unwrap();
+    while !matches!(watch.next().await, Some(Ok(WatchEvent::Added(_)))) {}
+    assert!(before.elapsed() < Duration::from_millis(400) * 5);
+}
+
+#[tokio::test]
 async fn fake_only_the_action_log_keeps_only_the_newest_requests() {
     use tower::ServiceExt;
     const BOUND: usize = 1_000;
