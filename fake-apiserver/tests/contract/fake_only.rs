@@ -1,6 +1,6 @@
 //! The fake's own test controls: faults, recorded actions, seeding, compaction, dropped
-//! watches, the bookmark interval. A real cluster has none of these, so these cases always
-//! run against the fake.
+//! and lagging watches, the bookmark interval. A real cluster has none of these, so these
+//! cases always run against the fake.
 
 use std::time::Duration;
 
