@@ -84,6 +84,7 @@ go_src="$K8S_TREE/_output/kcg-bench-foos-$$"
 installed_crds=""
 ns=""
 ctl_pid=""
+watcher_pid=""
 
 # cpu_seconds PID...: user + system CPU seconds the processes have used (0 for one gone).
 cpu_seconds() {
@@ -112,6 +113,7 @@ stop_controller() {
 
 cleanup() {
   stop_controller
+  [[ -z "$watcher_pid" ]] || kill "$watcher_pid" 2>/dev/null || true
   if [[ -n "$ns" ]]; then
     kubectl delete namespace "$ns" --ignore-not-found --wait=false >/dev/null 2>&1 || true
   fi
@@ -232,7 +234,7 @@ for i in range(n):
   rm -rf "$work/parts"; mkdir "$work/parts"
   split -n "l/$PARALLEL" "$work/foos.jsonl" "$work/parts/part-"
   "$root/hack/bench-foos/converge.py" "$ns" "$count" "$timeout" > "$work/converge.json" &
-  local watcher=$!
+  watcher_pid=$!
   sleep 2  # the watches' initial (empty) lists
   local t0 t1 pids=() cpu0 server0 server=()
   mapfile -t server < <(server_pids)
@@ -245,7 +247,8 @@ for i in range(n):
   done
   for p in "${pids[@]}"; do wait "$p" || echo "a create failed: $(tail -2 "$work/create.err")" >&2; done
   t1=$(date +%s.%N)
-  wait "$watcher" || true
+  wait "$watcher_pid" || true
+  watcher_pid=""
   local hwm cpu server_cpu
   hwm=$(awk '/^VmHWM:/ {print $2 * 1024}' "/proc/$ctl_pid/status" 2>/dev/null || echo 0)
   cpu=$(python3 -c "print(round($(cpu_seconds "$ctl_pid") - $cpu0, 2))")

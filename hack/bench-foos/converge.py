@@ -8,10 +8,11 @@ the Foo's status has been written (`status.availableReplicas` set: both controll
 it, 0 while no pod is available). Two `kubectl get -w` streams (list, then watch) report
 each object as it changes; the client clock of the first event showing each condition is
 kept. Prints one JSON object: whether all COUNT converged, and the clock of the last one.
-Started before the Foos are created, so no event is missed; exits as soon as all have
-converged, or after TIMEOUT_S seconds.
+Started before the Foos are created, so no event is missed; a watch the server ends is
+started again; exits as soon as all have converged, or after TIMEOUT_S seconds.
 """
 import json
+import signal
 import subprocess
 import sys
 import threading
@@ -31,19 +32,38 @@ def converged():
 def follow(resource, columns, seen, accept):
     cmd = ["kubectl", "get", resource, "-n", ns, "-w", "--no-headers",
            "-o", "custom-columns=" + columns]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    procs.append(proc)
-    for line in proc.stdout:
-        parts = line.split()
-        if len(parts) < 2 or not accept(parts[1]):
-            continue
-        with lock:
-            seen.setdefault(parts[0], time.time())
-            if converged():
-                done.set()
+    # kube-apiserver ends a watch after its request timeout (30 to 60 minutes), and
+    # `kubectl get -w` then exits: watch again. The new list reports every object again;
+    # the first time seen is kept, so only an object never seen before gets the new list's
+    # clock (late by the restart, about a second).
+    while not done.is_set():
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        procs.append(proc)
+        for line in proc.stdout:
+            parts = line.split()
+            if len(parts) < 2 or not accept(parts[1]):
+                continue
+            with lock:
+                seen.setdefault(parts[0], time.time())
+                if converged():
+                    done.set()
+        proc.wait()
+        if not done.is_set():
+            print(f"the watch of {resource} ended; watching again", file=sys.stderr)
+            time.sleep(1)
 
 
 procs = []
+
+
+def stop(signum, frame):
+    """Stopped early (the benchmark was interrupted): the kubectl watches go too."""
+    for p in procs:
+        p.kill()
+    sys.exit(128 + signum)
+
+
+signal.signal(signal.SIGTERM, stop)
 threads = [
     threading.Thread(target=follow, daemon=True, args=(
         "foos.samplecontroller.k8s.io", "N:.metadata.name,S:.status.availableReplicas",
