@@ -41,7 +41,10 @@
 # Ends with, per limit, `foos-<n>-converge: ours <s>, go <s>, ratio <r>` and
 # `foos-<n>-peak-memory: ours <bytes>, go <bytes>, ratio <r>`; the default limits keep those
 # names, the raised and unlimited runs add `-raised` / `-unlimited`. With several rounds the
-# figures are medians.
+# figures are medians. Then, to tell where the time went, `foos-<n>-controller-cpu` (the
+# controller's CPU seconds from the first create until converged) and `foos-<n>-server-cpu`
+# (kube-apiserver's, etcd's and kube-controller-manager's, when they run on this machine;
+# 0 for a remote cluster).
 #
 # Ours runs with --namespace (the run's): besides Foos and Deployments it caches Pods and
 # Icecreams (its Icecream controller), and other Pods on a shared cluster would count against
