@@ -320,6 +320,9 @@ def med(side, limit, count, key):
 def line(name, ours, go, fmt):
     if ours is None or go is None:
         print(f"{name}: ours {ours}, go {go}, ratio n/a (a side was not run, or did not converge)")
+    elif go == 0:
+        # Server CPU on a remote cluster (no local processes to read).
+        print(f"{name}: ours {fmt(ours)}, go {fmt(go)}, ratio n/a")
     else:
         print(f"{name}: ours {fmt(ours)}, go {fmt(go)}, ratio {ours / go:.2f}")
 

@@ -31,9 +31,10 @@
 //! the entry is dropped and the cached object is the answer, as without this type. A write
 //! the server made nothing of (the same `resourceVersion` back) is not kept.
 //!
-//! Entries are dropped when read past, and at most `capacity` are kept (4,096 by default,
-//! the oldest write forgotten first), so objects deleted before they were read again do not
-//! hold memory. Forgetting an entry early only costs the write it would have saved.
+//! Entries are dropped when read past, and at most `capacity` are kept (4,096 by default;
+//! when full, the oldest quarter is forgotten at once), so objects deleted before they were
+//! read again do not hold memory. Forgetting an entry early only costs the write it would
+//! have saved.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -138,18 +139,22 @@ impl<K: Resource> ReadYourWrites<K> {
     pub fn record(&self, read: &K, written: K) {
         let key = key(read);
         let mut state = self.lock();
-        if written.resource_version() == read.resource_version() {
-            // Nothing changed on the server; the cache is as new as the answer.
-            state.entries.remove(&key);
-            return;
-        }
         // A write decided from an earlier answer was still decided from the cached version
         // that answer stood in for.
-        let based_on = match state.entries.get(&key) {
-            Some(entry) if entry.written.resource_version() == read.resource_version() => {
-                entry.based_on.clone()
+        let from_answer = state.entries.get(&key).filter(|entry| {
+            entry.uid == read.uid() && entry.written.resource_version() == read.resource_version()
+        });
+        if written.resource_version() == read.resource_version() {
+            // Nothing changed on the server. Decided from the cache, the cache is as new as
+            // the answer; decided from a kept answer, that answer stays the newest.
+            if from_answer.is_none() {
+                state.entries.remove(&key);
             }
-            _ => read.resource_version(),
+            return;
+        }
+        let based_on = match from_answer {
+            Some(entry) => entry.based_on.clone(),
+            None => read.resource_version(),
         };
         if !state.entries.contains_key(&key) && state.entries.len() >= self.capacity {
             forget_oldest(&mut state.entries, self.capacity);
@@ -260,6 +265,17 @@ mod tests {
     }
 
     #[test]
+    fn a_write_from_an_answer_that_changed_nothing_keeps_the_answer() {
+        let writes = ReadYourWrites::<ConfigMap>::new();
+        let cached = Arc::new(cm("a", "u1", "10", "v0"));
+        writes.record(&cached, cm("a", "u1", "11", "v1"));
+        let answer = writes.latest(cached.clone());
+        // Decided from the answer, the server changed nothing: it is still the newest.
+        writes.record(&answer, cm("a", "u1", "11", "v1"));
+        assert_eq!(value(&writes.latest(cached)), "v1");
+    }
+
+    #[test]
     fn the_oldest_writes_are_forgotten_at_capacity() {
         let writes = ReadYourWrites::with_capacity(8);
         for i in 0..20 {
@@ -267,14 +283,14 @@ mod tests {
             writes.record(&cm(&name, "u", "1", "a"), cm(&name, "u", "2", "b"));
             assert!(writes.len() <= 8, "{} kept", writes.len());
         }
-        // The newest write is kept, the first long forgotten.
-        assert_eq!(
-            value(&writes.latest(Arc::new(cm("o19", "u", "1", "a")))),
-            "b"
-        );
-        assert_eq!(
-            value(&writes.latest(Arc::new(cm("o0", "u", "1", "a")))),
-            "a"
-        );
+        // Full at 8 after o7; each overflow forgot the oldest 2 (o0-o1 at o8, ...,
+        // o10-o11 at o18), so o12..=o19 are kept and nothing older.
+        assert_eq!(writes.len(), 8);
+        let answered = |i: usize| {
+            let name = format!("o{i}");
+            value(&writes.latest(Arc::new(cm(&name, "u", "1", "a")))) == "b"
+        };
+        let kept: Vec<usize> = (0..20).filter(|&i| answered(i)).collect();
+        assert_eq!(kept, (12..20).collect::<Vec<_>>());
     }
 }

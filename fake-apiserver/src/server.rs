@@ -199,8 +199,9 @@ impl FakeApiServer {
     }
 
     /// Makes watches of `resource` (plural, `"*"` for every resource) deliver each event
-    /// `lag` after it happened, open watches included, as a busy cluster's watch cache
-    /// does: a controller's cache then lags behind the writes it made itself, so a
+    /// `lag` after it happened (after the watch took it from the server's queue, which is
+    /// at once while its client keeps reading), open watches included, as a busy cluster's
+    /// watch cache does: a controller's cache then lags behind the writes it made itself, so a
     /// reconcile can read the version from before its own write. `Duration::ZERO` removes
     /// the lag (events held back are then sent at once); [`clear_faults`](Self::clear_faults)
     /// leaves lags alone.

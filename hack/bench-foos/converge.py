@@ -21,6 +21,7 @@ import time
 ns, want, timeout = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 lock = threading.Lock()
 done = threading.Event()
+stopping = threading.Event()  # converged, timed out or stopped: watch no more
 status_at = {}  # Foo name -> first time its status was seen written
 deploy_at = {}  # Deployment name -> first time it was seen owned by a Foo
 
@@ -36,7 +37,7 @@ def follow(resource, columns, seen, accept):
     # `kubectl get -w` then exits: watch again. The new list reports every object again;
     # the first time seen is kept, so only an object never seen before gets the new list's
     # clock (late by the restart, about a second).
-    while not done.is_set():
+    while not stopping.is_set():
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
         procs.append(proc)
         for line in proc.stdout:
@@ -48,7 +49,7 @@ def follow(resource, columns, seen, accept):
                 if converged():
                     done.set()
         proc.wait()
-        if not done.is_set():
+        if not stopping.is_set():
             print(f"the watch of {resource} ended; watching again", file=sys.stderr)
             time.sleep(1)
 
@@ -58,6 +59,7 @@ procs = []
 
 def stop(signum, frame):
     """Stopped early (the benchmark was interrupted): the kubectl watches go too."""
+    stopping.set()
     for p in procs:
         p.kill()
     sys.exit(128 + signum)
@@ -75,6 +77,7 @@ threads = [
 for t in threads:
     t.start()
 ok = done.wait(timeout)
+stopping.set()
 for p in procs:
     p.kill()
 with lock:

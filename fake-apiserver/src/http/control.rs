@@ -218,6 +218,8 @@ pub struct Controls {
     faults: Mutex<Faults>,
     /// Per plural resource (`None`: any), how late watches deliver each event.
     lags: Mutex<Vec<(Option<String>, Duration)>>,
+    /// Wakes the watches waiting out a lag when the lags change.
+    lags_changed: tokio::sync::Notify,
 }
 
 impl Controls {
@@ -227,6 +229,7 @@ impl Controls {
             actions: Mutex::new(ActionLog::new(capacity)),
             faults: Mutex::new(Faults::default()),
             lags: Mutex::default(),
+            lags_changed: tokio::sync::Notify::new(),
         }
     }
 
@@ -240,6 +243,13 @@ impl Controls {
         if !lag.is_zero() {
             lags.push((resource, lag));
         }
+        drop(lags);
+        self.lags_changed.notify_waiters();
+    }
+
+    /// Completes at the next change of the lags (from when it is created, polled or not).
+    pub fn lags_changed(&self) -> tokio::sync::futures::Notified<'_> {
+        self.lags_changed.notified()
     }
 
     /// How late watches of `resource` deliver their events now.

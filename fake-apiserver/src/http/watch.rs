@@ -209,6 +209,9 @@ fn events(
 /// Waits for what the watch sends next.
 async fn next(live: &mut Live) -> Next {
     loop {
+        // Registered before the lag is read, so a change in between is not missed.
+        let controls = live.controls.clone();
+        let lags_changed = controls.lags_changed();
         let lag = live.controls.watch_lag(&live.served.plural);
         let due = live.lagging.front().map(|(at, _)| *at + lag);
         if live.closed && due.is_none() {
@@ -216,6 +219,8 @@ async fn next(live: &mut Live) -> Next {
         }
         tokio::select! {
             biased;
+            // A lag lowered or removed: what is held back may be due now.
+            () = lags_changed, if due.is_some() => {}
             () = sleep_until_some(due) => {
                 if let Some((_, line)) = live.lagging.pop_front() {
                     return Next::Event(line);

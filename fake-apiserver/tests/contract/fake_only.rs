@@ -177,9 +177,40 @@ async fn fake_only_watches_end_at_their_timeout_and_deliver_bookmarks() {
     );
 }
 
+/// The next event of a watch, or a failure naming what was awaited (never a hang).
+async fn next_event<K: Clone + serde::de::DeserializeOwned + std::fmt::Debug>(
+    events: &mut (impl futures::Stream<Item = kube::Result<WatchEvent<K>>> + Unpin),
+    what: &str,
+) -> WatchEvent<K> {
+    match tokio::time::timeout(Duration::from_secs(20), events.next()).await {
+        Ok(Some(event)) => event.unwrap(),
+        Ok(None) => panic!("the watch ended before {what}"),
+        Err(_) => panic!("no event within 20s while waiting for {what}"),
+    }
+}
+
+/// Reads ConfigMap events until `name` is added, with each one's arrival (since `since`).
+async fn until_added(
+    events: &mut (impl futures::Stream<Item = kube::Result<WatchEvent<ConfigMap>>> + Unpin),
+    name: &str,
+    since: std::time::Instant,
+) -> Vec<(Duration, WatchEvent<ConfigMap>)> {
+    let mut seen = Vec::new();
+    loop {
+        let event = next_event(events, name).await;
+        let done =
+            matches!(&event, WatchEvent::Added(cm) if cm.metadata.name.as_deref() == Some(name));
+        seen.push((since.elapsed(), event));
+        if done {
+            return seen;
+        }
+    }
+}
+
 #[tokio::test]
 async fn fake_only_lagged_watches_deliver_late_in_order_and_only_for_their_resource() {
     use k8s_openapi::api::core::v1::Secret;
+    const LAG: Duration = Duration::from_secs(2);
     let fake = FakeApiServer::with_config(fake_apiserver::Config {
         bookmark_interval: Duration::from_millis(50),
         ..Default::default()
@@ -187,12 +218,19 @@ async fn fake_only_lagged_watches_deliver_late_in_order_and_only_for_their_resou
     let client = Client::new(fake.clone(), "default");
     let cms = default_ns(&fake);
     let secrets: Api<Secret> = Api::namespaced(client, "default");
-    let params = WatchParams::default().timeout(3);
+    let params = WatchParams::default().timeout(60);
     // Both watches open before the lag: it applies to open watches too.
-    let cm_events = cms.watch(&params, "0").await.unwrap().boxed();
+    let mut cm_events = cms.watch(&params, "0").await.unwrap().boxed();
     let mut secret_events = secrets.watch(&params, "0").await.unwrap().boxed();
-    fake.lag_watches("configmaps", Duration::from_millis(400));
-    let started = std::time::Instant::now();
+    // The namespace's own kube-root-ca.crt is the ConfigMap watch's initial event.
+    until_added(
+        &mut cm_events,
+        "kube-root-ca.crt",
+        std::time::Instant::now(),
+    )
+    .await;
+    fake.lag_watches("configmaps", LAG);
+    let created = std::time::Instant::now();
     for name in ["first", "second"] {
         cms.create(&PostParams::default(), &configmap(name, &[]))
             .await
@@ -209,61 +247,67 @@ async fn fake_only_lagged_watches_deliver_late_in_order_and_only_for_their_resou
         .create(&PostParams::default(), &secret)
         .await
         .unwrap();
-    // The Secret's watch is not lagged: its event comes while the ConfigMaps' are held.
-    let added = loop {
-        match secret_events.next().await.unwrap().unwrap() {
-            WatchEvent::Added(s) => break s,
+    // The Secrets' watch is not lagged: its event comes while the ConfigMaps' are held.
+    loop {
+        match next_event(&mut secret_events, "the Secret").await {
+            WatchEvent::Added(s) => {
+                assert_eq!(s.metadata.name.as_deref(), Some("unlagged"));
+                break;
+            }
             WatchEvent::Bookmark(_) => {}
             other => panic!("unexpected {other:?}"),
         }
-    };
-    assert_eq!(added.metadata.name.as_deref(), Some("unlagged"));
-    // Each event with when it arrived.
-    let events: Vec<_> = cm_events
-        .map(|e| (started.elapsed(), e.unwrap()))
-        .collect()
-        .await;
+    }
+    assert!(
+        created.elapsed() < LAG,
+        "the Secret came {:?} after",
+        created.elapsed()
+    );
+    let events = until_added(&mut cm_events, "second", created).await;
     let rv = |meta: &kube::api::ObjectMeta| -> u64 {
         meta.resource_version.as_deref().unwrap().parse().unwrap()
     };
     let mut names = Vec::new();
     let mut last_rv = 0;
     for (at, event) in &events {
-        // (The namespace's own kube-root-ca.crt comes first, as the watch's initial event.)
-        if let WatchEvent::Added(cm) = event
-            && cm.metadata.name.as_deref() != Some("kube-root-ca.crt")
-        {
-            assert!(*at >= Duration::from_millis(400), "delivered after {at:?}");
+        if let WatchEvent::Added(cm) = event {
+            assert!(*at >= LAG, "delivered {at:?} after the create");
             names.push(cm.metadata.name.clone().unwrap());
             last_rv = rv(&cm.metadata);
         }
     }
+    assert_eq!(names, ["first", "second"]);
     // No bookmark before the held-back events says the watch is past them.
-    let mut seen = 0;
     for (_, event) in &events {
         match event {
-            WatchEvent::Added(cm) if cm.metadata.name.as_deref() != Some("kube-root-ca.crt") => {
-                seen += 1;
-            }
-            WatchEvent::Added(_) => {}
-            WatchEvent::Bookmark(b) if seen < 2 => assert!(
+            WatchEvent::Added(_) => break,
+            WatchEvent::Bookmark(b) => assert!(
                 b.metadata.resource_version.parse::<u64>().unwrap() < last_rv,
                 "a bookmark ahead of held-back events: {events:?}"
             ),
-            WatchEvent::Bookmark(_) => {}
             other => panic!("unexpected {other:?}"),
         }
     }
-    assert_eq!(names, ["first", "second"]);
-    // A zero lag removes it.
-    fake.lag_watches("configmaps", Duration::ZERO);
-    let mut watch = cms.watch(&params, "0").await.unwrap().boxed();
-    let before = std::time::Instant::now();
+    // Removing the lag sends what is held back at once, even to a watch with nothing else
+    // to wake it (no bookmarks, no other event).
+    let mut quiet = cms
+        .watch(&params.clone().disable_bookmarks(), "0")
+        .await
+        .unwrap()
+        .boxed();
+    let created = std::time::Instant::now();
     cms.create(&PostParams::default(), &configmap("third", &[]))
         .await
         .unwrap();
-    while !matches!(watch.next().await, Some(Ok(WatchEvent::Added(_)))) {}
-    assert!(before.elapsed() < Duration::from_millis(400) * 5);
+    let waiting = tokio::spawn(async move { until_added(&mut quiet, "third", created).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    fake.lag_watches("configmaps", Duration::ZERO);
+    waiting.await.unwrap();
+    assert!(
+        created.elapsed() < LAG * 3 / 4,
+        "held back {:?} after the lag was removed",
+        created.elapsed()
+    );
 }
 
 #[tokio::test]
