@@ -209,10 +209,11 @@ fn events(
 /// Waits for what the watch sends next.
 async fn next(live: &mut Live) -> Next {
     loop {
-        // Registered before the lag is read, so a change in between is not missed.
+        // Registered before the lag is read, so a change in between is not missed (a
+        // clone: the select below borrows `live` mutably).
         let controls = live.controls.clone();
         let lags_changed = controls.lags_changed();
-        let lag = live.controls.watch_lag(&live.served.plural);
+        let lag = controls.watch_lag(&live.served.plural);
         let due = live.lagging.front().map(|(at, _)| *at + lag);
         if live.closed && due.is_none() {
             return Next::End;
