@@ -344,7 +344,9 @@ impl SharedInformerFactory {
             .get(&TypeId::of::<K>())
             .and_then(|t| t.downcast_ref::<Transform<K>>())
             .cloned();
-        let transform = crate::transform::with_default(self.inner.managed_fields.keeps::<K>(), own);
+        let keep = self.inner.managed_fields.keeps::<K>();
+        let skip_managed_fields = matches!(keep, crate::transform::Keep::None);
+        let transform = crate::transform::with_default(keep, own);
         InformerOptions {
             watcher: self.inner.watcher.clone(),
             resync: self
@@ -354,6 +356,7 @@ impl SharedInformerFactory {
                 .copied()
                 .or(self.inner.default_resync),
             transform,
+            skip_managed_fields,
             backoff: self.inner.backoff,
         }
     }
@@ -494,5 +497,52 @@ impl SharedInformerFactory {
         for informer in self.informers() {
             informer.shutdown().await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+    use kube::core::PartialObjectMeta;
+
+    fn client() -> Client {
+        Client::try_from(kube::Config::new("http://127.0.0.1:1".parse().unwrap())).unwrap()
+    }
+
+    #[tokio::test]
+    async fn kinds_whose_managed_fields_are_dropped_are_decoded_without_them() {
+        let dropping = SharedInformerFactory::new(client());
+        assert!(dropping.options::<ConfigMap>().skip_managed_fields);
+        assert!(
+            dropping
+                .options::<PartialObjectMeta<Secret>>()
+                .skip_managed_fields
+        );
+
+        // Any entry kept (all, some managers', or aside) needs them decoded.
+        let keeping = SharedInformerFactory::builder(client())
+            .keep_managed_fields_for::<ConfigMap>()
+            .keep_managed_fields_of::<Secret>(["me"])
+            .managed_fields_aside_for::<PartialObjectMeta<Secret>>(crate::ManagedFieldsAside::new(
+                ["me"],
+            ))
+            .build();
+        assert!(!keeping.options::<ConfigMap>().skip_managed_fields);
+        assert!(!keeping.options::<Secret>().skip_managed_fields);
+        assert!(
+            !keeping
+                .options::<PartialObjectMeta<Secret>>()
+                .skip_managed_fields
+        );
+        assert!(
+            keeping
+                .options::<PartialObjectMeta<ConfigMap>>()
+                .skip_managed_fields
+        );
+        let everything = SharedInformerFactory::builder(client())
+            .keep_managed_fields()
+            .build();
+        assert!(!everything.options::<ConfigMap>().skip_managed_fields);
     }
 }

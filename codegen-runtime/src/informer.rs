@@ -115,6 +115,10 @@ pub struct InformerOptions<K> {
     pub resync: Option<Duration>,
     /// Applied to every object before caching.
     pub transform: Option<Transform<K>>,
+    /// Decode objects without `metadata.managedFields`: their text is stepped over, never
+    /// built (see [`decode`](crate::decode)). The factory sets it for the kinds whose
+    /// `managedFields` it drops.
+    pub skip_managed_fields: bool,
     /// How long to wait after a watch error before watching again.
     pub backoff: WatchBackoff,
 }
@@ -125,6 +129,7 @@ impl<K> Default for InformerOptions<K> {
             watcher: watcher::Config::default(),
             resync: None,
             transform: None,
+            skip_managed_fields: false,
             backoff: WatchBackoff::default(),
         }
     }
@@ -136,6 +141,7 @@ impl<K> Clone for InformerOptions<K> {
             watcher: self.watcher.clone(),
             resync: self.resync,
             transform: self.transform.clone(),
+            skip_managed_fields: self.skip_managed_fields,
             backoff: self.backoff,
         }
     }
@@ -229,6 +235,10 @@ struct Listeners<K> {
     handlers: Vec<Arc<dyn EventHandler<K>>>,
     streams: Vec<mpsc::UnboundedSender<Arc<K>>>,
 }
+
+/// What an informer reads its events from.
+type EventStream<K> =
+    std::pin::Pin<Box<dyn futures::Stream<Item = watcher::Result<watcher::Event<K>>> + Send>>;
 
 pub(crate) struct Inner<K>
 where
@@ -572,7 +582,14 @@ where
     }
 
     async fn run(self: Arc<Self>, mut writer: Writer<K>) {
-        let new_stream = || Box::pin(watcher(self.api.clone(), self.options.watcher.clone()));
+        let new_stream = || -> EventStream<K> {
+            let config = self.options.watcher.clone();
+            if self.options.skip_managed_fields {
+                Box::pin(crate::decode::watch(&self.api, &self.dyntype, config))
+            } else {
+                Box::pin(watcher(self.api.clone(), config))
+            }
+        };
         let mut stream = new_stream();
         let mut retry = Retry::new(self.options.backoff);
         let mut stop = self.stop.subscribe();

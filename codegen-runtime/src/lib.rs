@@ -35,6 +35,7 @@ pub mod applyconfigurations;
 pub mod client;
 pub mod config;
 pub mod crd;
+pub mod decode;
 pub mod events;
 pub mod factory;
 pub mod fresh;

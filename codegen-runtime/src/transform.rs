@@ -10,6 +10,10 @@
 //! or only its own manager's entries, which is all `extract_*` reads
 //! ([`FactoryBuilder::keep_managed_fields_of`](crate::FactoryBuilder::keep_managed_fields_of)),
 //! or extracts from a GET.
+//!
+//! A kind whose `managedFields` are dropped is also decoded without them
+//! ([`decode`](crate::decode)): their text is stepped over and never built, so the cache
+//! does not fill with pages half used by trees made only to be thrown away.
 
 use std::sync::Arc;
 

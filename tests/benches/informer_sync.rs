@@ -1,6 +1,8 @@
 //! Time to sync N objects (default 10 000; `BENCH_OBJECTS`) and memory per cached object,
 //! through the informer factory and through a plain kube reflector, on the same data in the
-//! fake API server. Each mode runs in its own child process so memory figures are clean.
+//! fake API server, both caching them without managedFields (the reflector drops them after
+//! decoding, as a kube-rs user would; the factory does not build them). Each mode runs in
+//! its own child process so memory figures are clean.
 //! `BENCH_RUNS` (default 7) runs of each mode alternate; the figures are the fastest times
 //! and the median memory. Run with `cargo bench -p codegen-tests --bench informer_sync`.
 
@@ -53,7 +55,9 @@ async fn run(mode: &str, n: usize) {
             let (reader, writer) = reflector::store::<ConfigMap>();
             let stream = reflector(
                 writer,
-                watcher(Api::<ConfigMap>::all(client), watcher::Config::default()),
+                // The same cache as the factory's default: without managedFields.
+                watcher(Api::<ConfigMap>::all(client), watcher::Config::default())
+                    .modify(|cm| cm.metadata.managed_fields = None),
             )
             .applied_objects();
             let task = tokio::spawn(stream.for_each(|_| async {}));
