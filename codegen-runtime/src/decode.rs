@@ -30,7 +30,10 @@ use serde::de::{
 /// `K` decoded without `metadata.managedFields`: the same object with that field `None`.
 ///
 /// It is a [`Resource`] of `K`'s kind, so `Api<WithoutManagedFields<K>>` lists and watches
-/// what `Api<K>` does (metadata only when `K` is a `PartialObjectMeta`).
+/// what `Api<K>` does (metadata only when `K` is a `PartialObjectMeta`). Its scope is not
+/// checked (`DynamicResourceScope`): give its `Api` a namespace only when `K` is namespaced.
+/// Informers with [`InformerOptions::skip_managed_fields`](crate::InformerOptions) build it
+/// from their `Api<K>`, which was checked.
 #[derive(Clone, Debug)]
 pub struct WithoutManagedFields<K>(pub K);
 
@@ -398,24 +401,22 @@ mod tests {
 
     #[test]
     fn a_field_of_the_same_name_elsewhere_is_kept() {
-        let mut doc = pod();
-        doc["spec"]["managedFields"] = json!("in the spec");
-        doc["status"] = json!({"metadata": {"managedFields": [1]}});
-        // `managedFields` placed first and last among the metadata keys are both skipped.
-        let mut first = serde_json::Map::new();
-        first.insert(
-            "managedFields".into(),
-            doc["metadata"]["managedFields"].clone(),
-        );
-        for (k, v) in doc["metadata"].as_object().unwrap() {
-            first.insert(k.clone(), v.clone());
+        // Raw texts: `json!` would sort the keys. `managedFields` first, and last, in the
+        // object's metadata; kept in the spec and in a nested `metadata`.
+        for text in [
+            r#"{"metadata":{"managedFields":[{"manager":"m"}],"name":"p"},
+                "spec":{"managedFields":"in the spec"},
+                "status":{"metadata":{"name":"n","managedFields":[1]}}}"#,
+            r#"{"status":{"metadata":{"managedFields":[1],"name":"n"}},
+                "spec":{"managedFields":"in the spec"},
+                "metadata":{"name":"p","managedFields":[{"manager":"m"}]}}"#,
+        ] {
+            let obj: DynamicObject = lean(text);
+            assert_eq!(obj.metadata.managed_fields, None);
+            assert_eq!(obj.metadata.name.as_deref(), Some("p"));
+            assert_eq!(obj.data["spec"]["managedFields"], "in the spec");
+            assert_eq!(obj.data["status"]["metadata"]["managedFields"], json!([1]));
         }
-        doc["metadata"] = first.into();
-        let obj: DynamicObject = lean(&doc.to_string());
-        assert_eq!(obj.metadata.managed_fields, None);
-        assert_eq!(obj.metadata.name.as_deref(), Some("p"));
-        assert_eq!(obj.data["spec"]["managedFields"], "in the spec");
-        assert_eq!(obj.data["status"]["metadata"]["managedFields"], json!([1]));
     }
 
     #[test]
@@ -434,13 +435,15 @@ mod tests {
                 .all(|p| p.0.metadata.managed_fields.is_none())
         );
 
-        // The event's type after its object: the object is buffered before it is read.
+        // The type first, as kube-apiserver sends it (the object read as it comes), and
+        // after the object (the object buffered first, then read).
+        let object = pod().to_string();
         for event in [
-            json!({"type": "ADDED", "object": pod()}),
-            json!({"object": pod(), "type": "MODIFIED"}),
+            format!(r#"{{"type":"ADDED","object":{object}}}"#),
+            format!(r#"{{"object":{object},"type":"MODIFIED"}}"#),
         ] {
             let event: WatchEvent<WithoutManagedFields<Pod>> =
-                serde_json::from_str(&event.to_string()).unwrap();
+                serde_json::from_str(&event).unwrap();
             match event {
                 WatchEvent::Added(p) | WatchEvent::Modified(p) => {
                     assert!(p.0.metadata.managed_fields.is_none());
@@ -452,11 +455,13 @@ mod tests {
     }
 
     #[test]
-    fn escaped_keys_and_errors_read_as_before() {
-        // An escaped key cannot be borrowed from the input.
-        let text = r#"{"metadata":{"name":"c","managedFields":[],"labels":{"a\"b":"v"}},"data":{"k":"v"}}"#;
+    fn escaped_keys_are_compared_unescaped_and_errors_read_as_before() {
+        // Escaped keys cannot be borrowed from the input: `name` is read, `managedFields`
+        // skipped.
+        let text = r#"{"metadata":{"na\u006de":"c","managed\u0046ields":[{"manager":"m"}]},"data":{"k":"v"}}"#;
         let cm: ConfigMap = lean(text);
-        assert_eq!(cm.metadata.labels.unwrap()["a\"b"], "v");
+        assert_eq!(cm.metadata.name.as_deref(), Some("c"));
+        assert_eq!(cm.metadata.managed_fields, None);
         let bad = r#"{"metadata":{"name":7}}"#;
         let ours = serde_json::from_str::<WithoutManagedFields<ConfigMap>>(bad).unwrap_err();
         let theirs = serde_json::from_str::<ConfigMap>(bad).unwrap_err();

@@ -7,11 +7,13 @@ use std::time::Duration;
 
 use fake_apiserver::FakeApiServer;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, ApiResource, DeleteParams, Patch, PatchParams};
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::core::{PartialObjectMeta, Selector};
 use kube::{Client, ResourceExt};
 use kube_codegen_runtime::applyconfigurations::core::v1::extract_config_map;
-use kube_codegen_runtime::{Handlers, ManagedFieldsAside, SharedInformerFactory};
+use kube_codegen_runtime::{
+    Handlers, InformerOptions, ManagedFieldsAside, SharedInformer, SharedInformerFactory,
+};
 use serde_json::json;
 
 /// The `Accept` header of every list and watch the client sent.
@@ -354,4 +356,70 @@ async fn apply_data(client: &Client, manager: &str, name: &str, value: &str) {
         .patch(name, &PatchParams::apply(manager), &Patch::Apply(cm))
         .await
         .unwrap();
+}
+
+#[tokio::test]
+async fn an_informer_told_to_skip_managed_fields_decodes_without_them() {
+    let (_fake, client, accepts) = setup();
+    apply(&client, "owner", "x").await;
+    let ar = ApiResource::erase::<ConfigMap>(&());
+    let mut uris = Vec::new();
+    for skip in [false, true] {
+        // No transform: what is cached is what was decoded.
+        let options = InformerOptions {
+            skip_managed_fields: skip,
+            ..InformerOptions::default()
+        };
+        let typed = SharedInformer::new(
+            Api::<ConfigMap>::namespaced(client.clone(), "a"),
+            options.clone(),
+        );
+        let dynamic = SharedInformer::new_with(
+            Api::<PartialObjectMeta<DynamicObject>>::all_with(client.clone(), &ar),
+            ar.clone(),
+            InformerOptions {
+                skip_managed_fields: skip,
+                ..InformerOptions::default()
+            },
+        );
+        accepts.lock().unwrap().clear();
+        typed.start();
+        dynamic.start();
+        assert!(typed.wait_for_sync(Duration::from_secs(10)).await);
+        assert!(dynamic.wait_for_sync(Duration::from_secs(10)).await);
+        let cm = typed.lister().namespace("a").get("x").unwrap();
+        assert_eq!(cm.managed_fields().is_empty(), skip, "skip {skip}");
+        assert_eq!(cm.data.as_ref().unwrap()["big"], "x".repeat(64));
+        let meta = dynamic.lister().namespace("a").get("x").unwrap();
+        assert_eq!(meta.managed_fields().is_empty(), skip, "skip {skip}");
+        assert_eq!(meta.labels()["app"], "web");
+        typed.shutdown().await;
+        dynamic.shutdown().await;
+        let mut asked: Vec<_> = accepts.lock().unwrap().clone();
+        asked.sort();
+        uris.push(asked);
+    }
+    // The same lists and watches, with the same Accept headers, either way.
+    let shape = |asked: &Vec<(String, String)>| -> Vec<(String, String)> {
+        asked
+            .iter()
+            .map(|(uri, accept)| (uri.split('?').next().unwrap().to_owned(), accept.clone()))
+            .collect()
+    };
+    assert_eq!(shape(&uris[0]), shape(&uris[1]));
+    assert!(
+        uris[1]
+            .iter()
+            .any(|(uri, accept)| uri.starts_with("/api/v1/configmaps")
+                && accept.contains("as=PartialObjectMetadata")),
+        "{:?}",
+        uris[1]
+    );
+    assert!(
+        uris[1]
+            .iter()
+            .any(|(uri, _)| uri.starts_with("/api/v1/namespaces/a/configmaps")),
+        "{:?}",
+        uris[1]
+    );
 }
