@@ -581,15 +581,18 @@ where
         ObjectRef::from_obj_with(obj, self.dyntype.clone())
     }
 
+    /// A new watch of the objects, decoded without managedFields when the options say so.
+    fn watch(&self) -> EventStream<K> {
+        let config = self.options.watcher.clone();
+        if self.options.skip_managed_fields {
+            Box::pin(crate::decode::watch(&self.api, &self.dyntype, config))
+        } else {
+            Box::pin(watcher(self.api.clone(), config))
+        }
+    }
+
     async fn run(self: Arc<Self>, mut writer: Writer<K>) {
-        let new_stream = || -> EventStream<K> {
-            let config = self.options.watcher.clone();
-            if self.options.skip_managed_fields {
-                Box::pin(crate::decode::watch(&self.api, &self.dyntype, config))
-            } else {
-                Box::pin(watcher(self.api.clone(), config))
-            }
-        };
+        let new_stream = || self.watch();
         let mut stream = new_stream();
         let mut retry = Retry::new(self.options.backoff);
         let mut stop = self.stop.subscribe();
