@@ -7,8 +7,8 @@
 # then, alternating for BENCH_ROUNDS rounds (default 3), runs one process per informer kind
 # and reads its resident memory before the informer starts and after its cache synced:
 # ours (the shared informer factory: full Pods, full Pods without managedFields, metadata
-# only, metadata only without managedFields) and client-go's (shared informer, metadata
-# informer). Ends with one line per comparison: `<name>: ours <bytes>, go <bytes>, ratio <r>`.
+# only, metadata only without managedFields, encoded: metadata decoded and the rest kept as
+# JSON) and client-go's (shared informer, metadata informer). Ends with one line per comparison: `<name>: ours <bytes>, go <bytes>, ratio <r>`.
 # The namespace is deleted at the end and on failure.
 #
 # Memory is compared settled: client-go's after `runtime.GC` and `debug.FreeOSMemory`, ours
@@ -126,6 +126,7 @@ for round in $(seq "$ROUNDS"); do
   run "$ours" informer-memory --namespace "$NS" --mode metadata "${parts[@]}"
   run "$go_prog" -namespace "$NS" -mode metadata
   run "$ours" informer-memory --namespace "$NS" --mode metadata-transformed "${parts[@]}"
+  run "$ours" informer-memory --namespace "$NS" --mode encoded "${parts[@]}"
   run env MALLOC_ARENA_MAX=1 "$ours" informer-memory --namespace "$NS" --mode transformed
   run env MALLOC_ARENA_MAX=1 "$ours" informer-memory --namespace "$NS" --mode metadata-transformed
 done
@@ -153,7 +154,7 @@ SETTLED = {"ours": "rss_after_trim", "go": "rss_after_gc"}
 print("bytes per cached Pod, in run order (after sync minus before, / Pods):")
 for program, mode in [("ours", "full"), ("go", "full"), ("ours", "transformed"),
                       ("ours", "metadata"), ("go", "metadata"),
-                      ("ours", "metadatatransformed")]:
+                      ("ours", "metadatatransformed"), ("ours", "encoded")]:
     raw = [round(x) for x in figures(program, mode, "rss_after")]
     settled = [round(x) for x in figures(program, mode, SETTLED[program])]
     heap = [round(x) for x in figures(program, mode, "heap_after", "heap_before")]
@@ -165,6 +166,12 @@ for program, mode in [("ours", "full"), ("go", "full"), ("ours", "transformed"),
 for mode in ["transformed", "metadatatransformed"]:
     settled = [round(x) for x in figures("ours", mode, "rss_after_trim", arenas="1")]
     print(f"  ours {mode}, MALLOC_ARENA_MAX=1: RSS settled {settled}")
+for r in runs:
+    if r["mode"] == "encoded" and r.get("decoded"):
+        print(f"  ours encoded: {r['encoded_bytes'] / r['decoded']:.0f} bytes of JSON a Pod; "
+              f"decoding all {r['decoded']} took {r['decode_seconds']:.2f} s "
+              f"({r['decode_seconds'] / r['decoded'] * 1e6:.1f} us a Pod, "
+              f"{'optimized' if r.get('optimized') else 'unoptimized'} build)")
 print("sync seconds: " + ", ".join(
     f"{r['program']} {r['mode']}{' (1 arena)' if r.get('arenas') else ''} {r['sync_seconds']:.2f}"
     for r in runs))
@@ -186,6 +193,8 @@ line("informer-bytes-per-pod-transformed", med("ours", "transformed", "rss_after
      med("go", "full", "rss_after_gc"))
 line("informer-bytes-per-pod-transformed-one-arena",
      med("ours", "transformed", "rss_after_trim", arenas="1"), med("go", "full", "rss_after_gc"))
+line("informer-bytes-per-pod-encoded", med("ours", "encoded", "rss_after_trim"),
+     med("go", "full", "rss_after_gc"))
 line("informer-bytes-per-pod-metadata", med("ours", "metadata", "rss_after_trim"),
      med("go", "metadata", "rss_after_gc"))
 line("informer-bytes-per-pod-metadata-transformed",

@@ -268,7 +268,9 @@ struct FactoryInner {
     transforms: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
     managed_fields: KeepManagedFields,
     backoff: crate::informer::WatchBackoff,
-    informers: Mutex<BTreeMap<String, Arc<dyn AnyInformer>>>,
+    /// By resource (with the informer's form) and cached type: `informer::<PartialObjectMeta<K>>()`
+    /// must not find, or replace, the full informer of `K`.
+    informers: Mutex<BTreeMap<(String, TypeId), Arc<dyn AnyInformer>>>,
 }
 
 /// One informer per resource type for the whole process. Cheap to clone.
@@ -369,15 +371,24 @@ impl SharedInformerFactory {
     {
         let key = format!("{}/{}/{}", K::group(&()), K::version(&()), K::plural(&()));
         self.get_or_insert(key, || {
-            let informer = SharedInformer::new(self.api::<K>(), self.options::<K>());
-            if let Some(aside) = self.inner.managed_fields.aside.get(&TypeId::of::<K>()) {
-                let aside = aside.clone();
-                informer.add_event_handler(
-                    crate::Handlers::new().on_delete(move |obj: &Arc<K>| aside.forget(&**obj)),
-                );
-            }
-            informer
+            self.forgetting_aside(SharedInformer::new(self.api::<K>(), self.options::<K>()))
         })
+    }
+
+    /// `informer`, which forgets the entries kept aside for a deleted object when `K`'s
+    /// managedFields are kept aside.
+    pub(crate) fn forgetting_aside<K>(&self, informer: SharedInformer<K>) -> SharedInformer<K>
+    where
+        K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+        K::DynamicType: Clone + Eq + Hash + Send + Sync + 'static,
+    {
+        if let Some(aside) = self.inner.managed_fields.aside.get(&TypeId::of::<K>()) {
+            let aside = aside.clone();
+            informer.add_event_handler(
+                crate::Handlers::new().on_delete(move |obj: &Arc<K>| aside.forget(&**obj)),
+            );
+        }
+        informer
     }
 
     /// The informer under `key`, made by `make` on first use.
@@ -395,6 +406,7 @@ impl SharedInformerFactory {
             .informers
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let key = (key, TypeId::of::<K>());
         if let Some(existing) = informers
             .get(&key)
             .and_then(|i| i.as_any().downcast_ref::<SharedInformer<K>>())
@@ -447,7 +459,11 @@ impl SharedInformerFactory {
         let key = format!("{}/{}/{}", ar.group, ar.version, ar.plural);
         self.get_or_insert(key, || {
             let api = self.api_with(&ar, namespaced);
-            SharedInformer::new_with(api, ar, self.options::<DynamicObject>())
+            self.forgetting_aside(SharedInformer::new_with(
+                api,
+                ar,
+                self.options::<DynamicObject>(),
+            ))
         })
     }
 

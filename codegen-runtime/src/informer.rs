@@ -21,6 +21,9 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
+pub use crate::watch_backoff::WatchBackoff;
+use crate::watch_backoff::{Retry, is_gone};
+
 /// Receives an informer's changes. Every method has an empty default.
 ///
 /// Handlers run on the informer's task, one event at a time, in order: keep them quick
@@ -147,78 +150,6 @@ impl<K> Clone for InformerOptions<K> {
     }
 }
 
-/// The wait after a failed list or watch: `initial`, doubling up to `max`, each wait drawn
-/// at random from its upper half so that informers do not retry in step. A 410 Gone is not
-/// waited on: the informer lists again at once, as client-go's reflector does. A watch that
-/// delivers an event starts over from `initial`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WatchBackoff {
-    /// The first wait.
-    pub initial: Duration,
-    /// The longest wait.
-    pub max: Duration,
-}
-
-impl Default for WatchBackoff {
-    /// 200 ms, doubling up to 5 s.
-    fn default() -> Self {
-        Self {
-            initial: Duration::from_millis(200),
-            max: Duration::from_secs(5),
-        }
-    }
-}
-
-/// The waits of one run of failures.
-struct Retry {
-    config: WatchBackoff,
-    next: Duration,
-    seed: u64,
-}
-
-impl Retry {
-    fn new(config: WatchBackoff) -> Self {
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64)
-            | 1;
-        Self {
-            config,
-            next: config.initial,
-            seed,
-        }
-    }
-
-    fn reset(&mut self) {
-        self.next = self.config.initial;
-    }
-
-    /// The next wait: somewhere in the upper half of the current step.
-    fn wait(&mut self) -> Duration {
-        self.seed ^= self.seed << 13;
-        self.seed ^= self.seed >> 7;
-        self.seed ^= self.seed << 17;
-        let step = self.next.min(self.config.max);
-        self.next = (step * 2).min(self.config.max);
-        let half = step / 2;
-        let nanos = half.as_nanos().max(1) as u64;
-        half + Duration::from_nanos(self.seed % nanos)
-    }
-}
-
-/// Whether a watcher error is a 410 Gone: the resource version is too old, and only a new
-/// list helps.
-fn is_gone(err: &watcher::Error) -> bool {
-    let api_code = |e: &kube::Error| matches!(e, kube::Error::Api(s) if s.code == 410);
-    match err {
-        watcher::Error::WatchError(status) => status.code == 410,
-        watcher::Error::InitialListFailed(e)
-        | watcher::Error::WatchStartFailed(e)
-        | watcher::Error::WatchFailed(e) => api_code(e),
-        watcher::Error::NoResourceVersion => false,
-    }
-}
-
 /// The namespace index every informer has.
 pub const NAMESPACE_INDEX: &str = "namespace";
 
@@ -315,12 +246,24 @@ where
 {
     /// An informer of a resource known at run time (`DynamicObject` with its `ApiResource`).
     pub fn new_with(api: Api<K>, dyntype: K::DynamicType, options: InformerOptions<K>) -> Self {
+        // Apart from the full informer of the same kind in sync reports and metrics.
+        let form = K::metadata_api().then_some("metadata");
+        Self::new_named(api, dyntype, options, form)
+    }
+
+    /// An informer named `plural.group/version (form)`: `form` tells it apart from the full
+    /// informer of the same kind.
+    pub(crate) fn new_named(
+        api: Api<K>,
+        dyntype: K::DynamicType,
+        options: InformerOptions<K>,
+        form: Option<&str>,
+    ) -> Self {
         let writer = Writer::new(dyntype.clone());
         let reader = writer.as_reader();
         let mut name = format!("{}.{}", K::plural(&dyntype), K::api_version(&dyntype));
-        if K::metadata_api() {
-            // Apart from the full informer of the same kind in sync reports and metrics.
-            name.push_str(" (metadata)");
+        if let Some(form) = form {
+            name.push_str(&format!(" ({form})"));
         }
         let mut indices = HashMap::new();
         let by_namespace: IndexFn<K> = Arc::new(|o: &K| o.namespace().into_iter().collect());
@@ -374,7 +317,7 @@ where
     }
 
     /// `plural.group/version`, for logs and sync reports (`plural.group/version (metadata)`
-    /// for a metadata-only informer).
+    /// for a metadata-only informer, `(encoded)` for an encoded one).
     pub fn name(&self) -> &str {
         &self.inner.name
     }
@@ -802,25 +745,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn waits_double_up_to_the_cap_each_in_the_upper_half_of_its_step() {
-        let config = WatchBackoff {
-            initial: Duration::from_millis(100),
-            max: Duration::from_millis(400),
-        };
-        let mut retry = Retry::new(config);
-        for step in [100u64, 200, 400, 400, 400] {
-            let wait = retry.wait();
-            let step = Duration::from_millis(step);
-            assert!(
-                wait >= step / 2 && wait <= step,
-                "{wait:?} for a step of {step:?}"
-            );
-        }
-        retry.reset();
-        assert!(retry.wait() <= Duration::from_millis(100));
-    }
-
-    #[test]
     fn index_keys_hold_name_and_namespace_only_and_find_the_cached_object() {
         use k8s_openapi::api::core::v1::ConfigMap;
         let mut cm = ConfigMap::default();
@@ -836,19 +760,5 @@ mod tests {
         assert!(key.extra.resource_version.is_none() && key.extra.uid.is_none());
         // Equal (and hashed alike) to the store's key, which carries both.
         assert_eq!(key, ObjectRef::from_obj(&cm));
-    }
-
-    #[test]
-    fn only_410_counts_as_gone() {
-        let status = |code| {
-            kube::core::Status::failure("x", "Expired")
-                .with_code(code)
-                .boxed()
-        };
-        assert!(is_gone(&watcher::Error::WatchError(status(410))));
-        assert!(!is_gone(&watcher::Error::WatchError(status(500))));
-        let api = kube::Error::Api(status(410));
-        assert!(is_gone(&watcher::Error::WatchStartFailed(api)));
-        assert!(!is_gone(&watcher::Error::NoResourceVersion));
     }
 }

@@ -8,7 +8,7 @@
 //! - Informers, listers and the [`SharedInformerFactory`] are the client-go `informers` /
 //!   `listers` layer on top of `kube::runtime`'s watcher and reflector store. The factory
 //!   drops `managedFields` before caching ([`transform`]) and also gives [`metadata`]-only
-//!   informers.
+//!   informers and [`encoded`] ones (metadata decoded, the rest kept as JSON).
 //! - [`events`] records events with a bounded series cache (kube's `Recorder` keeps every
 //!   event of the last 6 minutes).
 //! - [`ReadYourWrites`] lets a reconcile see its own last write of an object before the
@@ -36,6 +36,7 @@ pub mod client;
 pub mod config;
 pub mod crd;
 pub mod decode;
+pub mod encoded;
 pub mod events;
 pub mod factory;
 pub mod fresh;
@@ -50,12 +51,14 @@ pub mod scope;
 pub mod transform;
 pub mod typed;
 pub mod verbs;
+pub mod watch_backoff;
 #[cfg(feature = "webhook")]
 pub mod webhook;
 
 pub use client::{FieldManager, TypedClient};
 pub use crd::CrdMarkers;
 pub use either::Either;
+pub use encoded::{Encoded, EncodedInformer, EncodedLister};
 pub use factory::{FactoryBuilder, ScopeApi, SharedInformerFactory};
 pub use futures::Stream;
 pub use informer::{EventHandler, Handlers, InformerOptions, SharedInformer, WatchBackoff};

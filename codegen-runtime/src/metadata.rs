@@ -45,10 +45,10 @@ impl SharedInformerFactory {
     {
         let key = key(&K::group(&()), &K::version(&()), &K::plural(&()));
         self.get_or_insert(key, || {
-            SharedInformer::new(
+            self.forgetting_aside(SharedInformer::new(
                 self.api::<PartialObjectMeta<K>>(),
                 self.options::<PartialObjectMeta<K>>(),
-            )
+            ))
         })
     }
 
@@ -73,7 +73,8 @@ impl SharedInformerFactory {
         let key = key(&ar.group, &ar.version, &ar.plural);
         self.get_or_insert(key, || {
             let api = self.api_with(&ar, namespaced);
-            SharedInformer::new_with(api, ar, self.options::<PartialObjectMeta<DynamicObject>>())
+            let options = self.options::<PartialObjectMeta<DynamicObject>>();
+            self.forgetting_aside(SharedInformer::new_with(api, ar, options))
         })
     }
 }

@@ -30,6 +30,10 @@ struct Args {
     /// Cache Pods' metadata only and log namespace/name and owner (no phase or node).
     #[arg(long)]
     metadata_only: bool,
+    /// Cache Pods encoded (metadata decoded, the rest as JSON), decoding each as it is
+    /// logged: the same lines at well under half the memory of full Pods.
+    #[arg(long, conflicts_with = "metadata_only")]
+    encoded: bool,
 }
 
 #[tokio::main]
@@ -39,6 +43,7 @@ async fn main() -> ExitCode {
         namespace: args.namespace.clone(),
         resync: (args.resync_period > 0).then(|| Duration::from_secs(args.resync_period)),
         metadata_only: args.metadata_only,
+        encoded: args.encoded,
         ..Options::default()
     };
     let config = if args.embedded {

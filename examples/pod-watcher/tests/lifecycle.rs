@@ -58,13 +58,14 @@ impl Watching {
     }
 }
 
-#[tokio::test]
-async fn logs_every_step_of_a_pod_lifecycle_in_order() {
+/// The lines logged, with `options`, for a pod created, scheduled, running and deleted
+/// while another one already ran.
+async fn lifecycle(options: Options) -> Vec<String> {
     let fake = FakeApiServer::new();
     fake.seed(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "old", "namespace": "kube-system"},
         "spec": {"nodeName": "node-b", "containers": [{"name": "c", "image": "x"}]}}))
     .unwrap();
-    let watching = Watching::start(&fake, Options::default());
+    let watching = Watching::start(&fake, options);
     watching.wait(1).await;
     let pods: Api<k8s_openapi::api::core::v1::Pod> =
         Api::default_namespaced(Client::new(fake.clone(), "default"));
@@ -90,16 +91,29 @@ async fn logs_every_step_of_a_pod_lifecycle_in_order() {
     watching.wait(4).await;
     pods.delete("web", &Default::default()).await.unwrap();
     watching.wait(5).await;
-    assert_eq!(
-        watching.stop().await,
-        [
-            "ADDED kube-system/old phase=Pending node=node-b",
-            "ADDED default/web phase=Pending node=<none>",
-            "UPDATED default/web phase=Pending node=node-a",
-            "UPDATED default/web phase=Running node=node-a",
-            "DELETED default/web phase=Running node=node-a",
-        ]
-    );
+    watching.stop().await
+}
+
+const LIFECYCLE: [&str; 5] = [
+    "ADDED kube-system/old phase=Pending node=node-b",
+    "ADDED default/web phase=Pending node=<none>",
+    "UPDATED default/web phase=Pending node=node-a",
+    "UPDATED default/web phase=Running node=node-a",
+    "DELETED default/web phase=Running node=node-a",
+];
+
+#[tokio::test]
+async fn logs_every_step_of_a_pod_lifecycle_in_order() {
+    assert_eq!(lifecycle(Options::default()).await, LIFECYCLE);
+}
+
+#[tokio::test]
+async fn encoded_logs_the_same_lines_from_pods_decoded_as_they_are_logged() {
+    let options = Options {
+        encoded: true,
+        ..Options::default()
+    };
+    assert_eq!(lifecycle(options).await, LIFECYCLE);
 }
 
 #[tokio::test]

@@ -10,6 +10,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
 use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::{Lookup, ObjectRef};
+use kube_codegen_runtime::Encoded;
 use serde_json::{Value, json};
 
 use crate::alloc::{Heap, heap};
@@ -166,6 +167,22 @@ pub fn metas(objs: &[Arc<PartialObjectMeta<Pod>>]) -> Value {
         );
         rows.add("apiVersion and kind", cloned(&obj.types));
         metadata_parts(&mut rows, &obj.metadata);
+        store_part(&mut rows, obj.as_ref(), n);
+    }
+    rows.per_object(n)
+}
+
+/// Per cached `Encoded<Pod>`, by part.
+pub fn encoded(objs: &[Arc<Encoded<Pod>>]) -> Value {
+    let mut rows = Rows::default();
+    let n = objs.len();
+    for obj in objs {
+        rows.add(
+            "Arc<Encoded> block (ObjectMeta inline)",
+            block(size_of::<Encoded<Pod>>() + 16),
+        );
+        metadata_parts(&mut rows, obj.meta());
+        rows.add("the rest as JSON", block(obj.encoded_len()));
         store_part(&mut rows, obj.as_ref(), n);
     }
     rows.per_object(n)
