@@ -17,7 +17,7 @@ use std::marker::PhantomData;
 
 use futures::{Stream, TryStreamExt};
 use kube::Resource;
-use kube::api::{Api, ObjectMeta};
+use kube::api::Api;
 use kube::core::DynamicResourceScope;
 use kube::runtime::watcher;
 use serde::Deserialize;
@@ -26,6 +26,8 @@ use serde::de::{
     self, DeserializeOwned, DeserializeSeed, Deserializer, EnumAccess, IgnoredAny, MapAccess,
     SeqAccess, Visitor,
 };
+
+use crate::resource_of::resource_of_kind;
 
 /// `K` decoded without `metadata.managedFields`: the same object with that field `None`.
 ///
@@ -47,39 +49,13 @@ impl<'de, K: Deserialize<'de>> Deserialize<'de> for WithoutManagedFields<K> {
     }
 }
 
-impl<K: Resource> Resource for WithoutManagedFields<K> {
-    type DynamicType = K::DynamicType;
-    // Its `Api` is built from an `Api<K>` that already has the right scope and namespace.
-    type Scope = DynamicResourceScope;
-
-    fn kind(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::kind(dt)
-    }
-    fn group(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::group(dt)
-    }
-    fn version(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::version(dt)
-    }
-    fn api_version(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::api_version(dt)
-    }
-    fn plural(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::plural(dt)
-    }
-    fn metadata_api() -> bool {
-        K::metadata_api()
-    }
-    fn url_path(dt: &Self::DynamicType, namespace: Option<&str>) -> String {
-        K::url_path(dt, namespace)
-    }
-    fn meta(&self) -> &ObjectMeta {
-        self.0.meta()
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        self.0.meta_mut()
-    }
-}
+// Its `Api` is built from an `Api<K>` that already has the right scope and namespace.
+resource_of_kind!(
+    WithoutManagedFields,
+    DynamicResourceScope,
+    |this| this.0.meta(),
+    this.0.meta_mut()
+);
 
 /// kube's watcher over what `api` sees, its objects decoded without `managedFields`.
 pub(crate) fn watch<K>(
@@ -322,7 +298,7 @@ impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for MetadataSeed<S> {
 }
 
 /// A map key, borrowed from the input where it can be.
-struct Key<'de>(Cow<'de, str>);
+pub(crate) struct Key<'de>(pub(crate) Cow<'de, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

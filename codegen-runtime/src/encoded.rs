@@ -21,7 +21,6 @@
 //! reading it back gives the object that was decoded (fields `K` does not know are dropped,
 //! as for the full informer).
 
-use std::borrow::Cow;
 use std::fmt::{self, Debug};
 use std::marker::PhantomData;
 
@@ -33,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::factory::{ScopeApi, SharedInformerFactory};
 use crate::informer::SharedInformer;
 use crate::lister::Lister;
+use crate::resource_of::resource_of_kind;
 
 /// `K` as an encoded informer caches it: its `metadata` decoded, the rest as JSON.
 ///
@@ -110,38 +110,7 @@ where
     }
 }
 
-impl<K: Resource> Resource for Encoded<K> {
-    type DynamicType = K::DynamicType;
-    type Scope = K::Scope;
-
-    fn kind(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::kind(dt)
-    }
-    fn group(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::group(dt)
-    }
-    fn version(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::version(dt)
-    }
-    fn api_version(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::api_version(dt)
-    }
-    fn plural(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::plural(dt)
-    }
-    fn metadata_api() -> bool {
-        K::metadata_api()
-    }
-    fn url_path(dt: &Self::DynamicType, namespace: Option<&str>) -> String {
-        K::url_path(dt, namespace)
-    }
-    fn meta(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-}
+resource_of_kind!(Encoded, K::Scope, |this| &this.metadata, &mut this.metadata);
 
 /// The encoded informer of `K`: `SharedInformer<Encoded<K>>`, with handlers, streams,
 /// indexers and sync state like any informer.

@@ -29,6 +29,7 @@
 extern crate self as kube_codegen_runtime;
 
 pub mod apply;
+pub mod apply_codec;
 // Formatted by the generator (prettyplease); rustfmt would make it drift from verify.
 #[rustfmt::skip]
 pub mod applyconfigurations;
@@ -47,6 +48,7 @@ pub mod metadata;
 pub mod migrate;
 pub mod rate_limit;
 pub mod read_your_writes;
+mod resource_of;
 pub mod scope;
 pub mod transform;
 pub mod typed;

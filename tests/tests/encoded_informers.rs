@@ -1,6 +1,8 @@
 //! Encoded informers (metadata decoded, the rest kept as JSON), on the fake API server
 //! through the real client.
 
+mod support;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -11,6 +13,7 @@ use kube::core::{PartialObjectMeta, Selector};
 use kube::{Client, ResourceExt};
 use kube_codegen_runtime::{Encoded, Handlers, SharedInformerFactory};
 use serde_json::json;
+use support::wait_for;
 
 fn setup() -> (FakeApiServer, Client) {
     let fake = FakeApiServer::with_config(fake_apiserver::Config {
@@ -41,16 +44,6 @@ async fn apply(client: &Client, name: &str, value: &str) -> ConfigMap {
         )
         .await
         .unwrap()
-}
-
-async fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
-    for _ in 0..400 {
-        if condition() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{what}: not within 20s");
 }
 
 #[tokio::test]

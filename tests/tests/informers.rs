@@ -1,5 +1,7 @@
 //! Informers, listers and the factory on the fake API server, through the real client.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,6 +15,7 @@ use kube::runtime::controller::{Action, Controller};
 use kube::{Client, ResourceExt};
 use kube_codegen_runtime::{Handlers, SharedInformerFactory};
 use serde_json::json;
+use support::wait_for;
 
 fn configmap(ns: &str, name: &str, app: &str) -> ConfigMap {
     let mut cm = ConfigMap::default();
@@ -58,16 +61,6 @@ fn recording() -> (Log, Handlers<ConfigMap>) {
             d.lock().unwrap().push(format!("delete {}", o.name_any()))
         });
     (log, handlers)
-}
-
-async fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
-    for _ in 0..400 {
-        if condition() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{what}: not within 20s");
 }
 
 #[tokio::test]

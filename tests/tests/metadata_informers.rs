@@ -1,6 +1,8 @@
 //! Metadata-only informers and the factory's default `managedFields` drop, on the fake API
 //! server through the real client.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -15,6 +17,7 @@ use kube_codegen_runtime::{
     Handlers, InformerOptions, ManagedFieldsAside, SharedInformer, SharedInformerFactory,
 };
 use serde_json::json;
+use support::wait_for;
 
 /// The `Accept` header of every list and watch the client sent.
 type Accepts = Arc<Mutex<Vec<(String, String)>>>;
@@ -51,16 +54,6 @@ fn configmap(ns: &str, name: &str, app: &str) -> serde_json::Value {
     json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": name, "namespace": ns, "labels": {"app": app}},
         "data": {"big": "x".repeat(64)}})
-}
-
-async fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
-    for _ in 0..400 {
-        if condition() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{what}: not within 20s");
 }
 
 async fn synced(factory: &SharedInformerFactory) -> BTreeMap<String, bool> {

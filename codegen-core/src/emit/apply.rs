@@ -19,17 +19,39 @@ fn rt() -> TokenStream {
 /// The derives every apply configuration has. `PartialEq` always: comparing what a manager
 /// owns (`extract_foo`) with what it wants is how a controller skips no-op applies; the
 /// derive could not tell whether the source type has it (a derive never sees the
-/// `#[derive]` list it is in), and the CLI must write what the derive expands.
+/// `#[derive]` list it is in), and the CLI must write what the derive expands. Serde's
+/// traits come from [`codec`], not from its derives.
 fn derives() -> TokenStream {
-    let rt = rt();
     quote! {
-        #[derive(::core::clone::Clone, ::core::fmt::Debug, ::core::default::Default, ::core::cmp::PartialEq, #rt::serde::Serialize, #rt::serde::Deserialize)]
-        #[serde(crate = "::kube_codegen_runtime::serde")]
+        #[derive(::core::clone::Clone, ::core::fmt::Debug, ::core::default::Default, ::core::cmp::PartialEq)]
+    }
+}
+
+/// A field of an apply configuration as [`codec`] reads and writes it.
+pub(crate) struct Coded {
+    ident: syn::Ident,
+    /// Its JSON name; `None` for a flattened field, whose own fields are the struct's.
+    json: Option<String>,
+}
+
+/// `Serialize` and `Deserialize` of the apply configuration `ac` with `fields`: one call of
+/// the runtime's `apply_codec!`, an entry per field in declaration order (`"json" => ident`,
+/// or `_ => ident` for a flattened one).
+fn codec(ac: &syn::Ident, fields: &[Coded]) -> TokenStream {
+    let entries = fields.iter().map(|f| {
+        let ident = &f.ident;
+        match &f.json {
+            Some(json) => quote!(#json => #ident),
+            None => quote!(_ => #ident),
+        }
+    });
+    quote! {
+        ::kube_codegen_runtime::apply_codec!(#ac { #(#entries),* });
     }
 }
 
 /// A field's declaration: its docs (or a line naming its JSON field), then an optional
-/// value skipped when unset, or a flattened struct.
+/// value, or a flattened struct.
 fn declaration(f: &AcField) -> TokenStream {
     let name = &f.ident;
     let json = &f.json;
@@ -44,13 +66,11 @@ fn declaration(f: &AcField) -> TokenStream {
     if f.flatten {
         quote! {
             #docs
-            #[serde(flatten)]
             pub #name: #held,
         }
     } else {
         quote! {
             #docs
-            #[serde(rename = #json, default, skip_serializing_if = "::core::option::Option::is_none")]
             pub #name: ::core::option::Option<#held>,
         }
     }
@@ -232,12 +252,23 @@ pub(crate) fn ac_struct(s: &AcStruct) -> TokenStream {
             },
         ),
     };
+    let coded: Vec<Coded> = s
+        .fields
+        .iter()
+        .map(|f| Coded {
+            ident: f.ident.clone(),
+            json: (!f.flatten).then(|| f.json.clone()),
+        })
+        .collect();
+    let codec = codec(ac, &coded);
     quote! {
         #[doc = #doc]
         #derive
         #vis struct #ac {
             #(#decls)*
         }
+
+        #codec
 
         impl #ac {
             #merge_const
@@ -365,6 +396,31 @@ pub(crate) enum SpecField {
     Flattened(TokenStream),
 }
 
+/// The codec of a kind's apply configuration `ac`: type meta, metadata, its spec (or the
+/// root's fields, flattened) and, when it has one, its status.
+fn kind_codec(ac: &syn::Ident, spec: &SpecField, status: bool) -> TokenStream {
+    let named = |json: &str, ident: &str| Coded {
+        ident: format_ident!("{ident}"),
+        json: Some(json.to_owned()),
+    };
+    let mut coded = vec![
+        named("apiVersion", "api_version"),
+        named("kind", "kind"),
+        named("metadata", "metadata"),
+    ];
+    coded.push(match spec {
+        SpecField::Spec(_) => named("spec", "spec"),
+        SpecField::Flattened(_) => Coded {
+            ident: format_ident!("fields"),
+            json: None,
+        },
+    });
+    if status {
+        coded.push(named("status", "status"));
+    }
+    codec(ac, &coded)
+}
+
 /// A CRD kind's apply configuration struct (type meta, metadata, the spec's configuration
 /// as `spec` says, `status` holding `status_ac`, merged as `merge` says, from
 /// [`merge_of`]) with the helpers every kind's apply configuration has.
@@ -378,7 +434,6 @@ pub(crate) fn kind_common(
     let derive = derives();
     let vis = &r.vis;
     let meta = quote!(::k8s_openapi::apimachinery::pkg::apis::meta::v1);
-    let skip = quote!(#[serde(default, skip_serializing_if = "::core::option::Option::is_none")]);
     let status_doc = if r.status_subresource {
         " The status, applied through the status subresource."
     } else {
@@ -387,7 +442,6 @@ pub(crate) fn kind_common(
     let status_field = status_ac.as_ref().map(|s| {
         quote! {
             #[doc = #status_doc]
-            #skip
             pub status: ::core::option::Option<#s>,
         }
     });
@@ -402,11 +456,11 @@ pub(crate) fn kind_common(
             }
         }
     });
+    let codec = kind_codec(ac, &spec, status_ac.is_some());
     let (spec_field, spec_builder) = match spec {
         SpecField::Spec(spec_ac) => (
             quote! {
                 /// The desired state.
-                #skip
                 pub spec: ::core::option::Option<#spec_ac>,
             },
             quote! {
@@ -422,7 +476,6 @@ pub(crate) fn kind_common(
         SpecField::Flattened(fields_ac) => (
             quote! {
                 /// The root's properties (`#[kube(no_spec)]`), flattened into the object.
-                #[serde(flatten)]
                 pub fields: #fields_ac,
             },
             quote! {
@@ -452,17 +505,16 @@ pub(crate) fn kind_common(
         #derive
         #vis struct #ac {
             /// `apiVersion`.
-            #[serde(rename = "apiVersion", default, skip_serializing_if = "::core::option::Option::is_none")]
             pub api_version: ::core::option::Option<::std::string::String>,
             /// `kind`.
-            #skip
             pub kind: ::core::option::Option<::std::string::String>,
             /// Name, namespace, and the labels, annotations, owner references and finalizers applied.
-            #skip
             pub metadata: ::core::option::Option<#meta::ObjectMeta>,
             #spec_field
             #status_field
         }
+
+        #codec
 
         impl #ac {
             /// How server-side apply merges the object, for `extract`.

@@ -8,50 +8,27 @@
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct DaemonSetApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<DaemonSetSpecApplyConfiguration>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<DaemonSetStatusApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    DaemonSetApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata"
+    => metadata, "spec" => spec, "status" => status }
+);
 
 impl DaemonSetApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -221,50 +198,27 @@ pub fn extract_daemon_set_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct DaemonSetConditionApplyConfiguration {
     /// `lastTransitionTime`.
-    #[serde(
-        rename = "lastTransitionTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_transition_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// `message`.
-    #[serde(
-        rename = "message",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub message: ::core::option::Option<::std::string::String>,
     /// `reason`.
-    #[serde(
-        rename = "reason",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub reason: ::core::option::Option<::std::string::String>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<::std::string::String>,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    DaemonSetConditionApplyConfiguration { "lastTransitionTime" => last_transition_time,
+    "message" => message, "reason" => reason, "status" => status, "type" => type_ }
+);
 
 impl DaemonSetConditionApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -332,54 +286,32 @@ impl DaemonSetConditionApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct DaemonSetSpecApplyConfiguration {
     /// `minReadySeconds`.
-    #[serde(
-        rename = "minReadySeconds",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub min_ready_seconds: ::core::option::Option<i32>,
     /// `revisionHistoryLimit`.
-    #[serde(
-        rename = "revisionHistoryLimit",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub revision_history_limit: ::core::option::Option<i32>,
     /// `selector`.
-    #[serde(
-        rename = "selector",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub selector: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
     >,
     /// `template`.
-    #[serde(
-        rename = "template",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub template: ::core::option::Option<
         ::kube_codegen_runtime::applyconfigurations::core::v1::PodTemplateSpecApplyConfiguration,
     >,
     /// `updateStrategy`.
-    #[serde(
-        rename = "updateStrategy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub update_strategy: ::core::option::Option<
         DaemonSetUpdateStrategyApplyConfiguration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    DaemonSetSpecApplyConfiguration { "minReadySeconds" => min_ready_seconds,
+    "revisionHistoryLimit" => revision_history_limit, "selector" => selector, "template"
+    => template, "updateStrategy" => update_strategy }
+);
 
 impl DaemonSetSpecApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -463,85 +395,41 @@ impl DaemonSetSpecApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct DaemonSetStatusApplyConfiguration {
     /// `collisionCount`.
-    #[serde(
-        rename = "collisionCount",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub collision_count: ::core::option::Option<i32>,
     /// `conditions`.
-    #[serde(
-        rename = "conditions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub conditions: ::core::option::Option<
         ::std::vec::Vec<DaemonSetConditionApplyConfiguration>,
     >,
     /// `currentNumberScheduled`.
-    #[serde(
-        rename = "currentNumberScheduled",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub current_number_scheduled: ::core::option::Option<i32>,
     /// `desiredNumberScheduled`.
-    #[serde(
-        rename = "desiredNumberScheduled",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub desired_number_scheduled: ::core::option::Option<i32>,
     /// `numberAvailable`.
-    #[serde(
-        rename = "numberAvailable",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub number_available: ::core::option::Option<i32>,
     /// `numberMisscheduled`.
-    #[serde(
-        rename = "numberMisscheduled",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub number_misscheduled: ::core::option::Option<i32>,
     /// `numberReady`.
-    #[serde(
-        rename = "numberReady",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub number_ready: ::core::option::Option<i32>,
     /// `numberUnavailable`.
-    #[serde(
-        rename = "numberUnavailable",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub number_unavailable: ::core::option::Option<i32>,
     /// `observedGeneration`.
-    #[serde(
-        rename = "observedGeneration",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub observed_generation: ::core::option::Option<i64>,
     /// `updatedNumberScheduled`.
-    #[serde(
-        rename = "updatedNumberScheduled",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub updated_number_scheduled: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    DaemonSetStatusApplyConfiguration { "collisionCount" => collision_count, "conditions"
+    => conditions, "currentNumberScheduled" => current_number_scheduled,
+    "desiredNumberScheduled" => desired_number_scheduled, "numberAvailable" =>
+    number_available, "numberMisscheduled" => number_misscheduled, "numberReady" =>
+    number_ready, "numberUnavailable" => number_unavailable, "observedGeneration" =>
+    observed_generation, "updatedNumberScheduled" => updated_number_scheduled }
+);
 
 impl DaemonSetStatusApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -678,27 +566,19 @@ impl DaemonSetStatusApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct DaemonSetUpdateStrategyApplyConfiguration {
     /// `rollingUpdate`.
-    #[serde(
-        rename = "rollingUpdate",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub rolling_update: ::core::option::Option<RollingUpdateDaemonSetApplyConfiguration>,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    DaemonSetUpdateStrategyApplyConfiguration { "rollingUpdate" => rolling_update, "type"
+    => type_ }
+);
 
 impl DaemonSetUpdateStrategyApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -742,50 +622,27 @@ impl DaemonSetUpdateStrategyApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct DeploymentApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<DeploymentSpecApplyConfiguration>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<DeploymentStatusApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    DeploymentApplyConfiguration { "apiVersion" => api_version, "kind" => kind,
+    "metadata" => metadata, "spec" => spec, "status" => status }
+);
 
 impl DeploymentApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -956,59 +813,32 @@ pub fn extract_deployment_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct DeploymentConditionApplyConfiguration {
     /// `lastTransitionTime`.
-    #[serde(
-        rename = "lastTransitionTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_transition_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// `lastUpdateTime`.
-    #[serde(
-        rename = "lastUpdateTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_update_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// `message`.
-    #[serde(
-        rename = "message",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub message: ::core::option::Option<::std::string::String>,
     /// `reason`.
-    #[serde(
-        rename = "reason",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub reason: ::core::option::Option<::std::string::String>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<::std::string::String>,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    DeploymentConditionApplyConfiguration { "lastTransitionTime" => last_transition_time,
+    "lastUpdateTime" => last_update_time, "message" => message, "reason" => reason,
+    "status" => status, "type" => type_ }
+);
 
 impl DeploymentConditionApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -1089,73 +919,37 @@ impl DeploymentConditionApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct DeploymentSpecApplyConfiguration {
     /// `minReadySeconds`.
-    #[serde(
-        rename = "minReadySeconds",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub min_ready_seconds: ::core::option::Option<i32>,
     /// `paused`.
-    #[serde(
-        rename = "paused",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub paused: ::core::option::Option<bool>,
     /// `progressDeadlineSeconds`.
-    #[serde(
-        rename = "progressDeadlineSeconds",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub progress_deadline_seconds: ::core::option::Option<i32>,
     /// `replicas`.
-    #[serde(
-        rename = "replicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub replicas: ::core::option::Option<i32>,
     /// `revisionHistoryLimit`.
-    #[serde(
-        rename = "revisionHistoryLimit",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub revision_history_limit: ::core::option::Option<i32>,
     /// `selector`.
-    #[serde(
-        rename = "selector",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub selector: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
     >,
     /// `strategy`.
-    #[serde(
-        rename = "strategy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub strategy: ::core::option::Option<DeploymentStrategyApplyConfiguration>,
     /// `template`.
-    #[serde(
-        rename = "template",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub template: ::core::option::Option<
         ::kube_codegen_runtime::applyconfigurations::core::v1::PodTemplateSpecApplyConfiguration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    DeploymentSpecApplyConfiguration { "minReadySeconds" => min_ready_seconds, "paused"
+    => paused, "progressDeadlineSeconds" => progress_deadline_seconds, "replicas" =>
+    replicas, "revisionHistoryLimit" => revision_history_limit, "selector" => selector,
+    "strategy" => strategy, "template" => template }
+);
 
 impl DeploymentSpecApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -1266,78 +1060,38 @@ impl DeploymentSpecApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct DeploymentStatusApplyConfiguration {
     /// `availableReplicas`.
-    #[serde(
-        rename = "availableReplicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub available_replicas: ::core::option::Option<i32>,
     /// `collisionCount`.
-    #[serde(
-        rename = "collisionCount",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub collision_count: ::core::option::Option<i32>,
     /// `conditions`.
-    #[serde(
-        rename = "conditions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub conditions: ::core::option::Option<
         ::std::vec::Vec<DeploymentConditionApplyConfiguration>,
     >,
     /// `observedGeneration`.
-    #[serde(
-        rename = "observedGeneration",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub observed_generation: ::core::option::Option<i64>,
     /// `readyReplicas`.
-    #[serde(
-        rename = "readyReplicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ready_replicas: ::core::option::Option<i32>,
     /// `replicas`.
-    #[serde(
-        rename = "replicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub replicas: ::core::option::Option<i32>,
     /// `terminatingReplicas`.
-    #[serde(
-        rename = "terminatingReplicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub terminating_replicas: ::core::option::Option<i32>,
     /// `unavailableReplicas`.
-    #[serde(
-        rename = "unavailableReplicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub unavailable_replicas: ::core::option::Option<i32>,
     /// `updatedReplicas`.
-    #[serde(
-        rename = "updatedReplicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub updated_replicas: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    DeploymentStatusApplyConfiguration { "availableReplicas" => available_replicas,
+    "collisionCount" => collision_count, "conditions" => conditions, "observedGeneration"
+    => observed_generation, "readyReplicas" => ready_replicas, "replicas" => replicas,
+    "terminatingReplicas" => terminating_replicas, "unavailableReplicas" =>
+    unavailable_replicas, "updatedReplicas" => updated_replicas }
+);
 
 impl DeploymentStatusApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -1463,29 +1217,21 @@ impl DeploymentStatusApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct DeploymentStrategyApplyConfiguration {
     /// `rollingUpdate`.
-    #[serde(
-        rename = "rollingUpdate",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub rolling_update: ::core::option::Option<
         RollingUpdateDeploymentApplyConfiguration,
     >,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    DeploymentStrategyApplyConfiguration { "rollingUpdate" => rolling_update, "type" =>
+    type_ }
+);
 
 impl DeploymentStrategyApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -1529,50 +1275,27 @@ impl DeploymentStrategyApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ReplicaSetApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<ReplicaSetSpecApplyConfiguration>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<ReplicaSetStatusApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ReplicaSetApplyConfiguration { "apiVersion" => api_version, "kind" => kind,
+    "metadata" => metadata, "spec" => spec, "status" => status }
+);
 
 impl ReplicaSetApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -1743,50 +1466,27 @@ pub fn extract_replica_set_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ReplicaSetConditionApplyConfiguration {
     /// `lastTransitionTime`.
-    #[serde(
-        rename = "lastTransitionTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_transition_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// `message`.
-    #[serde(
-        rename = "message",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub message: ::core::option::Option<::std::string::String>,
     /// `reason`.
-    #[serde(
-        rename = "reason",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub reason: ::core::option::Option<::std::string::String>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<::std::string::String>,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ReplicaSetConditionApplyConfiguration { "lastTransitionTime" => last_transition_time,
+    "message" => message, "reason" => reason, "status" => status, "type" => type_ }
+);
 
 impl ReplicaSetConditionApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -1854,45 +1554,27 @@ impl ReplicaSetConditionApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ReplicaSetSpecApplyConfiguration {
     /// `minReadySeconds`.
-    #[serde(
-        rename = "minReadySeconds",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub min_ready_seconds: ::core::option::Option<i32>,
     /// `replicas`.
-    #[serde(
-        rename = "replicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub replicas: ::core::option::Option<i32>,
     /// `selector`.
-    #[serde(
-        rename = "selector",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub selector: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
     >,
     /// `template`.
-    #[serde(
-        rename = "template",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub template: ::core::option::Option<
         ::kube_codegen_runtime::applyconfigurations::core::v1::PodTemplateSpecApplyConfiguration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ReplicaSetSpecApplyConfiguration { "minReadySeconds" => min_ready_seconds, "replicas"
+    => replicas, "selector" => selector, "template" => template }
+);
 
 impl ReplicaSetSpecApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -1961,64 +1643,33 @@ impl ReplicaSetSpecApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ReplicaSetStatusApplyConfiguration {
     /// `availableReplicas`.
-    #[serde(
-        rename = "availableReplicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub available_replicas: ::core::option::Option<i32>,
     /// `conditions`.
-    #[serde(
-        rename = "conditions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub conditions: ::core::option::Option<
         ::std::vec::Vec<ReplicaSetConditionApplyConfiguration>,
     >,
     /// `fullyLabeledReplicas`.
-    #[serde(
-        rename = "fullyLabeledReplicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub fully_labeled_replicas: ::core::option::Option<i32>,
     /// `observedGeneration`.
-    #[serde(
-        rename = "observedGeneration",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub observed_generation: ::core::option::Option<i64>,
     /// `readyReplicas`.
-    #[serde(
-        rename = "readyReplicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ready_replicas: ::core::option::Option<i32>,
     /// `replicas`.
-    #[serde(
-        rename = "replicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub replicas: ::core::option::Option<i32>,
     /// `terminatingReplicas`.
-    #[serde(
-        rename = "terminatingReplicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub terminating_replicas: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ReplicaSetStatusApplyConfiguration { "availableReplicas" => available_replicas,
+    "conditions" => conditions, "fullyLabeledReplicas" => fully_labeled_replicas,
+    "observedGeneration" => observed_generation, "readyReplicas" => ready_replicas,
+    "replicas" => replicas, "terminatingReplicas" => terminating_replicas }
+);
 
 impl ReplicaSetStatusApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -2122,31 +1773,23 @@ impl ReplicaSetStatusApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct RollingUpdateDaemonSetApplyConfiguration {
     /// `maxSurge`.
-    #[serde(
-        rename = "maxSurge",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub max_surge: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
     >,
     /// `maxUnavailable`.
-    #[serde(
-        rename = "maxUnavailable",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub max_unavailable: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    RollingUpdateDaemonSetApplyConfiguration { "maxSurge" => max_surge, "maxUnavailable"
+    => max_unavailable }
+);
 
 impl RollingUpdateDaemonSetApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -2183,31 +1826,23 @@ impl RollingUpdateDaemonSetApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct RollingUpdateDeploymentApplyConfiguration {
     /// `maxSurge`.
-    #[serde(
-        rename = "maxSurge",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub max_surge: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
     >,
     /// `maxUnavailable`.
-    #[serde(
-        rename = "maxUnavailable",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub max_unavailable: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    RollingUpdateDeploymentApplyConfiguration { "maxSurge" => max_surge, "maxUnavailable"
+    => max_unavailable }
+);
 
 impl RollingUpdateDeploymentApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -2244,29 +1879,21 @@ impl RollingUpdateDeploymentApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct RollingUpdateStatefulSetStrategyApplyConfiguration {
     /// `maxUnavailable`.
-    #[serde(
-        rename = "maxUnavailable",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub max_unavailable: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
     >,
     /// `partition`.
-    #[serde(
-        rename = "partition",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub partition: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    RollingUpdateStatefulSetStrategyApplyConfiguration { "maxUnavailable" =>
+    max_unavailable, "partition" => partition }
+);
 
 impl RollingUpdateStatefulSetStrategyApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -2298,50 +1925,27 @@ impl RollingUpdateStatefulSetStrategyApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct StatefulSetApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<StatefulSetSpecApplyConfiguration>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<StatefulSetStatusApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    StatefulSetApplyConfiguration { "apiVersion" => api_version, "kind" => kind,
+    "metadata" => metadata, "spec" => spec, "status" => status }
+);
 
 impl StatefulSetApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -2512,50 +2116,28 @@ pub fn extract_stateful_set_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct StatefulSetConditionApplyConfiguration {
     /// `lastTransitionTime`.
-    #[serde(
-        rename = "lastTransitionTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_transition_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// `message`.
-    #[serde(
-        rename = "message",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub message: ::core::option::Option<::std::string::String>,
     /// `reason`.
-    #[serde(
-        rename = "reason",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub reason: ::core::option::Option<::std::string::String>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<::std::string::String>,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    StatefulSetConditionApplyConfiguration { "lastTransitionTime" =>
+    last_transition_time, "message" => message, "reason" => reason, "status" => status,
+    "type" => type_ }
+);
 
 impl StatefulSetConditionApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -2623,20 +2205,16 @@ impl StatefulSetConditionApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct StatefulSetOrdinalsApplyConfiguration {
     /// `start`.
-    #[serde(
-        rename = "start",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub start: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    StatefulSetOrdinalsApplyConfiguration { "start" => start }
+);
 
 impl StatefulSetOrdinalsApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -2655,27 +2233,19 @@ impl StatefulSetOrdinalsApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct StatefulSetPersistentVolumeClaimRetentionPolicyApplyConfiguration {
     /// `whenDeleted`.
-    #[serde(
-        rename = "whenDeleted",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub when_deleted: ::core::option::Option<::std::string::String>,
     /// `whenScaled`.
-    #[serde(
-        rename = "whenScaled",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub when_scaled: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    StatefulSetPersistentVolumeClaimRetentionPolicyApplyConfiguration { "whenDeleted" =>
+    when_deleted, "whenScaled" => when_scaled }
+);
 
 impl StatefulSetPersistentVolumeClaimRetentionPolicyApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -2708,100 +2278,52 @@ impl StatefulSetPersistentVolumeClaimRetentionPolicyApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct StatefulSetSpecApplyConfiguration {
     /// `minReadySeconds`.
-    #[serde(
-        rename = "minReadySeconds",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub min_ready_seconds: ::core::option::Option<i32>,
     /// `ordinals`.
-    #[serde(
-        rename = "ordinals",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ordinals: ::core::option::Option<StatefulSetOrdinalsApplyConfiguration>,
     /// `persistentVolumeClaimRetentionPolicy`.
-    #[serde(
-        rename = "persistentVolumeClaimRetentionPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub persistent_volume_claim_retention_policy: ::core::option::Option<
         StatefulSetPersistentVolumeClaimRetentionPolicyApplyConfiguration,
     >,
     /// `podManagementPolicy`.
-    #[serde(
-        rename = "podManagementPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub pod_management_policy: ::core::option::Option<::std::string::String>,
     /// `replicas`.
-    #[serde(
-        rename = "replicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub replicas: ::core::option::Option<i32>,
     /// `revisionHistoryLimit`.
-    #[serde(
-        rename = "revisionHistoryLimit",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub revision_history_limit: ::core::option::Option<i32>,
     /// `selector`.
-    #[serde(
-        rename = "selector",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub selector: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
     >,
     /// `serviceName`.
-    #[serde(
-        rename = "serviceName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub service_name: ::core::option::Option<::std::string::String>,
     /// `template`.
-    #[serde(
-        rename = "template",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub template: ::core::option::Option<
         ::kube_codegen_runtime::applyconfigurations::core::v1::PodTemplateSpecApplyConfiguration,
     >,
     /// `updateStrategy`.
-    #[serde(
-        rename = "updateStrategy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub update_strategy: ::core::option::Option<
         StatefulSetUpdateStrategyApplyConfiguration,
     >,
     /// `volumeClaimTemplates`.
-    #[serde(
-        rename = "volumeClaimTemplates",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub volume_claim_templates: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::PersistentVolumeClaim>,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    StatefulSetSpecApplyConfiguration { "minReadySeconds" => min_ready_seconds,
+    "ordinals" => ordinals, "persistentVolumeClaimRetentionPolicy" =>
+    persistent_volume_claim_retention_policy, "podManagementPolicy" =>
+    pod_management_policy, "replicas" => replicas, "revisionHistoryLimit" =>
+    revision_history_limit, "selector" => selector, "serviceName" => service_name,
+    "template" => template, "updateStrategy" => update_strategy, "volumeClaimTemplates"
+    => volume_claim_templates }
+);
 
 impl StatefulSetSpecApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -2960,85 +2482,40 @@ impl StatefulSetSpecApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct StatefulSetStatusApplyConfiguration {
     /// `availableReplicas`.
-    #[serde(
-        rename = "availableReplicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub available_replicas: ::core::option::Option<i32>,
     /// `collisionCount`.
-    #[serde(
-        rename = "collisionCount",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub collision_count: ::core::option::Option<i32>,
     /// `conditions`.
-    #[serde(
-        rename = "conditions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub conditions: ::core::option::Option<
         ::std::vec::Vec<StatefulSetConditionApplyConfiguration>,
     >,
     /// `currentReplicas`.
-    #[serde(
-        rename = "currentReplicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub current_replicas: ::core::option::Option<i32>,
     /// `currentRevision`.
-    #[serde(
-        rename = "currentRevision",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub current_revision: ::core::option::Option<::std::string::String>,
     /// `observedGeneration`.
-    #[serde(
-        rename = "observedGeneration",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub observed_generation: ::core::option::Option<i64>,
     /// `readyReplicas`.
-    #[serde(
-        rename = "readyReplicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ready_replicas: ::core::option::Option<i32>,
     /// `replicas`.
-    #[serde(
-        rename = "replicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub replicas: ::core::option::Option<i32>,
     /// `updateRevision`.
-    #[serde(
-        rename = "updateRevision",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub update_revision: ::core::option::Option<::std::string::String>,
     /// `updatedReplicas`.
-    #[serde(
-        rename = "updatedReplicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub updated_replicas: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    StatefulSetStatusApplyConfiguration { "availableReplicas" => available_replicas,
+    "collisionCount" => collision_count, "conditions" => conditions, "currentReplicas" =>
+    current_replicas, "currentRevision" => current_revision, "observedGeneration" =>
+    observed_generation, "readyReplicas" => ready_replicas, "replicas" => replicas,
+    "updateRevision" => update_revision, "updatedReplicas" => updated_replicas }
+);
 
 impl StatefulSetStatusApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -3175,29 +2652,21 @@ impl StatefulSetStatusApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct StatefulSetUpdateStrategyApplyConfiguration {
     /// `rollingUpdate`.
-    #[serde(
-        rename = "rollingUpdate",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub rolling_update: ::core::option::Option<
         RollingUpdateStatefulSetStrategyApplyConfiguration,
     >,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    StatefulSetUpdateStrategyApplyConfiguration { "rollingUpdate" => rolling_update,
+    "type" => type_ }
+);
 
 impl StatefulSetUpdateStrategyApplyConfiguration {
     /// How server-side apply merges it, for `extract`.

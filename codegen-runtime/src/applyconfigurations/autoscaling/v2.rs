@@ -8,34 +8,21 @@
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct CrossVersionObjectReferenceApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    CrossVersionObjectReferenceApplyConfiguration { "apiVersion" => api_version, "kind"
+    => kind, "name" => name }
+);
 
 impl CrossVersionObjectReferenceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -79,45 +66,28 @@ impl CrossVersionObjectReferenceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct HPAScalingRulesApplyConfiguration {
     /// `policies`.
-    #[serde(
-        rename = "policies",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub policies: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::autoscaling::v2::HPAScalingPolicy>,
     >,
     /// `selectPolicy`.
-    #[serde(
-        rename = "selectPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub select_policy: ::core::option::Option<::std::string::String>,
     /// `stabilizationWindowSeconds`.
-    #[serde(
-        rename = "stabilizationWindowSeconds",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub stabilization_window_seconds: ::core::option::Option<i32>,
     /// `tolerance`.
-    #[serde(
-        rename = "tolerance",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub tolerance: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::api::resource::Quantity,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    HPAScalingRulesApplyConfiguration { "policies" => policies, "selectPolicy" =>
+    select_policy, "stabilizationWindowSeconds" => stabilization_window_seconds,
+    "tolerance" => tolerance }
+);
 
 impl HPAScalingRulesApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -178,50 +148,27 @@ impl HPAScalingRulesApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct HorizontalPodAutoscalerApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<HorizontalPodAutoscalerSpecApplyConfiguration>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<HorizontalPodAutoscalerStatusApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    HorizontalPodAutoscalerApplyConfiguration { "apiVersion" => api_version, "kind" =>
+    kind, "metadata" => metadata, "spec" => spec, "status" => status }
+);
 
 impl HorizontalPodAutoscalerApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -394,27 +341,19 @@ pub fn extract_horizontal_pod_autoscaler_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct HorizontalPodAutoscalerBehaviorApplyConfiguration {
     /// `scaleDown`.
-    #[serde(
-        rename = "scaleDown",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub scale_down: ::core::option::Option<HPAScalingRulesApplyConfiguration>,
     /// `scaleUp`.
-    #[serde(
-        rename = "scaleUp",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub scale_up: ::core::option::Option<HPAScalingRulesApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    HorizontalPodAutoscalerBehaviorApplyConfiguration { "scaleDown" => scale_down,
+    "scaleUp" => scale_up }
+);
 
 impl HorizontalPodAutoscalerBehaviorApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -459,50 +398,28 @@ impl HorizontalPodAutoscalerBehaviorApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct HorizontalPodAutoscalerConditionApplyConfiguration {
     /// `lastTransitionTime`.
-    #[serde(
-        rename = "lastTransitionTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_transition_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// `message`.
-    #[serde(
-        rename = "message",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub message: ::core::option::Option<::std::string::String>,
     /// `reason`.
-    #[serde(
-        rename = "reason",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub reason: ::core::option::Option<::std::string::String>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<::std::string::String>,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    HorizontalPodAutoscalerConditionApplyConfiguration { "lastTransitionTime" =>
+    last_transition_time, "message" => message, "reason" => reason, "status" => status,
+    "type" => type_ }
+);
 
 impl HorizontalPodAutoscalerConditionApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -570,54 +487,32 @@ impl HorizontalPodAutoscalerConditionApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct HorizontalPodAutoscalerSpecApplyConfiguration {
     /// `behavior`.
-    #[serde(
-        rename = "behavior",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub behavior: ::core::option::Option<
         HorizontalPodAutoscalerBehaviorApplyConfiguration,
     >,
     /// `maxReplicas`.
-    #[serde(
-        rename = "maxReplicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub max_replicas: ::core::option::Option<i32>,
     /// `metrics`.
-    #[serde(
-        rename = "metrics",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metrics: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::autoscaling::v2::MetricSpec>,
     >,
     /// `minReplicas`.
-    #[serde(
-        rename = "minReplicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub min_replicas: ::core::option::Option<i32>,
     /// `scaleTargetRef`.
-    #[serde(
-        rename = "scaleTargetRef",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub scale_target_ref: ::core::option::Option<
         CrossVersionObjectReferenceApplyConfiguration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    HorizontalPodAutoscalerSpecApplyConfiguration { "behavior" => behavior, "maxReplicas"
+    => max_replicas, "metrics" => metrics, "minReplicas" => min_replicas,
+    "scaleTargetRef" => scale_target_ref }
+);
 
 impl HorizontalPodAutoscalerSpecApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -693,61 +588,35 @@ impl HorizontalPodAutoscalerSpecApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct HorizontalPodAutoscalerStatusApplyConfiguration {
     /// `conditions`.
-    #[serde(
-        rename = "conditions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub conditions: ::core::option::Option<
         ::std::vec::Vec<HorizontalPodAutoscalerConditionApplyConfiguration>,
     >,
     /// `currentMetrics`.
-    #[serde(
-        rename = "currentMetrics",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub current_metrics: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::autoscaling::v2::MetricStatus>,
     >,
     /// `currentReplicas`.
-    #[serde(
-        rename = "currentReplicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub current_replicas: ::core::option::Option<i32>,
     /// `desiredReplicas`.
-    #[serde(
-        rename = "desiredReplicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub desired_replicas: ::core::option::Option<i32>,
     /// `lastScaleTime`.
-    #[serde(
-        rename = "lastScaleTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_scale_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// `observedGeneration`.
-    #[serde(
-        rename = "observedGeneration",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub observed_generation: ::core::option::Option<i64>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    HorizontalPodAutoscalerStatusApplyConfiguration { "conditions" => conditions,
+    "currentMetrics" => current_metrics, "currentReplicas" => current_replicas,
+    "desiredReplicas" => desired_replicas, "lastScaleTime" => last_scale_time,
+    "observedGeneration" => observed_generation }
+);
 
 impl HorizontalPodAutoscalerStatusApplyConfiguration {
     /// How server-side apply merges it, for `extract`.

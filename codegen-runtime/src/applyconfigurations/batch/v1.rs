@@ -8,50 +8,27 @@
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct CronJobApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<CronJobSpecApplyConfiguration>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<CronJobStatusApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    CronJobApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata"
+    => metadata, "spec" => spec, "status" => status }
+);
 
 impl CronJobApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -221,69 +198,34 @@ pub fn extract_cron_job_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct CronJobSpecApplyConfiguration {
     /// `concurrencyPolicy`.
-    #[serde(
-        rename = "concurrencyPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub concurrency_policy: ::core::option::Option<::std::string::String>,
     /// `failedJobsHistoryLimit`.
-    #[serde(
-        rename = "failedJobsHistoryLimit",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub failed_jobs_history_limit: ::core::option::Option<i32>,
     /// `jobTemplate`.
-    #[serde(
-        rename = "jobTemplate",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub job_template: ::core::option::Option<JobTemplateSpecApplyConfiguration>,
     /// `schedule`.
-    #[serde(
-        rename = "schedule",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub schedule: ::core::option::Option<::std::string::String>,
     /// `startingDeadlineSeconds`.
-    #[serde(
-        rename = "startingDeadlineSeconds",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub starting_deadline_seconds: ::core::option::Option<i64>,
     /// `successfulJobsHistoryLimit`.
-    #[serde(
-        rename = "successfulJobsHistoryLimit",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub successful_jobs_history_limit: ::core::option::Option<i32>,
     /// `suspend`.
-    #[serde(
-        rename = "suspend",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub suspend: ::core::option::Option<bool>,
     /// `timeZone`.
-    #[serde(
-        rename = "timeZone",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub time_zone: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    CronJobSpecApplyConfiguration { "concurrencyPolicy" => concurrency_policy,
+    "failedJobsHistoryLimit" => failed_jobs_history_limit, "jobTemplate" => job_template,
+    "schedule" => schedule, "startingDeadlineSeconds" => starting_deadline_seconds,
+    "successfulJobsHistoryLimit" => successful_jobs_history_limit, "suspend" => suspend,
+    "timeZone" => time_zone }
+);
 
 impl CronJobSpecApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -390,40 +332,27 @@ impl CronJobSpecApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct CronJobStatusApplyConfiguration {
     /// `active`.
-    #[serde(
-        rename = "active",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub active: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::ObjectReference>,
     >,
     /// `lastScheduleTime`.
-    #[serde(
-        rename = "lastScheduleTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_schedule_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// `lastSuccessfulTime`.
-    #[serde(
-        rename = "lastSuccessfulTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_successful_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    CronJobStatusApplyConfiguration { "active" => active, "lastScheduleTime" =>
+    last_schedule_time, "lastSuccessfulTime" => last_successful_time }
+);
 
 impl CronJobStatusApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -473,50 +402,27 @@ impl CronJobStatusApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct JobApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<JobSpecApplyConfiguration>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<JobStatusApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    JobApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata" =>
+    metadata, "spec" => spec, "status" => status }
+);
 
 impl JobApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -686,129 +592,57 @@ pub fn extract_job_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct JobSpecApplyConfiguration {
     /// `activeDeadlineSeconds`.
-    #[serde(
-        rename = "activeDeadlineSeconds",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub active_deadline_seconds: ::core::option::Option<i64>,
     /// `backoffLimit`.
-    #[serde(
-        rename = "backoffLimit",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub backoff_limit: ::core::option::Option<i32>,
     /// `backoffLimitPerIndex`.
-    #[serde(
-        rename = "backoffLimitPerIndex",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub backoff_limit_per_index: ::core::option::Option<i32>,
     /// `completionMode`.
-    #[serde(
-        rename = "completionMode",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub completion_mode: ::core::option::Option<::std::string::String>,
     /// `completions`.
-    #[serde(
-        rename = "completions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub completions: ::core::option::Option<i32>,
     /// `managedBy`.
-    #[serde(
-        rename = "managedBy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub managed_by: ::core::option::Option<::std::string::String>,
     /// `manualSelector`.
-    #[serde(
-        rename = "manualSelector",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub manual_selector: ::core::option::Option<bool>,
     /// `maxFailedIndexes`.
-    #[serde(
-        rename = "maxFailedIndexes",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub max_failed_indexes: ::core::option::Option<i32>,
     /// `parallelism`.
-    #[serde(
-        rename = "parallelism",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub parallelism: ::core::option::Option<i32>,
     /// `podFailurePolicy`.
-    #[serde(
-        rename = "podFailurePolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub pod_failure_policy: ::core::option::Option<PodFailurePolicyApplyConfiguration>,
     /// `podReplacementPolicy`.
-    #[serde(
-        rename = "podReplacementPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub pod_replacement_policy: ::core::option::Option<::std::string::String>,
     /// `selector`.
-    #[serde(
-        rename = "selector",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub selector: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
     >,
     /// `successPolicy`.
-    #[serde(
-        rename = "successPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub success_policy: ::core::option::Option<SuccessPolicyApplyConfiguration>,
     /// `suspend`.
-    #[serde(
-        rename = "suspend",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub suspend: ::core::option::Option<bool>,
     /// `template`.
-    #[serde(
-        rename = "template",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub template: ::core::option::Option<
         ::kube_codegen_runtime::applyconfigurations::core::v1::PodTemplateSpecApplyConfiguration,
     >,
     /// `ttlSecondsAfterFinished`.
-    #[serde(
-        rename = "ttlSecondsAfterFinished",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ttl_seconds_after_finished: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    JobSpecApplyConfiguration { "activeDeadlineSeconds" => active_deadline_seconds,
+    "backoffLimit" => backoff_limit, "backoffLimitPerIndex" => backoff_limit_per_index,
+    "completionMode" => completion_mode, "completions" => completions, "managedBy" =>
+    managed_by, "manualSelector" => manual_selector, "maxFailedIndexes" =>
+    max_failed_indexes, "parallelism" => parallelism, "podFailurePolicy" =>
+    pod_failure_policy, "podReplacementPolicy" => pod_replacement_policy, "selector" =>
+    selector, "successPolicy" => success_policy, "suspend" => suspend, "template" =>
+    template, "ttlSecondsAfterFinished" => ttl_seconds_after_finished }
+);
 
 impl JobSpecApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -1002,98 +836,48 @@ impl JobSpecApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct JobStatusApplyConfiguration {
     /// `active`.
-    #[serde(
-        rename = "active",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub active: ::core::option::Option<i32>,
     /// `completedIndexes`.
-    #[serde(
-        rename = "completedIndexes",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub completed_indexes: ::core::option::Option<::std::string::String>,
     /// `completionTime`.
-    #[serde(
-        rename = "completionTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub completion_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// `conditions`.
-    #[serde(
-        rename = "conditions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub conditions: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::batch::v1::JobCondition>,
     >,
     /// `failed`.
-    #[serde(
-        rename = "failed",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub failed: ::core::option::Option<i32>,
     /// `failedIndexes`.
-    #[serde(
-        rename = "failedIndexes",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub failed_indexes: ::core::option::Option<::std::string::String>,
     /// `ready`.
-    #[serde(
-        rename = "ready",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ready: ::core::option::Option<i32>,
     /// `startTime`.
-    #[serde(
-        rename = "startTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub start_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// `succeeded`.
-    #[serde(
-        rename = "succeeded",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub succeeded: ::core::option::Option<i32>,
     /// `terminating`.
-    #[serde(
-        rename = "terminating",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub terminating: ::core::option::Option<i32>,
     /// `uncountedTerminatedPods`.
-    #[serde(
-        rename = "uncountedTerminatedPods",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub uncounted_terminated_pods: ::core::option::Option<
         UncountedTerminatedPodsApplyConfiguration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    JobStatusApplyConfiguration { "active" => active, "completedIndexes" =>
+    completed_indexes, "completionTime" => completion_time, "conditions" => conditions,
+    "failed" => failed, "failedIndexes" => failed_indexes, "ready" => ready, "startTime"
+    => start_time, "succeeded" => succeeded, "terminating" => terminating,
+    "uncountedTerminatedPods" => uncounted_terminated_pods }
+);
 
 impl JobStatusApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -1229,29 +1013,20 @@ impl JobStatusApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct JobTemplateSpecApplyConfiguration {
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<JobSpecApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    JobTemplateSpecApplyConfiguration { "metadata" => metadata, "spec" => spec }
+);
 
 impl JobTemplateSpecApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -1298,22 +1073,18 @@ impl JobTemplateSpecApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PodFailurePolicyApplyConfiguration {
     /// `rules`.
-    #[serde(
-        rename = "rules",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub rules: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::batch::v1::PodFailurePolicyRule>,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PodFailurePolicyApplyConfiguration { "rules" => rules }
+);
 
 impl PodFailurePolicyApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -1337,22 +1108,18 @@ impl PodFailurePolicyApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct SuccessPolicyApplyConfiguration {
     /// `rules`.
-    #[serde(
-        rename = "rules",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub rules: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::batch::v1::SuccessPolicyRule>,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    SuccessPolicyApplyConfiguration { "rules" => rules }
+);
 
 impl SuccessPolicyApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -1376,27 +1143,19 @@ impl SuccessPolicyApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct UncountedTerminatedPodsApplyConfiguration {
     /// `failed`.
-    #[serde(
-        rename = "failed",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub failed: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
     /// `succeeded`.
-    #[serde(
-        rename = "succeeded",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub succeeded: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    UncountedTerminatedPodsApplyConfiguration { "failed" => failed, "succeeded" =>
+    succeeded }
+);
 
 impl UncountedTerminatedPodsApplyConfiguration {
     /// How server-side apply merges it, for `extract`.

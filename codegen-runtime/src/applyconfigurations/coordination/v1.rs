@@ -8,43 +8,25 @@
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct LeaseApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<LeaseSpecApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    LeaseApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata" =>
+    metadata, "spec" => spec }
+);
 
 impl LeaseApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -185,66 +167,35 @@ pub fn extract_lease(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct LeaseSpecApplyConfiguration {
     /// `acquireTime`.
-    #[serde(
-        rename = "acquireTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub acquire_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
     >,
     /// `holderIdentity`.
-    #[serde(
-        rename = "holderIdentity",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub holder_identity: ::core::option::Option<::std::string::String>,
     /// `leaseDurationSeconds`.
-    #[serde(
-        rename = "leaseDurationSeconds",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub lease_duration_seconds: ::core::option::Option<i32>,
     /// `leaseTransitions`.
-    #[serde(
-        rename = "leaseTransitions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub lease_transitions: ::core::option::Option<i32>,
     /// `preferredHolder`.
-    #[serde(
-        rename = "preferredHolder",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub preferred_holder: ::core::option::Option<::std::string::String>,
     /// `renewTime`.
-    #[serde(
-        rename = "renewTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub renew_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
     >,
     /// `strategy`.
-    #[serde(
-        rename = "strategy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub strategy: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    LeaseSpecApplyConfiguration { "acquireTime" => acquire_time, "holderIdentity" =>
+    holder_identity, "leaseDurationSeconds" => lease_duration_seconds, "leaseTransitions"
+    => lease_transitions, "preferredHolder" => preferred_holder, "renewTime" =>
+    renew_time, "strategy" => strategy }
+);
 
 impl LeaseSpecApplyConfiguration {
     /// How server-side apply merges it, for `extract`.

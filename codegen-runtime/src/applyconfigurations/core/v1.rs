@@ -8,41 +8,23 @@
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct AWSElasticBlockStoreVolumeSourceApplyConfiguration {
     /// `fsType`.
-    #[serde(
-        rename = "fsType",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub fs_type: ::core::option::Option<::std::string::String>,
     /// `partition`.
-    #[serde(
-        rename = "partition",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub partition: ::core::option::Option<i32>,
     /// `readOnly`.
-    #[serde(
-        rename = "readOnly",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub read_only: ::core::option::Option<bool>,
     /// `volumeID`.
-    #[serde(
-        rename = "volumeID",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub volume_id: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    AWSElasticBlockStoreVolumeSourceApplyConfiguration { "fsType" => fs_type, "partition"
+    => partition, "readOnly" => read_only, "volumeID" => volume_id }
+);
 
 impl AWSElasticBlockStoreVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -91,34 +73,21 @@ impl AWSElasticBlockStoreVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct AffinityApplyConfiguration {
     /// `nodeAffinity`.
-    #[serde(
-        rename = "nodeAffinity",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub node_affinity: ::core::option::Option<NodeAffinityApplyConfiguration>,
     /// `podAffinity`.
-    #[serde(
-        rename = "podAffinity",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub pod_affinity: ::core::option::Option<PodAffinityApplyConfiguration>,
     /// `podAntiAffinity`.
-    #[serde(
-        rename = "podAntiAffinity",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub pod_anti_affinity: ::core::option::Option<PodAntiAffinityApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    AffinityApplyConfiguration { "nodeAffinity" => node_affinity, "podAffinity" =>
+    pod_affinity, "podAntiAffinity" => pod_anti_affinity }
+);
 
 impl AffinityApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -175,27 +144,19 @@ impl AffinityApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct AppArmorProfileApplyConfiguration {
     /// `localhostProfile`.
-    #[serde(
-        rename = "localhostProfile",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub localhost_profile: ::core::option::Option<::std::string::String>,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    AppArmorProfileApplyConfiguration { "localhostProfile" => localhost_profile, "type"
+    => type_ }
+);
 
 impl AppArmorProfileApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -228,55 +189,28 @@ impl AppArmorProfileApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct AzureDiskVolumeSourceApplyConfiguration {
     /// `cachingMode`.
-    #[serde(
-        rename = "cachingMode",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub caching_mode: ::core::option::Option<::std::string::String>,
     /// `diskName`.
-    #[serde(
-        rename = "diskName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub disk_name: ::core::option::Option<::std::string::String>,
     /// `diskURI`.
-    #[serde(
-        rename = "diskURI",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub disk_uri: ::core::option::Option<::std::string::String>,
     /// `fsType`.
-    #[serde(
-        rename = "fsType",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub fs_type: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `readOnly`.
-    #[serde(
-        rename = "readOnly",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub read_only: ::core::option::Option<bool>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    AzureDiskVolumeSourceApplyConfiguration { "cachingMode" => caching_mode, "diskName"
+    => disk_name, "diskURI" => disk_uri, "fsType" => fs_type, "kind" => kind, "readOnly"
+    => read_only }
+);
 
 impl AzureDiskVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -350,34 +284,21 @@ impl AzureDiskVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct AzureFileVolumeSourceApplyConfiguration {
     /// `readOnly`.
-    #[serde(
-        rename = "readOnly",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub read_only: ::core::option::Option<bool>,
     /// `secretName`.
-    #[serde(
-        rename = "secretName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub secret_name: ::core::option::Option<::std::string::String>,
     /// `shareName`.
-    #[serde(
-        rename = "shareName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub share_name: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    AzureFileVolumeSourceApplyConfiguration { "readOnly" => read_only, "secretName" =>
+    secret_name, "shareName" => share_name }
+);
 
 impl AzureFileVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -418,52 +339,30 @@ impl AzureFileVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct CSIVolumeSourceApplyConfiguration {
     /// `driver`.
-    #[serde(
-        rename = "driver",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub driver: ::core::option::Option<::std::string::String>,
     /// `fsType`.
-    #[serde(
-        rename = "fsType",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub fs_type: ::core::option::Option<::std::string::String>,
     /// `nodePublishSecretRef`.
-    #[serde(
-        rename = "nodePublishSecretRef",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub node_publish_secret_ref: ::core::option::Option<
         ::k8s_openapi::api::core::v1::LocalObjectReference,
     >,
     /// `readOnly`.
-    #[serde(
-        rename = "readOnly",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub read_only: ::core::option::Option<bool>,
     /// `volumeAttributes`.
-    #[serde(
-        rename = "volumeAttributes",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub volume_attributes: ::core::option::Option<
         ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    CSIVolumeSourceApplyConfiguration { "driver" => driver, "fsType" => fs_type,
+    "nodePublishSecretRef" => node_publish_secret_ref, "readOnly" => read_only,
+    "volumeAttributes" => volume_attributes }
+);
 
 impl CSIVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -541,27 +440,18 @@ impl CSIVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct CapabilitiesApplyConfiguration {
     /// `add`.
-    #[serde(
-        rename = "add",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub add: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
     /// `drop`.
-    #[serde(
-        rename = "drop",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub drop: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    CapabilitiesApplyConfiguration { "add" => add, "drop" => drop }
+);
 
 impl CapabilitiesApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -594,57 +484,30 @@ impl CapabilitiesApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct CephFSVolumeSourceApplyConfiguration {
     /// `monitors`.
-    #[serde(
-        rename = "monitors",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub monitors: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
     /// `path`.
-    #[serde(
-        rename = "path",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub path: ::core::option::Option<::std::string::String>,
     /// `readOnly`.
-    #[serde(
-        rename = "readOnly",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub read_only: ::core::option::Option<bool>,
     /// `secretFile`.
-    #[serde(
-        rename = "secretFile",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub secret_file: ::core::option::Option<::std::string::String>,
     /// `secretRef`.
-    #[serde(
-        rename = "secretRef",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub secret_ref: ::core::option::Option<
         ::k8s_openapi::api::core::v1::LocalObjectReference,
     >,
     /// `user`.
-    #[serde(
-        rename = "user",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub user: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    CephFSVolumeSourceApplyConfiguration { "monitors" => monitors, "path" => path,
+    "readOnly" => read_only, "secretFile" => secret_file, "secretRef" => secret_ref,
+    "user" => user }
+);
 
 impl CephFSVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -722,43 +585,25 @@ impl CephFSVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct CinderVolumeSourceApplyConfiguration {
     /// `fsType`.
-    #[serde(
-        rename = "fsType",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub fs_type: ::core::option::Option<::std::string::String>,
     /// `readOnly`.
-    #[serde(
-        rename = "readOnly",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub read_only: ::core::option::Option<bool>,
     /// `secretRef`.
-    #[serde(
-        rename = "secretRef",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub secret_ref: ::core::option::Option<
         ::k8s_openapi::api::core::v1::LocalObjectReference,
     >,
     /// `volumeID`.
-    #[serde(
-        rename = "volumeID",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub volume_id: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    CinderVolumeSourceApplyConfiguration { "fsType" => fs_type, "readOnly" => read_only,
+    "secretRef" => secret_ref, "volumeID" => volume_id }
+);
 
 impl CinderVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -812,20 +657,16 @@ impl CinderVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ClientIPConfigApplyConfiguration {
     /// `timeoutSeconds`.
-    #[serde(
-        rename = "timeoutSeconds",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub timeout_seconds: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ClientIPConfigApplyConfiguration { "timeoutSeconds" => timeout_seconds }
+);
 
 impl ClientIPConfigApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -847,61 +688,34 @@ impl ClientIPConfigApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ConfigMapApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `binaryData`.
-    #[serde(
-        rename = "binaryData",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub binary_data: ::core::option::Option<
         ::std::collections::BTreeMap<::std::string::String, ::k8s_openapi::ByteString>,
     >,
     /// `data`.
-    #[serde(
-        rename = "data",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub data: ::core::option::Option<
         ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
     >,
     /// `immutable`.
-    #[serde(
-        rename = "immutable",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub immutable: ::core::option::Option<bool>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ConfigMapApplyConfiguration { "apiVersion" => api_version, "binaryData" =>
+    binary_data, "data" => data, "immutable" => immutable, "kind" => kind, "metadata" =>
+    metadata }
+);
 
 impl ConfigMapApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -1066,48 +880,26 @@ pub fn extract_config_map(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ConfigMapNodeConfigSourceApplyConfiguration {
     /// `kubeletConfigKey`.
-    #[serde(
-        rename = "kubeletConfigKey",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kubelet_config_key: ::core::option::Option<::std::string::String>,
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<::std::string::String>,
     /// `namespace`.
-    #[serde(
-        rename = "namespace",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub namespace: ::core::option::Option<::std::string::String>,
     /// `resourceVersion`.
-    #[serde(
-        rename = "resourceVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub resource_version: ::core::option::Option<::std::string::String>,
     /// `uid`.
-    #[serde(
-        rename = "uid",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub uid: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ConfigMapNodeConfigSourceApplyConfiguration { "kubeletConfigKey" =>
+    kubelet_config_key, "name" => name, "namespace" => namespace, "resourceVersion" =>
+    resource_version, "uid" => uid }
+);
 
 impl ConfigMapNodeConfigSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -1173,43 +965,25 @@ impl ConfigMapNodeConfigSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ConfigMapVolumeSourceApplyConfiguration {
     /// `defaultMode`.
-    #[serde(
-        rename = "defaultMode",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub default_mode: ::core::option::Option<i32>,
     /// `items`.
-    #[serde(
-        rename = "items",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub items: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::KeyToPath>,
     >,
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<::std::string::String>,
     /// `optional`.
-    #[serde(
-        rename = "optional",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub optional: ::core::option::Option<bool>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ConfigMapVolumeSourceApplyConfiguration { "defaultMode" => default_mode, "items" =>
+    items, "name" => name, "optional" => optional }
+);
 
 impl ConfigMapVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -1260,198 +1034,83 @@ impl ConfigMapVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ContainerApplyConfiguration {
     /// `args`.
-    #[serde(
-        rename = "args",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub args: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
     /// `command`.
-    #[serde(
-        rename = "command",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub command: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
     /// `env`.
-    #[serde(
-        rename = "env",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub env: ::core::option::Option<::std::vec::Vec<EnvVarApplyConfiguration>>,
     /// `envFrom`.
-    #[serde(
-        rename = "envFrom",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub env_from: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::EnvFromSource>,
     >,
     /// `image`.
-    #[serde(
-        rename = "image",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub image: ::core::option::Option<::std::string::String>,
     /// `imagePullPolicy`.
-    #[serde(
-        rename = "imagePullPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub image_pull_policy: ::core::option::Option<::std::string::String>,
     /// `lifecycle`.
-    #[serde(
-        rename = "lifecycle",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub lifecycle: ::core::option::Option<LifecycleApplyConfiguration>,
     /// `livenessProbe`.
-    #[serde(
-        rename = "livenessProbe",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub liveness_probe: ::core::option::Option<ProbeApplyConfiguration>,
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<::std::string::String>,
     /// `ports`.
-    #[serde(
-        rename = "ports",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ports: ::core::option::Option<::std::vec::Vec<ContainerPortApplyConfiguration>>,
     /// `readinessProbe`.
-    #[serde(
-        rename = "readinessProbe",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub readiness_probe: ::core::option::Option<ProbeApplyConfiguration>,
     /// `resizePolicy`.
-    #[serde(
-        rename = "resizePolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub resize_policy: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::ContainerResizePolicy>,
     >,
     /// `resources`.
-    #[serde(
-        rename = "resources",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub resources: ::core::option::Option<ResourceRequirementsApplyConfiguration>,
     /// `restartPolicy`.
-    #[serde(
-        rename = "restartPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub restart_policy: ::core::option::Option<::std::string::String>,
     /// `restartPolicyRules`.
-    #[serde(
-        rename = "restartPolicyRules",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub restart_policy_rules: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::ContainerRestartRule>,
     >,
     /// `securityContext`.
-    #[serde(
-        rename = "securityContext",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub security_context: ::core::option::Option<SecurityContextApplyConfiguration>,
     /// `startupProbe`.
-    #[serde(
-        rename = "startupProbe",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub startup_probe: ::core::option::Option<ProbeApplyConfiguration>,
     /// `stdin`.
-    #[serde(
-        rename = "stdin",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub stdin: ::core::option::Option<bool>,
     /// `stdinOnce`.
-    #[serde(
-        rename = "stdinOnce",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub stdin_once: ::core::option::Option<bool>,
     /// `terminationMessagePath`.
-    #[serde(
-        rename = "terminationMessagePath",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub termination_message_path: ::core::option::Option<::std::string::String>,
     /// `terminationMessagePolicy`.
-    #[serde(
-        rename = "terminationMessagePolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub termination_message_policy: ::core::option::Option<::std::string::String>,
     /// `tty`.
-    #[serde(
-        rename = "tty",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub tty: ::core::option::Option<bool>,
     /// `volumeDevices`.
-    #[serde(
-        rename = "volumeDevices",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub volume_devices: ::core::option::Option<
         ::std::vec::Vec<VolumeDeviceApplyConfiguration>,
     >,
     /// `volumeMounts`.
-    #[serde(
-        rename = "volumeMounts",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub volume_mounts: ::core::option::Option<
         ::std::vec::Vec<VolumeMountApplyConfiguration>,
     >,
     /// `workingDir`.
-    #[serde(
-        rename = "workingDir",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub working_dir: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ContainerApplyConfiguration { "args" => args, "command" => command, "env" => env,
+    "envFrom" => env_from, "image" => image, "imagePullPolicy" => image_pull_policy,
+    "lifecycle" => lifecycle, "livenessProbe" => liveness_probe, "name" => name, "ports"
+    => ports, "readinessProbe" => readiness_probe, "resizePolicy" => resize_policy,
+    "resources" => resources, "restartPolicy" => restart_policy, "restartPolicyRules" =>
+    restart_policy_rules, "securityContext" => security_context, "startupProbe" =>
+    startup_probe, "stdin" => stdin, "stdinOnce" => stdin_once, "terminationMessagePath"
+    => termination_message_path, "terminationMessagePolicy" =>
+    termination_message_policy, "tty" => tty, "volumeDevices" => volume_devices,
+    "volumeMounts" => volume_mounts, "workingDir" => working_dir }
+);
 
 impl ContainerApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -1780,48 +1439,25 @@ impl ContainerApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ContainerPortApplyConfiguration {
     /// `containerPort`.
-    #[serde(
-        rename = "containerPort",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub container_port: ::core::option::Option<i32>,
     /// `hostIP`.
-    #[serde(
-        rename = "hostIP",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub host_ip: ::core::option::Option<::std::string::String>,
     /// `hostPort`.
-    #[serde(
-        rename = "hostPort",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub host_port: ::core::option::Option<i32>,
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<::std::string::String>,
     /// `protocol`.
-    #[serde(
-        rename = "protocol",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub protocol: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ContainerPortApplyConfiguration { "containerPort" => container_port, "hostIP" =>
+    host_ip, "hostPort" => host_port, "name" => name, "protocol" => protocol }
+);
 
 impl ContainerPortApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -1884,20 +1520,16 @@ impl ContainerPortApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct DaemonEndpointApplyConfiguration {
     /// `Port`.
-    #[serde(
-        rename = "Port",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub port: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    DaemonEndpointApplyConfiguration { "Port" => port }
+);
 
 impl DaemonEndpointApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -1916,29 +1548,21 @@ impl DaemonEndpointApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct DownwardAPIVolumeSourceApplyConfiguration {
     /// `defaultMode`.
-    #[serde(
-        rename = "defaultMode",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub default_mode: ::core::option::Option<i32>,
     /// `items`.
-    #[serde(
-        rename = "items",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub items: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::DownwardAPIVolumeFile>,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    DownwardAPIVolumeSourceApplyConfiguration { "defaultMode" => default_mode, "items" =>
+    items }
+);
 
 impl DownwardAPIVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -1970,29 +1594,21 @@ impl DownwardAPIVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct EmptyDirVolumeSourceApplyConfiguration {
     /// `medium`.
-    #[serde(
-        rename = "medium",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub medium: ::core::option::Option<::std::string::String>,
     /// `sizeLimit`.
-    #[serde(
-        rename = "sizeLimit",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub size_limit: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::api::resource::Quantity,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    EmptyDirVolumeSourceApplyConfiguration { "medium" => medium, "sizeLimit" =>
+    size_limit }
+);
 
 impl EmptyDirVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -2027,45 +1643,27 @@ impl EmptyDirVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct EndpointsApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `subsets`.
-    #[serde(
-        rename = "subsets",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub subsets: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::EndpointSubset>,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    EndpointsApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata"
+    => metadata, "subsets" => subsets }
+);
 
 impl EndpointsApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -2207,34 +1805,21 @@ pub fn extract_endpoints(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct EnvVarApplyConfiguration {
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<::std::string::String>,
     /// `value`.
-    #[serde(
-        rename = "value",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub value: ::core::option::Option<::std::string::String>,
     /// `valueFrom`.
-    #[serde(
-        rename = "valueFrom",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub value_from: ::core::option::Option<EnvVarSourceApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    EnvVarApplyConfiguration { "name" => name, "value" => value, "valueFrom" =>
+    value_from }
+);
 
 impl EnvVarApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -2289,58 +1874,36 @@ impl EnvVarApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct EnvVarSourceApplyConfiguration {
     /// `configMapKeyRef`.
-    #[serde(
-        rename = "configMapKeyRef",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub config_map_key_ref: ::core::option::Option<
         ::k8s_openapi::api::core::v1::ConfigMapKeySelector,
     >,
     /// `fieldRef`.
-    #[serde(
-        rename = "fieldRef",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub field_ref: ::core::option::Option<
         ::k8s_openapi::api::core::v1::ObjectFieldSelector,
     >,
     /// `fileKeyRef`.
-    #[serde(
-        rename = "fileKeyRef",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub file_key_ref: ::core::option::Option<
         ::k8s_openapi::api::core::v1::FileKeySelector,
     >,
     /// `resourceFieldRef`.
-    #[serde(
-        rename = "resourceFieldRef",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub resource_field_ref: ::core::option::Option<
         ::k8s_openapi::api::core::v1::ResourceFieldSelector,
     >,
     /// `secretKeyRef`.
-    #[serde(
-        rename = "secretKeyRef",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub secret_key_ref: ::core::option::Option<
         ::k8s_openapi::api::core::v1::SecretKeySelector,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    EnvVarSourceApplyConfiguration { "configMapKeyRef" => config_map_key_ref, "fieldRef"
+    => field_ref, "fileKeyRef" => file_key_ref, "resourceFieldRef" => resource_field_ref,
+    "secretKeyRef" => secret_key_ref }
+);
 
 impl EnvVarSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -2414,205 +1977,86 @@ impl EnvVarSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct EphemeralContainerApplyConfiguration {
     /// `args`.
-    #[serde(
-        rename = "args",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub args: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
     /// `command`.
-    #[serde(
-        rename = "command",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub command: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
     /// `env`.
-    #[serde(
-        rename = "env",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub env: ::core::option::Option<::std::vec::Vec<EnvVarApplyConfiguration>>,
     /// `envFrom`.
-    #[serde(
-        rename = "envFrom",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub env_from: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::EnvFromSource>,
     >,
     /// `image`.
-    #[serde(
-        rename = "image",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub image: ::core::option::Option<::std::string::String>,
     /// `imagePullPolicy`.
-    #[serde(
-        rename = "imagePullPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub image_pull_policy: ::core::option::Option<::std::string::String>,
     /// `lifecycle`.
-    #[serde(
-        rename = "lifecycle",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub lifecycle: ::core::option::Option<LifecycleApplyConfiguration>,
     /// `livenessProbe`.
-    #[serde(
-        rename = "livenessProbe",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub liveness_probe: ::core::option::Option<ProbeApplyConfiguration>,
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<::std::string::String>,
     /// `ports`.
-    #[serde(
-        rename = "ports",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ports: ::core::option::Option<::std::vec::Vec<ContainerPortApplyConfiguration>>,
     /// `readinessProbe`.
-    #[serde(
-        rename = "readinessProbe",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub readiness_probe: ::core::option::Option<ProbeApplyConfiguration>,
     /// `resizePolicy`.
-    #[serde(
-        rename = "resizePolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub resize_policy: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::ContainerResizePolicy>,
     >,
     /// `resources`.
-    #[serde(
-        rename = "resources",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub resources: ::core::option::Option<ResourceRequirementsApplyConfiguration>,
     /// `restartPolicy`.
-    #[serde(
-        rename = "restartPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub restart_policy: ::core::option::Option<::std::string::String>,
     /// `restartPolicyRules`.
-    #[serde(
-        rename = "restartPolicyRules",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub restart_policy_rules: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::ContainerRestartRule>,
     >,
     /// `securityContext`.
-    #[serde(
-        rename = "securityContext",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub security_context: ::core::option::Option<SecurityContextApplyConfiguration>,
     /// `startupProbe`.
-    #[serde(
-        rename = "startupProbe",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub startup_probe: ::core::option::Option<ProbeApplyConfiguration>,
     /// `stdin`.
-    #[serde(
-        rename = "stdin",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub stdin: ::core::option::Option<bool>,
     /// `stdinOnce`.
-    #[serde(
-        rename = "stdinOnce",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub stdin_once: ::core::option::Option<bool>,
     /// `targetContainerName`.
-    #[serde(
-        rename = "targetContainerName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub target_container_name: ::core::option::Option<::std::string::String>,
     /// `terminationMessagePath`.
-    #[serde(
-        rename = "terminationMessagePath",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub termination_message_path: ::core::option::Option<::std::string::String>,
     /// `terminationMessagePolicy`.
-    #[serde(
-        rename = "terminationMessagePolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub termination_message_policy: ::core::option::Option<::std::string::String>,
     /// `tty`.
-    #[serde(
-        rename = "tty",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub tty: ::core::option::Option<bool>,
     /// `volumeDevices`.
-    #[serde(
-        rename = "volumeDevices",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub volume_devices: ::core::option::Option<
         ::std::vec::Vec<VolumeDeviceApplyConfiguration>,
     >,
     /// `volumeMounts`.
-    #[serde(
-        rename = "volumeMounts",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub volume_mounts: ::core::option::Option<
         ::std::vec::Vec<VolumeMountApplyConfiguration>,
     >,
     /// `workingDir`.
-    #[serde(
-        rename = "workingDir",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub working_dir: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    EphemeralContainerApplyConfiguration { "args" => args, "command" => command, "env" =>
+    env, "envFrom" => env_from, "image" => image, "imagePullPolicy" => image_pull_policy,
+    "lifecycle" => lifecycle, "livenessProbe" => liveness_probe, "name" => name, "ports"
+    => ports, "readinessProbe" => readiness_probe, "resizePolicy" => resize_policy,
+    "resources" => resources, "restartPolicy" => restart_policy, "restartPolicyRules" =>
+    restart_policy_rules, "securityContext" => security_context, "startupProbe" =>
+    startup_probe, "stdin" => stdin, "stdinOnce" => stdin_once, "targetContainerName" =>
+    target_container_name, "terminationMessagePath" => termination_message_path,
+    "terminationMessagePolicy" => termination_message_policy, "tty" => tty,
+    "volumeDevices" => volume_devices, "volumeMounts" => volume_mounts, "workingDir" =>
+    working_dir }
+);
 
 impl EphemeralContainerApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -2952,22 +2396,19 @@ impl EphemeralContainerApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct EphemeralVolumeSourceApplyConfiguration {
     /// `volumeClaimTemplate`.
-    #[serde(
-        rename = "volumeClaimTemplate",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub volume_claim_template: ::core::option::Option<
         PersistentVolumeClaimTemplateApplyConfiguration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    EphemeralVolumeSourceApplyConfiguration { "volumeClaimTemplate" =>
+    volume_claim_template }
+);
 
 impl EphemeralVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -3004,142 +2445,64 @@ impl EphemeralVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct EventApplyConfiguration {
     /// `action`.
-    #[serde(
-        rename = "action",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub action: ::core::option::Option<::std::string::String>,
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `count`.
-    #[serde(
-        rename = "count",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub count: ::core::option::Option<i32>,
     /// `eventTime`.
-    #[serde(
-        rename = "eventTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub event_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
     >,
     /// `firstTimestamp`.
-    #[serde(
-        rename = "firstTimestamp",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub first_timestamp: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// `involvedObject`.
-    #[serde(
-        rename = "involvedObject",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub involved_object: ::core::option::Option<
         ::k8s_openapi::api::core::v1::ObjectReference,
     >,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `lastTimestamp`.
-    #[serde(
-        rename = "lastTimestamp",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_timestamp: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// `message`.
-    #[serde(
-        rename = "message",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub message: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `reason`.
-    #[serde(
-        rename = "reason",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub reason: ::core::option::Option<::std::string::String>,
     /// `related`.
-    #[serde(
-        rename = "related",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub related: ::core::option::Option<::k8s_openapi::api::core::v1::ObjectReference>,
     /// `reportingComponent`.
-    #[serde(
-        rename = "reportingComponent",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub reporting_component: ::core::option::Option<::std::string::String>,
     /// `reportingInstance`.
-    #[serde(
-        rename = "reportingInstance",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub reporting_instance: ::core::option::Option<::std::string::String>,
     /// `series`.
-    #[serde(
-        rename = "series",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub series: ::core::option::Option<EventSeriesApplyConfiguration>,
     /// `source`.
-    #[serde(
-        rename = "source",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub source: ::core::option::Option<EventSourceApplyConfiguration>,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    EventApplyConfiguration { "action" => action, "apiVersion" => api_version, "count" =>
+    count, "eventTime" => event_time, "firstTimestamp" => first_timestamp,
+    "involvedObject" => involved_object, "kind" => kind, "lastTimestamp" =>
+    last_timestamp, "message" => message, "metadata" => metadata, "reason" => reason,
+    "related" => related, "reportingComponent" => reporting_component,
+    "reportingInstance" => reporting_instance, "series" => series, "source" => source,
+    "type" => type_ }
+);
 
 impl EventApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -3427,29 +2790,21 @@ pub fn extract_event(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct EventSeriesApplyConfiguration {
     /// `count`.
-    #[serde(
-        rename = "count",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub count: ::core::option::Option<i32>,
     /// `lastObservedTime`.
-    #[serde(
-        rename = "lastObservedTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_observed_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    EventSeriesApplyConfiguration { "count" => count, "lastObservedTime" =>
+    last_observed_time }
+);
 
 impl EventSeriesApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -3481,27 +2836,18 @@ impl EventSeriesApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct EventSourceApplyConfiguration {
     /// `component`.
-    #[serde(
-        rename = "component",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub component: ::core::option::Option<::std::string::String>,
     /// `host`.
-    #[serde(
-        rename = "host",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub host: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    EventSourceApplyConfiguration { "component" => component, "host" => host }
+);
 
 impl EventSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -3534,20 +2880,16 @@ impl EventSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ExecActionApplyConfiguration {
     /// `command`.
-    #[serde(
-        rename = "command",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub command: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ExecActionApplyConfiguration { "command" => command }
+);
 
 impl ExecActionApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -3569,48 +2911,25 @@ impl ExecActionApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct FCVolumeSourceApplyConfiguration {
     /// `fsType`.
-    #[serde(
-        rename = "fsType",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub fs_type: ::core::option::Option<::std::string::String>,
     /// `lun`.
-    #[serde(
-        rename = "lun",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub lun: ::core::option::Option<i32>,
     /// `readOnly`.
-    #[serde(
-        rename = "readOnly",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub read_only: ::core::option::Option<bool>,
     /// `targetWWNs`.
-    #[serde(
-        rename = "targetWWNs",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub target_wwns: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
     /// `wwids`.
-    #[serde(
-        rename = "wwids",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub wwids: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    FCVolumeSourceApplyConfiguration { "fsType" => fs_type, "lun" => lun, "readOnly" =>
+    read_only, "targetWWNs" => target_wwns, "wwids" => wwids }
+);
 
 impl FCVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -3672,52 +2991,29 @@ impl FCVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct FlexVolumeSourceApplyConfiguration {
     /// `driver`.
-    #[serde(
-        rename = "driver",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub driver: ::core::option::Option<::std::string::String>,
     /// `fsType`.
-    #[serde(
-        rename = "fsType",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub fs_type: ::core::option::Option<::std::string::String>,
     /// `options`.
-    #[serde(
-        rename = "options",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub options: ::core::option::Option<
         ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
     >,
     /// `readOnly`.
-    #[serde(
-        rename = "readOnly",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub read_only: ::core::option::Option<bool>,
     /// `secretRef`.
-    #[serde(
-        rename = "secretRef",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub secret_ref: ::core::option::Option<
         ::k8s_openapi::api::core::v1::LocalObjectReference,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    FlexVolumeSourceApplyConfiguration { "driver" => driver, "fsType" => fs_type,
+    "options" => options, "readOnly" => read_only, "secretRef" => secret_ref }
+);
 
 impl FlexVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -3795,27 +3091,19 @@ impl FlexVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct FlockerVolumeSourceApplyConfiguration {
     /// `datasetName`.
-    #[serde(
-        rename = "datasetName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub dataset_name: ::core::option::Option<::std::string::String>,
     /// `datasetUUID`.
-    #[serde(
-        rename = "datasetUUID",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub dataset_uuid: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    FlockerVolumeSourceApplyConfiguration { "datasetName" => dataset_name, "datasetUUID"
+    => dataset_uuid }
+);
 
 impl FlockerVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -3848,41 +3136,23 @@ impl FlockerVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct GCEPersistentDiskVolumeSourceApplyConfiguration {
     /// `fsType`.
-    #[serde(
-        rename = "fsType",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub fs_type: ::core::option::Option<::std::string::String>,
     /// `partition`.
-    #[serde(
-        rename = "partition",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub partition: ::core::option::Option<i32>,
     /// `pdName`.
-    #[serde(
-        rename = "pdName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub pd_name: ::core::option::Option<::std::string::String>,
     /// `readOnly`.
-    #[serde(
-        rename = "readOnly",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub read_only: ::core::option::Option<bool>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    GCEPersistentDiskVolumeSourceApplyConfiguration { "fsType" => fs_type, "partition" =>
+    partition, "pdName" => pd_name, "readOnly" => read_only }
+);
 
 impl GCEPersistentDiskVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -3931,27 +3201,18 @@ impl GCEPersistentDiskVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct GRPCActionApplyConfiguration {
     /// `port`.
-    #[serde(
-        rename = "port",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub port: ::core::option::Option<i32>,
     /// `service`.
-    #[serde(
-        rename = "service",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub service: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    GRPCActionApplyConfiguration { "port" => port, "service" => service }
+);
 
 impl GRPCActionApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -3981,34 +3242,21 @@ impl GRPCActionApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct GitRepoVolumeSourceApplyConfiguration {
     /// `directory`.
-    #[serde(
-        rename = "directory",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub directory: ::core::option::Option<::std::string::String>,
     /// `repository`.
-    #[serde(
-        rename = "repository",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub repository: ::core::option::Option<::std::string::String>,
     /// `revision`.
-    #[serde(
-        rename = "revision",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub revision: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    GitRepoVolumeSourceApplyConfiguration { "directory" => directory, "repository" =>
+    repository, "revision" => revision }
+);
 
 impl GitRepoVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -4052,34 +3300,21 @@ impl GitRepoVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct GlusterfsVolumeSourceApplyConfiguration {
     /// `endpoints`.
-    #[serde(
-        rename = "endpoints",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub endpoints: ::core::option::Option<::std::string::String>,
     /// `path`.
-    #[serde(
-        rename = "path",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub path: ::core::option::Option<::std::string::String>,
     /// `readOnly`.
-    #[serde(
-        rename = "readOnly",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub read_only: ::core::option::Option<bool>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    GlusterfsVolumeSourceApplyConfiguration { "endpoints" => endpoints, "path" => path,
+    "readOnly" => read_only }
+);
 
 impl GlusterfsVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -4120,52 +3355,29 @@ impl GlusterfsVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct HTTPGetActionApplyConfiguration {
     /// `host`.
-    #[serde(
-        rename = "host",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub host: ::core::option::Option<::std::string::String>,
     /// `httpHeaders`.
-    #[serde(
-        rename = "httpHeaders",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub http_headers: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::HTTPHeader>,
     >,
     /// `path`.
-    #[serde(
-        rename = "path",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub path: ::core::option::Option<::std::string::String>,
     /// `port`.
-    #[serde(
-        rename = "port",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub port: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
     >,
     /// `scheme`.
-    #[serde(
-        rename = "scheme",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub scheme: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    HTTPGetActionApplyConfiguration { "host" => host, "httpHeaders" => http_headers,
+    "path" => path, "port" => port, "scheme" => scheme }
+);
 
 impl HTTPGetActionApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -4237,27 +3449,18 @@ impl HTTPGetActionApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct HostAliasApplyConfiguration {
     /// `hostnames`.
-    #[serde(
-        rename = "hostnames",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub hostnames: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
     /// `ip`.
-    #[serde(
-        rename = "ip",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ip: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    HostAliasApplyConfiguration { "hostnames" => hostnames, "ip" => ip }
+);
 
 impl HostAliasApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -4292,27 +3495,18 @@ impl HostAliasApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct HostPathVolumeSourceApplyConfiguration {
     /// `path`.
-    #[serde(
-        rename = "path",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub path: ::core::option::Option<::std::string::String>,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    HostPathVolumeSourceApplyConfiguration { "path" => path, "type" => type_ }
+);
 
 impl HostPathVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -4345,92 +3539,42 @@ impl HostPathVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ISCSIVolumeSourceApplyConfiguration {
     /// `chapAuthDiscovery`.
-    #[serde(
-        rename = "chapAuthDiscovery",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub chap_auth_discovery: ::core::option::Option<bool>,
     /// `chapAuthSession`.
-    #[serde(
-        rename = "chapAuthSession",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub chap_auth_session: ::core::option::Option<bool>,
     /// `fsType`.
-    #[serde(
-        rename = "fsType",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub fs_type: ::core::option::Option<::std::string::String>,
     /// `initiatorName`.
-    #[serde(
-        rename = "initiatorName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub initiator_name: ::core::option::Option<::std::string::String>,
     /// `iqn`.
-    #[serde(
-        rename = "iqn",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub iqn: ::core::option::Option<::std::string::String>,
     /// `iscsiInterface`.
-    #[serde(
-        rename = "iscsiInterface",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub iscsi_interface: ::core::option::Option<::std::string::String>,
     /// `lun`.
-    #[serde(
-        rename = "lun",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub lun: ::core::option::Option<i32>,
     /// `portals`.
-    #[serde(
-        rename = "portals",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub portals: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
     /// `readOnly`.
-    #[serde(
-        rename = "readOnly",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub read_only: ::core::option::Option<bool>,
     /// `secretRef`.
-    #[serde(
-        rename = "secretRef",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub secret_ref: ::core::option::Option<
         ::k8s_openapi::api::core::v1::LocalObjectReference,
     >,
     /// `targetPortal`.
-    #[serde(
-        rename = "targetPortal",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub target_portal: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ISCSIVolumeSourceApplyConfiguration { "chapAuthDiscovery" => chap_auth_discovery,
+    "chapAuthSession" => chap_auth_session, "fsType" => fs_type, "initiatorName" =>
+    initiator_name, "iqn" => iqn, "iscsiInterface" => iscsi_interface, "lun" => lun,
+    "portals" => portals, "readOnly" => read_only, "secretRef" => secret_ref,
+    "targetPortal" => target_portal }
+);
 
 impl ISCSIVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -4558,27 +3702,19 @@ impl ISCSIVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ImageVolumeSourceApplyConfiguration {
     /// `pullPolicy`.
-    #[serde(
-        rename = "pullPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub pull_policy: ::core::option::Option<::std::string::String>,
     /// `reference`.
-    #[serde(
-        rename = "reference",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub reference: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ImageVolumeSourceApplyConfiguration { "pullPolicy" => pull_policy, "reference" =>
+    reference }
+);
 
 impl ImageVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -4611,34 +3747,21 @@ impl ImageVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct LifecycleApplyConfiguration {
     /// `postStart`.
-    #[serde(
-        rename = "postStart",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub post_start: ::core::option::Option<LifecycleHandlerApplyConfiguration>,
     /// `preStop`.
-    #[serde(
-        rename = "preStop",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub pre_stop: ::core::option::Option<LifecycleHandlerApplyConfiguration>,
     /// `stopSignal`.
-    #[serde(
-        rename = "stopSignal",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub stop_signal: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    LifecycleApplyConfiguration { "postStart" => post_start, "preStop" => pre_stop,
+    "stopSignal" => stop_signal }
+);
 
 impl LifecycleApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -4694,41 +3817,23 @@ impl LifecycleApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct LifecycleHandlerApplyConfiguration {
     /// `exec`.
-    #[serde(
-        rename = "exec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub exec: ::core::option::Option<ExecActionApplyConfiguration>,
     /// `httpGet`.
-    #[serde(
-        rename = "httpGet",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub http_get: ::core::option::Option<HTTPGetActionApplyConfiguration>,
     /// `sleep`.
-    #[serde(
-        rename = "sleep",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub sleep: ::core::option::Option<SleepActionApplyConfiguration>,
     /// `tcpSocket`.
-    #[serde(
-        rename = "tcpSocket",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub tcp_socket: ::core::option::Option<TCPSocketActionApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    LifecycleHandlerApplyConfiguration { "exec" => exec, "httpGet" => http_get, "sleep"
+    => sleep, "tcpSocket" => tcp_socket }
+);
 
 impl LifecycleHandlerApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -4797,22 +3902,18 @@ impl LifecycleHandlerApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct LoadBalancerStatusApplyConfiguration {
     /// `ingress`.
-    #[serde(
-        rename = "ingress",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ingress: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::LoadBalancerIngress>,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    LoadBalancerStatusApplyConfiguration { "ingress" => ingress }
+);
 
 impl LoadBalancerStatusApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -4836,29 +3937,21 @@ impl LoadBalancerStatusApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ModifyVolumeStatusApplyConfiguration {
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<::std::string::String>,
     /// `targetVolumeAttributesClassName`.
-    #[serde(
-        rename = "targetVolumeAttributesClassName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub target_volume_attributes_class_name: ::core::option::Option<
         ::std::string::String,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ModifyVolumeStatusApplyConfiguration { "status" => status,
+    "targetVolumeAttributesClassName" => target_volume_attributes_class_name }
+);
 
 impl ModifyVolumeStatusApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -4893,34 +3986,21 @@ impl ModifyVolumeStatusApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct NFSVolumeSourceApplyConfiguration {
     /// `path`.
-    #[serde(
-        rename = "path",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub path: ::core::option::Option<::std::string::String>,
     /// `readOnly`.
-    #[serde(
-        rename = "readOnly",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub read_only: ::core::option::Option<bool>,
     /// `server`.
-    #[serde(
-        rename = "server",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub server: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    NFSVolumeSourceApplyConfiguration { "path" => path, "readOnly" => read_only, "server"
+    => server }
+);
 
 impl NFSVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -4961,50 +4041,27 @@ impl NFSVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct NamespaceApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<NamespaceSpecApplyConfiguration>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<NamespaceStatusApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    NamespaceApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata"
+    => metadata, "spec" => spec, "status" => status }
+);
 
 impl NamespaceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -5174,50 +4231,27 @@ pub fn extract_namespace_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct NamespaceConditionApplyConfiguration {
     /// `lastTransitionTime`.
-    #[serde(
-        rename = "lastTransitionTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_transition_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// `message`.
-    #[serde(
-        rename = "message",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub message: ::core::option::Option<::std::string::String>,
     /// `reason`.
-    #[serde(
-        rename = "reason",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub reason: ::core::option::Option<::std::string::String>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<::std::string::String>,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    NamespaceConditionApplyConfiguration { "lastTransitionTime" => last_transition_time,
+    "message" => message, "reason" => reason, "status" => status, "type" => type_ }
+);
 
 impl NamespaceConditionApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -5285,20 +4319,16 @@ impl NamespaceConditionApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct NamespaceSpecApplyConfiguration {
     /// `finalizers`.
-    #[serde(
-        rename = "finalizers",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub finalizers: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    NamespaceSpecApplyConfiguration { "finalizers" => finalizers }
+);
 
 impl NamespaceSpecApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -5322,29 +4352,20 @@ impl NamespaceSpecApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct NamespaceStatusApplyConfiguration {
     /// `conditions`.
-    #[serde(
-        rename = "conditions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub conditions: ::core::option::Option<
         ::std::vec::Vec<NamespaceConditionApplyConfiguration>,
     >,
     /// `phase`.
-    #[serde(
-        rename = "phase",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub phase: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    NamespaceStatusApplyConfiguration { "conditions" => conditions, "phase" => phase }
+);
 
 impl NamespaceStatusApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -5396,50 +4417,27 @@ impl NamespaceStatusApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct NodeApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<NodeSpecApplyConfiguration>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<NodeStatusApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    NodeApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata" =>
+    metadata, "spec" => spec, "status" => status }
+);
 
 impl NodeApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -5609,27 +4607,18 @@ pub fn extract_node_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct NodeAddressApplyConfiguration {
     /// `address`.
-    #[serde(
-        rename = "address",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub address: ::core::option::Option<::std::string::String>,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    NodeAddressApplyConfiguration { "address" => address, "type" => type_ }
+);
 
 impl NodeAddressApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -5662,31 +4651,25 @@ impl NodeAddressApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct NodeAffinityApplyConfiguration {
     /// `preferredDuringSchedulingIgnoredDuringExecution`.
-    #[serde(
-        rename = "preferredDuringSchedulingIgnoredDuringExecution",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub preferred_during_scheduling_ignored_during_execution: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::PreferredSchedulingTerm>,
     >,
     /// `requiredDuringSchedulingIgnoredDuringExecution`.
-    #[serde(
-        rename = "requiredDuringSchedulingIgnoredDuringExecution",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub required_during_scheduling_ignored_during_execution: ::core::option::Option<
         ::k8s_openapi::api::core::v1::NodeSelector,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    NodeAffinityApplyConfiguration { "preferredDuringSchedulingIgnoredDuringExecution" =>
+    preferred_during_scheduling_ignored_during_execution,
+    "requiredDuringSchedulingIgnoredDuringExecution" =>
+    required_during_scheduling_ignored_during_execution }
+);
 
 impl NodeAffinityApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -5725,59 +4708,32 @@ impl NodeAffinityApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct NodeConditionApplyConfiguration {
     /// `lastHeartbeatTime`.
-    #[serde(
-        rename = "lastHeartbeatTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_heartbeat_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// `lastTransitionTime`.
-    #[serde(
-        rename = "lastTransitionTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_transition_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// `message`.
-    #[serde(
-        rename = "message",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub message: ::core::option::Option<::std::string::String>,
     /// `reason`.
-    #[serde(
-        rename = "reason",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub reason: ::core::option::Option<::std::string::String>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<::std::string::String>,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    NodeConditionApplyConfiguration { "lastHeartbeatTime" => last_heartbeat_time,
+    "lastTransitionTime" => last_transition_time, "message" => message, "reason" =>
+    reason, "status" => status, "type" => type_ }
+);
 
 impl NodeConditionApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -5858,20 +4814,16 @@ impl NodeConditionApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct NodeConfigSourceApplyConfiguration {
     /// `configMap`.
-    #[serde(
-        rename = "configMap",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub config_map: ::core::option::Option<ConfigMapNodeConfigSourceApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    NodeConfigSourceApplyConfiguration { "configMap" => config_map }
+);
 
 impl NodeConfigSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -5904,41 +4856,23 @@ impl NodeConfigSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct NodeConfigStatusApplyConfiguration {
     /// `active`.
-    #[serde(
-        rename = "active",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub active: ::core::option::Option<NodeConfigSourceApplyConfiguration>,
     /// `assigned`.
-    #[serde(
-        rename = "assigned",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub assigned: ::core::option::Option<NodeConfigSourceApplyConfiguration>,
     /// `error`.
-    #[serde(
-        rename = "error",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub error: ::core::option::Option<::std::string::String>,
     /// `lastKnownGood`.
-    #[serde(
-        rename = "lastKnownGood",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_known_good: ::core::option::Option<NodeConfigSourceApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    NodeConfigStatusApplyConfiguration { "active" => active, "assigned" => assigned,
+    "error" => error, "lastKnownGood" => last_known_good }
+);
 
 impl NodeConfigStatusApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -6006,20 +4940,16 @@ impl NodeConfigStatusApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct NodeDaemonEndpointsApplyConfiguration {
     /// `kubeletEndpoint`.
-    #[serde(
-        rename = "kubeletEndpoint",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kubelet_endpoint: ::core::option::Option<DaemonEndpointApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    NodeDaemonEndpointsApplyConfiguration { "kubeletEndpoint" => kubelet_endpoint }
+);
 
 impl NodeDaemonEndpointsApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -6052,20 +4982,17 @@ impl NodeDaemonEndpointsApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct NodeFeaturesApplyConfiguration {
     /// `supplementalGroupsPolicy`.
-    #[serde(
-        rename = "supplementalGroupsPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub supplemental_groups_policy: ::core::option::Option<bool>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    NodeFeaturesApplyConfiguration { "supplementalGroupsPolicy" =>
+    supplemental_groups_policy }
+);
 
 impl NodeFeaturesApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -6087,64 +5014,32 @@ impl NodeFeaturesApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct NodeSpecApplyConfiguration {
     /// `configSource`.
-    #[serde(
-        rename = "configSource",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub config_source: ::core::option::Option<NodeConfigSourceApplyConfiguration>,
     /// `externalID`.
-    #[serde(
-        rename = "externalID",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub external_id: ::core::option::Option<::std::string::String>,
     /// `podCIDR`.
-    #[serde(
-        rename = "podCIDR",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub pod_cidr: ::core::option::Option<::std::string::String>,
     /// `podCIDRs`.
-    #[serde(
-        rename = "podCIDRs",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub pod_cidrs: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
     /// `providerID`.
-    #[serde(
-        rename = "providerID",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub provider_id: ::core::option::Option<::std::string::String>,
     /// `taints`.
-    #[serde(
-        rename = "taints",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub taints: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::Taint>,
     >,
     /// `unschedulable`.
-    #[serde(
-        rename = "unschedulable",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub unschedulable: ::core::option::Option<bool>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    NodeSpecApplyConfiguration { "configSource" => config_source, "externalID" =>
+    external_id, "podCIDR" => pod_cidr, "podCIDRs" => pod_cidrs, "providerID" =>
+    provider_id, "taints" => taints, "unschedulable" => unschedulable }
+);
 
 impl NodeSpecApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -6248,27 +5143,14 @@ impl NodeSpecApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct NodeStatusApplyConfiguration {
     /// `addresses`.
-    #[serde(
-        rename = "addresses",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub addresses: ::core::option::Option<
         ::std::vec::Vec<NodeAddressApplyConfiguration>,
     >,
     /// `allocatable`.
-    #[serde(
-        rename = "allocatable",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub allocatable: ::core::option::Option<
         ::std::collections::BTreeMap<
             ::std::string::String,
@@ -6276,11 +5158,6 @@ pub struct NodeStatusApplyConfiguration {
         >,
     >,
     /// `capacity`.
-    #[serde(
-        rename = "capacity",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub capacity: ::core::option::Option<
         ::std::collections::BTreeMap<
             ::std::string::String,
@@ -6288,93 +5165,47 @@ pub struct NodeStatusApplyConfiguration {
         >,
     >,
     /// `conditions`.
-    #[serde(
-        rename = "conditions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub conditions: ::core::option::Option<
         ::std::vec::Vec<NodeConditionApplyConfiguration>,
     >,
     /// `config`.
-    #[serde(
-        rename = "config",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub config: ::core::option::Option<NodeConfigStatusApplyConfiguration>,
     /// `daemonEndpoints`.
-    #[serde(
-        rename = "daemonEndpoints",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub daemon_endpoints: ::core::option::Option<NodeDaemonEndpointsApplyConfiguration>,
     /// `declaredFeatures`.
-    #[serde(
-        rename = "declaredFeatures",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub declared_features: ::core::option::Option<
         ::std::vec::Vec<::std::string::String>,
     >,
     /// `features`.
-    #[serde(
-        rename = "features",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub features: ::core::option::Option<NodeFeaturesApplyConfiguration>,
     /// `images`.
-    #[serde(
-        rename = "images",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub images: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::ContainerImage>,
     >,
     /// `nodeInfo`.
-    #[serde(
-        rename = "nodeInfo",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub node_info: ::core::option::Option<NodeSystemInfoApplyConfiguration>,
     /// `phase`.
-    #[serde(
-        rename = "phase",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub phase: ::core::option::Option<::std::string::String>,
     /// `runtimeHandlers`.
-    #[serde(
-        rename = "runtimeHandlers",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub runtime_handlers: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::NodeRuntimeHandler>,
     >,
     /// `volumesAttached`.
-    #[serde(
-        rename = "volumesAttached",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub volumes_attached: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::AttachedVolume>,
     >,
     /// `volumesInUse`.
-    #[serde(
-        rename = "volumesInUse",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub volumes_in_use: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    NodeStatusApplyConfiguration { "addresses" => addresses, "allocatable" =>
+    allocatable, "capacity" => capacity, "conditions" => conditions, "config" => config,
+    "daemonEndpoints" => daemon_endpoints, "declaredFeatures" => declared_features,
+    "features" => features, "images" => images, "nodeInfo" => node_info, "phase" =>
+    phase, "runtimeHandlers" => runtime_handlers, "volumesAttached" => volumes_attached,
+    "volumesInUse" => volumes_in_use }
+);
 
 impl NodeStatusApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -6591,20 +5422,16 @@ impl NodeStatusApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct NodeSwapStatusApplyConfiguration {
     /// `capacity`.
-    #[serde(
-        rename = "capacity",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub capacity: ::core::option::Option<i64>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    NodeSwapStatusApplyConfiguration { "capacity" => capacity }
+);
 
 impl NodeSwapStatusApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -6623,90 +5450,40 @@ impl NodeSwapStatusApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct NodeSystemInfoApplyConfiguration {
     /// `architecture`.
-    #[serde(
-        rename = "architecture",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub architecture: ::core::option::Option<::std::string::String>,
     /// `bootID`.
-    #[serde(
-        rename = "bootID",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub boot_id: ::core::option::Option<::std::string::String>,
     /// `containerRuntimeVersion`.
-    #[serde(
-        rename = "containerRuntimeVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub container_runtime_version: ::core::option::Option<::std::string::String>,
     /// `kernelVersion`.
-    #[serde(
-        rename = "kernelVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kernel_version: ::core::option::Option<::std::string::String>,
     /// `kubeProxyVersion`.
-    #[serde(
-        rename = "kubeProxyVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kube_proxy_version: ::core::option::Option<::std::string::String>,
     /// `kubeletVersion`.
-    #[serde(
-        rename = "kubeletVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kubelet_version: ::core::option::Option<::std::string::String>,
     /// `machineID`.
-    #[serde(
-        rename = "machineID",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub machine_id: ::core::option::Option<::std::string::String>,
     /// `operatingSystem`.
-    #[serde(
-        rename = "operatingSystem",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub operating_system: ::core::option::Option<::std::string::String>,
     /// `osImage`.
-    #[serde(
-        rename = "osImage",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub os_image: ::core::option::Option<::std::string::String>,
     /// `swap`.
-    #[serde(
-        rename = "swap",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub swap: ::core::option::Option<NodeSwapStatusApplyConfiguration>,
     /// `systemUUID`.
-    #[serde(
-        rename = "systemUUID",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub system_uuid: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    NodeSystemInfoApplyConfiguration { "architecture" => architecture, "bootID" =>
+    boot_id, "containerRuntimeVersion" => container_runtime_version, "kernelVersion" =>
+    kernel_version, "kubeProxyVersion" => kube_proxy_version, "kubeletVersion" =>
+    kubelet_version, "machineID" => machine_id, "operatingSystem" => operating_system,
+    "osImage" => os_image, "swap" => swap, "systemUUID" => system_uuid }
+);
 
 impl NodeSystemInfoApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -6849,50 +5626,27 @@ impl NodeSystemInfoApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PersistentVolumeClaimApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<PersistentVolumeClaimSpecApplyConfiguration>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<PersistentVolumeClaimStatusApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PersistentVolumeClaimApplyConfiguration { "apiVersion" => api_version, "kind" =>
+    kind, "metadata" => metadata, "spec" => spec, "status" => status }
+);
 
 impl PersistentVolumeClaimApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -7063,59 +5817,32 @@ pub fn extract_persistent_volume_claim_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PersistentVolumeClaimConditionApplyConfiguration {
     /// `lastProbeTime`.
-    #[serde(
-        rename = "lastProbeTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_probe_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// `lastTransitionTime`.
-    #[serde(
-        rename = "lastTransitionTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_transition_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// `message`.
-    #[serde(
-        rename = "message",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub message: ::core::option::Option<::std::string::String>,
     /// `reason`.
-    #[serde(
-        rename = "reason",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub reason: ::core::option::Option<::std::string::String>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<::std::string::String>,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PersistentVolumeClaimConditionApplyConfiguration { "lastProbeTime" =>
+    last_probe_time, "lastTransitionTime" => last_transition_time, "message" => message,
+    "reason" => reason, "status" => status, "type" => type_ }
+);
 
 impl PersistentVolumeClaimConditionApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -7196,80 +5923,40 @@ impl PersistentVolumeClaimConditionApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PersistentVolumeClaimSpecApplyConfiguration {
     /// `accessModes`.
-    #[serde(
-        rename = "accessModes",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub access_modes: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
     /// `dataSource`.
-    #[serde(
-        rename = "dataSource",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub data_source: ::core::option::Option<
         ::k8s_openapi::api::core::v1::TypedLocalObjectReference,
     >,
     /// `dataSourceRef`.
-    #[serde(
-        rename = "dataSourceRef",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub data_source_ref: ::core::option::Option<TypedObjectReferenceApplyConfiguration>,
     /// `resources`.
-    #[serde(
-        rename = "resources",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub resources: ::core::option::Option<VolumeResourceRequirementsApplyConfiguration>,
     /// `selector`.
-    #[serde(
-        rename = "selector",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub selector: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
     >,
     /// `storageClassName`.
-    #[serde(
-        rename = "storageClassName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub storage_class_name: ::core::option::Option<::std::string::String>,
     /// `volumeAttributesClassName`.
-    #[serde(
-        rename = "volumeAttributesClassName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub volume_attributes_class_name: ::core::option::Option<::std::string::String>,
     /// `volumeMode`.
-    #[serde(
-        rename = "volumeMode",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub volume_mode: ::core::option::Option<::std::string::String>,
     /// `volumeName`.
-    #[serde(
-        rename = "volumeName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub volume_name: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PersistentVolumeClaimSpecApplyConfiguration { "accessModes" => access_modes,
+    "dataSource" => data_source, "dataSourceRef" => data_source_ref, "resources" =>
+    resources, "selector" => selector, "storageClassName" => storage_class_name,
+    "volumeAttributesClassName" => volume_attributes_class_name, "volumeMode" =>
+    volume_mode, "volumeName" => volume_name }
+);
 
 impl PersistentVolumeClaimSpecApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -7397,34 +6084,16 @@ impl PersistentVolumeClaimSpecApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PersistentVolumeClaimStatusApplyConfiguration {
     /// `accessModes`.
-    #[serde(
-        rename = "accessModes",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub access_modes: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
     /// `allocatedResourceStatuses`.
-    #[serde(
-        rename = "allocatedResourceStatuses",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub allocated_resource_statuses: ::core::option::Option<
         ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
     >,
     /// `allocatedResources`.
-    #[serde(
-        rename = "allocatedResources",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub allocated_resources: ::core::option::Option<
         ::std::collections::BTreeMap<
             ::std::string::String,
@@ -7432,11 +6101,6 @@ pub struct PersistentVolumeClaimStatusApplyConfiguration {
         >,
     >,
     /// `capacity`.
-    #[serde(
-        rename = "capacity",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub capacity: ::core::option::Option<
         ::std::collections::BTreeMap<
             ::std::string::String,
@@ -7444,40 +6108,28 @@ pub struct PersistentVolumeClaimStatusApplyConfiguration {
         >,
     >,
     /// `conditions`.
-    #[serde(
-        rename = "conditions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub conditions: ::core::option::Option<
         ::std::vec::Vec<PersistentVolumeClaimConditionApplyConfiguration>,
     >,
     /// `currentVolumeAttributesClassName`.
-    #[serde(
-        rename = "currentVolumeAttributesClassName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub current_volume_attributes_class_name: ::core::option::Option<
         ::std::string::String,
     >,
     /// `modifyVolumeStatus`.
-    #[serde(
-        rename = "modifyVolumeStatus",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub modify_volume_status: ::core::option::Option<
         ModifyVolumeStatusApplyConfiguration,
     >,
     /// `phase`.
-    #[serde(
-        rename = "phase",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub phase: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PersistentVolumeClaimStatusApplyConfiguration { "accessModes" => access_modes,
+    "allocatedResourceStatuses" => allocated_resource_statuses, "allocatedResources" =>
+    allocated_resources, "capacity" => capacity, "conditions" => conditions,
+    "currentVolumeAttributesClassName" => current_volume_attributes_class_name,
+    "modifyVolumeStatus" => modify_volume_status, "phase" => phase }
+);
 
 impl PersistentVolumeClaimStatusApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -7615,29 +6267,21 @@ impl PersistentVolumeClaimStatusApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PersistentVolumeClaimTemplateApplyConfiguration {
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<PersistentVolumeClaimSpecApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PersistentVolumeClaimTemplateApplyConfiguration { "metadata" => metadata, "spec" =>
+    spec }
+);
 
 impl PersistentVolumeClaimTemplateApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -7684,27 +6328,19 @@ impl PersistentVolumeClaimTemplateApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PersistentVolumeClaimVolumeSourceApplyConfiguration {
     /// `claimName`.
-    #[serde(
-        rename = "claimName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub claim_name: ::core::option::Option<::std::string::String>,
     /// `readOnly`.
-    #[serde(
-        rename = "readOnly",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub read_only: ::core::option::Option<bool>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PersistentVolumeClaimVolumeSourceApplyConfiguration { "claimName" => claim_name,
+    "readOnly" => read_only }
+);
 
 impl PersistentVolumeClaimVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -7734,27 +6370,19 @@ impl PersistentVolumeClaimVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PhotonPersistentDiskVolumeSourceApplyConfiguration {
     /// `fsType`.
-    #[serde(
-        rename = "fsType",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub fs_type: ::core::option::Option<::std::string::String>,
     /// `pdID`.
-    #[serde(
-        rename = "pdID",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub pd_id: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PhotonPersistentDiskVolumeSourceApplyConfiguration { "fsType" => fs_type, "pdID" =>
+    pd_id }
+);
 
 impl PhotonPersistentDiskVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -7787,50 +6415,27 @@ impl PhotonPersistentDiskVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PodApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<PodSpecApplyConfiguration>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<PodStatusApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PodApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata" =>
+    metadata, "spec" => spec, "status" => status }
+);
 
 impl PodApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -8000,31 +6605,25 @@ pub fn extract_pod_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PodAffinityApplyConfiguration {
     /// `preferredDuringSchedulingIgnoredDuringExecution`.
-    #[serde(
-        rename = "preferredDuringSchedulingIgnoredDuringExecution",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub preferred_during_scheduling_ignored_during_execution: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::WeightedPodAffinityTerm>,
     >,
     /// `requiredDuringSchedulingIgnoredDuringExecution`.
-    #[serde(
-        rename = "requiredDuringSchedulingIgnoredDuringExecution",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub required_during_scheduling_ignored_during_execution: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::PodAffinityTerm>,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PodAffinityApplyConfiguration { "preferredDuringSchedulingIgnoredDuringExecution" =>
+    preferred_during_scheduling_ignored_during_execution,
+    "requiredDuringSchedulingIgnoredDuringExecution" =>
+    required_during_scheduling_ignored_during_execution }
+);
 
 impl PodAffinityApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -8065,31 +6664,25 @@ impl PodAffinityApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PodAntiAffinityApplyConfiguration {
     /// `preferredDuringSchedulingIgnoredDuringExecution`.
-    #[serde(
-        rename = "preferredDuringSchedulingIgnoredDuringExecution",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub preferred_during_scheduling_ignored_during_execution: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::WeightedPodAffinityTerm>,
     >,
     /// `requiredDuringSchedulingIgnoredDuringExecution`.
-    #[serde(
-        rename = "requiredDuringSchedulingIgnoredDuringExecution",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub required_during_scheduling_ignored_during_execution: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::PodAffinityTerm>,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PodAntiAffinityApplyConfiguration { "preferredDuringSchedulingIgnoredDuringExecution"
+    => preferred_during_scheduling_ignored_during_execution,
+    "requiredDuringSchedulingIgnoredDuringExecution" =>
+    required_during_scheduling_ignored_during_execution }
+);
 
 impl PodAntiAffinityApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -8130,66 +6723,35 @@ impl PodAntiAffinityApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PodConditionApplyConfiguration {
     /// `lastProbeTime`.
-    #[serde(
-        rename = "lastProbeTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_probe_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// `lastTransitionTime`.
-    #[serde(
-        rename = "lastTransitionTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_transition_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// `message`.
-    #[serde(
-        rename = "message",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub message: ::core::option::Option<::std::string::String>,
     /// `observedGeneration`.
-    #[serde(
-        rename = "observedGeneration",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub observed_generation: ::core::option::Option<i64>,
     /// `reason`.
-    #[serde(
-        rename = "reason",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub reason: ::core::option::Option<::std::string::String>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<::std::string::String>,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PodConditionApplyConfiguration { "lastProbeTime" => last_probe_time,
+    "lastTransitionTime" => last_transition_time, "message" => message,
+    "observedGeneration" => observed_generation, "reason" => reason, "status" => status,
+    "type" => type_ }
+);
 
 impl PodConditionApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -8281,36 +6843,23 @@ impl PodConditionApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PodDNSConfigApplyConfiguration {
     /// `nameservers`.
-    #[serde(
-        rename = "nameservers",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub nameservers: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
     /// `options`.
-    #[serde(
-        rename = "options",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub options: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::PodDNSConfigOption>,
     >,
     /// `searches`.
-    #[serde(
-        rename = "searches",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub searches: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PodDNSConfigApplyConfiguration { "nameservers" => nameservers, "options" => options,
+    "searches" => searches }
+);
 
 impl PodDNSConfigApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -8360,29 +6909,21 @@ impl PodDNSConfigApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PodExtendedResourceClaimStatusApplyConfiguration {
     /// `requestMappings`.
-    #[serde(
-        rename = "requestMappings",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub request_mappings: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::ContainerExtendedResourceRequest>,
     >,
     /// `resourceClaimName`.
-    #[serde(
-        rename = "resourceClaimName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub resource_claim_name: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PodExtendedResourceClaimStatusApplyConfiguration { "requestMappings" =>
+    request_mappings, "resourceClaimName" => resource_claim_name }
+);
 
 impl PodExtendedResourceClaimStatusApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -8419,20 +6960,14 @@ impl PodExtendedResourceClaimStatusApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PodIPApplyConfiguration {
     /// `ip`.
-    #[serde(
-        rename = "ip",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ip: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(PodIPApplyConfiguration { "ip" => ip });
 
 impl PodIPApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -8454,20 +6989,14 @@ impl PodIPApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PodOSApplyConfiguration {
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(PodOSApplyConfiguration { "name" => name });
 
 impl PodOSApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -8489,34 +7018,21 @@ impl PodOSApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PodResourceClaimApplyConfiguration {
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<::std::string::String>,
     /// `resourceClaimName`.
-    #[serde(
-        rename = "resourceClaimName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub resource_claim_name: ::core::option::Option<::std::string::String>,
     /// `resourceClaimTemplateName`.
-    #[serde(
-        rename = "resourceClaimTemplateName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub resource_claim_template_name: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PodResourceClaimApplyConfiguration { "name" => name, "resourceClaimName" =>
+    resource_claim_name, "resourceClaimTemplateName" => resource_claim_template_name }
+);
 
 impl PodResourceClaimApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -8560,27 +7076,19 @@ impl PodResourceClaimApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PodResourceClaimStatusApplyConfiguration {
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<::std::string::String>,
     /// `resourceClaimName`.
-    #[serde(
-        rename = "resourceClaimName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub resource_claim_name: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PodResourceClaimStatusApplyConfiguration { "name" => name, "resourceClaimName" =>
+    resource_claim_name }
+);
 
 impl PodResourceClaimStatusApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -8613,20 +7121,16 @@ impl PodResourceClaimStatusApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PodSchedulingGateApplyConfiguration {
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PodSchedulingGateApplyConfiguration { "name" => name }
+);
 
 impl PodSchedulingGateApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -8648,20 +7152,16 @@ impl PodSchedulingGateApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PodSchedulingGroupApplyConfiguration {
     /// `podGroupName`.
-    #[serde(
-        rename = "podGroupName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub pod_group_name: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PodSchedulingGroupApplyConfiguration { "podGroupName" => pod_group_name }
+);
 
 impl PodSchedulingGroupApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -8683,108 +7183,50 @@ impl PodSchedulingGroupApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PodSecurityContextApplyConfiguration {
     /// `appArmorProfile`.
-    #[serde(
-        rename = "appArmorProfile",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub app_armor_profile: ::core::option::Option<AppArmorProfileApplyConfiguration>,
     /// `fsGroup`.
-    #[serde(
-        rename = "fsGroup",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub fs_group: ::core::option::Option<i64>,
     /// `fsGroupChangePolicy`.
-    #[serde(
-        rename = "fsGroupChangePolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub fs_group_change_policy: ::core::option::Option<::std::string::String>,
     /// `runAsGroup`.
-    #[serde(
-        rename = "runAsGroup",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub run_as_group: ::core::option::Option<i64>,
     /// `runAsNonRoot`.
-    #[serde(
-        rename = "runAsNonRoot",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub run_as_non_root: ::core::option::Option<bool>,
     /// `runAsUser`.
-    #[serde(
-        rename = "runAsUser",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub run_as_user: ::core::option::Option<i64>,
     /// `seLinuxChangePolicy`.
-    #[serde(
-        rename = "seLinuxChangePolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub se_linux_change_policy: ::core::option::Option<::std::string::String>,
     /// `seLinuxOptions`.
-    #[serde(
-        rename = "seLinuxOptions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub se_linux_options: ::core::option::Option<SELinuxOptionsApplyConfiguration>,
     /// `seccompProfile`.
-    #[serde(
-        rename = "seccompProfile",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub seccomp_profile: ::core::option::Option<SeccompProfileApplyConfiguration>,
     /// `supplementalGroups`.
-    #[serde(
-        rename = "supplementalGroups",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub supplemental_groups: ::core::option::Option<::std::vec::Vec<i64>>,
     /// `supplementalGroupsPolicy`.
-    #[serde(
-        rename = "supplementalGroupsPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub supplemental_groups_policy: ::core::option::Option<::std::string::String>,
     /// `sysctls`.
-    #[serde(
-        rename = "sysctls",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub sysctls: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::Sysctl>,
     >,
     /// `windowsOptions`.
-    #[serde(
-        rename = "windowsOptions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub windows_options: ::core::option::Option<
         WindowsSecurityContextOptionsApplyConfiguration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PodSecurityContextApplyConfiguration { "appArmorProfile" => app_armor_profile,
+    "fsGroup" => fs_group, "fsGroupChangePolicy" => fs_group_change_policy, "runAsGroup"
+    => run_as_group, "runAsNonRoot" => run_as_non_root, "runAsUser" => run_as_user,
+    "seLinuxChangePolicy" => se_linux_change_policy, "seLinuxOptions" =>
+    se_linux_options, "seccompProfile" => seccomp_profile, "supplementalGroups" =>
+    supplemental_groups, "supplementalGroupsPolicy" => supplemental_groups_policy,
+    "sysctls" => sysctls, "windowsOptions" => windows_options }
+);
 
 impl PodSecurityContextApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -8949,168 +7391,60 @@ impl PodSecurityContextApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PodSpecApplyConfiguration {
     /// `activeDeadlineSeconds`.
-    #[serde(
-        rename = "activeDeadlineSeconds",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub active_deadline_seconds: ::core::option::Option<i64>,
     /// `affinity`.
-    #[serde(
-        rename = "affinity",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub affinity: ::core::option::Option<AffinityApplyConfiguration>,
     /// `automountServiceAccountToken`.
-    #[serde(
-        rename = "automountServiceAccountToken",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub automount_service_account_token: ::core::option::Option<bool>,
     /// `containers`.
-    #[serde(
-        rename = "containers",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub containers: ::core::option::Option<::std::vec::Vec<ContainerApplyConfiguration>>,
     /// `dnsConfig`.
-    #[serde(
-        rename = "dnsConfig",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub dns_config: ::core::option::Option<PodDNSConfigApplyConfiguration>,
     /// `dnsPolicy`.
-    #[serde(
-        rename = "dnsPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub dns_policy: ::core::option::Option<::std::string::String>,
     /// `enableServiceLinks`.
-    #[serde(
-        rename = "enableServiceLinks",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub enable_service_links: ::core::option::Option<bool>,
     /// `ephemeralContainers`.
-    #[serde(
-        rename = "ephemeralContainers",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ephemeral_containers: ::core::option::Option<
         ::std::vec::Vec<EphemeralContainerApplyConfiguration>,
     >,
     /// `hostAliases`.
-    #[serde(
-        rename = "hostAliases",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub host_aliases: ::core::option::Option<
         ::std::vec::Vec<HostAliasApplyConfiguration>,
     >,
     /// `hostIPC`.
-    #[serde(
-        rename = "hostIPC",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub host_ipc: ::core::option::Option<bool>,
     /// `hostNetwork`.
-    #[serde(
-        rename = "hostNetwork",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub host_network: ::core::option::Option<bool>,
     /// `hostPID`.
-    #[serde(
-        rename = "hostPID",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub host_pid: ::core::option::Option<bool>,
     /// `hostUsers`.
-    #[serde(
-        rename = "hostUsers",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub host_users: ::core::option::Option<bool>,
     /// `hostname`.
-    #[serde(
-        rename = "hostname",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub hostname: ::core::option::Option<::std::string::String>,
     /// `hostnameOverride`.
-    #[serde(
-        rename = "hostnameOverride",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub hostname_override: ::core::option::Option<::std::string::String>,
     /// `imagePullSecrets`.
-    #[serde(
-        rename = "imagePullSecrets",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub image_pull_secrets: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::LocalObjectReference>,
     >,
     /// `initContainers`.
-    #[serde(
-        rename = "initContainers",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub init_containers: ::core::option::Option<
         ::std::vec::Vec<ContainerApplyConfiguration>,
     >,
     /// `nodeName`.
-    #[serde(
-        rename = "nodeName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub node_name: ::core::option::Option<::std::string::String>,
     /// `nodeSelector`.
-    #[serde(
-        rename = "nodeSelector",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub node_selector: ::core::option::Option<
         ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
     >,
     /// `os`.
-    #[serde(
-        rename = "os",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub os: ::core::option::Option<PodOSApplyConfiguration>,
     /// `overhead`.
-    #[serde(
-        rename = "overhead",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub overhead: ::core::option::Option<
         ::std::collections::BTreeMap<
             ::std::string::String,
@@ -9118,163 +7452,81 @@ pub struct PodSpecApplyConfiguration {
         >,
     >,
     /// `preemptionPolicy`.
-    #[serde(
-        rename = "preemptionPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub preemption_policy: ::core::option::Option<::std::string::String>,
     /// `priority`.
-    #[serde(
-        rename = "priority",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub priority: ::core::option::Option<i32>,
     /// `priorityClassName`.
-    #[serde(
-        rename = "priorityClassName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub priority_class_name: ::core::option::Option<::std::string::String>,
     /// `readinessGates`.
-    #[serde(
-        rename = "readinessGates",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub readiness_gates: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::PodReadinessGate>,
     >,
     /// `resourceClaims`.
-    #[serde(
-        rename = "resourceClaims",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub resource_claims: ::core::option::Option<
         ::std::vec::Vec<PodResourceClaimApplyConfiguration>,
     >,
     /// `resources`.
-    #[serde(
-        rename = "resources",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub resources: ::core::option::Option<ResourceRequirementsApplyConfiguration>,
     /// `restartPolicy`.
-    #[serde(
-        rename = "restartPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub restart_policy: ::core::option::Option<::std::string::String>,
     /// `runtimeClassName`.
-    #[serde(
-        rename = "runtimeClassName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub runtime_class_name: ::core::option::Option<::std::string::String>,
     /// `schedulerName`.
-    #[serde(
-        rename = "schedulerName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub scheduler_name: ::core::option::Option<::std::string::String>,
     /// `schedulingGates`.
-    #[serde(
-        rename = "schedulingGates",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub scheduling_gates: ::core::option::Option<
         ::std::vec::Vec<PodSchedulingGateApplyConfiguration>,
     >,
     /// `schedulingGroup`.
-    #[serde(
-        rename = "schedulingGroup",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub scheduling_group: ::core::option::Option<PodSchedulingGroupApplyConfiguration>,
     /// `securityContext`.
-    #[serde(
-        rename = "securityContext",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub security_context: ::core::option::Option<PodSecurityContextApplyConfiguration>,
     /// `serviceAccount`.
-    #[serde(
-        rename = "serviceAccount",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub service_account: ::core::option::Option<::std::string::String>,
     /// `serviceAccountName`.
-    #[serde(
-        rename = "serviceAccountName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub service_account_name: ::core::option::Option<::std::string::String>,
     /// `setHostnameAsFQDN`.
-    #[serde(
-        rename = "setHostnameAsFQDN",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub set_hostname_as_fqdn: ::core::option::Option<bool>,
     /// `shareProcessNamespace`.
-    #[serde(
-        rename = "shareProcessNamespace",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub share_process_namespace: ::core::option::Option<bool>,
     /// `subdomain`.
-    #[serde(
-        rename = "subdomain",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub subdomain: ::core::option::Option<::std::string::String>,
     /// `terminationGracePeriodSeconds`.
-    #[serde(
-        rename = "terminationGracePeriodSeconds",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub termination_grace_period_seconds: ::core::option::Option<i64>,
     /// `tolerations`.
-    #[serde(
-        rename = "tolerations",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub tolerations: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::Toleration>,
     >,
     /// `topologySpreadConstraints`.
-    #[serde(
-        rename = "topologySpreadConstraints",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub topology_spread_constraints: ::core::option::Option<
         ::std::vec::Vec<TopologySpreadConstraintApplyConfiguration>,
     >,
     /// `volumes`.
-    #[serde(
-        rename = "volumes",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub volumes: ::core::option::Option<::std::vec::Vec<VolumeApplyConfiguration>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PodSpecApplyConfiguration { "activeDeadlineSeconds" => active_deadline_seconds,
+    "affinity" => affinity, "automountServiceAccountToken" =>
+    automount_service_account_token, "containers" => containers, "dnsConfig" =>
+    dns_config, "dnsPolicy" => dns_policy, "enableServiceLinks" => enable_service_links,
+    "ephemeralContainers" => ephemeral_containers, "hostAliases" => host_aliases,
+    "hostIPC" => host_ipc, "hostNetwork" => host_network, "hostPID" => host_pid,
+    "hostUsers" => host_users, "hostname" => hostname, "hostnameOverride" =>
+    hostname_override, "imagePullSecrets" => image_pull_secrets, "initContainers" =>
+    init_containers, "nodeName" => node_name, "nodeSelector" => node_selector, "os" =>
+    os, "overhead" => overhead, "preemptionPolicy" => preemption_policy, "priority" =>
+    priority, "priorityClassName" => priority_class_name, "readinessGates" =>
+    readiness_gates, "resourceClaims" => resource_claims, "resources" => resources,
+    "restartPolicy" => restart_policy, "runtimeClassName" => runtime_class_name,
+    "schedulerName" => scheduler_name, "schedulingGates" => scheduling_gates,
+    "schedulingGroup" => scheduling_group, "securityContext" => security_context,
+    "serviceAccount" => service_account, "serviceAccountName" => service_account_name,
+    "setHostnameAsFQDN" => set_hostname_as_fqdn, "shareProcessNamespace" =>
+    share_process_namespace, "subdomain" => subdomain, "terminationGracePeriodSeconds" =>
+    termination_grace_period_seconds, "tolerations" => tolerations,
+    "topologySpreadConstraints" => topology_spread_constraints, "volumes" => volumes }
+);
 
 impl PodSpecApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -9832,18 +8084,10 @@ impl PodSpecApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PodStatusApplyConfiguration {
     /// `allocatedResources`.
-    #[serde(
-        rename = "allocatedResources",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub allocated_resources: ::core::option::Option<
         ::std::collections::BTreeMap<
             ::std::string::String,
@@ -9851,164 +8095,78 @@ pub struct PodStatusApplyConfiguration {
         >,
     >,
     /// `conditions`.
-    #[serde(
-        rename = "conditions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub conditions: ::core::option::Option<
         ::std::vec::Vec<PodConditionApplyConfiguration>,
     >,
     /// `containerStatuses`.
-    #[serde(
-        rename = "containerStatuses",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub container_statuses: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::ContainerStatus>,
     >,
     /// `ephemeralContainerStatuses`.
-    #[serde(
-        rename = "ephemeralContainerStatuses",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ephemeral_container_statuses: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::ContainerStatus>,
     >,
     /// `extendedResourceClaimStatus`.
-    #[serde(
-        rename = "extendedResourceClaimStatus",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub extended_resource_claim_status: ::core::option::Option<
         PodExtendedResourceClaimStatusApplyConfiguration,
     >,
     /// `hostIP`.
-    #[serde(
-        rename = "hostIP",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub host_ip: ::core::option::Option<::std::string::String>,
     /// `hostIPs`.
-    #[serde(
-        rename = "hostIPs",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub host_ips: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::HostIP>,
     >,
     /// `initContainerStatuses`.
-    #[serde(
-        rename = "initContainerStatuses",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub init_container_statuses: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::ContainerStatus>,
     >,
     /// `message`.
-    #[serde(
-        rename = "message",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub message: ::core::option::Option<::std::string::String>,
     /// `nodeAllocatableResourceClaimStatuses`.
-    #[serde(
-        rename = "nodeAllocatableResourceClaimStatuses",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub node_allocatable_resource_claim_statuses: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::NodeAllocatableResourceClaimStatus>,
     >,
     /// `nominatedNodeName`.
-    #[serde(
-        rename = "nominatedNodeName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub nominated_node_name: ::core::option::Option<::std::string::String>,
     /// `observedGeneration`.
-    #[serde(
-        rename = "observedGeneration",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub observed_generation: ::core::option::Option<i64>,
     /// `phase`.
-    #[serde(
-        rename = "phase",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub phase: ::core::option::Option<::std::string::String>,
     /// `podIP`.
-    #[serde(
-        rename = "podIP",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub pod_ip: ::core::option::Option<::std::string::String>,
     /// `podIPs`.
-    #[serde(
-        rename = "podIPs",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub pod_ips: ::core::option::Option<::std::vec::Vec<PodIPApplyConfiguration>>,
     /// `qosClass`.
-    #[serde(
-        rename = "qosClass",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub qos_class: ::core::option::Option<::std::string::String>,
     /// `reason`.
-    #[serde(
-        rename = "reason",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub reason: ::core::option::Option<::std::string::String>,
     /// `resize`.
-    #[serde(
-        rename = "resize",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub resize: ::core::option::Option<::std::string::String>,
     /// `resourceClaimStatuses`.
-    #[serde(
-        rename = "resourceClaimStatuses",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub resource_claim_statuses: ::core::option::Option<
         ::std::vec::Vec<PodResourceClaimStatusApplyConfiguration>,
     >,
     /// `resources`.
-    #[serde(
-        rename = "resources",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub resources: ::core::option::Option<ResourceRequirementsApplyConfiguration>,
     /// `startTime`.
-    #[serde(
-        rename = "startTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub start_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PodStatusApplyConfiguration { "allocatedResources" => allocated_resources,
+    "conditions" => conditions, "containerStatuses" => container_statuses,
+    "ephemeralContainerStatuses" => ephemeral_container_statuses,
+    "extendedResourceClaimStatus" => extended_resource_claim_status, "hostIP" => host_ip,
+    "hostIPs" => host_ips, "initContainerStatuses" => init_container_statuses, "message"
+    => message, "nodeAllocatableResourceClaimStatuses" =>
+    node_allocatable_resource_claim_statuses, "nominatedNodeName" => nominated_node_name,
+    "observedGeneration" => observed_generation, "phase" => phase, "podIP" => pod_ip,
+    "podIPs" => pod_ips, "qosClass" => qos_class, "reason" => reason, "resize" => resize,
+    "resourceClaimStatuses" => resource_claim_statuses, "resources" => resources,
+    "startTime" => start_time }
+);
 
 impl PodStatusApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -10314,29 +8472,20 @@ impl PodStatusApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PodTemplateSpecApplyConfiguration {
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<PodSpecApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PodTemplateSpecApplyConfiguration { "metadata" => metadata, "spec" => spec }
+);
 
 impl PodTemplateSpecApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -10383,34 +8532,21 @@ impl PodTemplateSpecApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PortworxVolumeSourceApplyConfiguration {
     /// `fsType`.
-    #[serde(
-        rename = "fsType",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub fs_type: ::core::option::Option<::std::string::String>,
     /// `readOnly`.
-    #[serde(
-        rename = "readOnly",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub read_only: ::core::option::Option<bool>,
     /// `volumeID`.
-    #[serde(
-        rename = "volumeID",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub volume_id: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PortworxVolumeSourceApplyConfiguration { "fsType" => fs_type, "readOnly" =>
+    read_only, "volumeID" => volume_id }
+);
 
 impl PortworxVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -10451,83 +8587,38 @@ impl PortworxVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ProbeApplyConfiguration {
     /// `exec`.
-    #[serde(
-        rename = "exec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub exec: ::core::option::Option<ExecActionApplyConfiguration>,
     /// `failureThreshold`.
-    #[serde(
-        rename = "failureThreshold",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub failure_threshold: ::core::option::Option<i32>,
     /// `grpc`.
-    #[serde(
-        rename = "grpc",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub grpc: ::core::option::Option<GRPCActionApplyConfiguration>,
     /// `httpGet`.
-    #[serde(
-        rename = "httpGet",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub http_get: ::core::option::Option<HTTPGetActionApplyConfiguration>,
     /// `initialDelaySeconds`.
-    #[serde(
-        rename = "initialDelaySeconds",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub initial_delay_seconds: ::core::option::Option<i32>,
     /// `periodSeconds`.
-    #[serde(
-        rename = "periodSeconds",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub period_seconds: ::core::option::Option<i32>,
     /// `successThreshold`.
-    #[serde(
-        rename = "successThreshold",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub success_threshold: ::core::option::Option<i32>,
     /// `tcpSocket`.
-    #[serde(
-        rename = "tcpSocket",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub tcp_socket: ::core::option::Option<TCPSocketActionApplyConfiguration>,
     /// `terminationGracePeriodSeconds`.
-    #[serde(
-        rename = "terminationGracePeriodSeconds",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub termination_grace_period_seconds: ::core::option::Option<i64>,
     /// `timeoutSeconds`.
-    #[serde(
-        rename = "timeoutSeconds",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub timeout_seconds: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ProbeApplyConfiguration { "exec" => exec, "failureThreshold" => failure_threshold,
+    "grpc" => grpc, "httpGet" => http_get, "initialDelaySeconds" =>
+    initial_delay_seconds, "periodSeconds" => period_seconds, "successThreshold" =>
+    success_threshold, "tcpSocket" => tcp_socket, "terminationGracePeriodSeconds" =>
+    termination_grace_period_seconds, "timeoutSeconds" => timeout_seconds }
+);
 
 impl ProbeApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -10664,29 +8755,21 @@ impl ProbeApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ProjectedVolumeSourceApplyConfiguration {
     /// `defaultMode`.
-    #[serde(
-        rename = "defaultMode",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub default_mode: ::core::option::Option<i32>,
     /// `sources`.
-    #[serde(
-        rename = "sources",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub sources: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::VolumeProjection>,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ProjectedVolumeSourceApplyConfiguration { "defaultMode" => default_mode, "sources" =>
+    sources }
+);
 
 impl ProjectedVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -10718,55 +8801,27 @@ impl ProjectedVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct QuobyteVolumeSourceApplyConfiguration {
     /// `group`.
-    #[serde(
-        rename = "group",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub group: ::core::option::Option<::std::string::String>,
     /// `readOnly`.
-    #[serde(
-        rename = "readOnly",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub read_only: ::core::option::Option<bool>,
     /// `registry`.
-    #[serde(
-        rename = "registry",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub registry: ::core::option::Option<::std::string::String>,
     /// `tenant`.
-    #[serde(
-        rename = "tenant",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub tenant: ::core::option::Option<::std::string::String>,
     /// `user`.
-    #[serde(
-        rename = "user",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub user: ::core::option::Option<::std::string::String>,
     /// `volume`.
-    #[serde(
-        rename = "volume",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub volume: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    QuobyteVolumeSourceApplyConfiguration { "group" => group, "readOnly" => read_only,
+    "registry" => registry, "tenant" => tenant, "user" => user, "volume" => volume }
+);
 
 impl QuobyteVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -10840,71 +8895,34 @@ impl QuobyteVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct RBDVolumeSourceApplyConfiguration {
     /// `fsType`.
-    #[serde(
-        rename = "fsType",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub fs_type: ::core::option::Option<::std::string::String>,
     /// `image`.
-    #[serde(
-        rename = "image",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub image: ::core::option::Option<::std::string::String>,
     /// `keyring`.
-    #[serde(
-        rename = "keyring",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub keyring: ::core::option::Option<::std::string::String>,
     /// `monitors`.
-    #[serde(
-        rename = "monitors",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub monitors: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
     /// `pool`.
-    #[serde(
-        rename = "pool",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub pool: ::core::option::Option<::std::string::String>,
     /// `readOnly`.
-    #[serde(
-        rename = "readOnly",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub read_only: ::core::option::Option<bool>,
     /// `secretRef`.
-    #[serde(
-        rename = "secretRef",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub secret_ref: ::core::option::Option<
         ::k8s_openapi::api::core::v1::LocalObjectReference,
     >,
     /// `user`.
-    #[serde(
-        rename = "user",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub user: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    RBDVolumeSourceApplyConfiguration { "fsType" => fs_type, "image" => image, "keyring"
+    => keyring, "monitors" => monitors, "pool" => pool, "readOnly" => read_only,
+    "secretRef" => secret_ref, "user" => user }
+);
 
 impl RBDVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -11004,27 +9022,18 @@ impl RBDVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ResourceClaimApplyConfiguration {
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<::std::string::String>,
     /// `request`.
-    #[serde(
-        rename = "request",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub request: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ResourceClaimApplyConfiguration { "name" => name, "request" => request }
+);
 
 impl ResourceClaimApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -11057,25 +9066,12 @@ impl ResourceClaimApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ResourceRequirementsApplyConfiguration {
     /// `claims`.
-    #[serde(
-        rename = "claims",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub claims: ::core::option::Option<::std::vec::Vec<ResourceClaimApplyConfiguration>>,
     /// `limits`.
-    #[serde(
-        rename = "limits",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub limits: ::core::option::Option<
         ::std::collections::BTreeMap<
             ::std::string::String,
@@ -11083,11 +9079,6 @@ pub struct ResourceRequirementsApplyConfiguration {
         >,
     >,
     /// `requests`.
-    #[serde(
-        rename = "requests",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub requests: ::core::option::Option<
         ::std::collections::BTreeMap<
             ::std::string::String,
@@ -11095,6 +9086,11 @@ pub struct ResourceRequirementsApplyConfiguration {
         >,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ResourceRequirementsApplyConfiguration { "claims" => claims, "limits" => limits,
+    "requests" => requests }
+);
 
 impl ResourceRequirementsApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -11163,41 +9159,23 @@ impl ResourceRequirementsApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct SELinuxOptionsApplyConfiguration {
     /// `level`.
-    #[serde(
-        rename = "level",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub level: ::core::option::Option<::std::string::String>,
     /// `role`.
-    #[serde(
-        rename = "role",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub role: ::core::option::Option<::std::string::String>,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<::std::string::String>,
     /// `user`.
-    #[serde(
-        rename = "user",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub user: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    SELinuxOptionsApplyConfiguration { "level" => level, "role" => role, "type" => type_,
+    "user" => user }
+);
 
 impl SELinuxOptionsApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -11252,85 +9230,39 @@ impl SELinuxOptionsApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ScaleIOVolumeSourceApplyConfiguration {
     /// `fsType`.
-    #[serde(
-        rename = "fsType",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub fs_type: ::core::option::Option<::std::string::String>,
     /// `gateway`.
-    #[serde(
-        rename = "gateway",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub gateway: ::core::option::Option<::std::string::String>,
     /// `protectionDomain`.
-    #[serde(
-        rename = "protectionDomain",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub protection_domain: ::core::option::Option<::std::string::String>,
     /// `readOnly`.
-    #[serde(
-        rename = "readOnly",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub read_only: ::core::option::Option<bool>,
     /// `secretRef`.
-    #[serde(
-        rename = "secretRef",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub secret_ref: ::core::option::Option<
         ::k8s_openapi::api::core::v1::LocalObjectReference,
     >,
     /// `sslEnabled`.
-    #[serde(
-        rename = "sslEnabled",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ssl_enabled: ::core::option::Option<bool>,
     /// `storageMode`.
-    #[serde(
-        rename = "storageMode",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub storage_mode: ::core::option::Option<::std::string::String>,
     /// `storagePool`.
-    #[serde(
-        rename = "storagePool",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub storage_pool: ::core::option::Option<::std::string::String>,
     /// `system`.
-    #[serde(
-        rename = "system",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub system: ::core::option::Option<::std::string::String>,
     /// `volumeName`.
-    #[serde(
-        rename = "volumeName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub volume_name: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ScaleIOVolumeSourceApplyConfiguration { "fsType" => fs_type, "gateway" => gateway,
+    "protectionDomain" => protection_domain, "readOnly" => read_only, "secretRef" =>
+    secret_ref, "sslEnabled" => ssl_enabled, "storageMode" => storage_mode, "storagePool"
+    => storage_pool, "system" => system, "volumeName" => volume_name }
+);
 
 impl ScaleIOVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -11447,27 +9379,19 @@ impl ScaleIOVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct SeccompProfileApplyConfiguration {
     /// `localhostProfile`.
-    #[serde(
-        rename = "localhostProfile",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub localhost_profile: ::core::option::Option<::std::string::String>,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    SeccompProfileApplyConfiguration { "localhostProfile" => localhost_profile, "type" =>
+    type_ }
+);
 
 impl SeccompProfileApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -11500,68 +9424,36 @@ impl SeccompProfileApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct SecretApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `data`.
-    #[serde(
-        rename = "data",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub data: ::core::option::Option<
         ::std::collections::BTreeMap<::std::string::String, ::k8s_openapi::ByteString>,
     >,
     /// `immutable`.
-    #[serde(
-        rename = "immutable",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub immutable: ::core::option::Option<bool>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `stringData`.
-    #[serde(
-        rename = "stringData",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub string_data: ::core::option::Option<
         ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
     >,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    SecretApplyConfiguration { "apiVersion" => api_version, "data" => data, "immutable"
+    => immutable, "kind" => kind, "metadata" => metadata, "stringData" => string_data,
+    "type" => type_ }
+);
 
 impl SecretApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -11737,43 +9629,25 @@ pub fn extract_secret(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct SecretVolumeSourceApplyConfiguration {
     /// `defaultMode`.
-    #[serde(
-        rename = "defaultMode",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub default_mode: ::core::option::Option<i32>,
     /// `items`.
-    #[serde(
-        rename = "items",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub items: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::KeyToPath>,
     >,
     /// `optional`.
-    #[serde(
-        rename = "optional",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub optional: ::core::option::Option<bool>,
     /// `secretName`.
-    #[serde(
-        rename = "secretName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub secret_name: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    SecretVolumeSourceApplyConfiguration { "defaultMode" => default_mode, "items" =>
+    items, "optional" => optional, "secretName" => secret_name }
+);
 
 impl SecretVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -11824,99 +9698,46 @@ impl SecretVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct SecurityContextApplyConfiguration {
     /// `allowPrivilegeEscalation`.
-    #[serde(
-        rename = "allowPrivilegeEscalation",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub allow_privilege_escalation: ::core::option::Option<bool>,
     /// `appArmorProfile`.
-    #[serde(
-        rename = "appArmorProfile",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub app_armor_profile: ::core::option::Option<AppArmorProfileApplyConfiguration>,
     /// `capabilities`.
-    #[serde(
-        rename = "capabilities",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub capabilities: ::core::option::Option<CapabilitiesApplyConfiguration>,
     /// `privileged`.
-    #[serde(
-        rename = "privileged",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub privileged: ::core::option::Option<bool>,
     /// `procMount`.
-    #[serde(
-        rename = "procMount",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub proc_mount: ::core::option::Option<::std::string::String>,
     /// `readOnlyRootFilesystem`.
-    #[serde(
-        rename = "readOnlyRootFilesystem",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub read_only_root_filesystem: ::core::option::Option<bool>,
     /// `runAsGroup`.
-    #[serde(
-        rename = "runAsGroup",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub run_as_group: ::core::option::Option<i64>,
     /// `runAsNonRoot`.
-    #[serde(
-        rename = "runAsNonRoot",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub run_as_non_root: ::core::option::Option<bool>,
     /// `runAsUser`.
-    #[serde(
-        rename = "runAsUser",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub run_as_user: ::core::option::Option<i64>,
     /// `seLinuxOptions`.
-    #[serde(
-        rename = "seLinuxOptions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub se_linux_options: ::core::option::Option<SELinuxOptionsApplyConfiguration>,
     /// `seccompProfile`.
-    #[serde(
-        rename = "seccompProfile",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub seccomp_profile: ::core::option::Option<SeccompProfileApplyConfiguration>,
     /// `windowsOptions`.
-    #[serde(
-        rename = "windowsOptions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub windows_options: ::core::option::Option<
         WindowsSecurityContextOptionsApplyConfiguration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    SecurityContextApplyConfiguration { "allowPrivilegeEscalation" =>
+    allow_privilege_escalation, "appArmorProfile" => app_armor_profile, "capabilities" =>
+    capabilities, "privileged" => privileged, "procMount" => proc_mount,
+    "readOnlyRootFilesystem" => read_only_root_filesystem, "runAsGroup" => run_as_group,
+    "runAsNonRoot" => run_as_non_root, "runAsUser" => run_as_user, "seLinuxOptions" =>
+    se_linux_options, "seccompProfile" => seccomp_profile, "windowsOptions" =>
+    windows_options }
+);
 
 impl SecurityContextApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -12067,50 +9888,27 @@ impl SecurityContextApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ServiceApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<ServiceSpecApplyConfiguration>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<ServiceStatusApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ServiceApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata"
+    => metadata, "spec" => spec, "status" => status }
+);
 
 impl ServiceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -12280,61 +10078,34 @@ pub fn extract_service_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ServiceAccountApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `automountServiceAccountToken`.
-    #[serde(
-        rename = "automountServiceAccountToken",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub automount_service_account_token: ::core::option::Option<bool>,
     /// `imagePullSecrets`.
-    #[serde(
-        rename = "imagePullSecrets",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub image_pull_secrets: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::LocalObjectReference>,
     >,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `secrets`.
-    #[serde(
-        rename = "secrets",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub secrets: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::core::v1::ObjectReference>,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ServiceAccountApplyConfiguration { "apiVersion" => api_version,
+    "automountServiceAccountToken" => automount_service_account_token, "imagePullSecrets"
+    => image_pull_secrets, "kind" => kind, "metadata" => metadata, "secrets" => secrets }
+);
 
 impl ServiceAccountApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -12506,57 +10277,30 @@ pub fn extract_service_account(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ServicePortApplyConfiguration {
     /// `appProtocol`.
-    #[serde(
-        rename = "appProtocol",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub app_protocol: ::core::option::Option<::std::string::String>,
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<::std::string::String>,
     /// `nodePort`.
-    #[serde(
-        rename = "nodePort",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub node_port: ::core::option::Option<i32>,
     /// `port`.
-    #[serde(
-        rename = "port",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub port: ::core::option::Option<i32>,
     /// `protocol`.
-    #[serde(
-        rename = "protocol",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub protocol: ::core::option::Option<::std::string::String>,
     /// `targetPort`.
-    #[serde(
-        rename = "targetPort",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub target_port: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ServicePortApplyConfiguration { "appProtocol" => app_protocol, "name" => name,
+    "nodePort" => node_port, "port" => port, "protocol" => protocol, "targetPort" =>
+    target_port }
+);
 
 impl ServicePortApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -12629,159 +10373,71 @@ impl ServicePortApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ServiceSpecApplyConfiguration {
     /// `allocateLoadBalancerNodePorts`.
-    #[serde(
-        rename = "allocateLoadBalancerNodePorts",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub allocate_load_balancer_node_ports: ::core::option::Option<bool>,
     /// `clusterIP`.
-    #[serde(
-        rename = "clusterIP",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub cluster_ip: ::core::option::Option<::std::string::String>,
     /// `clusterIPs`.
-    #[serde(
-        rename = "clusterIPs",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub cluster_ips: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
     /// `externalIPs`.
-    #[serde(
-        rename = "externalIPs",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub external_ips: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
     /// `externalName`.
-    #[serde(
-        rename = "externalName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub external_name: ::core::option::Option<::std::string::String>,
     /// `externalTrafficPolicy`.
-    #[serde(
-        rename = "externalTrafficPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub external_traffic_policy: ::core::option::Option<::std::string::String>,
     /// `healthCheckNodePort`.
-    #[serde(
-        rename = "healthCheckNodePort",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub health_check_node_port: ::core::option::Option<i32>,
     /// `internalTrafficPolicy`.
-    #[serde(
-        rename = "internalTrafficPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub internal_traffic_policy: ::core::option::Option<::std::string::String>,
     /// `ipFamilies`.
-    #[serde(
-        rename = "ipFamilies",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ip_families: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
     /// `ipFamilyPolicy`.
-    #[serde(
-        rename = "ipFamilyPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ip_family_policy: ::core::option::Option<::std::string::String>,
     /// `loadBalancerClass`.
-    #[serde(
-        rename = "loadBalancerClass",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub load_balancer_class: ::core::option::Option<::std::string::String>,
     /// `loadBalancerIP`.
-    #[serde(
-        rename = "loadBalancerIP",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub load_balancer_ip: ::core::option::Option<::std::string::String>,
     /// `loadBalancerSourceRanges`.
-    #[serde(
-        rename = "loadBalancerSourceRanges",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub load_balancer_source_ranges: ::core::option::Option<
         ::std::vec::Vec<::std::string::String>,
     >,
     /// `ports`.
-    #[serde(
-        rename = "ports",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ports: ::core::option::Option<::std::vec::Vec<ServicePortApplyConfiguration>>,
     /// `publishNotReadyAddresses`.
-    #[serde(
-        rename = "publishNotReadyAddresses",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub publish_not_ready_addresses: ::core::option::Option<bool>,
     /// `selector`.
-    #[serde(
-        rename = "selector",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub selector: ::core::option::Option<
         ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
     >,
     /// `sessionAffinity`.
-    #[serde(
-        rename = "sessionAffinity",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub session_affinity: ::core::option::Option<::std::string::String>,
     /// `sessionAffinityConfig`.
-    #[serde(
-        rename = "sessionAffinityConfig",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub session_affinity_config: ::core::option::Option<
         SessionAffinityConfigApplyConfiguration,
     >,
     /// `trafficDistribution`.
-    #[serde(
-        rename = "trafficDistribution",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub traffic_distribution: ::core::option::Option<::std::string::String>,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ServiceSpecApplyConfiguration { "allocateLoadBalancerNodePorts" =>
+    allocate_load_balancer_node_ports, "clusterIP" => cluster_ip, "clusterIPs" =>
+    cluster_ips, "externalIPs" => external_ips, "externalName" => external_name,
+    "externalTrafficPolicy" => external_traffic_policy, "healthCheckNodePort" =>
+    health_check_node_port, "internalTrafficPolicy" => internal_traffic_policy,
+    "ipFamilies" => ip_families, "ipFamilyPolicy" => ip_family_policy,
+    "loadBalancerClass" => load_balancer_class, "loadBalancerIP" => load_balancer_ip,
+    "loadBalancerSourceRanges" => load_balancer_source_ranges, "ports" => ports,
+    "publishNotReadyAddresses" => publish_not_ready_addresses, "selector" => selector,
+    "sessionAffinity" => session_affinity, "sessionAffinityConfig" =>
+    session_affinity_config, "trafficDistribution" => traffic_distribution, "type" =>
+    type_ }
+);
 
 impl ServiceSpecApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -13040,31 +10696,23 @@ impl ServiceSpecApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ServiceStatusApplyConfiguration {
     /// `conditions`.
-    #[serde(
-        rename = "conditions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub conditions: ::core::option::Option<
         ::std::vec::Vec<
             ::kube_codegen_runtime::applyconfigurations::meta::v1::ConditionApplyConfiguration,
         >,
     >,
     /// `loadBalancer`.
-    #[serde(
-        rename = "loadBalancer",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub load_balancer: ::core::option::Option<LoadBalancerStatusApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ServiceStatusApplyConfiguration { "conditions" => conditions, "loadBalancer" =>
+    load_balancer }
+);
 
 impl ServiceStatusApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -13117,20 +10765,16 @@ impl ServiceStatusApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct SessionAffinityConfigApplyConfiguration {
     /// `clientIP`.
-    #[serde(
-        rename = "clientIP",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub client_ip: ::core::option::Option<ClientIPConfigApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    SessionAffinityConfigApplyConfiguration { "clientIP" => client_ip }
+);
 
 impl SessionAffinityConfigApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -13163,20 +10807,16 @@ impl SessionAffinityConfigApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct SleepActionApplyConfiguration {
     /// `seconds`.
-    #[serde(
-        rename = "seconds",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub seconds: ::core::option::Option<i64>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    SleepActionApplyConfiguration { "seconds" => seconds }
+);
 
 impl SleepActionApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -13195,50 +10835,28 @@ impl SleepActionApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct StorageOSVolumeSourceApplyConfiguration {
     /// `fsType`.
-    #[serde(
-        rename = "fsType",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub fs_type: ::core::option::Option<::std::string::String>,
     /// `readOnly`.
-    #[serde(
-        rename = "readOnly",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub read_only: ::core::option::Option<bool>,
     /// `secretRef`.
-    #[serde(
-        rename = "secretRef",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub secret_ref: ::core::option::Option<
         ::k8s_openapi::api::core::v1::LocalObjectReference,
     >,
     /// `volumeName`.
-    #[serde(
-        rename = "volumeName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub volume_name: ::core::option::Option<::std::string::String>,
     /// `volumeNamespace`.
-    #[serde(
-        rename = "volumeNamespace",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub volume_namespace: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    StorageOSVolumeSourceApplyConfiguration { "fsType" => fs_type, "readOnly" =>
+    read_only, "secretRef" => secret_ref, "volumeName" => volume_name, "volumeNamespace"
+    => volume_namespace }
+);
 
 impl StorageOSVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -13303,29 +10921,20 @@ impl StorageOSVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct TCPSocketActionApplyConfiguration {
     /// `host`.
-    #[serde(
-        rename = "host",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub host: ::core::option::Option<::std::string::String>,
     /// `port`.
-    #[serde(
-        rename = "port",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub port: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    TCPSocketActionApplyConfiguration { "host" => host, "port" => port }
+);
 
 impl TCPSocketActionApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -13360,71 +10969,36 @@ impl TCPSocketActionApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct TopologySpreadConstraintApplyConfiguration {
     /// `labelSelector`.
-    #[serde(
-        rename = "labelSelector",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub label_selector: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
     >,
     /// `matchLabelKeys`.
-    #[serde(
-        rename = "matchLabelKeys",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub match_label_keys: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
     /// `maxSkew`.
-    #[serde(
-        rename = "maxSkew",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub max_skew: ::core::option::Option<i32>,
     /// `minDomains`.
-    #[serde(
-        rename = "minDomains",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub min_domains: ::core::option::Option<i32>,
     /// `nodeAffinityPolicy`.
-    #[serde(
-        rename = "nodeAffinityPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub node_affinity_policy: ::core::option::Option<::std::string::String>,
     /// `nodeTaintsPolicy`.
-    #[serde(
-        rename = "nodeTaintsPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub node_taints_policy: ::core::option::Option<::std::string::String>,
     /// `topologyKey`.
-    #[serde(
-        rename = "topologyKey",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub topology_key: ::core::option::Option<::std::string::String>,
     /// `whenUnsatisfiable`.
-    #[serde(
-        rename = "whenUnsatisfiable",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub when_unsatisfiable: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    TopologySpreadConstraintApplyConfiguration { "labelSelector" => label_selector,
+    "matchLabelKeys" => match_label_keys, "maxSkew" => max_skew, "minDomains" =>
+    min_domains, "nodeAffinityPolicy" => node_affinity_policy, "nodeTaintsPolicy" =>
+    node_taints_policy, "topologyKey" => topology_key, "whenUnsatisfiable" =>
+    when_unsatisfiable }
+);
 
 impl TopologySpreadConstraintApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -13521,41 +11095,23 @@ impl TopologySpreadConstraintApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct TypedObjectReferenceApplyConfiguration {
     /// `apiGroup`.
-    #[serde(
-        rename = "apiGroup",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_group: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<::std::string::String>,
     /// `namespace`.
-    #[serde(
-        rename = "namespace",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub namespace: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    TypedObjectReferenceApplyConfiguration { "apiGroup" => api_group, "kind" => kind,
+    "name" => name, "namespace" => namespace }
+);
 
 impl TypedObjectReferenceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -13610,240 +11166,96 @@ impl TypedObjectReferenceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct VolumeApplyConfiguration {
     /// `awsElasticBlockStore`.
-    #[serde(
-        rename = "awsElasticBlockStore",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub aws_elastic_block_store: ::core::option::Option<
         AWSElasticBlockStoreVolumeSourceApplyConfiguration,
     >,
     /// `azureDisk`.
-    #[serde(
-        rename = "azureDisk",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub azure_disk: ::core::option::Option<AzureDiskVolumeSourceApplyConfiguration>,
     /// `azureFile`.
-    #[serde(
-        rename = "azureFile",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub azure_file: ::core::option::Option<AzureFileVolumeSourceApplyConfiguration>,
     /// `cephfs`.
-    #[serde(
-        rename = "cephfs",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub cephfs: ::core::option::Option<CephFSVolumeSourceApplyConfiguration>,
     /// `cinder`.
-    #[serde(
-        rename = "cinder",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub cinder: ::core::option::Option<CinderVolumeSourceApplyConfiguration>,
     /// `configMap`.
-    #[serde(
-        rename = "configMap",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub config_map: ::core::option::Option<ConfigMapVolumeSourceApplyConfiguration>,
     /// `csi`.
-    #[serde(
-        rename = "csi",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub csi: ::core::option::Option<CSIVolumeSourceApplyConfiguration>,
     /// `downwardAPI`.
-    #[serde(
-        rename = "downwardAPI",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub downward_api: ::core::option::Option<DownwardAPIVolumeSourceApplyConfiguration>,
     /// `emptyDir`.
-    #[serde(
-        rename = "emptyDir",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub empty_dir: ::core::option::Option<EmptyDirVolumeSourceApplyConfiguration>,
     /// `ephemeral`.
-    #[serde(
-        rename = "ephemeral",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ephemeral: ::core::option::Option<EphemeralVolumeSourceApplyConfiguration>,
     /// `fc`.
-    #[serde(
-        rename = "fc",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub fc: ::core::option::Option<FCVolumeSourceApplyConfiguration>,
     /// `flexVolume`.
-    #[serde(
-        rename = "flexVolume",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub flex_volume: ::core::option::Option<FlexVolumeSourceApplyConfiguration>,
     /// `flocker`.
-    #[serde(
-        rename = "flocker",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub flocker: ::core::option::Option<FlockerVolumeSourceApplyConfiguration>,
     /// `gcePersistentDisk`.
-    #[serde(
-        rename = "gcePersistentDisk",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub gce_persistent_disk: ::core::option::Option<
         GCEPersistentDiskVolumeSourceApplyConfiguration,
     >,
     /// `gitRepo`.
-    #[serde(
-        rename = "gitRepo",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub git_repo: ::core::option::Option<GitRepoVolumeSourceApplyConfiguration>,
     /// `glusterfs`.
-    #[serde(
-        rename = "glusterfs",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub glusterfs: ::core::option::Option<GlusterfsVolumeSourceApplyConfiguration>,
     /// `hostPath`.
-    #[serde(
-        rename = "hostPath",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub host_path: ::core::option::Option<HostPathVolumeSourceApplyConfiguration>,
     /// `image`.
-    #[serde(
-        rename = "image",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub image: ::core::option::Option<ImageVolumeSourceApplyConfiguration>,
     /// `iscsi`.
-    #[serde(
-        rename = "iscsi",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub iscsi: ::core::option::Option<ISCSIVolumeSourceApplyConfiguration>,
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<::std::string::String>,
     /// `nfs`.
-    #[serde(
-        rename = "nfs",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub nfs: ::core::option::Option<NFSVolumeSourceApplyConfiguration>,
     /// `persistentVolumeClaim`.
-    #[serde(
-        rename = "persistentVolumeClaim",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub persistent_volume_claim: ::core::option::Option<
         PersistentVolumeClaimVolumeSourceApplyConfiguration,
     >,
     /// `photonPersistentDisk`.
-    #[serde(
-        rename = "photonPersistentDisk",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub photon_persistent_disk: ::core::option::Option<
         PhotonPersistentDiskVolumeSourceApplyConfiguration,
     >,
     /// `portworxVolume`.
-    #[serde(
-        rename = "portworxVolume",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub portworx_volume: ::core::option::Option<PortworxVolumeSourceApplyConfiguration>,
     /// `projected`.
-    #[serde(
-        rename = "projected",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub projected: ::core::option::Option<ProjectedVolumeSourceApplyConfiguration>,
     /// `quobyte`.
-    #[serde(
-        rename = "quobyte",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub quobyte: ::core::option::Option<QuobyteVolumeSourceApplyConfiguration>,
     /// `rbd`.
-    #[serde(
-        rename = "rbd",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub rbd: ::core::option::Option<RBDVolumeSourceApplyConfiguration>,
     /// `scaleIO`.
-    #[serde(
-        rename = "scaleIO",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub scale_io: ::core::option::Option<ScaleIOVolumeSourceApplyConfiguration>,
     /// `secret`.
-    #[serde(
-        rename = "secret",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub secret: ::core::option::Option<SecretVolumeSourceApplyConfiguration>,
     /// `storageos`.
-    #[serde(
-        rename = "storageos",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub storageos: ::core::option::Option<StorageOSVolumeSourceApplyConfiguration>,
     /// `vsphereVolume`.
-    #[serde(
-        rename = "vsphereVolume",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub vsphere_volume: ::core::option::Option<
         VsphereVirtualDiskVolumeSourceApplyConfiguration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    VolumeApplyConfiguration { "awsElasticBlockStore" => aws_elastic_block_store,
+    "azureDisk" => azure_disk, "azureFile" => azure_file, "cephfs" => cephfs, "cinder" =>
+    cinder, "configMap" => config_map, "csi" => csi, "downwardAPI" => downward_api,
+    "emptyDir" => empty_dir, "ephemeral" => ephemeral, "fc" => fc, "flexVolume" =>
+    flex_volume, "flocker" => flocker, "gcePersistentDisk" => gce_persistent_disk,
+    "gitRepo" => git_repo, "glusterfs" => glusterfs, "hostPath" => host_path, "image" =>
+    image, "iscsi" => iscsi, "name" => name, "nfs" => nfs, "persistentVolumeClaim" =>
+    persistent_volume_claim, "photonPersistentDisk" => photon_persistent_disk,
+    "portworxVolume" => portworx_volume, "projected" => projected, "quobyte" => quobyte,
+    "rbd" => rbd, "scaleIO" => scale_io, "secret" => secret, "storageos" => storageos,
+    "vsphereVolume" => vsphere_volume }
+);
 
 impl VolumeApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -14251,27 +11663,18 @@ impl VolumeApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct VolumeDeviceApplyConfiguration {
     /// `devicePath`.
-    #[serde(
-        rename = "devicePath",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub device_path: ::core::option::Option<::std::string::String>,
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    VolumeDeviceApplyConfiguration { "devicePath" => device_path, "name" => name }
+);
 
 impl VolumeDeviceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -14304,62 +11707,30 @@ impl VolumeDeviceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct VolumeMountApplyConfiguration {
     /// `mountPath`.
-    #[serde(
-        rename = "mountPath",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub mount_path: ::core::option::Option<::std::string::String>,
     /// `mountPropagation`.
-    #[serde(
-        rename = "mountPropagation",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub mount_propagation: ::core::option::Option<::std::string::String>,
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<::std::string::String>,
     /// `readOnly`.
-    #[serde(
-        rename = "readOnly",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub read_only: ::core::option::Option<bool>,
     /// `recursiveReadOnly`.
-    #[serde(
-        rename = "recursiveReadOnly",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub recursive_read_only: ::core::option::Option<::std::string::String>,
     /// `subPath`.
-    #[serde(
-        rename = "subPath",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub sub_path: ::core::option::Option<::std::string::String>,
     /// `subPathExpr`.
-    #[serde(
-        rename = "subPathExpr",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub sub_path_expr: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    VolumeMountApplyConfiguration { "mountPath" => mount_path, "mountPropagation" =>
+    mount_propagation, "name" => name, "readOnly" => read_only, "recursiveReadOnly" =>
+    recursive_read_only, "subPath" => sub_path, "subPathExpr" => sub_path_expr }
+);
 
 impl VolumeMountApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -14444,18 +11815,10 @@ impl VolumeMountApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct VolumeResourceRequirementsApplyConfiguration {
     /// `limits`.
-    #[serde(
-        rename = "limits",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub limits: ::core::option::Option<
         ::std::collections::BTreeMap<
             ::std::string::String,
@@ -14463,11 +11826,6 @@ pub struct VolumeResourceRequirementsApplyConfiguration {
         >,
     >,
     /// `requests`.
-    #[serde(
-        rename = "requests",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub requests: ::core::option::Option<
         ::std::collections::BTreeMap<
             ::std::string::String,
@@ -14475,6 +11833,11 @@ pub struct VolumeResourceRequirementsApplyConfiguration {
         >,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    VolumeResourceRequirementsApplyConfiguration { "limits" => limits, "requests" =>
+    requests }
+);
 
 impl VolumeResourceRequirementsApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -14527,41 +11890,24 @@ impl VolumeResourceRequirementsApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct VsphereVirtualDiskVolumeSourceApplyConfiguration {
     /// `fsType`.
-    #[serde(
-        rename = "fsType",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub fs_type: ::core::option::Option<::std::string::String>,
     /// `storagePolicyID`.
-    #[serde(
-        rename = "storagePolicyID",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub storage_policy_id: ::core::option::Option<::std::string::String>,
     /// `storagePolicyName`.
-    #[serde(
-        rename = "storagePolicyName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub storage_policy_name: ::core::option::Option<::std::string::String>,
     /// `volumePath`.
-    #[serde(
-        rename = "volumePath",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub volume_path: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    VsphereVirtualDiskVolumeSourceApplyConfiguration { "fsType" => fs_type,
+    "storagePolicyID" => storage_policy_id, "storagePolicyName" => storage_policy_name,
+    "volumePath" => volume_path }
+);
 
 impl VsphereVirtualDiskVolumeSourceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -14616,41 +11962,24 @@ impl VsphereVirtualDiskVolumeSourceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct WindowsSecurityContextOptionsApplyConfiguration {
     /// `gmsaCredentialSpec`.
-    #[serde(
-        rename = "gmsaCredentialSpec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub gmsa_credential_spec: ::core::option::Option<::std::string::String>,
     /// `gmsaCredentialSpecName`.
-    #[serde(
-        rename = "gmsaCredentialSpecName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub gmsa_credential_spec_name: ::core::option::Option<::std::string::String>,
     /// `hostProcess`.
-    #[serde(
-        rename = "hostProcess",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub host_process: ::core::option::Option<bool>,
     /// `runAsUserName`.
-    #[serde(
-        rename = "runAsUserName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub run_as_user_name: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    WindowsSecurityContextOptionsApplyConfiguration { "gmsaCredentialSpec" =>
+    gmsa_credential_spec, "gmsaCredentialSpecName" => gmsa_credential_spec_name,
+    "hostProcess" => host_process, "runAsUserName" => run_as_user_name }
+);
 
 impl WindowsSecurityContextOptionsApplyConfiguration {
     /// How server-side apply merges it, for `extract`.

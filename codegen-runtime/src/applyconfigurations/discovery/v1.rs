@@ -8,61 +8,34 @@
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct EndpointSliceApplyConfiguration {
     /// `addressType`.
-    #[serde(
-        rename = "addressType",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub address_type: ::core::option::Option<::std::string::String>,
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `endpoints`.
-    #[serde(
-        rename = "endpoints",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub endpoints: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::discovery::v1::Endpoint>,
     >,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `ports`.
-    #[serde(
-        rename = "ports",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ports: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::discovery::v1::EndpointPort>,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    EndpointSliceApplyConfiguration { "addressType" => address_type, "apiVersion" =>
+    api_version, "endpoints" => endpoints, "kind" => kind, "metadata" => metadata,
+    "ports" => ports }
+);
 
 impl EndpointSliceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.

@@ -8,142 +8,64 @@
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct EventApplyConfiguration {
     /// `action`.
-    #[serde(
-        rename = "action",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub action: ::core::option::Option<::std::string::String>,
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `deprecatedCount`.
-    #[serde(
-        rename = "deprecatedCount",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub deprecated_count: ::core::option::Option<i32>,
     /// `deprecatedFirstTimestamp`.
-    #[serde(
-        rename = "deprecatedFirstTimestamp",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub deprecated_first_timestamp: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// `deprecatedLastTimestamp`.
-    #[serde(
-        rename = "deprecatedLastTimestamp",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub deprecated_last_timestamp: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// `deprecatedSource`.
-    #[serde(
-        rename = "deprecatedSource",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub deprecated_source: ::core::option::Option<
         ::kube_codegen_runtime::applyconfigurations::core::v1::EventSourceApplyConfiguration,
     >,
     /// `eventTime`.
-    #[serde(
-        rename = "eventTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub event_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
     >,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `note`.
-    #[serde(
-        rename = "note",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub note: ::core::option::Option<::std::string::String>,
     /// `reason`.
-    #[serde(
-        rename = "reason",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub reason: ::core::option::Option<::std::string::String>,
     /// `regarding`.
-    #[serde(
-        rename = "regarding",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub regarding: ::core::option::Option<::k8s_openapi::api::core::v1::ObjectReference>,
     /// `related`.
-    #[serde(
-        rename = "related",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub related: ::core::option::Option<::k8s_openapi::api::core::v1::ObjectReference>,
     /// `reportingController`.
-    #[serde(
-        rename = "reportingController",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub reporting_controller: ::core::option::Option<::std::string::String>,
     /// `reportingInstance`.
-    #[serde(
-        rename = "reportingInstance",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub reporting_instance: ::core::option::Option<::std::string::String>,
     /// `series`.
-    #[serde(
-        rename = "series",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub series: ::core::option::Option<EventSeriesApplyConfiguration>,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    EventApplyConfiguration { "action" => action, "apiVersion" => api_version,
+    "deprecatedCount" => deprecated_count, "deprecatedFirstTimestamp" =>
+    deprecated_first_timestamp, "deprecatedLastTimestamp" => deprecated_last_timestamp,
+    "deprecatedSource" => deprecated_source, "eventTime" => event_time, "kind" => kind,
+    "metadata" => metadata, "note" => note, "reason" => reason, "regarding" => regarding,
+    "related" => related, "reportingController" => reporting_controller,
+    "reportingInstance" => reporting_instance, "series" => series, "type" => type_ }
+);
 
 impl EventApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -438,29 +360,21 @@ pub fn extract_event(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct EventSeriesApplyConfiguration {
     /// `count`.
-    #[serde(
-        rename = "count",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub count: ::core::option::Option<i32>,
     /// `lastObservedTime`.
-    #[serde(
-        rename = "lastObservedTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_observed_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    EventSeriesApplyConfiguration { "count" => count, "lastObservedTime" =>
+    last_observed_time }
+);
 
 impl EventSeriesApplyConfiguration {
     /// How server-side apply merges it, for `extract`.

@@ -8,57 +8,30 @@
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ConditionApplyConfiguration {
     /// `lastTransitionTime`.
-    #[serde(
-        rename = "lastTransitionTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_transition_time: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     >,
     /// `message`.
-    #[serde(
-        rename = "message",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub message: ::core::option::Option<::std::string::String>,
     /// `observedGeneration`.
-    #[serde(
-        rename = "observedGeneration",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub observed_generation: ::core::option::Option<i64>,
     /// `reason`.
-    #[serde(
-        rename = "reason",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub reason: ::core::option::Option<::std::string::String>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<::std::string::String>,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ConditionApplyConfiguration { "lastTransitionTime" => last_transition_time, "message"
+    => message, "observedGeneration" => observed_generation, "reason" => reason, "status"
+    => status, "type" => type_ }
+);
 
 impl ConditionApplyConfiguration {
     /// How server-side apply merges it, for `extract`.

@@ -8,50 +8,27 @@
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct IngressApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<IngressSpecApplyConfiguration>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<IngressStatusApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    IngressApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata"
+    => metadata, "spec" => spec, "status" => status }
+);
 
 impl IngressApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -221,29 +198,20 @@ pub fn extract_ingress_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct IngressBackendApplyConfiguration {
     /// `resource`.
-    #[serde(
-        rename = "resource",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub resource: ::core::option::Option<
         ::k8s_openapi::api::core::v1::TypedLocalObjectReference,
     >,
     /// `service`.
-    #[serde(
-        rename = "service",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub service: ::core::option::Option<IngressServiceBackendApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    IngressBackendApplyConfiguration { "resource" => resource, "service" => service }
+);
 
 impl IngressBackendApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -289,43 +257,25 @@ impl IngressBackendApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct IngressClassApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<IngressClassSpecApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    IngressClassApplyConfiguration { "apiVersion" => api_version, "kind" => kind,
+    "metadata" => metadata, "spec" => spec }
+);
 
 impl IngressClassApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -467,48 +417,25 @@ pub fn extract_ingress_class(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct IngressClassParametersReferenceApplyConfiguration {
     /// `apiGroup`.
-    #[serde(
-        rename = "apiGroup",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_group: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<::std::string::String>,
     /// `namespace`.
-    #[serde(
-        rename = "namespace",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub namespace: ::core::option::Option<::std::string::String>,
     /// `scope`.
-    #[serde(
-        rename = "scope",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub scope: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    IngressClassParametersReferenceApplyConfiguration { "apiGroup" => api_group, "kind"
+    => kind, "name" => name, "namespace" => namespace, "scope" => scope }
+);
 
 impl IngressClassParametersReferenceApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -574,29 +501,21 @@ impl IngressClassParametersReferenceApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct IngressClassSpecApplyConfiguration {
     /// `controller`.
-    #[serde(
-        rename = "controller",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub controller: ::core::option::Option<::std::string::String>,
     /// `parameters`.
-    #[serde(
-        rename = "parameters",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub parameters: ::core::option::Option<
         IngressClassParametersReferenceApplyConfiguration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    IngressClassSpecApplyConfiguration { "controller" => controller, "parameters" =>
+    parameters }
+);
 
 impl IngressClassSpecApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -642,22 +561,18 @@ impl IngressClassSpecApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct IngressLoadBalancerStatusApplyConfiguration {
     /// `ingress`.
-    #[serde(
-        rename = "ingress",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ingress: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::networking::v1::IngressLoadBalancerIngress>,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    IngressLoadBalancerStatusApplyConfiguration { "ingress" => ingress }
+);
 
 impl IngressLoadBalancerStatusApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -681,29 +596,20 @@ impl IngressLoadBalancerStatusApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct IngressServiceBackendApplyConfiguration {
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<::std::string::String>,
     /// `port`.
-    #[serde(
-        rename = "port",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub port: ::core::option::Option<
         ::k8s_openapi::api::networking::v1::ServiceBackendPort,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    IngressServiceBackendApplyConfiguration { "name" => name, "port" => port }
+);
 
 impl IngressServiceBackendApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -738,45 +644,27 @@ impl IngressServiceBackendApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct IngressSpecApplyConfiguration {
     /// `defaultBackend`.
-    #[serde(
-        rename = "defaultBackend",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub default_backend: ::core::option::Option<IngressBackendApplyConfiguration>,
     /// `ingressClassName`.
-    #[serde(
-        rename = "ingressClassName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ingress_class_name: ::core::option::Option<::std::string::String>,
     /// `rules`.
-    #[serde(
-        rename = "rules",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub rules: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::networking::v1::IngressRule>,
     >,
     /// `tls`.
-    #[serde(
-        rename = "tls",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub tls: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::networking::v1::IngressTLS>,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    IngressSpecApplyConfiguration { "defaultBackend" => default_backend,
+    "ingressClassName" => ingress_class_name, "rules" => rules, "tls" => tls }
+);
 
 impl IngressSpecApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -846,22 +734,18 @@ impl IngressSpecApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct IngressStatusApplyConfiguration {
     /// `loadBalancer`.
-    #[serde(
-        rename = "loadBalancer",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub load_balancer: ::core::option::Option<
         IngressLoadBalancerStatusApplyConfiguration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    IngressStatusApplyConfiguration { "loadBalancer" => load_balancer }
+);
 
 impl IngressStatusApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -894,43 +778,25 @@ impl IngressStatusApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct NetworkPolicyApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<NetworkPolicySpecApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    NetworkPolicyApplyConfiguration { "apiVersion" => api_version, "kind" => kind,
+    "metadata" => metadata, "spec" => spec }
+);
 
 impl NetworkPolicyApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -1072,47 +938,29 @@ pub fn extract_network_policy(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct NetworkPolicySpecApplyConfiguration {
     /// `egress`.
-    #[serde(
-        rename = "egress",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub egress: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::networking::v1::NetworkPolicyEgressRule>,
     >,
     /// `ingress`.
-    #[serde(
-        rename = "ingress",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ingress: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::networking::v1::NetworkPolicyIngressRule>,
     >,
     /// `podSelector`.
-    #[serde(
-        rename = "podSelector",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub pod_selector: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
     >,
     /// `policyTypes`.
-    #[serde(
-        rename = "policyTypes",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub policy_types: ::core::option::Option<::std::vec::Vec<::std::string::String>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    NetworkPolicySpecApplyConfiguration { "egress" => egress, "ingress" => ingress,
+    "podSelector" => pod_selector, "policyTypes" => policy_types }
+);
 
 impl NetworkPolicySpecApplyConfiguration {
     /// How server-side apply merges it, for `extract`.

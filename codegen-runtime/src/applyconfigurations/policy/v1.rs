@@ -8,50 +8,27 @@
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PodDisruptionBudgetApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<PodDisruptionBudgetSpecApplyConfiguration>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<PodDisruptionBudgetStatusApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PodDisruptionBudgetApplyConfiguration { "apiVersion" => api_version, "kind" => kind,
+    "metadata" => metadata, "spec" => spec, "status" => status }
+);
 
 impl PodDisruptionBudgetApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -222,47 +199,30 @@ pub fn extract_pod_disruption_budget_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PodDisruptionBudgetSpecApplyConfiguration {
     /// `maxUnavailable`.
-    #[serde(
-        rename = "maxUnavailable",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub max_unavailable: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
     >,
     /// `minAvailable`.
-    #[serde(
-        rename = "minAvailable",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub min_available: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
     >,
     /// `selector`.
-    #[serde(
-        rename = "selector",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub selector: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
     >,
     /// `unhealthyPodEvictionPolicy`.
-    #[serde(
-        rename = "unhealthyPodEvictionPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub unhealthy_pod_eviction_policy: ::core::option::Option<::std::string::String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PodDisruptionBudgetSpecApplyConfiguration { "maxUnavailable" => max_unavailable,
+    "minAvailable" => min_available, "selector" => selector, "unhealthyPodEvictionPolicy"
+    => unhealthy_pod_eviction_policy }
+);
 
 impl PodDisruptionBudgetSpecApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -323,43 +283,20 @@ impl PodDisruptionBudgetSpecApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PodDisruptionBudgetStatusApplyConfiguration {
     /// `conditions`.
-    #[serde(
-        rename = "conditions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub conditions: ::core::option::Option<
         ::std::vec::Vec<
             ::kube_codegen_runtime::applyconfigurations::meta::v1::ConditionApplyConfiguration,
         >,
     >,
     /// `currentHealthy`.
-    #[serde(
-        rename = "currentHealthy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub current_healthy: ::core::option::Option<i32>,
     /// `desiredHealthy`.
-    #[serde(
-        rename = "desiredHealthy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub desired_healthy: ::core::option::Option<i32>,
     /// `disruptedPods`.
-    #[serde(
-        rename = "disruptedPods",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub disrupted_pods: ::core::option::Option<
         ::std::collections::BTreeMap<
             ::std::string::String,
@@ -367,27 +304,19 @@ pub struct PodDisruptionBudgetStatusApplyConfiguration {
         >,
     >,
     /// `disruptionsAllowed`.
-    #[serde(
-        rename = "disruptionsAllowed",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub disruptions_allowed: ::core::option::Option<i32>,
     /// `expectedPods`.
-    #[serde(
-        rename = "expectedPods",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub expected_pods: ::core::option::Option<i32>,
     /// `observedGeneration`.
-    #[serde(
-        rename = "observedGeneration",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub observed_generation: ::core::option::Option<i64>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PodDisruptionBudgetStatusApplyConfiguration { "conditions" => conditions,
+    "currentHealthy" => current_healthy, "desiredHealthy" => desired_healthy,
+    "disruptedPods" => disrupted_pods, "disruptionsAllowed" => disruptions_allowed,
+    "expectedPods" => expected_pods, "observedGeneration" => observed_generation }
+);
 
 impl PodDisruptionBudgetStatusApplyConfiguration {
     /// How server-side apply merges it, for `extract`.

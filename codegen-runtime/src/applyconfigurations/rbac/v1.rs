@@ -8,22 +8,19 @@
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct AggregationRuleApplyConfiguration {
     /// `clusterRoleSelectors`.
-    #[serde(
-        rename = "clusterRoleSelectors",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub cluster_role_selectors: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    AggregationRuleApplyConfiguration { "clusterRoleSelectors" => cluster_role_selectors
+    }
+);
 
 impl AggregationRuleApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -49,52 +46,29 @@ impl AggregationRuleApplyConfiguration {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ClusterRoleApplyConfiguration {
     /// `aggregationRule`.
-    #[serde(
-        rename = "aggregationRule",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub aggregation_rule: ::core::option::Option<AggregationRuleApplyConfiguration>,
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `rules`.
-    #[serde(
-        rename = "rules",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub rules: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::rbac::v1::PolicyRule>,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ClusterRoleApplyConfiguration { "aggregationRule" => aggregation_rule, "apiVersion"
+    => api_version, "kind" => kind, "metadata" => metadata, "rules" => rules }
+);
 
 impl ClusterRoleApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -251,52 +225,29 @@ pub fn extract_cluster_role(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ClusterRoleBindingApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `roleRef`.
-    #[serde(
-        rename = "roleRef",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub role_ref: ::core::option::Option<::k8s_openapi::api::rbac::v1::RoleRef>,
     /// `subjects`.
-    #[serde(
-        rename = "subjects",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub subjects: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::rbac::v1::Subject>,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ClusterRoleBindingApplyConfiguration { "apiVersion" => api_version, "kind" => kind,
+    "metadata" => metadata, "roleRef" => role_ref, "subjects" => subjects }
+);
 
 impl ClusterRoleBindingApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -454,45 +405,27 @@ pub fn extract_cluster_role_binding(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct RoleApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `rules`.
-    #[serde(
-        rename = "rules",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub rules: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::rbac::v1::PolicyRule>,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    RoleApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata" =>
+    metadata, "rules" => rules }
+);
 
 impl RoleApplyConfiguration {
     /// How server-side apply merges it, for `extract`.
@@ -636,52 +569,29 @@ pub fn extract_role(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct RoleBindingApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `roleRef`.
-    #[serde(
-        rename = "roleRef",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub role_ref: ::core::option::Option<::k8s_openapi::api::rbac::v1::RoleRef>,
     /// `subjects`.
-    #[serde(
-        rename = "subjects",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub subjects: ::core::option::Option<
         ::std::vec::Vec<::k8s_openapi::api::rbac::v1::Subject>,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    RoleBindingApplyConfiguration { "apiVersion" => api_version, "kind" => kind,
+    "metadata" => metadata, "roleRef" => role_ref, "subjects" => subjects }
+);
 
 impl RoleBindingApplyConfiguration {
     /// How server-side apply merges it, for `extract`.

@@ -8,64 +8,32 @@
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PriorityClassApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `description`.
-    #[serde(
-        rename = "description",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub description: ::core::option::Option<::std::string::String>,
     /// `globalDefault`.
-    #[serde(
-        rename = "globalDefault",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub global_default: ::core::option::Option<bool>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<::std::string::String>,
     /// `metadata`.
-    #[serde(
-        rename = "metadata",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// `preemptionPolicy`.
-    #[serde(
-        rename = "preemptionPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub preemption_policy: ::core::option::Option<::std::string::String>,
     /// `value`.
-    #[serde(
-        rename = "value",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub value: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PriorityClassApplyConfiguration { "apiVersion" => api_version, "description" =>
+    description, "globalDefault" => global_default, "kind" => kind, "metadata" =>
+    metadata, "preemptionPolicy" => preemption_policy, "value" => value }
+);
 
 impl PriorityClassApplyConfiguration {
     /// How server-side apply merges it, for `extract`.

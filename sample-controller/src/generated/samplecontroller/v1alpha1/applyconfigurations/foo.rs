@@ -14,36 +14,29 @@ use crate::apis::samplecontroller::v1alpha1::foo::*;
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct FooApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub kind: ::core::option::Option<::std::string::String>,
     /// Name, namespace, and the labels, annotations, owner references and finalizers applied.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// The desired state.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub spec: ::core::option::Option<FooSpecApplyConfiguration>,
     /// The status, applied through the status subresource.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub status: ::core::option::Option<
         <<Foo as ::kube::core::object::HasStatus>::Status as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    FooApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata" =>
+    metadata, "spec" => spec, "status" => status }
+);
 
 impl FooApplyConfiguration {
     /// How server-side apply merges the object, for `extract`.
@@ -214,28 +207,20 @@ pub fn extract_foo_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct FooSpecApplyConfiguration {
     /// Name of the Deployment this Foo owns. Like Go's sample, the controller (not the
     /// schema) reports an empty name, as an `InvalidSpec` event.
-    #[serde(
-        rename = "deploymentName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub deployment_name: ::core::option::Option<String>,
     /// Number of replicas of the Deployment, 1 to 10.
-    #[serde(
-        rename = "replicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub replicas: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    FooSpecApplyConfiguration { "deploymentName" => deployment_name, "replicas" =>
+    replicas }
+);
 
 impl FooSpecApplyConfiguration {
     /// Sets `deploymentName`.
@@ -268,20 +253,16 @@ impl ::kube_codegen_runtime::apply::Apply for FooSpec {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct FooStatusApplyConfiguration {
     /// Available replicas of the owned Deployment.
-    #[serde(
-        rename = "availableReplicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub available_replicas: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    FooStatusApplyConfiguration { "availableReplicas" => available_replicas }
+);
 
 impl FooStatusApplyConfiguration {
     /// Sets `availableReplicas`.

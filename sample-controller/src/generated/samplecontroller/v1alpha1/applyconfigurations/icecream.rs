@@ -15,36 +15,29 @@ use crate::apis::samplecontroller::v1alpha1::icecream::*;
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct IcecreamApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub kind: ::core::option::Option<::std::string::String>,
     /// Name, namespace, and the labels, annotations, owner references and finalizers applied.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// The desired state.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub spec: ::core::option::Option<IcecreamSpecApplyConfiguration>,
     /// The status, applied through the status subresource.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub status: ::core::option::Option<
         <<Icecream as ::kube::core::object::HasStatus>::Status as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    IcecreamApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata"
+    => metadata, "spec" => spec, "status" => status }
+);
 
 impl IcecreamApplyConfiguration {
     /// How server-side apply merges the object, for `extract`.
@@ -215,36 +208,23 @@ pub fn extract_icecream_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct IcecreamSpecApplyConfiguration {
     /// Name of the Deployment this Icecream owns: a DNS subdomain.
-    #[serde(
-        rename = "deploymentName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub deployment_name: ::core::option::Option<String>,
     /// Number of replicas of the Deployment.
-    #[serde(
-        rename = "replicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub replicas: ::core::option::Option<i32>,
     /// The flavor served.
-    #[serde(
-        rename = "flavor",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub flavor: ::core::option::Option<
         <Flavor as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    IcecreamSpecApplyConfiguration { "deploymentName" => deployment_name, "replicas" =>
+    replicas, "flavor" => flavor }
+);
 
 impl IcecreamSpecApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -305,34 +285,21 @@ impl ::kube_codegen_runtime::apply::Apply for Flavor {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct IcecreamStatusApplyConfiguration {
     /// Available replicas of the owned Deployment.
-    #[serde(
-        rename = "availableReplicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub available_replicas: ::core::option::Option<i32>,
     /// Sorted, de-duplicated names of the nodes the pods run on.
-    #[serde(
-        rename = "nodes",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub nodes: ::core::option::Option<Vec<String>>,
     /// Number of pods per phase (`Running`, `Pending`, ...).
-    #[serde(
-        rename = "podPhases",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub pod_phases: ::core::option::Option<BTreeMap<String, i32>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    IcecreamStatusApplyConfiguration { "availableReplicas" => available_replicas, "nodes"
+    => nodes, "podPhases" => pod_phases }
+);
 
 impl IcecreamStatusApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.

@@ -18,36 +18,29 @@ use crate::apis::batch::v1::batch_run::*;
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct BatchRunApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub kind: ::core::option::Option<::std::string::String>,
     /// Name, namespace, and the labels, annotations, owner references and finalizers applied.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// The root's properties (`#[kube(no_spec)]`), flattened into the object.
-    #[serde(flatten)]
     pub fields: BatchRunFieldsApplyConfiguration,
     /// The status, applied through the status subresource.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub status: ::core::option::Option<
         <<BatchRun as ::kube::core::object::HasStatus>::Status as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    BatchRunApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata"
+    => metadata, _ => fields, "status" => status }
+);
 
 impl BatchRunApplyConfiguration {
     /// How server-side apply merges the object, for `extract`.
@@ -220,22 +213,18 @@ pub fn extract_batch_run_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct BatchRunFieldsApplyConfiguration {
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<
         <BatchRunSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    BatchRunFieldsApplyConfiguration { "spec" => spec }
+);
 
 impl BatchRunFieldsApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -273,87 +262,34 @@ impl ::kube_codegen_runtime::apply::Apply for BatchRunFields {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct BatchRunSpecApplyConfiguration {
     /// `args`.
-    #[serde(
-        rename = "args",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub args: ::core::option::Option<Vec<String>>,
     /// `completions`.
-    #[serde(
-        rename = "completions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub completions: ::core::option::Option<i32>,
     /// `deadline`.
-    #[serde(
-        rename = "deadline",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub deadline: ::core::option::Option<
         <Time as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// `env`.
-    #[serde(
-        rename = "env",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub env: ::core::option::Option<BTreeMap<String, String>>,
     /// `labels`.
-    #[serde(
-        rename = "labels",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub labels: ::core::option::Option<BTreeMap<String, String>>,
     /// Parameter rows, each a list of values.
-    #[serde(
-        rename = "matrix",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub matrix: ::core::option::Option<Vec<Vec<String>>>,
     /// `maxUnavailable`.
-    #[serde(
-        rename = "maxUnavailable",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub max_unavailable: ::core::option::Option<
         <IntOrString as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// `memoryLimit`.
-    #[serde(
-        rename = "memoryLimit",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub memory_limit: ::core::option::Option<
         <Quantity as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// `parallelism`.
-    #[serde(
-        rename = "parallelism",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub parallelism: ::core::option::Option<i32>,
     /// Requests per resource name.
-    #[serde(
-        rename = "resources",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub resources: ::core::option::Option<
         BTreeMap<
             String,
@@ -361,34 +297,22 @@ pub struct BatchRunSpecApplyConfiguration {
         >,
     >,
     /// Exit codes or reasons to retry on.
-    #[serde(
-        rename = "retryOn",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub retry_on: ::core::option::Option<Vec<IntOrString>>,
     /// `suspend`.
-    #[serde(
-        rename = "suspend",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub suspend: ::core::option::Option<bool>,
     /// The pod to run, as a whole object.
-    #[serde(
-        rename = "template",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub template: ::core::option::Option<serde_json::Value>,
     /// `ttl`.
-    #[serde(
-        rename = "ttl",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ttl: ::core::option::Option<f64>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    BatchRunSpecApplyConfiguration { "args" => args, "completions" => completions,
+    "deadline" => deadline, "env" => env, "labels" => labels, "matrix" => matrix,
+    "maxUnavailable" => max_unavailable, "memoryLimit" => memory_limit, "parallelism" =>
+    parallelism, "resources" => resources, "retryOn" => retry_on, "suspend" => suspend,
+    "template" => template, "ttl" => ttl }
+);
 
 impl BatchRunSpecApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -583,36 +507,23 @@ impl ::kube_codegen_runtime::apply::Apply for BatchRunSpec {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct BatchRunStatusApplyConfiguration {
     /// `lastOutput`.
-    #[serde(
-        rename = "lastOutput",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_output: ::core::option::Option<serde_json::Value>,
     /// `startTime`.
-    #[serde(
-        rename = "startTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub start_time: ::core::option::Option<
         <Time as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// `succeeded`.
-    #[serde(
-        rename = "succeeded",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub succeeded: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    BatchRunStatusApplyConfiguration { "lastOutput" => last_output, "startTime" =>
+    start_time, "succeeded" => succeeded }
+);
 
 impl BatchRunStatusApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.

@@ -15,36 +15,29 @@ use crate::apis::certs::v1::certificate::*;
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct CertificateApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub kind: ::core::option::Option<::std::string::String>,
     /// Name, namespace, and the labels, annotations, owner references and finalizers applied.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// The desired state.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub spec: ::core::option::Option<CertificateSpecApplyConfiguration>,
     /// The status, applied through the status subresource.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub status: ::core::option::Option<
         <<Certificate as ::kube::core::object::HasStatus>::Status as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    CertificateApplyConfiguration { "apiVersion" => api_version, "kind" => kind,
+    "metadata" => metadata, "spec" => spec, "status" => status }
+);
 
 impl CertificateApplyConfiguration {
     /// How server-side apply merges the object, for `extract`.
@@ -214,74 +207,37 @@ pub fn extract_certificate_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct CertificateSpecApplyConfiguration {
     /// The common name of the certificate.
     /// Deprecated by most clients; prefer dnsNames.
-    #[serde(
-        rename = "commonName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub common_name: ::core::option::Option<String>,
     /// DNS names to put in the subject alternative names.
-    #[serde(
-        rename = "dnsNames",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub dns_names: ::core::option::Option<Vec<String>>,
     /// `duration`.
-    #[serde(
-        rename = "duration",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub duration: ::core::option::Option<String>,
     /// `isCA`.
-    #[serde(
-        rename = "isCA",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub is_ca: ::core::option::Option<bool>,
     /// The issuer that signs the certificate.
-    #[serde(
-        rename = "issuerRef",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub issuer_ref: ::core::option::Option<
         <CertificateSpecIssuerRef as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// `privateKey`.
-    #[serde(
-        rename = "privateKey",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub private_key: ::core::option::Option<
         <CertificateSpecPrivateKey as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// Name of the Secret to store the key pair in.
-    #[serde(
-        rename = "secretName",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub secret_name: ::core::option::Option<String>,
     /// `usages`.
-    #[serde(
-        rename = "usages",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub usages: ::core::option::Option<Vec<CertificateSpecUsages>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    CertificateSpecApplyConfiguration { "commonName" => common_name, "dnsNames" =>
+    dns_names, "duration" => duration, "isCA" => is_ca, "issuerRef" => issuer_ref,
+    "privateKey" => private_key, "secretName" => secret_name, "usages" => usages }
+);
 
 impl CertificateSpecApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -400,34 +356,21 @@ impl ::kube_codegen_runtime::apply::Apply for CertificateSpec {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct CertificateSpecIssuerRefApplyConfiguration {
     /// `group`.
-    #[serde(
-        rename = "group",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub group: ::core::option::Option<String>,
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<String>,
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    CertificateSpecIssuerRefApplyConfiguration { "group" => group, "kind" => kind, "name"
+    => name }
+);
 
 impl CertificateSpecIssuerRefApplyConfiguration {
     /// Sets `group`.
@@ -465,38 +408,25 @@ impl ::kube_codegen_runtime::apply::Apply for CertificateSpecIssuerRef {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct CertificateSpecPrivateKeyApplyConfiguration {
     /// `algorithm`.
-    #[serde(
-        rename = "algorithm",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub algorithm: ::core::option::Option<
         <CertificateSpecPrivateKeyAlgorithm as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// `rotationPolicy`.
-    #[serde(
-        rename = "rotationPolicy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub rotation_policy: ::core::option::Option<
         <CertificateSpecPrivateKeyRotationPolicy as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// `size`.
-    #[serde(
-        rename = "size",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub size: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    CertificateSpecPrivateKeyApplyConfiguration { "algorithm" => algorithm,
+    "rotationPolicy" => rotation_policy, "size" => size }
+);
 
 impl CertificateSpecPrivateKeyApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -560,40 +490,27 @@ impl ::kube_codegen_runtime::apply::Apply for CertificateSpecPrivateKey {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct CertificateStatusApplyConfiguration {
     /// `conditions`.
-    #[serde(
-        rename = "conditions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub conditions: ::core::option::Option<
         Vec<
             <CertificateStatusConditions as ::kube_codegen_runtime::apply::Apply>::Configuration,
         >,
     >,
     /// `notAfter`.
-    #[serde(
-        rename = "notAfter",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub not_after: ::core::option::Option<
         <Time as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// `revision`.
-    #[serde(
-        rename = "revision",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub revision: ::core::option::Option<i64>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    CertificateStatusApplyConfiguration { "conditions" => conditions, "notAfter" =>
+    not_after, "revision" => revision }
+);
 
 impl CertificateStatusApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -659,59 +576,32 @@ impl ::kube_codegen_runtime::apply::Apply for CertificateStatus {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct CertificateStatusConditionsApplyConfiguration {
     /// `lastTransitionTime`.
-    #[serde(
-        rename = "lastTransitionTime",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_transition_time: ::core::option::Option<
         <Time as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// `message`.
-    #[serde(
-        rename = "message",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub message: ::core::option::Option<String>,
     /// `observedGeneration`.
-    #[serde(
-        rename = "observedGeneration",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub observed_generation: ::core::option::Option<i64>,
     /// `reason`.
-    #[serde(
-        rename = "reason",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub reason: ::core::option::Option<String>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<
         <CertificateStatusConditionsStatus as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub r#type: ::core::option::Option<String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    CertificateStatusConditionsApplyConfiguration { "lastTransitionTime" =>
+    last_transition_time, "message" => message, "observedGeneration" =>
+    observed_generation, "reason" => reason, "status" => status, "type" => r#type }
+);
 
 impl CertificateStatusConditionsApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.

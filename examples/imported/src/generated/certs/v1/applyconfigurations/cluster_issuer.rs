@@ -15,36 +15,29 @@ use crate::apis::certs::v1::cluster_issuer::*;
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ClusterIssuerApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub kind: ::core::option::Option<::std::string::String>,
     /// Name, namespace, and the labels, annotations, owner references and finalizers applied.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// The root's properties (`#[kube(no_spec)]`), flattened into the object.
-    #[serde(flatten)]
     pub fields: ClusterIssuerFieldsApplyConfiguration,
     /// The status, applied through the status subresource.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub status: ::core::option::Option<
         <<ClusterIssuer as ::kube::core::object::HasStatus>::Status as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ClusterIssuerApplyConfiguration { "apiVersion" => api_version, "kind" => kind,
+    "metadata" => metadata, _ => fields, "status" => status }
+);
 
 impl ClusterIssuerApplyConfiguration {
     /// How server-side apply merges the object, for `extract`.
@@ -218,22 +211,18 @@ pub fn extract_cluster_issuer_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ClusterIssuerFieldsApplyConfiguration {
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<
         <ClusterIssuerSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ClusterIssuerFieldsApplyConfiguration { "spec" => spec }
+);
 
 impl ClusterIssuerFieldsApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -271,31 +260,22 @@ impl ::kube_codegen_runtime::apply::Apply for ClusterIssuerFields {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ClusterIssuerSpecApplyConfiguration {
     /// `acme`.
-    #[serde(
-        rename = "acme",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub acme: ::core::option::Option<
         <ClusterIssuerSpecAcme as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// `selfSigned`.
-    #[serde(
-        rename = "selfSigned",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub self_signed: ::core::option::Option<
         <ClusterIssuerSpecSelfSigned as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ClusterIssuerSpecApplyConfiguration { "acme" => acme, "selfSigned" => self_signed }
+);
 
 impl ClusterIssuerSpecApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -351,41 +331,23 @@ impl ::kube_codegen_runtime::apply::Apply for ClusterIssuerSpec {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ClusterIssuerSpecAcmeApplyConfiguration {
     /// `email`.
-    #[serde(
-        rename = "email",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub email: ::core::option::Option<String>,
     /// `server`.
-    #[serde(
-        rename = "server",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub server: ::core::option::Option<String>,
     /// `skipTLSVerify`.
-    #[serde(
-        rename = "skipTLSVerify",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub skip_tls_verify: ::core::option::Option<bool>,
     /// `solvers`.
-    #[serde(
-        rename = "solvers",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub solvers: ::core::option::Option<Vec<ClusterIssuerSpecAcmeSolvers>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ClusterIssuerSpecAcmeApplyConfiguration { "email" => email, "server" => server,
+    "skipTLSVerify" => skip_tls_verify, "solvers" => solvers }
+);
 
 impl ClusterIssuerSpecAcmeApplyConfiguration {
     /// Sets `email`.
@@ -437,29 +399,21 @@ impl ::kube_codegen_runtime::apply::Apply for ClusterIssuerSpecAcme {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ClusterIssuerSpecAcmeSolversApplyConfiguration {
     /// `http01`.
-    #[serde(
-        rename = "http01",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub http01: ::core::option::Option<serde_json::Value>,
     /// `selector`.
-    #[serde(
-        rename = "selector",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub selector: ::core::option::Option<
         <ClusterIssuerSpecAcmeSolversSelector as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ClusterIssuerSpecAcmeSolversApplyConfiguration { "http01" => http01, "selector" =>
+    selector }
+);
 
 impl ClusterIssuerSpecAcmeSolversApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -510,27 +464,19 @@ impl ::kube_codegen_runtime::apply::Apply for ClusterIssuerSpecAcmeSolvers {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ClusterIssuerSpecAcmeSolversSelectorApplyConfiguration {
     /// `dnsZones`.
-    #[serde(
-        rename = "dnsZones",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub dns_zones: ::core::option::Option<Vec<String>>,
     /// `matchLabels`.
-    #[serde(
-        rename = "matchLabels",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub match_labels: ::core::option::Option<BTreeMap<String, String>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ClusterIssuerSpecAcmeSolversSelectorApplyConfiguration { "dnsZones" => dns_zones,
+    "matchLabels" => match_labels }
+);
 
 impl ClusterIssuerSpecAcmeSolversSelectorApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -581,20 +527,17 @@ impl ::kube_codegen_runtime::apply::Apply for ClusterIssuerSpecAcmeSolversSelect
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ClusterIssuerSpecSelfSignedApplyConfiguration {
     /// `crlDistributionPoints`.
-    #[serde(
-        rename = "crlDistributionPoints",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub crl_distribution_points: ::core::option::Option<Vec<String>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ClusterIssuerSpecSelfSignedApplyConfiguration { "crlDistributionPoints" =>
+    crl_distribution_points }
+);
 
 impl ClusterIssuerSpecSelfSignedApplyConfiguration {
     /// Appends items to `crlDistributionPoints`.
@@ -621,20 +564,16 @@ impl ::kube_codegen_runtime::apply::Apply for ClusterIssuerSpecSelfSigned {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ClusterIssuerStatusApplyConfiguration {
     /// `ready`.
-    #[serde(
-        rename = "ready",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ready: ::core::option::Option<bool>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ClusterIssuerStatusApplyConfiguration { "ready" => ready }
+);
 
 impl ClusterIssuerStatusApplyConfiguration {
     /// Sets `ready`.

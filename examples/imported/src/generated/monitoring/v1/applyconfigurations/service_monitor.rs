@@ -16,31 +16,25 @@ use crate::apis::monitoring::v1::service_monitor::*;
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ServiceMonitorApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub kind: ::core::option::Option<::std::string::String>,
     /// Name, namespace, and the labels, annotations, owner references and finalizers applied.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// The desired state.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub spec: ::core::option::Option<ServiceMonitorSpecApplyConfiguration>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ServiceMonitorApplyConfiguration { "apiVersion" => api_version, "kind" => kind,
+    "metadata" => metadata, "spec" => spec }
+);
 
 impl ServiceMonitorApplyConfiguration {
     /// How server-side apply merges the object, for `extract`.
@@ -181,52 +175,30 @@ pub fn extract_service_monitor(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ServiceMonitorSpecApplyConfiguration {
     /// `endpoints`.
-    #[serde(
-        rename = "endpoints",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub endpoints: ::core::option::Option<Vec<ServiceMonitorSpecEndpoints>>,
     /// `jobLabel`.
-    #[serde(
-        rename = "jobLabel",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub job_label: ::core::option::Option<String>,
     /// `namespaceSelector`.
-    #[serde(
-        rename = "namespaceSelector",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub namespace_selector: ::core::option::Option<
         <ServiceMonitorSpecNamespaceSelector as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// `sampleLimit`.
-    #[serde(
-        rename = "sampleLimit",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub sample_limit: ::core::option::Option<i64>,
     /// `selector`.
-    #[serde(
-        rename = "selector",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub selector: ::core::option::Option<
         <ServiceMonitorSpecSelector as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ServiceMonitorSpecApplyConfiguration { "endpoints" => endpoints, "jobLabel" =>
+    job_label, "namespaceSelector" => namespace_selector, "sampleLimit" => sample_limit,
+    "selector" => selector }
+);
 
 impl ServiceMonitorSpecApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -311,80 +283,39 @@ impl ::kube_codegen_runtime::apply::Apply for ServiceMonitorSpec {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ServiceMonitorSpecEndpointsApplyConfiguration {
     /// `honorLabels`.
-    #[serde(
-        rename = "honorLabels",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub honor_labels: ::core::option::Option<bool>,
     /// `interval`.
-    #[serde(
-        rename = "interval",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub interval: ::core::option::Option<String>,
     /// `params`.
-    #[serde(
-        rename = "params",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub params: ::core::option::Option<BTreeMap<String, Vec<String>>>,
     /// `path`.
-    #[serde(
-        rename = "path",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub path: ::core::option::Option<String>,
     /// `port`.
-    #[serde(
-        rename = "port",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub port: ::core::option::Option<String>,
     /// `relabelings`.
-    #[serde(
-        rename = "relabelings",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub relabelings: ::core::option::Option<Vec<ServiceMonitorSpecEndpointsRelabelings>>,
     /// `scheme`.
-    #[serde(
-        rename = "scheme",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub scheme: ::core::option::Option<
         <ServiceMonitorSpecEndpointsScheme as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// `targetPort`.
-    #[serde(
-        rename = "targetPort",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub target_port: ::core::option::Option<
         <IntOrString as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// `tlsConfig`.
-    #[serde(
-        rename = "tlsConfig",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub tls_config: ::core::option::Option<serde_json::Value>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ServiceMonitorSpecEndpointsApplyConfiguration { "honorLabels" => honor_labels,
+    "interval" => interval, "params" => params, "path" => path, "port" => port,
+    "relabelings" => relabelings, "scheme" => scheme, "targetPort" => target_port,
+    "tlsConfig" => tls_config }
+);
 
 impl ServiceMonitorSpecEndpointsApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -510,50 +441,28 @@ impl ::kube_codegen_runtime::apply::Apply for ServiceMonitorSpecEndpoints {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ServiceMonitorSpecEndpointsRelabelingsApplyConfiguration {
     /// `action`.
-    #[serde(
-        rename = "action",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub action: ::core::option::Option<
         <ServiceMonitorSpecEndpointsRelabelingsAction as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// `modulus`.
-    #[serde(
-        rename = "modulus",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub modulus: ::core::option::Option<i64>,
     /// `regex`.
-    #[serde(
-        rename = "regex",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub regex: ::core::option::Option<String>,
     /// `separator`.
-    #[serde(
-        rename = "separator",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub separator: ::core::option::Option<String>,
     /// `sourceLabels`.
-    #[serde(
-        rename = "sourceLabels",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub source_labels: ::core::option::Option<Vec<String>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ServiceMonitorSpecEndpointsRelabelingsApplyConfiguration { "action" => action,
+    "modulus" => modulus, "regex" => regex, "separator" => separator, "sourceLabels" =>
+    source_labels }
+);
 
 impl ServiceMonitorSpecEndpointsRelabelingsApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -630,27 +539,19 @@ impl ::kube_codegen_runtime::apply::Apply for ServiceMonitorSpecEndpointsRelabel
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ServiceMonitorSpecNamespaceSelectorApplyConfiguration {
     /// `any`.
-    #[serde(
-        rename = "any",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub any: ::core::option::Option<bool>,
     /// `matchNames`.
-    #[serde(
-        rename = "matchNames",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub match_names: ::core::option::Option<Vec<String>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ServiceMonitorSpecNamespaceSelectorApplyConfiguration { "any" => any, "matchNames" =>
+    match_names }
+);
 
 impl ServiceMonitorSpecNamespaceSelectorApplyConfiguration {
     /// Sets `any`.
@@ -685,29 +586,21 @@ impl ::kube_codegen_runtime::apply::Apply for ServiceMonitorSpecNamespaceSelecto
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ServiceMonitorSpecSelectorApplyConfiguration {
     /// `matchExpressions`.
-    #[serde(
-        rename = "matchExpressions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub match_expressions: ::core::option::Option<
         Vec<ServiceMonitorSpecSelectorMatchExpressions>,
     >,
     /// `matchLabels`.
-    #[serde(
-        rename = "matchLabels",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub match_labels: ::core::option::Option<BTreeMap<String, String>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ServiceMonitorSpecSelectorApplyConfiguration { "matchExpressions" =>
+    match_expressions, "matchLabels" => match_labels }
+);
 
 impl ServiceMonitorSpecSelectorApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -760,34 +653,21 @@ impl ::kube_codegen_runtime::apply::Apply for ServiceMonitorSpecSelector {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ServiceMonitorSpecSelectorMatchExpressionsApplyConfiguration {
     /// `key`.
-    #[serde(
-        rename = "key",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub key: ::core::option::Option<String>,
     /// `operator`.
-    #[serde(
-        rename = "operator",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub operator: ::core::option::Option<String>,
     /// `values`.
-    #[serde(
-        rename = "values",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub values: ::core::option::Option<Vec<String>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ServiceMonitorSpecSelectorMatchExpressionsApplyConfiguration { "key" => key,
+    "operator" => operator, "values" => values }
+);
 
 impl ServiceMonitorSpecSelectorMatchExpressionsApplyConfiguration {
     /// Sets `key`.

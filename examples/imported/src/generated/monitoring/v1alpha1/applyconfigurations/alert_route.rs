@@ -14,36 +14,29 @@ use crate::apis::monitoring::v1alpha1::alert_route::*;
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct AlertRouteApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub kind: ::core::option::Option<::std::string::String>,
     /// Name, namespace, and the labels, annotations, owner references and finalizers applied.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// The root's properties (`#[kube(no_spec)]`), flattened into the object.
-    #[serde(flatten)]
     pub fields: AlertRouteFieldsApplyConfiguration,
     /// The status, applied through the status subresource.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub status: ::core::option::Option<
         <<AlertRoute as ::kube::core::object::HasStatus>::Status as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    AlertRouteApplyConfiguration { "apiVersion" => api_version, "kind" => kind,
+    "metadata" => metadata, _ => fields, "status" => status }
+);
 
 impl AlertRouteApplyConfiguration {
     /// How server-side apply merges the object, for `extract`.
@@ -219,22 +212,18 @@ pub fn extract_alert_route_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct AlertRouteFieldsApplyConfiguration {
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<
         <AlertRouteSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    AlertRouteFieldsApplyConfiguration { "spec" => spec }
+);
 
 impl AlertRouteFieldsApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -272,59 +261,32 @@ impl ::kube_codegen_runtime::apply::Apply for AlertRouteFields {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct AlertRouteSpecApplyConfiguration {
     /// Whether later routes are tried too.
-    #[serde(
-        rename = "continue",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub r#continue: ::core::option::Option<bool>,
     /// `groupBy`.
-    #[serde(
-        rename = "groupBy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub group_by: ::core::option::Option<Vec<String>>,
     /// `matchers`.
-    #[serde(
-        rename = "matchers",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub matchers: ::core::option::Option<
         Vec<
             <AlertRouteSpecMatchers as ::kube_codegen_runtime::apply::Apply>::Configuration,
         >,
     >,
     /// `receiver`.
-    #[serde(
-        rename = "receiver",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub receiver: ::core::option::Option<String>,
     /// `repeatInterval`.
-    #[serde(
-        rename = "repeatInterval",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub repeat_interval: ::core::option::Option<String>,
     /// `routes`.
-    #[serde(
-        rename = "routes",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub routes: ::core::option::Option<Vec<serde_json::Value>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    AlertRouteSpecApplyConfiguration { "continue" => r#continue, "groupBy" => group_by,
+    "matchers" => matchers, "receiver" => receiver, "repeatInterval" => repeat_interval,
+    "routes" => routes }
+);
 
 impl AlertRouteSpecApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -420,36 +382,23 @@ impl ::kube_codegen_runtime::apply::Apply for AlertRouteSpec {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct AlertRouteSpecMatchersApplyConfiguration {
     /// `matchType`.
-    #[serde(
-        rename = "matchType",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub match_type: ::core::option::Option<
         <AlertRouteSpecMatchersMatchType as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<String>,
     /// `value`.
-    #[serde(
-        rename = "value",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub value: ::core::option::Option<String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    AlertRouteSpecMatchersApplyConfiguration { "matchType" => match_type, "name" => name,
+    "value" => value }
+);
 
 impl AlertRouteSpecMatchersApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -505,20 +454,16 @@ impl ::kube_codegen_runtime::apply::Apply for AlertRouteSpecMatchers {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct AlertRouteStatusApplyConfiguration {
     /// `observedGeneration`.
-    #[serde(
-        rename = "observedGeneration",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub observed_generation: ::core::option::Option<i64>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    AlertRouteStatusApplyConfiguration { "observedGeneration" => observed_generation }
+);
 
 impl AlertRouteStatusApplyConfiguration {
     /// Sets `observedGeneration`.

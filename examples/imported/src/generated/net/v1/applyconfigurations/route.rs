@@ -15,36 +15,29 @@ use crate::apis::net::v1::route::*;
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct RouteApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub kind: ::core::option::Option<::std::string::String>,
     /// Name, namespace, and the labels, annotations, owner references and finalizers applied.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// The root's properties (`#[kube(no_spec)]`), flattened into the object.
-    #[serde(flatten)]
     pub fields: RouteFieldsApplyConfiguration,
     /// The status, applied through the status subresource.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub status: ::core::option::Option<
         <<Route as ::kube::core::object::HasStatus>::Status as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    RouteApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata" =>
+    metadata, _ => fields, "status" => status }
+);
 
 impl RouteApplyConfiguration {
     /// How server-side apply merges the object, for `extract`.
@@ -217,22 +210,16 @@ pub fn extract_route_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct RouteFieldsApplyConfiguration {
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<
         <RouteSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(RouteFieldsApplyConfiguration { "spec" => spec });
 
 impl RouteFieldsApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -270,64 +257,32 @@ impl ::kube_codegen_runtime::apply::Apply for RouteFields {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct RouteSpecApplyConfiguration {
     /// `hostnames`.
-    #[serde(
-        rename = "hostnames",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub hostnames: ::core::option::Option<Vec<String>>,
     /// `httpVersion`.
-    #[serde(
-        rename = "httpVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub http_version: ::core::option::Option<i64>,
     /// `parent`.
-    #[serde(
-        rename = "parent",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub parent: ::core::option::Option<String>,
     /// `ports`.
-    #[serde(
-        rename = "ports",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ports: ::core::option::Option<Vec<i32>>,
     /// `rules`.
-    #[serde(
-        rename = "rules",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub rules: ::core::option::Option<Vec<RouteSpecRules>>,
     /// `timeouts`.
-    #[serde(
-        rename = "timeouts",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub timeouts: ::core::option::Option<
         <RouteSpecTimeouts as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// Weights per backend name. +1 is the default weight; a line that starts with a plus sign.
-    #[serde(
-        rename = "weights",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub weights: ::core::option::Option<BTreeMap<String, i32>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    RouteSpecApplyConfiguration { "hostnames" => hostnames, "httpVersion" =>
+    http_version, "parent" => parent, "ports" => ports, "rules" => rules, "timeouts" =>
+    timeouts, "weights" => weights }
+);
 
 impl RouteSpecApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -432,27 +387,18 @@ impl ::kube_codegen_runtime::apply::Apply for RouteSpec {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct RouteSpecRulesApplyConfiguration {
     /// `backends`.
-    #[serde(
-        rename = "backends",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub backends: ::core::option::Option<Vec<RouteSpecRulesBackends>>,
     /// `matches`.
-    #[serde(
-        rename = "matches",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub matches: ::core::option::Option<Vec<RouteSpecRulesMatches>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    RouteSpecRulesApplyConfiguration { "backends" => backends, "matches" => matches }
+);
 
 impl RouteSpecRulesApplyConfiguration {
     /// Appends items to `backends`.
@@ -490,34 +436,21 @@ impl ::kube_codegen_runtime::apply::Apply for RouteSpecRules {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct RouteSpecRulesBackendsApplyConfiguration {
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<String>,
     /// `port`.
-    #[serde(
-        rename = "port",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub port: ::core::option::Option<i32>,
     /// `weight`.
-    #[serde(
-        rename = "weight",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub weight: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    RouteSpecRulesBackendsApplyConfiguration { "name" => name, "port" => port, "weight"
+    => weight }
+);
 
 impl RouteSpecRulesBackendsApplyConfiguration {
     /// Sets `name`.
@@ -555,33 +488,24 @@ impl ::kube_codegen_runtime::apply::Apply for RouteSpecRulesBackends {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct RouteSpecRulesMatchesApplyConfiguration {
     /// `headers`.
-    #[serde(
-        rename = "headers",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub headers: ::core::option::Option<
         Vec<
             <RouteSpecRulesMatchesHeaders as ::kube_codegen_runtime::apply::Apply>::Configuration,
         >,
     >,
     /// `path`.
-    #[serde(
-        rename = "path",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub path: ::core::option::Option<
         <RouteSpecRulesMatchesPath as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    RouteSpecRulesMatchesApplyConfiguration { "headers" => headers, "path" => path }
+);
 
 impl RouteSpecRulesMatchesApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -639,27 +563,18 @@ impl ::kube_codegen_runtime::apply::Apply for RouteSpecRulesMatches {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct RouteSpecRulesMatchesHeadersApplyConfiguration {
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<String>,
     /// `value`.
-    #[serde(
-        rename = "value",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub value: ::core::option::Option<String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    RouteSpecRulesMatchesHeadersApplyConfiguration { "name" => name, "value" => value }
+);
 
 impl RouteSpecRulesMatchesHeadersApplyConfiguration {
     /// Sets `name`.
@@ -689,29 +604,20 @@ impl ::kube_codegen_runtime::apply::Apply for RouteSpecRulesMatchesHeaders {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct RouteSpecRulesMatchesPathApplyConfiguration {
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub r#type: ::core::option::Option<
         <RouteSpecRulesMatchesPathType as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// `value`.
-    #[serde(
-        rename = "value",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub value: ::core::option::Option<String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    RouteSpecRulesMatchesPathApplyConfiguration { "type" => r#type, "value" => value }
+);
 
 impl RouteSpecRulesMatchesPathApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -759,27 +665,18 @@ impl ::kube_codegen_runtime::apply::Apply for RouteSpecRulesMatchesPath {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct RouteSpecTimeoutsApplyConfiguration {
     /// `idle`.
-    #[serde(
-        rename = "idle",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub idle: ::core::option::Option<String>,
     /// `request`.
-    #[serde(
-        rename = "request",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub request: ::core::option::Option<String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    RouteSpecTimeoutsApplyConfiguration { "idle" => idle, "request" => request }
+);
 
 impl RouteSpecTimeoutsApplyConfiguration {
     /// Sets `idle`.
@@ -809,20 +706,16 @@ impl ::kube_codegen_runtime::apply::Apply for RouteSpecTimeouts {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct RouteStatusApplyConfiguration {
     /// `parents`.
-    #[serde(
-        rename = "parents",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub parents: ::core::option::Option<Vec<RouteStatusParents>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    RouteStatusApplyConfiguration { "parents" => parents }
+);
 
 impl RouteStatusApplyConfiguration {
     /// Appends items to `parents`.
@@ -847,27 +740,18 @@ impl ::kube_codegen_runtime::apply::Apply for RouteStatus {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct RouteStatusParentsApplyConfiguration {
     /// `accepted`.
-    #[serde(
-        rename = "accepted",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub accepted: ::core::option::Option<bool>,
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    RouteStatusParentsApplyConfiguration { "accepted" => accepted, "name" => name }
+);
 
 impl RouteStatusParentsApplyConfiguration {
     /// Sets `accepted`.

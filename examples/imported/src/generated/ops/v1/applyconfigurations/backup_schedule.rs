@@ -15,36 +15,29 @@ use crate::apis::ops::v1::backup_schedule::*;
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct BackupScheduleApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub kind: ::core::option::Option<::std::string::String>,
     /// Name, namespace, and the labels, annotations, owner references and finalizers applied.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// The root's properties (`#[kube(no_spec)]`), flattened into the object.
-    #[serde(flatten)]
     pub fields: BackupScheduleFieldsApplyConfiguration,
     /// The status, applied through the status subresource.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub status: ::core::option::Option<
         <<BackupSchedule as ::kube::core::object::HasStatus>::Status as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    BackupScheduleApplyConfiguration { "apiVersion" => api_version, "kind" => kind,
+    "metadata" => metadata, _ => fields, "status" => status }
+);
 
 impl BackupScheduleApplyConfiguration {
     /// How server-side apply merges the object, for `extract`.
@@ -221,22 +214,18 @@ pub fn extract_backup_schedule_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct BackupScheduleFieldsApplyConfiguration {
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<
         <BackupScheduleSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    BackupScheduleFieldsApplyConfiguration { "spec" => spec }
+);
 
 impl BackupScheduleFieldsApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -274,50 +263,28 @@ impl ::kube_codegen_runtime::apply::Apply for BackupScheduleFields {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct BackupScheduleSpecApplyConfiguration {
     /// `includedNamespaces`.
-    #[serde(
-        rename = "includedNamespaces",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub included_namespaces: ::core::option::Option<Vec<String>>,
     /// `paused`.
-    #[serde(
-        rename = "paused",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub paused: ::core::option::Option<bool>,
     /// `retention`.
-    #[serde(
-        rename = "retention",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub retention: ::core::option::Option<
         <BackupScheduleSpecRetention as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// A cron expression.
-    #[serde(
-        rename = "schedule",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub schedule: ::core::option::Option<String>,
     /// `storageLocation`.
-    #[serde(
-        rename = "storageLocation",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub storage_location: ::core::option::Option<String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    BackupScheduleSpecApplyConfiguration { "includedNamespaces" => included_namespaces,
+    "paused" => paused, "retention" => retention, "schedule" => schedule,
+    "storageLocation" => storage_location }
+);
 
 impl BackupScheduleSpecApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -398,27 +365,19 @@ impl ::kube_codegen_runtime::apply::Apply for BackupScheduleSpec {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct BackupScheduleSpecRetentionApplyConfiguration {
     /// `keepDaily`.
-    #[serde(
-        rename = "keepDaily",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub keep_daily: ::core::option::Option<i32>,
     /// `keepLast`.
-    #[serde(
-        rename = "keepLast",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub keep_last: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    BackupScheduleSpecRetentionApplyConfiguration { "keepDaily" => keep_daily, "keepLast"
+    => keep_last }
+);
 
 impl BackupScheduleSpecRetentionApplyConfiguration {
     /// Sets `keepDaily`.
@@ -448,42 +407,29 @@ impl ::kube_codegen_runtime::apply::Apply for BackupScheduleSpecRetention {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct BackupScheduleStatusApplyConfiguration {
     /// `conditions`.
-    #[serde(
-        rename = "conditions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub conditions: ::core::option::Option<
         Vec<
             <BackupScheduleStatusConditions as ::kube_codegen_runtime::apply::Apply>::Configuration,
         >,
     >,
     /// `lastFailure`.
-    #[serde(
-        rename = "lastFailure",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_failure: ::core::option::Option<
         <Time as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// `lastSuccess`.
-    #[serde(
-        rename = "lastSuccess",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub last_success: ::core::option::Option<
         <Time as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    BackupScheduleStatusApplyConfiguration { "conditions" => conditions, "lastFailure" =>
+    last_failure, "lastSuccess" => last_success }
+);
 
 impl BackupScheduleStatusApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -555,34 +501,21 @@ impl ::kube_codegen_runtime::apply::Apply for BackupScheduleStatus {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct BackupScheduleStatusConditionsApplyConfiguration {
     /// `message`.
-    #[serde(
-        rename = "message",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub message: ::core::option::Option<String>,
     /// `status`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<String>,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub r#type: ::core::option::Option<String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    BackupScheduleStatusConditionsApplyConfiguration { "message" => message, "status" =>
+    status, "type" => r#type }
+);
 
 impl BackupScheduleStatusConditionsApplyConfiguration {
     /// Sets `message`.

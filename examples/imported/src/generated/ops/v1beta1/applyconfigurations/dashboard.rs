@@ -14,31 +14,25 @@ use crate::apis::ops::v1beta1::dashboard::*;
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct DashboardApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub kind: ::core::option::Option<::std::string::String>,
     /// Name, namespace, and the labels, annotations, owner references and finalizers applied.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// The root's properties (`#[kube(no_spec)]`), flattened into the object.
-    #[serde(flatten)]
     pub fields: DashboardFieldsApplyConfiguration,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    DashboardApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata"
+    => metadata, _ => fields }
+);
 
 impl DashboardApplyConfiguration {
     /// How server-side apply merges the object, for `extract`.
@@ -180,22 +174,18 @@ pub fn extract_dashboard(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct DashboardFieldsApplyConfiguration {
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<
         <DashboardSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    DashboardFieldsApplyConfiguration { "spec" => spec }
+);
 
 impl DashboardFieldsApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -233,41 +223,23 @@ impl ::kube_codegen_runtime::apply::Apply for DashboardFields {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct DashboardSpecApplyConfiguration {
     /// `panels`.
-    #[serde(
-        rename = "panels",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub panels: ::core::option::Option<Vec<serde_json::Value>>,
     /// `refreshSeconds`.
-    #[serde(
-        rename = "refreshSeconds",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub refresh_seconds: ::core::option::Option<i32>,
     /// `title`.
-    #[serde(
-        rename = "title",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub title: ::core::option::Option<String>,
     /// `variables`.
-    #[serde(
-        rename = "variables",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub variables: ::core::option::Option<serde_json::Value>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    DashboardSpecApplyConfiguration { "panels" => panels, "refreshSeconds" =>
+    refresh_seconds, "title" => title, "variables" => variables }
+);
 
 impl DashboardSpecApplyConfiguration {
     /// Appends items to `panels`.

@@ -16,36 +16,29 @@ use crate::apis::platform::v1::tenant::*;
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct TenantApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub kind: ::core::option::Option<::std::string::String>,
     /// Name, namespace, and the labels, annotations, owner references and finalizers applied.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// The root's properties (`#[kube(no_spec)]`), flattened into the object.
-    #[serde(flatten)]
     pub fields: TenantFieldsApplyConfiguration,
     /// The status, applied through the status subresource.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub status: ::core::option::Option<
         <<Tenant as ::kube::core::object::HasStatus>::Status as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    TenantApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata" =>
+    metadata, _ => fields, "status" => status }
+);
 
 impl TenantApplyConfiguration {
     /// How server-side apply merges the object, for `extract`.
@@ -218,22 +211,16 @@ pub fn extract_tenant_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct TenantFieldsApplyConfiguration {
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<
         <TenantSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(TenantFieldsApplyConfiguration { "spec" => spec });
 
 impl TenantFieldsApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -271,46 +258,18 @@ impl ::kube_codegen_runtime::apply::Apply for TenantFields {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct TenantSpecApplyConfiguration {
     /// `X-Forwarded-For`.
-    #[serde(
-        rename = "X-Forwarded-For",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub x_forwarded_for: ::core::option::Option<bool>,
     /// `annotations`.
-    #[serde(
-        rename = "annotations",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub annotations: ::core::option::Option<BTreeMap<String, BTreeMap<String, String>>>,
     /// A property whose name is not a Rust identifier.
-    #[serde(
-        rename = "network-policy",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub network_policy: ::core::option::Option<String>,
     /// `owners`.
-    #[serde(
-        rename = "owners",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub owners: ::core::option::Option<Vec<TenantSpecOwners>>,
     /// Quotas per namespace.
-    #[serde(
-        rename = "quotas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub quotas: ::core::option::Option<
         BTreeMap<
             String,
@@ -318,6 +277,12 @@ pub struct TenantSpecApplyConfiguration {
         >,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    TenantSpecApplyConfiguration { "X-Forwarded-For" => x_forwarded_for, "annotations" =>
+    annotations, "network-policy" => network_policy, "owners" => owners, "quotas" =>
+    quotas }
+);
 
 impl TenantSpecApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -417,29 +382,20 @@ impl ::kube_codegen_runtime::apply::Apply for TenantSpec {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct TenantSpecOwnersApplyConfiguration {
     /// `kind`.
-    #[serde(
-        rename = "kind",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub kind: ::core::option::Option<
         <TenantSpecOwnersKind as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// `name`.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    TenantSpecOwnersApplyConfiguration { "kind" => kind, "name" => name }
+);
 
 impl TenantSpecOwnersApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -487,29 +443,20 @@ impl ::kube_codegen_runtime::apply::Apply for TenantSpecOwners {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct TenantSpecQuotasApplyConfiguration {
     /// `cpu`.
-    #[serde(
-        rename = "cpu",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub cpu: ::core::option::Option<
         <IntOrString as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// `pods`.
-    #[serde(
-        rename = "pods",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub pods: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    TenantSpecQuotasApplyConfiguration { "cpu" => cpu, "pods" => pods }
+);
 
 impl TenantSpecQuotasApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -555,29 +502,20 @@ impl ::kube_codegen_runtime::apply::Apply for TenantSpecQuotas {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct TenantStatusApplyConfiguration {
     /// `namespaces`.
-    #[serde(
-        rename = "namespaces",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub namespaces: ::core::option::Option<Vec<String>>,
     /// `phase`.
-    #[serde(
-        rename = "phase",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub phase: ::core::option::Option<
         <TenantStatusPhase as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    TenantStatusApplyConfiguration { "namespaces" => namespaces, "phase" => phase }
+);
 
 impl TenantStatusApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.

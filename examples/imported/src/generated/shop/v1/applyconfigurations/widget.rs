@@ -14,36 +14,29 @@ use crate::apis::shop::v1::widget::*;
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct WidgetApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub kind: ::core::option::Option<::std::string::String>,
     /// Name, namespace, and the labels, annotations, owner references and finalizers applied.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// The desired state.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub spec: ::core::option::Option<WidgetSpecApplyConfiguration>,
     /// The status, applied through the status subresource.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub status: ::core::option::Option<
         <<Widget as ::kube::core::object::HasStatus>::Status as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    WidgetApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata" =>
+    metadata, "spec" => spec, "status" => status }
+);
 
 impl WidgetApplyConfiguration {
     /// How server-side apply merges the object, for `extract`.
@@ -212,50 +205,27 @@ pub fn extract_widget_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct WidgetSpecApplyConfiguration {
     /// `color`.
-    #[serde(
-        rename = "color",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub color: ::core::option::Option<
         <WidgetSpecColor as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// `price`.
-    #[serde(
-        rename = "price",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub price: ::core::option::Option<f64>,
     /// `ratio`.
-    #[serde(
-        rename = "ratio",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ratio: ::core::option::Option<f32>,
     /// `replicas`.
-    #[serde(
-        rename = "replicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub replicas: ::core::option::Option<i32>,
     /// `weight`.
-    #[serde(
-        rename = "weight",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub weight: ::core::option::Option<f64>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    WidgetSpecApplyConfiguration { "color" => color, "price" => price, "ratio" => ratio,
+    "replicas" => replicas, "weight" => weight }
+);
 
 impl WidgetSpecApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -325,27 +295,18 @@ impl ::kube_codegen_runtime::apply::Apply for WidgetSpec {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct WidgetStatusApplyConfiguration {
     /// `replicas`.
-    #[serde(
-        rename = "replicas",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub replicas: ::core::option::Option<i32>,
     /// `selector`.
-    #[serde(
-        rename = "selector",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub selector: ::core::option::Option<String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    WidgetStatusApplyConfiguration { "replicas" => replicas, "selector" => selector }
+);
 
 impl WidgetStatusApplyConfiguration {
     /// Sets `replicas`.

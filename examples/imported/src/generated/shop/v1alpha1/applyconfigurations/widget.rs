@@ -14,31 +14,25 @@ use crate::apis::shop::v1alpha1::widget::*;
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct WidgetApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub kind: ::core::option::Option<::std::string::String>,
     /// Name, namespace, and the labels, annotations, owner references and finalizers applied.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// The root's properties (`#[kube(no_spec)]`), flattened into the object.
-    #[serde(flatten)]
     pub fields: WidgetFieldsApplyConfiguration,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    WidgetApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata" =>
+    metadata, _ => fields }
+);
 
 impl WidgetApplyConfiguration {
     /// How server-side apply merges the object, for `extract`.
@@ -182,22 +176,16 @@ pub fn extract_widget(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct WidgetFieldsApplyConfiguration {
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<
         <WidgetSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(WidgetFieldsApplyConfiguration { "spec" => spec });
 
 impl WidgetFieldsApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -235,20 +223,14 @@ impl ::kube_codegen_runtime::apply::Apply for WidgetFields {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct WidgetSpecApplyConfiguration {
     /// `size`.
-    #[serde(
-        rename = "size",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub size: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(WidgetSpecApplyConfiguration { "size" => size });
 
 impl WidgetSpecApplyConfiguration {
     /// Sets `size`.

@@ -14,31 +14,25 @@ use crate::apis::testing::v1::probe::*;
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ProbeApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub kind: ::core::option::Option<::std::string::String>,
     /// Name, namespace, and the labels, annotations, owner references and finalizers applied.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// The root's properties (`#[kube(no_spec)]`), flattened into the object.
-    #[serde(flatten)]
     pub fields: ProbeFieldsApplyConfiguration,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ProbeApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata" =>
+    metadata, _ => fields }
+);
 
 impl ProbeApplyConfiguration {
     /// How server-side apply merges the object, for `extract`.
@@ -180,22 +174,16 @@ pub fn extract_probe(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ProbeFieldsApplyConfiguration {
     /// `spec`.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<
         <ProbeSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(ProbeFieldsApplyConfiguration { "spec" => spec });
 
 impl ProbeFieldsApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -233,43 +221,25 @@ impl ::kube_codegen_runtime::apply::Apply for ProbeFields {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ProbeSpecApplyConfiguration {
     /// `intervalSeconds`.
-    #[serde(
-        rename = "intervalSeconds",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub interval_seconds: ::core::option::Option<i32>,
     /// A field whose name is a Rust keyword that cannot be raw.
-    #[serde(
-        rename = "self",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub self_: ::core::option::Option<bool>,
     /// `target`.
-    #[serde(
-        rename = "target",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub target: ::core::option::Option<String>,
     /// `type`.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub r#type: ::core::option::Option<
         <ProbeSpecType as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ProbeSpecApplyConfiguration { "intervalSeconds" => interval_seconds, "self" => self_,
+    "target" => target, "type" => r#type }
+);
 
 impl ProbeSpecApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.

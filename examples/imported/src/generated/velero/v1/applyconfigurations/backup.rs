@@ -14,36 +14,29 @@ use crate::apis::velero::v1::backup::*;
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct BackupApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub kind: ::core::option::Option<::std::string::String>,
     /// Name, namespace, and the labels, annotations, owner references and finalizers applied.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// The desired state.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub spec: ::core::option::Option<BackupSpecApplyConfiguration>,
     /// The status, a plain field: the kind has no status subresource, so it is applied with the rest.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub status: ::core::option::Option<
         <<Backup as ::kube::core::object::HasStatus>::Status as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    BackupApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata" =>
+    metadata, "spec" => spec, "status" => status }
+);
 
 impl BackupApplyConfiguration {
     /// How server-side apply merges the object, for `extract`.
@@ -195,34 +188,21 @@ pub fn extract_backup(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct BackupSpecApplyConfiguration {
     /// `hooks`.
-    #[serde(
-        rename = "hooks",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub hooks: ::core::option::Option<Vec<serde_json::Value>>,
     /// `requirements`.
-    #[serde(
-        rename = "requirements",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub requirements: ::core::option::Option<Vec<BackupSpecRequirements>>,
     /// `ttl`.
-    #[serde(
-        rename = "ttl",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ttl: ::core::option::Option<String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    BackupSpecApplyConfiguration { "hooks" => hooks, "requirements" => requirements,
+    "ttl" => ttl }
+);
 
 impl BackupSpecApplyConfiguration {
     /// Appends items to `hooks`.
@@ -268,36 +248,23 @@ impl ::kube_codegen_runtime::apply::Apply for BackupSpec {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct BackupSpecRequirementsApplyConfiguration {
     /// `key`.
-    #[serde(
-        rename = "key",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub key: ::core::option::Option<String>,
     /// `operator`.
-    #[serde(
-        rename = "operator",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub operator: ::core::option::Option<
         <BackupSpecRequirementsOperator as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// `values`.
-    #[serde(
-        rename = "values",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub values: ::core::option::Option<Vec<String>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    BackupSpecRequirementsApplyConfiguration { "key" => key, "operator" => operator,
+    "values" => values }
+);
 
 impl BackupSpecRequirementsApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -356,20 +323,16 @@ impl ::kube_codegen_runtime::apply::Apply for BackupSpecRequirements {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct BackupStatusApplyConfiguration {
     /// `phase`.
-    #[serde(
-        rename = "phase",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub phase: ::core::option::Option<String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    BackupStatusApplyConfiguration { "phase" => phase }
+);
 
 impl BackupStatusApplyConfiguration {
     /// Sets `phase`.

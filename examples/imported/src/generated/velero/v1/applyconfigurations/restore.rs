@@ -14,36 +14,29 @@ use crate::apis::velero::v1::restore::*;
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct RestoreApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub kind: ::core::option::Option<::std::string::String>,
     /// Name, namespace, and the labels, annotations, owner references and finalizers applied.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// The desired state.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub spec: ::core::option::Option<RestoreSpecApplyConfiguration>,
     /// The status, a plain field: the kind has no status subresource, so it is applied with the rest.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub status: ::core::option::Option<
         <<Restore as ::kube::core::object::HasStatus>::Status as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    RestoreApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata"
+    => metadata, "spec" => spec, "status" => status }
+);
 
 impl RestoreApplyConfiguration {
     /// How server-side apply merges the object, for `extract`.
@@ -195,20 +188,16 @@ pub fn extract_restore(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct RestoreSpecApplyConfiguration {
     /// `workers`.
-    #[serde(
-        rename = "workers",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub workers: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    RestoreSpecApplyConfiguration { "workers" => workers }
+);
 
 impl RestoreSpecApplyConfiguration {
     /// Sets `workers`.
@@ -230,20 +219,16 @@ impl ::kube_codegen_runtime::apply::Apply for RestoreSpec {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct RestoreStatusApplyConfiguration {
     /// `workers`.
-    #[serde(
-        rename = "workers",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub workers: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    RestoreStatusApplyConfiguration { "workers" => workers }
+);
 
 impl RestoreStatusApplyConfiguration {
     /// Sets `workers`.

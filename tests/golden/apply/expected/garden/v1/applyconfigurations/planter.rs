@@ -15,36 +15,29 @@ use crate::apply_apis::garden::v1::planter::*;
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PlanterApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub kind: ::core::option::Option<::std::string::String>,
     /// Name, namespace, and the labels, annotations, owner references and finalizers applied.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// The desired state.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub spec: ::core::option::Option<PlanterSpecApplyConfiguration>,
     /// The status, applied through the status subresource.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub status: ::core::option::Option<
         <<Planter as ::kube::core::object::HasStatus>::Status as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PlanterApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata"
+    => metadata, "spec" => spec, "status" => status }
+);
 
 impl PlanterApplyConfiguration {
     /// How server-side apply merges the object, for `extract`.
@@ -213,84 +206,42 @@ pub fn extract_planter_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PlanterSpecApplyConfiguration {
     /// Size in litres.
-    #[serde(
-        rename = "size",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub size: ::core::option::Option<i32>,
     /// The soil.
-    #[serde(
-        rename = "soil",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub soil: ::core::option::Option<
         <Soil as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// Beds, merged one by one by name.
-    #[serde(
-        rename = "beds",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub beds: ::core::option::Option<
         Vec<<Bed as ::kube_codegen_runtime::apply::Apply>::Configuration>,
     >,
     /// Tags, merged as a set.
-    #[serde(
-        rename = "tags",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub tags: ::core::option::Option<Vec<String>>,
     /// Notes, replaced as a whole.
-    #[serde(
-        rename = "notes",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub notes: ::core::option::Option<Vec<String>>,
     /// Zones by name, merged key by key.
-    #[serde(
-        rename = "zones",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub zones: ::core::option::Option<
         BTreeMap<String, <Zone as ::kube_codegen_runtime::apply::Apply>::Configuration>,
     >,
     /// Frozen zones, replaced as a whole.
-    #[serde(
-        rename = "frozen",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub frozen: ::core::option::Option<BTreeMap<String, Zone>>,
     /// Where it stands, replaced as a whole.
-    #[serde(
-        rename = "location",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub location: ::core::option::Option<Location>,
     /// The light it gets.
-    #[serde(
-        rename = "light",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub light: ::core::option::Option<
         <Light as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PlanterSpecApplyConfiguration { "size" => size, "soil" => soil, "beds" => beds,
+    "tags" => tags, "notes" => notes, "zones" => zones, "frozen" => frozen, "location" =>
+    location, "light" => light }
+);
 
 impl PlanterSpecApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -433,27 +384,18 @@ impl ::kube_codegen_runtime::apply::Apply for PlanterSpec {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct SoilApplyConfiguration {
     /// Acidity.
-    #[serde(
-        rename = "ph",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub ph: ::core::option::Option<f64>,
     /// What it is made of, replaced as a whole.
-    #[serde(
-        rename = "mix",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub mix: ::core::option::Option<Vec<String>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    SoilApplyConfiguration { "ph" => ph, "mix" => mix }
+);
 
 impl SoilApplyConfiguration {
     /// Sets `ph`.
@@ -486,34 +428,20 @@ impl ::kube_codegen_runtime::apply::Apply for Soil {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct BedApplyConfiguration {
     /// The bed's name: its key.
-    #[serde(
-        rename = "name",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub name: ::core::option::Option<String>,
     /// Depth in centimetres.
-    #[serde(
-        rename = "depthCm",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub depth_cm: ::core::option::Option<i32>,
     /// What grows there, merged as a set.
-    #[serde(
-        rename = "plants",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub plants: ::core::option::Option<Vec<String>>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    BedApplyConfiguration { "name" => name, "depthCm" => depth_cm, "plants" => plants }
+);
 
 impl BedApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -565,20 +493,14 @@ impl ::kube_codegen_runtime::apply::Apply for Bed {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ZoneApplyConfiguration {
     /// Hours of sun.
-    #[serde(
-        rename = "hours",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub hours: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(ZoneApplyConfiguration { "hours" => hours });
 
 impl ZoneApplyConfiguration {
     /// Sets `hours`.
@@ -600,27 +522,18 @@ impl ::kube_codegen_runtime::apply::Apply for Zone {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct LocationApplyConfiguration {
     /// Latitude.
-    #[serde(
-        rename = "lat",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub lat: ::core::option::Option<f64>,
     /// Longitude.
-    #[serde(
-        rename = "lon",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub lon: ::core::option::Option<f64>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    LocationApplyConfiguration { "lat" => lat, "lon" => lon }
+);
 
 impl LocationApplyConfiguration {
     /// Sets `lat`.
@@ -654,29 +567,20 @@ impl ::kube_codegen_runtime::apply::Apply for Light {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PlanterStatusApplyConfiguration {
     /// Conditions, merged one by one by type.
-    #[serde(
-        rename = "conditions",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub conditions: ::core::option::Option<
         Vec<<PlanterCondition as ::kube_codegen_runtime::apply::Apply>::Configuration>,
     >,
     /// When it was last watered.
-    #[serde(
-        rename = "watered",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub watered: ::core::option::Option<String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PlanterStatusApplyConfiguration { "conditions" => conditions, "watered" => watered }
+);
 
 impl PlanterStatusApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -728,27 +632,18 @@ impl ::kube_codegen_runtime::apply::Apply for PlanterStatus {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct PlanterConditionApplyConfiguration {
     /// The condition's type: its key.
-    #[serde(
-        rename = "type",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub type_: ::core::option::Option<String>,
     /// `True`, `False` or `Unknown`.
-    #[serde(
-        rename = "status",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub status: ::core::option::Option<String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    PlanterConditionApplyConfiguration { "type" => type_, "status" => status }
+);
 
 impl PlanterConditionApplyConfiguration {
     /// Sets `type`.

@@ -14,36 +14,29 @@ use crate::apply_apis::garden::v1::shed::*;
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ShedApplyConfiguration {
     /// `apiVersion`.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub api_version: ::core::option::Option<::std::string::String>,
     /// `kind`.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub kind: ::core::option::Option<::std::string::String>,
     /// Name, namespace, and the labels, annotations, owner references and finalizers applied.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub metadata: ::core::option::Option<
         ::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     >,
     /// The root's properties (`#[kube(no_spec)]`), flattened into the object.
-    #[serde(flatten)]
     pub fields: ShedFieldsApplyConfiguration,
     /// The status, applied through the status subresource.
-    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
     pub status: ::core::option::Option<
         <<Shed as ::kube::core::object::HasStatus>::Status as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ShedApplyConfiguration { "apiVersion" => api_version, "kind" => kind, "metadata" =>
+    metadata, _ => fields, "status" => status }
+);
 
 impl ShedApplyConfiguration {
     /// How server-side apply merges the object, for `extract`.
@@ -216,29 +209,20 @@ pub fn extract_shed_status(
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ShedFieldsApplyConfiguration {
     /// What the shed holds; a shed may say nothing.
-    #[serde(
-        rename = "spec",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub spec: ::core::option::Option<
         <ShedSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
     /// Who keeps the key: a property beside `spec`.
-    #[serde(
-        rename = "owner",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub owner: ::core::option::Option<String>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ShedFieldsApplyConfiguration { "spec" => spec, "owner" => owner }
+);
 
 impl ShedFieldsApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -284,20 +268,14 @@ impl ::kube_codegen_runtime::apply::Apply for ShedFields {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ShedSpecApplyConfiguration {
     /// How many tools.
-    #[serde(
-        rename = "tools",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub tools: ::core::option::Option<i32>,
 }
+
+::kube_codegen_runtime::apply_codec!(ShedSpecApplyConfiguration { "tools" => tools });
 
 impl ShedSpecApplyConfiguration {
     /// Sets `tools`.
@@ -319,20 +297,16 @@ impl ::kube_codegen_runtime::apply::Apply for ShedSpec {
     ::core::clone::Clone,
     ::core::fmt::Debug,
     ::core::default::Default,
-    ::core::cmp::PartialEq,
-    ::kube_codegen_runtime::serde::Serialize,
-    ::kube_codegen_runtime::serde::Deserialize
+    ::core::cmp::PartialEq
 )]
-#[serde(crate = "::kube_codegen_runtime::serde")]
 pub struct ShedStatusApplyConfiguration {
     /// Whether the door is locked.
-    #[serde(
-        rename = "locked",
-        default,
-        skip_serializing_if = "::core::option::Option::is_none"
-    )]
     pub locked: ::core::option::Option<bool>,
 }
+
+::kube_codegen_runtime::apply_codec!(
+    ShedStatusApplyConfiguration { "locked" => locked }
+);
 
 impl ShedStatusApplyConfiguration {
     /// Sets `locked`.

@@ -1,0 +1,386 @@
+//! How generated apply configurations are read from and written as JSON objects.
+//!
+//! Each apply configuration has one [`apply_codec!`](crate::apply_codec!) call, an entry per
+//! field, which implements [`ReadFields`] and [`WriteFields`] with a line per field, and
+//! `Deserialize` and `Serialize` through [`deserialize`] and [`serialize`] here. That is what
+//! serde's derives would do for a struct of optional fields, in far less code per struct:
+//! the derives' field enums, sequence visitors and duplicate checks are most of an imported
+//! API's compile time once its apply configurations are written.
+//!
+//! A field unset is left out; `null` reads as unset; keys no field has are skipped, or
+//! handed to a flattened field (a struct's own configuration, a map, or a JSON value). A key
+//! given twice takes its last value, as Go's `encoding/json` (and `serde_json::Value`) does;
+//! serde's derive would refuse the object.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::hash::BuildHasher;
+use std::marker::PhantomData;
+
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::ser::{Error as _, Serialize, SerializeMap, Serializer};
+
+use crate::decode::Key;
+
+/// The fields of an apply configuration, read one key at a time.
+pub trait ReadFields<'de>: Default {
+    /// Reads the value of `key` from `map` into the field of that JSON name; `false` (the
+    /// value left unread) when there is none.
+    fn read_field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error>;
+}
+
+/// The fields of an apply configuration, written as entries of a map.
+pub trait WriteFields {
+    /// Writes every field that is set as an entry of `map`.
+    fn write_fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error>;
+}
+
+/// Reads `T` from a JSON object: each key through [`ReadFields::read_field`], keys of no
+/// field skipped.
+pub fn deserialize<'de, T: ReadFields<'de>, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
+    d.deserialize_map(FieldsVisitor(PhantomData))
+}
+
+/// Writes `value` as a JSON object of the fields that are set.
+pub fn serialize<T: WriteFields + ?Sized, S: Serializer>(
+    value: &T,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(None)?;
+    value.write_fields(&mut map)?;
+    map.end()
+}
+
+/// Writes the entry `key: value` when `value` is set.
+#[inline]
+pub fn entry<M: SerializeMap, V: Serialize>(
+    map: &mut M,
+    key: &'static str,
+    value: &Option<V>,
+) -> Result<(), M::Error> {
+    match value {
+        Some(v) => map.serialize_entry(key, v),
+        None => Ok(()),
+    }
+}
+
+struct FieldsVisitor<T>(PhantomData<T>);
+
+impl<'de, T: ReadFields<'de>> Visitor<'de> for FieldsVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // What serde's derive says: `struct FooApplyConfiguration`.
+        let name = std::any::type_name::<T>();
+        write!(f, "struct {}", name.rsplit("::").next().unwrap_or(name))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+        let mut out = T::default();
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            if !out.read_field(&key, &mut map)? {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A flattened map takes every key no other field has.
+impl<'de, V: Deserialize<'de>> ReadFields<'de> for BTreeMap<String, V> {
+    fn read_field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+        self.insert(key.to_owned(), map.next_value()?);
+        Ok(true)
+    }
+}
+
+impl<V: Serialize> WriteFields for BTreeMap<String, V> {
+    fn write_fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
+        self.iter().try_for_each(|(k, v)| map.serialize_entry(k, v))
+    }
+}
+
+impl<'de, V: Deserialize<'de>, H: BuildHasher + Default> ReadFields<'de> for HashMap<String, V, H> {
+    fn read_field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+        self.insert(key.to_owned(), map.next_value()?);
+        Ok(true)
+    }
+}
+
+impl<V: Serialize, H> WriteFields for HashMap<String, V, H> {
+    fn write_fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
+        self.iter().try_for_each(|(k, v)| map.serialize_entry(k, v))
+    }
+}
+
+/// A flattened JSON value is an object of every key no other field has.
+impl<'de> ReadFields<'de> for serde_json::Value {
+    fn read_field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+        if !self.is_object() {
+            *self = serde_json::Value::Object(serde_json::Map::new());
+        }
+        if let serde_json::Value::Object(fields) = self {
+            fields.insert(key.to_owned(), map.next_value()?);
+        }
+        Ok(true)
+    }
+}
+
+impl WriteFields for serde_json::Value {
+    fn write_fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
+        match self {
+            serde_json::Value::Null => Ok(()),
+            serde_json::Value::Object(fields) => fields
+                .iter()
+                .try_for_each(|(k, v)| map.serialize_entry(k, v)),
+            other => Err(M::Error::custom(format_args!(
+                "a flattened field must be an object, not {other}"
+            ))),
+        }
+    }
+}
+
+/// Implements `Deserialize`, `Serialize`, [`ReadFields`] and [`WriteFields`] for an apply
+/// configuration, from its fields in declaration order: `"json" => field` for a field
+/// written under that JSON name, `_ => field` for a flattened one.
+///
+/// ```
+/// #[derive(Default)]
+/// struct PortApplyConfiguration {
+///     container_port: Option<i32>,
+///     extra: std::collections::BTreeMap<String, String>,
+/// }
+/// kube_codegen_runtime::apply_codec!(PortApplyConfiguration {
+///     "containerPort" => container_port,
+///     _ => extra,
+/// });
+/// let port: PortApplyConfiguration =
+///     serde_json::from_str(r#"{"containerPort": 80, "name": "http"}"#).unwrap();
+/// assert_eq!(port.container_port, Some(80));
+/// assert_eq!(port.extra["name"], "http");
+/// ```
+///
+/// Each entry expands on its own (no recursion), so a struct of any number of fields
+/// compiles under the default recursion limit. Named fields are matched before flattened
+/// ones, whatever their order.
+#[macro_export]
+macro_rules! apply_codec {
+    ($ty:ident { $($json:tt => $field:ident),* $(,)? }) => {
+        impl<'de> $crate::apply_codec::ReadFields<'de> for $ty {
+            fn read_field<A: $crate::serde::de::MapAccess<'de>>(
+                &mut self,
+                key: &str,
+                map: &mut A,
+            ) -> ::core::result::Result<bool, A::Error> {
+                let _ = (&key, &map); // a struct with no fields reads neither
+                $($crate::__apply_codec_read!(self, key, map, $json $field);)*
+                $($crate::__apply_codec_read_flattened!(self, key, map, $json $field);)*
+                ::core::result::Result::Ok(false)
+            }
+        }
+
+        impl $crate::apply_codec::WriteFields for $ty {
+            fn write_fields<M: $crate::serde::ser::SerializeMap>(
+                &self,
+                map: &mut M,
+            ) -> ::core::result::Result<(), M::Error> {
+                let _ = &map;
+                $($crate::__apply_codec_write!(self, map, $json $field);)*
+                ::core::result::Result::Ok(())
+            }
+        }
+
+        impl<'de> $crate::serde::Deserialize<'de> for $ty {
+            #[inline]
+            fn deserialize<D: $crate::serde::Deserializer<'de>>(
+                d: D,
+            ) -> ::core::result::Result<Self, D::Error> {
+                $crate::apply_codec::deserialize(d)
+            }
+        }
+
+        impl $crate::serde::Serialize for $ty {
+            #[inline]
+            fn serialize<S: $crate::serde::Serializer>(
+                &self,
+                s: S,
+            ) -> ::core::result::Result<S::Ok, S::Error> {
+                $crate::apply_codec::serialize(self, s)
+            }
+        }
+    };
+}
+
+/// One named field of [`apply_codec!`](crate::apply_codec!) read: its value when the key is
+/// its JSON name.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __apply_codec_read {
+    ($self:ident, $key:ident, $map:ident, _ $field:ident) => {};
+    ($self:ident, $key:ident, $map:ident, $json:literal $field:ident) => {
+        if $key == $json {
+            $self.$field = $crate::serde::de::MapAccess::next_value($map)?;
+            return ::core::result::Result::Ok(true);
+        }
+    };
+}
+
+/// One flattened field of [`apply_codec!`](crate::apply_codec!) read: any key it takes.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __apply_codec_read_flattened {
+    ($self:ident, $key:ident, $map:ident, _ $field:ident) => {
+        if $crate::apply_codec::ReadFields::read_field(&mut $self.$field, $key, $map)? {
+            return ::core::result::Result::Ok(true);
+        }
+    };
+    ($self:ident, $key:ident, $map:ident, $json:literal $field:ident) => {};
+}
+
+/// One field of [`apply_codec!`](crate::apply_codec!) written, when set.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __apply_codec_write {
+    ($self:ident, $map:ident, _ $field:ident) => {
+        $crate::apply_codec::WriteFields::write_fields(&$self.$field, $map)?;
+    };
+    ($self:ident, $map:ident, $json:literal $field:ident) => {
+        $crate::apply_codec::entry($map, $json, &$self.$field)?;
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde_json::json;
+
+    #[derive(Clone, Debug, Default, PartialEq)]
+    struct PortApplyConfiguration {
+        name: Option<String>,
+        container_port: Option<i32>,
+    }
+    crate::apply_codec!(PortApplyConfiguration {
+        "name" => name,
+        "containerPort" => container_port,
+    });
+
+    /// A flattened struct between named fields, then a flattened map that takes the rest.
+    #[derive(Clone, Debug, Default, PartialEq)]
+    struct RootApplyConfiguration {
+        kind: Option<String>,
+        port: PortApplyConfiguration,
+        ports: Option<Vec<PortApplyConfiguration>>,
+        rest: BTreeMap<String, serde_json::Value>,
+    }
+    crate::apply_codec!(RootApplyConfiguration {
+        "kind" => kind,
+        _ => port,
+        "ports" => ports,
+        _ => rest,
+    });
+
+    #[derive(Clone, Debug, Default, PartialEq)]
+    struct EmptyApplyConfiguration {}
+    crate::apply_codec!(EmptyApplyConfiguration {});
+
+    #[test]
+    fn fields_set_are_written_in_order_and_unset_ones_left_out() {
+        let root = RootApplyConfiguration {
+            kind: Some("Root".into()),
+            port: PortApplyConfiguration {
+                name: None,
+                container_port: Some(80),
+            },
+            ports: Some(vec![PortApplyConfiguration {
+                name: Some("http".into()),
+                container_port: None,
+            }]),
+            rest: BTreeMap::from([("extra".into(), json!(true))]),
+        };
+        let text = serde_json::to_string(&root).unwrap();
+        assert_eq!(
+            text,
+            r#"{"kind":"Root","containerPort":80,"ports":[{"name":"http"}],"extra":true}"#
+        );
+        let back: RootApplyConfiguration = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, root);
+        assert_eq!(
+            serde_json::to_string(&EmptyApplyConfiguration {}).unwrap(),
+            "{}"
+        );
+    }
+
+    #[test]
+    fn named_fields_are_matched_before_flattened_ones_and_the_rest_go_to_the_map() {
+        let root: RootApplyConfiguration = serde_json::from_str(
+            r#"{"other": 1, "name": "n", "kind": "K", "ports": [], "containerPort": 8}"#,
+        )
+        .unwrap();
+        assert_eq!(root.kind.as_deref(), Some("K"));
+        assert_eq!(root.port.name.as_deref(), Some("n"));
+        assert_eq!(root.port.container_port, Some(8));
+        assert_eq!(root.ports, Some(vec![]));
+        assert_eq!(root.rest, BTreeMap::from([("other".into(), json!(1))]));
+    }
+
+    #[test]
+    fn null_is_unset_unknown_keys_are_skipped_and_a_repeated_key_takes_its_last_value() {
+        let port: PortApplyConfiguration = serde_json::from_str(
+            r#"{"name": null, "x": {"deep": [1]}, "containerPort": 1, "containerPort": 2}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            port,
+            PortApplyConfiguration {
+                name: None,
+                container_port: Some(2)
+            }
+        );
+        // From a deserializer that owns its keys too.
+        let from_value: PortApplyConfiguration =
+            serde_json::from_value(json!({"name": "v", "containerPort": 3})).unwrap();
+        assert_eq!(from_value.name.as_deref(), Some("v"));
+        let empty: EmptyApplyConfiguration = serde_json::from_str(r#"{"a": 1}"#).unwrap();
+        assert_eq!(empty, EmptyApplyConfiguration {});
+    }
+
+    #[test]
+    fn errors_say_what_serdes_derive_says() {
+        let err = serde_json::from_str::<PortApplyConfiguration>(r#""text""#).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid type: string \"text\", expected struct PortApplyConfiguration at line 1 column 6"
+        );
+        let err = serde_json::from_str::<PortApplyConfiguration>(r#"{"containerPort": "80"}"#)
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("invalid type: string \"80\", expected i32"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_flattened_json_value_takes_the_rest_and_must_be_an_object_to_be_written() {
+        #[derive(Clone, Debug, Default, PartialEq)]
+        struct LooseApplyConfiguration {
+            kind: Option<String>,
+            rest: serde_json::Value,
+        }
+        crate::apply_codec!(LooseApplyConfiguration { "kind" => kind, _ => rest });
+        let loose: LooseApplyConfiguration =
+            serde_json::from_str(r#"{"kind": "K", "a": 1}"#).unwrap();
+        assert_eq!(loose.rest, json!({"a": 1}));
+        assert_eq!(
+            serde_json::to_value(&loose).unwrap(),
+            json!({"kind": "K", "a": 1})
+        );
+        let bad = LooseApplyConfiguration {
+            kind: None,
+            rest: json!([1]),
+        };
+        let err = serde_json::to_string(&bad).unwrap_err();
+        assert!(err.to_string().contains("must be an object"), "{err}");
+    }
+}
