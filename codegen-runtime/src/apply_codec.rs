@@ -7,26 +7,41 @@
 //! the derives' field enums, sequence visitors and duplicate checks are most of an imported
 //! API's compile time once its apply configurations are written.
 //!
-//! A field unset is left out; `null` reads as unset; keys no field has are skipped, or
-//! handed to a flattened field (a struct's own configuration, a map, or a JSON value). A key
+//! A field unset is left out; `null` reads as unset; keys no field has are skipped. A key
 //! given twice takes its last value, as Go's `encoding/json` (and `serde_json::Value`) does;
 //! serde's derive would refuse the object.
+//!
+//! Flattened fields (any type that serde reads from and writes as an object: a struct's own
+//! configuration, a k8s-openapi struct, a map, a JSON value) get the keys no named field
+//! has, in declaration order, each taking the keys it writes back: a flattened struct keeps
+//! its own fields, and a flattened map after it gets the rest, as with serde's derive. They
+//! go through a `serde_json::Value`, so they cost more than named fields do.
 
-use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::hash::BuildHasher;
 use std::marker::PhantomData;
 
-use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::ser::{Error as _, Serialize, SerializeMap, Serializer};
+/// The JSON object the keys left for flattened fields are kept in, and its values.
+#[doc(no_inline)]
+pub use serde_json::{Map, Value};
 
 use crate::decode::Key;
 
 /// The fields of an apply configuration, read one key at a time.
 pub trait ReadFields<'de>: Default {
-    /// Reads the value of `key` from `map` into the field of that JSON name; `false` (the
-    /// value left unread) when there is none.
+    /// Whether the configuration has flattened fields: then the keys no named field has are
+    /// kept for [`ReadFields::read_flattened`] rather than skipped.
+    const FLATTENED: bool = false;
+
+    /// Reads the value of `key` from `map` into the named field of that JSON name; `false`
+    /// (the value left unread) when there is none.
     fn read_field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error>;
+
+    /// Reads the flattened fields, in declaration order, from the keys no named field has.
+    fn read_flattened<E: de::Error>(&mut self, _rest: &mut Map<String, Value>) -> Result<(), E> {
+        Ok(())
+    }
 }
 
 /// The fields of an apply configuration, written as entries of a map.
@@ -35,8 +50,8 @@ pub trait WriteFields {
     fn write_fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error>;
 }
 
-/// Reads `T` from a JSON object: each key through [`ReadFields::read_field`], keys of no
-/// field skipped.
+/// Reads `T` from a JSON object: each key through [`ReadFields::read_field`]; keys of no
+/// named field skipped, or kept for the flattened fields.
 pub fn deserialize<'de, T: ReadFields<'de>, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
     d.deserialize_map(FieldsVisitor(PhantomData))
 }
@@ -64,6 +79,43 @@ pub fn entry<M: SerializeMap, V: Serialize>(
     }
 }
 
+/// A flattened field read from `rest`, the keys no named field (nor an earlier flattened
+/// one) has; the keys it writes back are taken out of `rest`.
+pub fn flattened<T, E>(rest: &mut Map<String, Value>) -> Result<T, E>
+where
+    T: Serialize + DeserializeOwned,
+    E: de::Error,
+{
+    let object = Value::Object(std::mem::take(rest));
+    let field = T::deserialize(&object).map_err(E::custom);
+    if let Value::Object(keys) = object {
+        *rest = keys;
+    }
+    let field = field?;
+    if !rest.is_empty()
+        && let Ok(Value::Object(taken)) = serde_json::to_value(&field)
+    {
+        rest.retain(|key, _| !taken.contains_key(key));
+    }
+    Ok(field)
+}
+
+/// A flattened field written as entries of `map` (nothing when it writes `null`).
+pub fn write_flattened<M: SerializeMap, V: Serialize>(
+    map: &mut M,
+    value: &V,
+) -> Result<(), M::Error> {
+    match serde_json::to_value(value).map_err(M::Error::custom)? {
+        Value::Null => Ok(()),
+        Value::Object(fields) => fields
+            .iter()
+            .try_for_each(|(k, v)| map.serialize_entry(k, v)),
+        other => Err(M::Error::custom(format_args!(
+            "can only flatten structs and maps, not {other}"
+        ))),
+    }
+}
+
 struct FieldsVisitor<T>(PhantomData<T>);
 
 impl<'de, T: ReadFields<'de>> Visitor<'de> for FieldsVisitor<T> {
@@ -77,66 +129,21 @@ impl<'de, T: ReadFields<'de>> Visitor<'de> for FieldsVisitor<T> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
         let mut out = T::default();
+        let mut rest = Map::new();
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-            if !out.read_field(&key, &mut map)? {
+            if out.read_field(&key, &mut map)? {
+                continue;
+            }
+            if T::FLATTENED {
+                rest.insert(key.into_owned(), map.next_value()?);
+            } else {
                 map.next_value::<IgnoredAny>()?;
             }
         }
+        if T::FLATTENED {
+            out.read_flattened(&mut rest)?;
+        }
         Ok(out)
-    }
-}
-
-/// A flattened map takes every key no other field has.
-impl<'de, V: Deserialize<'de>> ReadFields<'de> for BTreeMap<String, V> {
-    fn read_field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
-        self.insert(key.to_owned(), map.next_value()?);
-        Ok(true)
-    }
-}
-
-impl<V: Serialize> WriteFields for BTreeMap<String, V> {
-    fn write_fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
-        self.iter().try_for_each(|(k, v)| map.serialize_entry(k, v))
-    }
-}
-
-impl<'de, V: Deserialize<'de>, H: BuildHasher + Default> ReadFields<'de> for HashMap<String, V, H> {
-    fn read_field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
-        self.insert(key.to_owned(), map.next_value()?);
-        Ok(true)
-    }
-}
-
-impl<V: Serialize, H> WriteFields for HashMap<String, V, H> {
-    fn write_fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
-        self.iter().try_for_each(|(k, v)| map.serialize_entry(k, v))
-    }
-}
-
-/// A flattened JSON value is an object of every key no other field has.
-impl<'de> ReadFields<'de> for serde_json::Value {
-    fn read_field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
-        if !self.is_object() {
-            *self = serde_json::Value::Object(serde_json::Map::new());
-        }
-        if let serde_json::Value::Object(fields) = self {
-            fields.insert(key.to_owned(), map.next_value()?);
-        }
-        Ok(true)
-    }
-}
-
-impl WriteFields for serde_json::Value {
-    fn write_fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
-        match self {
-            serde_json::Value::Null => Ok(()),
-            serde_json::Value::Object(fields) => fields
-                .iter()
-                .try_for_each(|(k, v)| map.serialize_entry(k, v)),
-            other => Err(M::Error::custom(format_args!(
-                "a flattened field must be an object, not {other}"
-            ))),
-        }
     }
 }
 
@@ -167,15 +174,25 @@ impl WriteFields for serde_json::Value {
 macro_rules! apply_codec {
     ($ty:ident { $($json:tt => $field:ident),* $(,)? }) => {
         impl<'de> $crate::apply_codec::ReadFields<'de> for $ty {
+            const FLATTENED: bool = false $(|| $crate::__apply_codec_flattened!($json))*;
+
             fn read_field<A: $crate::serde::de::MapAccess<'de>>(
                 &mut self,
                 key: &str,
                 map: &mut A,
             ) -> ::core::result::Result<bool, A::Error> {
-                let _ = (&key, &map); // a struct with no fields reads neither
+                let _ = (&key, &map); // a struct with no named fields reads neither
                 $($crate::__apply_codec_read!(self, key, map, $json $field);)*
-                $($crate::__apply_codec_read_flattened!(self, key, map, $json $field);)*
                 ::core::result::Result::Ok(false)
+            }
+
+            fn read_flattened<E: $crate::serde::de::Error>(
+                &mut self,
+                rest: &mut $crate::apply_codec::Map<::std::string::String, $crate::apply_codec::Value>,
+            ) -> ::core::result::Result<(), E> {
+                let _ = &rest;
+                $($crate::__apply_codec_read_flattened!(self, rest, $json $field);)*
+                ::core::result::Result::Ok(())
             }
         }
 
@@ -225,16 +242,26 @@ macro_rules! __apply_codec_read {
     };
 }
 
-/// One flattened field of [`apply_codec!`](crate::apply_codec!) read: any key it takes.
+/// Whether an entry of [`apply_codec!`](crate::apply_codec!) is a flattened field.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __apply_codec_flattened {
+    (_) => {
+        true
+    };
+    ($json:literal) => {
+        false
+    };
+}
+
+/// One flattened field of [`apply_codec!`](crate::apply_codec!) read, from the keys left.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __apply_codec_read_flattened {
-    ($self:ident, $key:ident, $map:ident, _ $field:ident) => {
-        if $crate::apply_codec::ReadFields::read_field(&mut $self.$field, $key, $map)? {
-            return ::core::result::Result::Ok(true);
-        }
+    ($self:ident, $rest:ident, _ $field:ident) => {
+        $self.$field = $crate::apply_codec::flattened($rest)?;
     };
-    ($self:ident, $key:ident, $map:ident, $json:literal $field:ident) => {};
+    ($self:ident, $rest:ident, $json:literal $field:ident) => {};
 }
 
 /// One field of [`apply_codec!`](crate::apply_codec!) written, when set.
@@ -242,7 +269,7 @@ macro_rules! __apply_codec_read_flattened {
 #[macro_export]
 macro_rules! __apply_codec_write {
     ($self:ident, $map:ident, _ $field:ident) => {
-        $crate::apply_codec::WriteFields::write_fields(&$self.$field, $map)?;
+        $crate::apply_codec::write_flattened($map, &$self.$field)?;
     };
     ($self:ident, $map:ident, $json:literal $field:ident) => {
         $crate::apply_codec::entry($map, $json, &$self.$field)?;
@@ -381,6 +408,28 @@ mod tests {
             rest: json!([1]),
         };
         let err = serde_json::to_string(&bad).unwrap_err();
-        assert!(err.to_string().contains("must be an object"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("can only flatten structs and maps"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn any_type_serde_reads_as_an_object_can_be_flattened() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+        #[derive(Clone, Debug, Default, PartialEq)]
+        struct PickApplyConfiguration {
+            kind: Option<String>,
+            selector: LabelSelector,
+            rest: BTreeMap<String, serde_json::Value>,
+        }
+        crate::apply_codec!(PickApplyConfiguration { "kind" => kind, _ => selector, _ => rest });
+        let text = r#"{"kind":"K","matchLabels":{"app":"web"},"other":1}"#;
+        let pick: PickApplyConfiguration = serde_json::from_str(text).unwrap();
+        assert_eq!(pick.selector.match_labels.as_ref().unwrap()["app"], "web");
+        // The selector took its key: the map after it has only what is left.
+        assert_eq!(pick.rest, BTreeMap::from([("other".into(), json!(1))]));
+        assert_eq!(serde_json::to_string(&pick).unwrap(), text);
     }
 }

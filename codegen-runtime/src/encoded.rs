@@ -133,15 +133,12 @@ impl SharedInformerFactory {
         K: Send + Sync + 'static,
         K::Scope: ScopeApi,
     {
-        let key = format!(
-            "{}/{}/{}#encoded",
-            K::group(&()),
-            K::version(&()),
-            K::plural(&())
-        );
+        // Apart from the full informer of `K` by its cached type, and the same informer as
+        // `informer::<Encoded<K>>()`.
+        let key = format!("{}/{}/{}", K::group(&()), K::version(&()), K::plural(&()));
         self.get_or_insert(key, || {
             let (api, options) = (self.api::<Encoded<K>>(), self.options::<Encoded<K>>());
-            self.forgetting_aside(SharedInformer::new_named(api, (), options, Some("encoded")))
+            self.forgetting_aside(SharedInformer::new(api, options))
         })
     }
 }

@@ -503,7 +503,10 @@ impl SharedInformerFactory {
         let mut out = BTreeMap::new();
         for informer in informers {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            out.insert(informer.name(), informer.wait(left).await);
+            // Informers of one resource may share a name (a typed one and a `DynamicObject`
+            // one): the name has synced when all of them have.
+            let synced = informer.wait(left).await;
+            *out.entry(informer.name()).or_insert(true) &= synced;
         }
         out
     }

@@ -150,6 +150,20 @@ impl<K> Clone for InformerOptions<K> {
     }
 }
 
+/// What an informer of `K` caches when it is not whole objects, for its name: `metadata` for
+/// `PartialObjectMeta<_>`, `encoded` for [`Encoded<_>`](crate::Encoded).
+fn form<K: Resource>() -> Option<&'static str> {
+    let encoded = std::any::type_name::<crate::Encoded<()>>();
+    let encoded = encoded.strip_suffix("()>").unwrap_or(encoded);
+    if K::metadata_api() {
+        Some("metadata")
+    } else if std::any::type_name::<K>().starts_with(encoded) {
+        Some("encoded")
+    } else {
+        None
+    }
+}
+
 /// The namespace index every informer has.
 pub const NAMESPACE_INDEX: &str = "namespace";
 
@@ -246,23 +260,11 @@ where
 {
     /// An informer of a resource known at run time (`DynamicObject` with its `ApiResource`).
     pub fn new_with(api: Api<K>, dyntype: K::DynamicType, options: InformerOptions<K>) -> Self {
-        // Apart from the full informer of the same kind in sync reports and metrics.
-        let form = K::metadata_api().then_some("metadata");
-        Self::new_named(api, dyntype, options, form)
-    }
-
-    /// An informer named `plural.group/version (form)`: `form` tells it apart from the full
-    /// informer of the same kind.
-    pub(crate) fn new_named(
-        api: Api<K>,
-        dyntype: K::DynamicType,
-        options: InformerOptions<K>,
-        form: Option<&str>,
-    ) -> Self {
         let writer = Writer::new(dyntype.clone());
         let reader = writer.as_reader();
         let mut name = format!("{}.{}", K::plural(&dyntype), K::api_version(&dyntype));
-        if let Some(form) = form {
+        if let Some(form) = form::<K>() {
+            // Apart from the full informer of the same kind in sync reports and metrics.
             name.push_str(&format!(" ({form})"));
         }
         let mut indices = HashMap::new();

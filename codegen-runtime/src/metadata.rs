@@ -28,9 +28,11 @@ pub type MetadataInformer<K> = SharedInformer<PartialObjectMeta<K>>;
 /// return `Arc<PartialObjectMeta<K>>`.
 pub type MetadataLister<K> = Lister<PartialObjectMeta<K>>;
 
-/// The factory's key of a metadata-only informer, apart from the full one of the same kind.
+/// The factory's key of a metadata-only informer: the resource's, as for the full one of the
+/// same kind; the factory tells them apart by their cached types, so
+/// `informer::<PartialObjectMeta<K>>()` is this same informer.
 fn key(group: &str, version: &str, plural: &str) -> String {
-    format!("{group}/{version}/{plural}#metadata")
+    format!("{group}/{version}/{plural}")
 }
 
 impl SharedInformerFactory {
