@@ -16,14 +16,7 @@ use serde_json::json;
 use support::wait_for;
 
 fn setup() -> (FakeApiServer, Client) {
-    let fake = FakeApiServer::with_config(fake_apiserver::Config {
-        namespace_defaults: false,
-        ..Default::default()
-    });
-    for ns in ["a", "b"] {
-        fake.seed(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))
-            .unwrap();
-    }
+    let fake = support::fake();
     let client = Client::new(fake.clone(), "default");
     (fake, client)
 }

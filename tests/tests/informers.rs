@@ -26,15 +26,7 @@ fn configmap(ns: &str, name: &str, app: &str) -> ConfigMap {
 }
 
 fn setup() -> (FakeApiServer, Client) {
-    // These cases count every ConfigMap they see: no kube-root-ca.crt in each namespace.
-    let fake = FakeApiServer::with_config(fake_apiserver::Config {
-        namespace_defaults: false,
-        ..Default::default()
-    });
-    for ns in ["a", "b"] {
-        fake.seed(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))
-            .unwrap();
-    }
+    let fake = support::fake();
     let client = Client::new(fake.clone(), "default");
     (fake, client)
 }

@@ -25,14 +25,7 @@ type Accepts = Arc<Mutex<Vec<(String, String)>>>;
 /// A fake with namespaces `a` and `b`, and a client that records what each list and watch
 /// asked the server for.
 fn setup() -> (FakeApiServer, Client, Accepts) {
-    let fake = FakeApiServer::with_config(fake_apiserver::Config {
-        namespace_defaults: false,
-        ..Default::default()
-    });
-    for ns in ["a", "b"] {
-        fake.seed(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))
-            .unwrap();
-    }
+    let fake = support::fake();
     let accepts: Accepts = Arc::default();
     let seen = accepts.clone();
     let service = tower::ServiceBuilder::new()
