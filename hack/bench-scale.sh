@@ -8,7 +8,8 @@
 # and reads its resident memory before the informer starts and after its cache synced:
 # ours (the shared informer factory: full Pods, full Pods without managedFields, metadata
 # only, metadata only without managedFields, encoded: metadata decoded and the rest kept as
-# JSON) and client-go's (shared informer, metadata informer). Ends with one line per comparison: `<name>: ours <bytes>, go <bytes>, ratio <r>`.
+# JSON) and client-go's (shared informer, metadata informer). Ends with one line per
+# comparison: `<name>: ours <bytes>, go <bytes>, ratio <r>`.
 # The namespace is deleted at the end and on failure.
 #
 # Memory is compared settled: client-go's after `runtime.GC` and `debug.FreeOSMemory`, ours

@@ -133,13 +133,8 @@ impl SharedInformerFactory {
         K: Send + Sync + 'static,
         K::Scope: ScopeApi,
     {
-        // Apart from the full informer of `K` by its cached type, and the same informer as
-        // `informer::<Encoded<K>>()`.
-        let key = format!("{}/{}/{}", K::group(&()), K::version(&()), K::plural(&()));
-        self.get_or_insert(key, || {
-            let (api, options) = (self.api::<Encoded<K>>(), self.options::<Encoded<K>>());
-            self.forgetting_aside(SharedInformer::new(api, options))
-        })
+        // The factory keeps informers by cached type too: this is `informer::<Encoded<K>>()`.
+        self.informer::<Encoded<K>>()
     }
 }
 

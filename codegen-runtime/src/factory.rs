@@ -268,8 +268,8 @@ struct FactoryInner {
     transforms: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
     managed_fields: KeepManagedFields,
     backoff: crate::informer::WatchBackoff,
-    /// By resource (with the informer's form) and cached type: `informer::<PartialObjectMeta<K>>()`
-    /// must not find, or replace, the full informer of `K`.
+    /// By resource (`group/version/plural`) and cached type: the full, metadata-only and
+    /// encoded informers of a kind are three, whichever accessor asks for them.
     informers: Mutex<BTreeMap<(String, TypeId), Arc<dyn AnyInformer>>>,
 }
 
@@ -369,7 +369,7 @@ impl SharedInformerFactory {
         K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
         K::Scope: ScopeApi,
     {
-        let key = format!("{}/{}/{}", K::group(&()), K::version(&()), K::plural(&()));
+        let key = resource_key(&K::group(&()), &K::version(&()), &K::plural(&()));
         self.get_or_insert(key, || {
             self.forgetting_aside(SharedInformer::new(self.api::<K>(), self.options::<K>()))
         })
@@ -456,7 +456,7 @@ impl SharedInformerFactory {
 
     /// The informer of a resource described by `ar` (no discovery).
     pub fn dynamic(&self, ar: ApiResource, namespaced: bool) -> SharedInformer<DynamicObject> {
-        let key = format!("{}/{}/{}", ar.group, ar.version, ar.plural);
+        let key = resource_key(&ar.group, &ar.version, &ar.plural);
         self.get_or_insert(key, || {
             let api = self.api_with(&ar, namespaced);
             self.forgetting_aside(SharedInformer::new_with(
@@ -517,6 +517,11 @@ impl SharedInformerFactory {
             informer.shutdown().await;
         }
     }
+}
+
+/// The factory's key of a resource's informers (with the cached type beside it).
+pub(crate) fn resource_key(group: &str, version: &str, plural: &str) -> String {
+    format!("{group}/{version}/{plural}")
 }
 
 #[cfg(test)]

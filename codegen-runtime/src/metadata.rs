@@ -28,13 +28,6 @@ pub type MetadataInformer<K> = SharedInformer<PartialObjectMeta<K>>;
 /// return `Arc<PartialObjectMeta<K>>`.
 pub type MetadataLister<K> = Lister<PartialObjectMeta<K>>;
 
-/// The factory's key of a metadata-only informer: the resource's, as for the full one of the
-/// same kind; the factory tells them apart by their cached types, so
-/// `informer::<PartialObjectMeta<K>>()` is this same informer.
-fn key(group: &str, version: &str, plural: &str) -> String {
-    format!("{group}/{version}/{plural}")
-}
-
 impl SharedInformerFactory {
     /// The metadata-only informer of `K` (built-in or custom): the same one on every call.
     ///
@@ -45,13 +38,9 @@ impl SharedInformerFactory {
         K: Resource<DynamicType = ()> + Clone + Debug + Send + Sync + 'static,
         K::Scope: ScopeApi,
     {
-        let key = key(&K::group(&()), &K::version(&()), &K::plural(&()));
-        self.get_or_insert(key, || {
-            self.forgetting_aside(SharedInformer::new(
-                self.api::<PartialObjectMeta<K>>(),
-                self.options::<PartialObjectMeta<K>>(),
-            ))
-        })
+        // The factory keeps informers by cached type too: this is
+        // `informer::<PartialObjectMeta<K>>()`.
+        self.informer::<PartialObjectMeta<K>>()
     }
 
     /// The metadata-only informer of a resource known only at run time, found by discovery
@@ -72,7 +61,7 @@ impl SharedInformerFactory {
         ar: ApiResource,
         namespaced: bool,
     ) -> MetadataInformer<DynamicObject> {
-        let key = key(&ar.group, &ar.version, &ar.plural);
+        let key = crate::factory::resource_key(&ar.group, &ar.version, &ar.plural);
         self.get_or_insert(key, || {
             let api = self.api_with(&ar, namespaced);
             let options = self.options::<PartialObjectMeta<DynamicObject>>();

@@ -28,7 +28,7 @@ fn derives() -> TokenStream {
 }
 
 /// A field of an apply configuration as [`codec`] reads and writes it.
-pub(crate) struct Coded {
+struct Coded {
     ident: syn::Ident,
     /// Its JSON name; `None` for a flattened field, whose own fields are the struct's.
     json: Option<String>,
