@@ -221,7 +221,10 @@ imported_compile() {
   local types="$work/imported-types"
   mkdir -p "$types/src"
   cp -r "$ours/src/apis" "$types/src/apis"
-  sed -e 's/^name = "imported-kopium"/name = "imported-types"/' "$repo/hack/bench-build/imported-kopium.toml" >"$types/Cargo.toml"
+  # kopium's dependencies, and the runtime: the types' JSON codec (`struct_codec!`) is there.
+  sed -e 's/^name = "imported-kopium"/name = "imported-types"/' \
+    -e "s|^\\[dependencies\\]\$|[dependencies]\\nkube-codegen-runtime = { path = \"$repo/codegen-runtime\", default-features = false }|" \
+    "$repo/hack/bench-build/imported-kopium.toml" >"$types/Cargo.toml"
   printf '%s\n' '//! The types `kube-codegen import` writes, without the clients.' '#[allow(missing_docs)]' 'pub mod apis;' >"$types/src/lib.rs"
 
   # Ours imported with --apply-configurations=false: no apply configurations.

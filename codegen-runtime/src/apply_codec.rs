@@ -66,6 +66,17 @@ pub fn serialize<T: WriteFields + ?Sized, S: Serializer>(
     map.end()
 }
 
+/// Reads the value of a key into the named field `slot`: `true`, as `read_field` returns
+/// for a key it has. One call per field keeps each `read_field` small to type-check.
+#[inline]
+pub fn read<'de, T: de::Deserialize<'de>, A: MapAccess<'de>>(
+    slot: &mut T,
+    map: &mut A,
+) -> Result<bool, A::Error> {
+    *slot = map.next_value()?;
+    Ok(true)
+}
+
 /// Writes the entry `key: value` when `value` is set.
 #[inline]
 pub fn entry<M: SerializeMap, V: Serialize>(
@@ -236,8 +247,7 @@ macro_rules! __apply_codec_read {
     ($self:ident, $key:ident, $map:ident, _ $field:ident) => {};
     ($self:ident, $key:ident, $map:ident, $json:literal $field:ident) => {
         if $key == $json {
-            $self.$field = $crate::serde::de::MapAccess::next_value($map)?;
-            return ::core::result::Result::Ok(true);
+            return $crate::apply_codec::read(&mut $self.$field, $map);
         }
     };
 }
@@ -272,7 +282,11 @@ macro_rules! __apply_codec_write {
         $crate::apply_codec::write_flattened($map, &$self.$field)?;
     };
     ($self:ident, $map:ident, $json:literal $field:ident) => {
-        $crate::apply_codec::entry($map, $json, &$self.$field)?;
+        if let ::core::result::Result::Err(e) =
+            $crate::apply_codec::entry($map, $json, &$self.$field)
+        {
+            return ::core::result::Result::Err(e);
+        }
     };
 }
 

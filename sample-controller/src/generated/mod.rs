@@ -18,78 +18,78 @@ pub use informers::InformerFactoryExt;
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/apps/mod.rs"),
-    1740846283318082485u64,
+    14898294716367740679u64,
     "generated code is stale: `apps/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/apps/v1/mod.rs"),
-    9585912224103853809u64,
+    11132241325380015351u64,
     "generated code is stale: `apps/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/core/mod.rs"),
-    2857976374293673440u64,
+    157042318908246341u64,
     "generated code is stale: `core/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/core/v1/mod.rs"),
-    13622167962490130273u64,
+    14952797430487974548u64,
     "generated code is stale: `core/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/events/mod.rs"),
-    17142501698778888116u64,
+    12988243143291849247u64,
     "generated code is stale: `events/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/events/v1/mod.rs"),
-    5009213155678022519u64,
+    13505566323198266746u64,
     "generated code is stale: `events/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/mod.rs"),
-    16804933569320011589u64,
+    4500315925764805604u64,
     "generated code is stale: `mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/samplecontroller/mod.rs"),
-    1147121755095543119u64,
+    7873479939498028795u64,
     "generated code is stale: `samplecontroller/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/samplecontroller/v1alpha1/foo.rs"),
-    6499188565409367780u64,
+    11364828177506074609u64,
     "generated code is stale: `samplecontroller/v1alpha1/foo.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/samplecontroller/v1alpha1/icecream.rs"),
-    6095934556529454631u64,
+    11753850595019666511u64,
     "generated code is stale: `samplecontroller/v1alpha1/icecream.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/samplecontroller/v1alpha1/mod.rs"),
-    11927127393664264388u64,
+    2433792692136670127u64,
     "generated code is stale: `samplecontroller/v1alpha1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/samplecontroller/v1beta1/foo.rs"),
-    9863258394921134872u64,
+    15294260225638930474u64,
     "generated code is stale: `samplecontroller/v1beta1/foo.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/samplecontroller/v1beta1/mod.rs"),
-    9789997610931360024u64,
+    9961006066054667707u64,
     "generated code is stale: `samplecontroller/v1beta1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );

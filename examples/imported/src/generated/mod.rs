@@ -22,234 +22,234 @@ pub use informers::InformerFactoryExt;
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/batch/mod.rs"),
-    7218024763984107421u64,
+    9797218258105206716u64,
     "generated code is stale: `batch/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/batch/v1/batch_run.rs"),
-    15913981622271425811u64,
+    10701461414194195925u64,
     "generated code is stale: `batch/v1/batch_run.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/batch/v1/blob.rs"),
-    12508526419619033819u64,
+    3376812401384495123u64,
     "generated code is stale: `batch/v1/blob.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/batch/v1/mod.rs"),
-    4504336341641702765u64,
+    14795995222718702899u64,
     "generated code is stale: `batch/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/certs/mod.rs"),
-    14832882749800849231u64,
+    7795122132248844085u64,
     "generated code is stale: `certs/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/certs/v1/certificate.rs"),
-    15619341121561438015u64,
+    12649361968213776328u64,
     "generated code is stale: `certs/v1/certificate.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/certs/v1/cluster_issuer.rs"),
-    16482294134057048321u64,
+    13061472961705999286u64,
     "generated code is stale: `certs/v1/cluster_issuer.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/certs/v1/mod.rs"),
-    6253369166192046774u64,
+    2400569893178092597u64,
     "generated code is stale: `certs/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/mod.rs"),
-    1357254458005018461u64,
+    2627012674295292166u64,
     "generated code is stale: `mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/monitoring/mod.rs"),
-    7549657155827520043u64,
+    18416879524636962765u64,
     "generated code is stale: `monitoring/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/monitoring/v1/mod.rs"),
-    7666391527918696532u64,
+    16377724911059319936u64,
     "generated code is stale: `monitoring/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/monitoring/v1/service_monitor.rs"),
-    4340872427221668003u64,
+    17883112781179202032u64,
     "generated code is stale: `monitoring/v1/service_monitor.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/monitoring/v1alpha1/alert_route.rs"),
-    14274196417841524889u64,
+    14356115841213450113u64,
     "generated code is stale: `monitoring/v1alpha1/alert_route.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/monitoring/v1alpha1/mod.rs"),
-    11805518454963550572u64,
+    5305383195722156150u64,
     "generated code is stale: `monitoring/v1alpha1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/net/mod.rs"),
-    16018819080356395258u64,
+    16624977960425353621u64,
     "generated code is stale: `net/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/net/v1/mod.rs"),
-    5396440825009574991u64,
+    2543083521473204654u64,
     "generated code is stale: `net/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/net/v1/route.rs"),
-    13412182508687324232u64,
+    2594180894709583711u64,
     "generated code is stale: `net/v1/route.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/ops/mod.rs"),
-    930941969225327791u64,
+    4493458932946777881u64,
     "generated code is stale: `ops/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/ops/v1/backup_schedule.rs"),
-    12590805424361300569u64,
+    8635716505891293240u64,
     "generated code is stale: `ops/v1/backup_schedule.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/ops/v1/mod.rs"),
-    769650601272378775u64,
+    10432114723351017987u64,
     "generated code is stale: `ops/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/ops/v1beta1/dashboard.rs"),
-    3732963944476805207u64,
+    5033180660802792086u64,
     "generated code is stale: `ops/v1beta1/dashboard.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/ops/v1beta1/mod.rs"),
-    10860448866932742974u64,
+    12297697293894786245u64,
     "generated code is stale: `ops/v1beta1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/platform/mod.rs"),
-    7435104925069715483u64,
+    6798183259120133644u64,
     "generated code is stale: `platform/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/platform/v1/mod.rs"),
-    17352730536159270595u64,
+    3236334218041795367u64,
     "generated code is stale: `platform/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/platform/v1/tenant.rs"),
-    15984097689104891286u64,
+    4166293857959252354u64,
     "generated code is stale: `platform/v1/tenant.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/shop/mod.rs"),
-    17122504059649151707u64,
+    14692472965908452478u64,
     "generated code is stale: `shop/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/shop/v1/mod.rs"),
-    10905623379514930180u64,
+    12490587081164438457u64,
     "generated code is stale: `shop/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/shop/v1/widget.rs"),
-    13749501536214687296u64,
+    12486879968092162396u64,
     "generated code is stale: `shop/v1/widget.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/shop/v1alpha1/mod.rs"),
-    14828676585229845052u64,
+    8316877229445612048u64,
     "generated code is stale: `shop/v1alpha1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/shop/v1alpha1/widget.rs"),
-    1733108485553782359u64,
+    14571470309564950002u64,
     "generated code is stale: `shop/v1alpha1/widget.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/shop/v1beta1/mod.rs"),
-    3324980579107229640u64,
+    15201574423952918269u64,
     "generated code is stale: `shop/v1beta1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/shop/v1beta1/widget.rs"),
-    17830045083886806118u64,
+    16586685606737640912u64,
     "generated code is stale: `shop/v1beta1/widget.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/testing/mod.rs"),
-    15030724950528552840u64,
+    13295715044663165768u64,
     "generated code is stale: `testing/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/testing/v1/mod.rs"),
-    14767671754251002605u64,
+    4854554326912858912u64,
     "generated code is stale: `testing/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/testing/v1/probe.rs"),
-    384554285958620576u64,
+    285018824483539358u64,
     "generated code is stale: `testing/v1/probe.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/velero/mod.rs"),
-    36221838482004630u64,
+    5201969594808150230u64,
     "generated code is stale: `velero/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/velero/v1/backup.rs"),
-    6816968024781794345u64,
+    14770383644561369320u64,
     "generated code is stale: `velero/v1/backup.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/velero/v1/mod.rs"),
-    5954616161217928956u64,
+    4040187409127827736u64,
     "generated code is stale: `velero/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/velero/v1/restore.rs"),
-    2456073978018494155u64,
+    16038588107520930070u64,
     "generated code is stale: `velero/v1/restore.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );

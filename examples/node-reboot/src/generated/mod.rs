@@ -14,18 +14,18 @@ pub use informers::InformerFactoryExt;
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/core/mod.rs"),
-    11902995825282011761u64,
+    1927973660918004993u64,
     "generated code is stale: `core/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/node-reboot/src/apis --output examples/node-reboot/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/core/v1/mod.rs"),
-    3240515132814805356u64,
+    18247266082483993235u64,
     "generated code is stale: `core/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/node-reboot/src/apis --output examples/node-reboot/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/mod.rs"),
-    813821723239579051u64,
+    10360737368246108157u64,
     "generated code is stale: `mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/node-reboot/src/apis --output examples/node-reboot/src/generated`",
 );

@@ -14,18 +14,18 @@ pub use informers::InformerFactoryExt;
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/core/mod.rs"),
-    11902995825282011761u64,
+    1927973660918004993u64,
     "generated code is stale: `core/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/pod-watcher/src/apis --output examples/pod-watcher/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/core/v1/mod.rs"),
-    17902629793513411063u64,
+    8243560211048898403u64,
     "generated code is stale: `core/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/pod-watcher/src/apis --output examples/pod-watcher/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/mod.rs"),
-    3802653706612426277u64,
+    3839702294280071324u64,
     "generated code is stale: `mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/pod-watcher/src/apis --output examples/pod-watcher/src/generated`",
 );

@@ -14,18 +14,18 @@ pub use informers::InformerFactoryExt;
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/core/mod.rs"),
-    11902995825282011761u64,
+    1927973660918004993u64,
     "generated code is stale: `core/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/secret-sync/src/apis --output examples/secret-sync/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/core/v1/mod.rs"),
-    13603431240657960021u64,
+    17997971336793934453u64,
     "generated code is stale: `core/v1/mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/secret-sync/src/apis --output examples/secret-sync/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/mod.rs"),
-    7513146524666339588u64,
+    3197486732751186910u64,
     "generated code is stale: `mod.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/secret-sync/src/apis --output examples/secret-sync/src/generated`",
 );

@@ -14,24 +14,24 @@ pub use informers::InformerFactoryExt;
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/mod.rs"),
-    2278109724216714105u64,
+    23051783018119898u64,
     "generated code is stale: `mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/all_verbs/input --output tests/golden/all_verbs/expected --api-module crate::all_verbs_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/widgets/mod.rs"),
-    726103474943489444u64,
+    10835037768321254483u64,
     "generated code is stale: `widgets/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/all_verbs/input --output tests/golden/all_verbs/expected --api-module crate::all_verbs_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/widgets/v1/mod.rs"),
-    1936262793069174968u64,
+    2394273863324425026u64,
     "generated code is stale: `widgets/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/all_verbs/input --output tests/golden/all_verbs/expected --api-module crate::all_verbs_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/widgets/v1/widget.rs"),
-    13912195667762729854u64,
+    5473495820096650049u64,
     "generated code is stale: `widgets/v1/widget.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/all_verbs/input --output tests/golden/all_verbs/expected --api-module crate::all_verbs_apis`",
 );

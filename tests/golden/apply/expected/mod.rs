@@ -14,36 +14,36 @@ pub use informers::InformerFactoryExt;
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/garden/mod.rs"),
-    4376133011368250792u64,
+    14395678403296086125u64,
     "generated code is stale: `garden/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/apply/input --output tests/golden/apply/expected --api-module crate::apply_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/garden/v1/greenhouse.rs"),
-    1916824040876249139u64,
+    12349336626926047208u64,
     "generated code is stale: `garden/v1/greenhouse.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/apply/input --output tests/golden/apply/expected --api-module crate::apply_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/garden/v1/mod.rs"),
-    4617043340821919507u64,
+    1132861788982015647u64,
     "generated code is stale: `garden/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/apply/input --output tests/golden/apply/expected --api-module crate::apply_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/garden/v1/planter.rs"),
-    3107628399601955662u64,
+    281529485926887487u64,
     "generated code is stale: `garden/v1/planter.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/apply/input --output tests/golden/apply/expected --api-module crate::apply_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/garden/v1/shed.rs"),
-    8151227485906790284u64,
+    17023620729493861937u64,
     "generated code is stale: `garden/v1/shed.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/apply/input --output tests/golden/apply/expected --api-module crate::apply_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/mod.rs"),
-    1572105376231856739u64,
+    9290177815306161784u64,
     "generated code is stale: `mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/apply/input --output tests/golden/apply/expected --api-module crate::apply_apis`",
 );

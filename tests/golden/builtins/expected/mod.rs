@@ -15,30 +15,30 @@ pub use informers::InformerFactoryExt;
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/apps/mod.rs"),
-    726103474943489444u64,
+    10835037768321254483u64,
     "generated code is stale: `apps/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/builtins/input --output tests/golden/builtins/expected --api-module crate::builtins_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/apps/v1/mod.rs"),
-    12842479435192249146u64,
+    4704269611224074743u64,
     "generated code is stale: `apps/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/builtins/input --output tests/golden/builtins/expected --api-module crate::builtins_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/core/mod.rs"),
-    726103474943489444u64,
+    10835037768321254483u64,
     "generated code is stale: `core/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/builtins/input --output tests/golden/builtins/expected --api-module crate::builtins_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/core/v1/mod.rs"),
-    3737752596643359758u64,
+    7423311898029613918u64,
     "generated code is stale: `core/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/builtins/input --output tests/golden/builtins/expected --api-module crate::builtins_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/mod.rs"),
-    9583356451048964734u64,
+    16237345973641587579u64,
     "generated code is stale: `mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/builtins/input --output tests/golden/builtins/expected --api-module crate::builtins_apis`",
 );

@@ -15,36 +15,36 @@ pub use informers::InformerFactoryExt;
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/mod.rs"),
-    17138262602424818749u64,
+    8180447470180724300u64,
     "generated code is stale: `mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/conversion/input --output tests/golden/conversion/expected --api-module crate::conversion_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/shop/mod.rs"),
-    15759591608927051668u64,
+    12563190514836868250u64,
     "generated code is stale: `shop/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/conversion/input --output tests/golden/conversion/expected --api-module crate::conversion_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/shop/v1/gadget.rs"),
-    4249239601230751002u64,
+    8325195098627978354u64,
     "generated code is stale: `shop/v1/gadget.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/conversion/input --output tests/golden/conversion/expected --api-module crate::conversion_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/shop/v1/mod.rs"),
-    4826190155315656271u64,
+    11546761338205815116u64,
     "generated code is stale: `shop/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/conversion/input --output tests/golden/conversion/expected --api-module crate::conversion_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/shop/v2/gadget.rs"),
-    15606364356835703505u64,
+    14480388866992179417u64,
     "generated code is stale: `shop/v2/gadget.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/conversion/input --output tests/golden/conversion/expected --api-module crate::conversion_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/shop/v2/mod.rs"),
-    4826190155315656271u64,
+    11546761338205815116u64,
     "generated code is stale: `shop/v2/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/conversion/input --output tests/golden/conversion/expected --api-module crate::conversion_apis`",
 );

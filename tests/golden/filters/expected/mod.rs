@@ -14,24 +14,24 @@ pub use informers::InformerFactoryExt;
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/filters/mod.rs"),
-    5964601734317952991u64,
+    15993163648374147340u64,
     "generated code is stale: `filters/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/filters/input --output tests/golden/filters/expected --api-module crate::filters_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/filters/v1beta1/mod.rs"),
-    13856960216503492369u64,
+    16802309044116085949u64,
     "generated code is stale: `filters/v1beta1/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/filters/input --output tests/golden/filters/expected --api-module crate::filters_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/filters/v1beta1/types.rs"),
-    4548555140793318582u64,
+    11001738531648263083u64,
     "generated code is stale: `filters/v1beta1/types.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/filters/input --output tests/golden/filters/expected --api-module crate::filters_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/mod.rs"),
-    1410033844189822966u64,
+    1953394650549091433u64,
     "generated code is stale: `mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/filters/input --output tests/golden/filters/expected --api-module crate::filters_apis`",
 );

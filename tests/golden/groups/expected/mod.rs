@@ -15,54 +15,54 @@ pub use informers::InformerFactoryExt;
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/apps/mod.rs"),
-    15759591608927051668u64,
+    12563190514836868250u64,
     "generated code is stale: `apps/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/groups/input --output tests/golden/groups/expected --api-module crate::groups_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/apps/v1/app.rs"),
-    3771033980772322172u64,
+    17321104386971138686u64,
     "generated code is stale: `apps/v1/app.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/groups/input --output tests/golden/groups/expected --api-module crate::groups_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/apps/v1/mod.rs"),
-    10694108391120611656u64,
+    1396130065107906670u64,
     "generated code is stale: `apps/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/groups/input --output tests/golden/groups/expected --api-module crate::groups_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/apps/v2/app.rs"),
-    1789909840121626538u64,
+    1585518169453921119u64,
     "generated code is stale: `apps/v2/app.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/groups/input --output tests/golden/groups/expected --api-module crate::groups_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/apps/v2/mod.rs"),
-    10694108391120611656u64,
+    1396130065107906670u64,
     "generated code is stale: `apps/v2/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/groups/input --output tests/golden/groups/expected --api-module crate::groups_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/extensions/mod.rs"),
-    726103474943489444u64,
+    10835037768321254483u64,
     "generated code is stale: `extensions/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/groups/input --output tests/golden/groups/expected --api-module crate::groups_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/extensions/v1/mod.rs"),
-    15168044516928643467u64,
+    13557022100173005759u64,
     "generated code is stale: `extensions/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/groups/input --output tests/golden/groups/expected --api-module crate::groups_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/extensions/v1/plugin.rs"),
-    9309816447078140313u64,
+    1737841152241664217u64,
     "generated code is stale: `extensions/v1/plugin.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/groups/input --output tests/golden/groups/expected --api-module crate::groups_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/mod.rs"),
-    6300295540265300203u64,
+    3432431222502313199u64,
     "generated code is stale: `mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/groups/input --output tests/golden/groups/expected --api-module crate::groups_apis`",
 );

@@ -14,30 +14,30 @@ pub use informers::InformerFactoryExt;
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/mod.rs"),
-    18201788215501703324u64,
+    7423868956023243268u64,
     "generated code is stale: `mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/markers/input --output tests/golden/markers/expected --api-module crate::markers_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/shop/mod.rs"),
-    726103474943489444u64,
+    10835037768321254483u64,
     "generated code is stale: `shop/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/markers/input --output tests/golden/markers/expected --api-module crate::markers_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/shop/v1/coupon.rs"),
-    12327718830469541344u64,
+    17232793719531637326u64,
     "generated code is stale: `shop/v1/coupon.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/markers/input --output tests/golden/markers/expected --api-module crate::markers_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/shop/v1/mod.rs"),
-    10958938445810996554u64,
+    15104198998777521533u64,
     "generated code is stale: `shop/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/markers/input --output tests/golden/markers/expected --api-module crate::markers_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/shop/v1/order.rs"),
-    14608419561246603560u64,
+    4965694583101979276u64,
     "generated code is stale: `shop/v1/order.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/markers/input --output tests/golden/markers/expected --api-module crate::markers_apis`",
 );

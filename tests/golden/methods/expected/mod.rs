@@ -14,30 +14,30 @@ pub use informers::InformerFactoryExt;
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/ext/mod.rs"),
-    726103474943489444u64,
+    10835037768321254483u64,
     "generated code is stale: `ext/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/methods/input --output tests/golden/methods/expected --api-module crate::methods_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/ext/v1/gadget.rs"),
-    8635922923282223494u64,
+    3007564210087486175u64,
     "generated code is stale: `ext/v1/gadget.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/methods/input --output tests/golden/methods/expected --api-module crate::methods_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/ext/v1/gizmo.rs"),
-    16476000733330822764u64,
+    11386127723174131106u64,
     "generated code is stale: `ext/v1/gizmo.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/methods/input --output tests/golden/methods/expected --api-module crate::methods_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/ext/v1/mod.rs"),
-    15730391706070048226u64,
+    1068399315331561146u64,
     "generated code is stale: `ext/v1/mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/methods/input --output tests/golden/methods/expected --api-module crate::methods_apis`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/mod.rs"),
-    14754465071673640801u64,
+    8866457407085929773u64,
     "generated code is stale: `mod.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/methods/input --output tests/golden/methods/expected --api-module crate::methods_apis`",
 );

@@ -14,11 +14,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 /// +genclient
 /// +kubebuilder:subresource:status
-#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "batch.example.com",
     version = "v1",
@@ -36,8 +35,11 @@ pub struct BatchRunFields {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<BatchRunSpec>,
 }
+kube_codegen_runtime::struct_codec!(BatchRunFields {
+    "spec" => spec,
+});
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BatchRunSpec {
     /// +kubebuilder:default=["--verbose"]
@@ -120,9 +122,25 @@ pub struct BatchRunSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttl: Option<f64>,
 }
+kube_codegen_runtime::struct_codec!(BatchRunSpec {
+    "args" => args,
+    "completions" => completions,
+    "deadline" => deadline,
+    "env" => env,
+    "labels" => labels,
+    "matrix" => matrix,
+    "maxUnavailable" => max_unavailable,
+    "memoryLimit" => memory_limit,
+    "parallelism" => parallelism,
+    "resources" => resources,
+    "retryOn" => retry_on,
+    "suspend" => suspend,
+    required "template" => template,
+    "ttl" => ttl,
+});
 
 /// +nullable=false
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BatchRunStatus {
     /// +kubebuilder:validation:XPreserveUnknownFields
@@ -138,3 +156,8 @@ pub struct BatchRunStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub succeeded: Option<i32>,
 }
+kube_codegen_runtime::struct_codec!(BatchRunStatus {
+    "lastOutput" => last_output,
+    "startTime" => start_time,
+    "succeeded" => succeeded,
+});

@@ -5,10 +5,9 @@
 
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 /// +genclient
-#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "batch.example.com",
     version = "v1",
@@ -26,3 +25,6 @@ pub struct BlobFields {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<serde_json::Value>,
 }
+kube_codegen_runtime::struct_codec!(BlobFields {
+    "spec" => spec,
+});

@@ -8,14 +8,13 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 /// The desired certificate.
 ///
 /// +genclient
 /// +kubebuilder:subresource:status
 /// +kubebuilder:validation:XValidation:rule="!has(self.commonName) || self.commonName.size() <= 64",message="commonName must be at most 64 characters"
-#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
     group = "certs.example.io",
     version = "v1",
@@ -76,11 +75,21 @@ pub struct CertificateSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usages: Option<Vec<CertificateSpecUsages>>,
 }
+kube_codegen_runtime::struct_codec!(CertificateSpec {
+    "commonName" => common_name,
+    "dnsNames" => dns_names,
+    "duration" => duration,
+    "isCA" => is_ca,
+    required "issuerRef" => issuer_ref,
+    "privateKey" => private_key,
+    required "secretName" => secret_name,
+    "usages" => usages,
+});
 
 /// The issuer that signs the certificate.
 ///
 /// +structType=atomic
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CertificateSpecIssuerRef {
     /// +nullable=false
@@ -93,8 +102,13 @@ pub struct CertificateSpecIssuerRef {
 
     pub name: String,
 }
+kube_codegen_runtime::struct_codec!(CertificateSpecIssuerRef {
+    "group" => group,
+    "kind" => kind,
+    required "name" => name,
+});
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CertificateSpecPrivateKey {
     /// +kubebuilder:default="RSA"
@@ -112,9 +126,14 @@ pub struct CertificateSpecPrivateKey {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<i32>,
 }
+kube_codegen_runtime::struct_codec!(CertificateSpecPrivateKey {
+    "algorithm" => algorithm,
+    "rotationPolicy" => rotation_policy,
+    "size" => size,
+});
 
 /// +nullable=false
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CertificateStatus {
     /// +listType=map
@@ -132,8 +151,13 @@ pub struct CertificateStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<i64>,
 }
+kube_codegen_runtime::struct_codec!(CertificateStatus {
+    "conditions" => conditions,
+    "notAfter" => not_after,
+    "revision" => revision,
+});
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CertificateStatusConditions {
     /// +nullable=false
@@ -157,21 +181,38 @@ pub struct CertificateStatusConditions {
 
     pub r#type: String,
 }
+kube_codegen_runtime::struct_codec!(CertificateStatusConditions {
+    "lastTransitionTime" => last_transition_time,
+    "message" => message,
+    "observedGeneration" => observed_generation,
+    "reason" => reason,
+    required "status" => status,
+    required "type" => r#type,
+});
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
 pub enum CertificateSpecPrivateKeyAlgorithm {
     RSA,
     ECDSA,
     Ed25519,
 }
+kube_codegen_runtime::enum_codec!(CertificateSpecPrivateKeyAlgorithm {
+    "RSA" => RSA,
+    "ECDSA" => ECDSA,
+    "Ed25519" => Ed25519,
+});
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
 pub enum CertificateSpecPrivateKeyRotationPolicy {
     Never,
     Always,
 }
+kube_codegen_runtime::enum_codec!(CertificateSpecPrivateKeyRotationPolicy {
+    "Never" => Never,
+    "Always" => Always,
+});
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
 pub enum CertificateSpecUsages {
     #[serde(rename = "signing")]
     Signing,
@@ -182,10 +223,21 @@ pub enum CertificateSpecUsages {
     #[serde(rename = "client auth")]
     ClientAuth,
 }
+kube_codegen_runtime::enum_codec!(CertificateSpecUsages {
+    "signing" => Signing,
+    "digital signature" => DigitalSignature,
+    "server auth" => ServerAuth,
+    "client auth" => ClientAuth,
+});
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
 pub enum CertificateStatusConditionsStatus {
     True,
     False,
     Unknown,
 }
+kube_codegen_runtime::enum_codec!(CertificateStatusConditionsStatus {
+    "True" => True,
+    "False" => False,
+    "Unknown" => Unknown,
+});

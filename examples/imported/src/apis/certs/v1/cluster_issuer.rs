@@ -7,12 +7,11 @@ use std::collections::BTreeMap;
 
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 /// +genclient
 /// +genclient:nonNamespaced
 /// +kubebuilder:subresource:status
-#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "certs.example.io",
     version = "v1",
@@ -28,9 +27,12 @@ pub struct ClusterIssuerFields {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<ClusterIssuerSpec>,
 }
+kube_codegen_runtime::struct_codec!(ClusterIssuerFields {
+    "spec" => spec,
+});
 
 /// +kubebuilder:validation:XValidation:rule="has(self.acme) != has(self.selfSigned)",message="exactly one of acme and selfSigned",reason="FieldValueForbidden"
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterIssuerSpec {
     /// +nullable=false
@@ -41,8 +43,12 @@ pub struct ClusterIssuerSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub self_signed: Option<ClusterIssuerSpecSelfSigned>,
 }
+kube_codegen_runtime::struct_codec!(ClusterIssuerSpec {
+    "acme" => acme,
+    "selfSigned" => self_signed,
+});
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterIssuerSpecAcme {
     /// +nullable=false
@@ -63,8 +69,14 @@ pub struct ClusterIssuerSpecAcme {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub solvers: Option<Vec<ClusterIssuerSpecAcmeSolvers>>,
 }
+kube_codegen_runtime::struct_codec!(ClusterIssuerSpecAcme {
+    "email" => email,
+    required "server" => server,
+    "skipTLSVerify" => skip_tls_verify,
+    "solvers" => solvers,
+});
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterIssuerSpecAcmeSolvers {
     /// +kubebuilder:validation:Type=object
@@ -77,8 +89,12 @@ pub struct ClusterIssuerSpecAcmeSolvers {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<ClusterIssuerSpecAcmeSolversSelector>,
 }
+kube_codegen_runtime::struct_codec!(ClusterIssuerSpecAcmeSolvers {
+    "http01" => http01,
+    "selector" => selector,
+});
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterIssuerSpecAcmeSolversSelector {
     /// +nullable=false
@@ -89,20 +105,30 @@ pub struct ClusterIssuerSpecAcmeSolversSelector {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub match_labels: Option<BTreeMap<String, String>>,
 }
+kube_codegen_runtime::struct_codec!(ClusterIssuerSpecAcmeSolversSelector {
+    "dnsZones" => dns_zones,
+    "matchLabels" => match_labels,
+});
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterIssuerSpecSelfSigned {
     /// +nullable=false
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crl_distribution_points: Option<Vec<String>>,
 }
+kube_codegen_runtime::struct_codec!(ClusterIssuerSpecSelfSigned {
+    "crlDistributionPoints" => crl_distribution_points,
+});
 
 /// +nullable=false
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterIssuerStatus {
     /// +nullable=false
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready: Option<bool>,
 }
+kube_codegen_runtime::struct_codec!(ClusterIssuerStatus {
+    "ready" => ready,
+});

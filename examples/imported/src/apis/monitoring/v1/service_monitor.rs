@@ -8,10 +8,9 @@ use std::collections::BTreeMap;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 /// +genclient
-#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
     group = "monitoring.example.com",
     version = "v1",
@@ -42,8 +41,15 @@ pub struct ServiceMonitorSpec {
 
     pub selector: ServiceMonitorSpecSelector,
 }
+kube_codegen_runtime::struct_codec!(ServiceMonitorSpec {
+    required "endpoints" => endpoints,
+    "jobLabel" => job_label,
+    "namespaceSelector" => namespace_selector,
+    "sampleLimit" => sample_limit,
+    required "selector" => selector,
+});
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ServiceMonitorSpecEndpoints {
     /// +nullable=false
@@ -87,8 +93,19 @@ pub struct ServiceMonitorSpecEndpoints {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls_config: Option<serde_json::Value>,
 }
+kube_codegen_runtime::struct_codec!(ServiceMonitorSpecEndpoints {
+    "honorLabels" => honor_labels,
+    "interval" => interval,
+    "params" => params,
+    "path" => path,
+    "port" => port,
+    "relabelings" => relabelings,
+    "scheme" => scheme,
+    "targetPort" => target_port,
+    "tlsConfig" => tls_config,
+});
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ServiceMonitorSpecEndpointsRelabelings {
     /// +kubebuilder:default="replace"
@@ -113,8 +130,15 @@ pub struct ServiceMonitorSpecEndpointsRelabelings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_labels: Option<Vec<String>>,
 }
+kube_codegen_runtime::struct_codec!(ServiceMonitorSpecEndpointsRelabelings {
+    "action" => action,
+    "modulus" => modulus,
+    "regex" => regex,
+    "separator" => separator,
+    "sourceLabels" => source_labels,
+});
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ServiceMonitorSpecNamespaceSelector {
     /// +nullable=false
@@ -125,9 +149,13 @@ pub struct ServiceMonitorSpecNamespaceSelector {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub match_names: Option<Vec<String>>,
 }
+kube_codegen_runtime::struct_codec!(ServiceMonitorSpecNamespaceSelector {
+    "any" => any,
+    "matchNames" => match_names,
+});
 
 /// +structType=atomic
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ServiceMonitorSpecSelector {
     /// +nullable=false
@@ -138,8 +166,12 @@ pub struct ServiceMonitorSpecSelector {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub match_labels: Option<BTreeMap<String, String>>,
 }
+kube_codegen_runtime::struct_codec!(ServiceMonitorSpecSelector {
+    "matchExpressions" => match_expressions,
+    "matchLabels" => match_labels,
+});
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ServiceMonitorSpecSelectorMatchExpressions {
     pub key: String,
@@ -151,8 +183,13 @@ pub struct ServiceMonitorSpecSelectorMatchExpressions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub values: Option<Vec<String>>,
 }
+kube_codegen_runtime::struct_codec!(ServiceMonitorSpecSelectorMatchExpressions {
+    required "key" => key,
+    required "operator" => operator,
+    "values" => values,
+});
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
 pub enum ServiceMonitorSpecEndpointsRelabelingsAction {
     #[serde(rename = "replace")]
     Replace,
@@ -165,11 +202,22 @@ pub enum ServiceMonitorSpecEndpointsRelabelingsAction {
     #[serde(rename = "labelmap")]
     Labelmap,
 }
+kube_codegen_runtime::enum_codec!(ServiceMonitorSpecEndpointsRelabelingsAction {
+    "replace" => Replace,
+    "keep" => Keep,
+    "drop" => Drop,
+    "hashmod" => Hashmod,
+    "labelmap" => Labelmap,
+});
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
 pub enum ServiceMonitorSpecEndpointsScheme {
     #[serde(rename = "http")]
     Http,
     #[serde(rename = "https")]
     Https,
 }
+kube_codegen_runtime::enum_codec!(ServiceMonitorSpecEndpointsScheme {
+    "http" => Http,
+    "https" => Https,
+});

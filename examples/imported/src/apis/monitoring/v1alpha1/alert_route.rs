@@ -5,12 +5,11 @@
 
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 /// +genclient
 /// +genclient:nonNamespaced
 /// +kubebuilder:subresource:status
-#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "monitoring.example.com",
     version = "v1alpha1",
@@ -26,8 +25,11 @@ pub struct AlertRouteFields {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<AlertRouteSpec>,
 }
+kube_codegen_runtime::struct_codec!(AlertRouteFields {
+    "spec" => spec,
+});
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AlertRouteSpec {
     /// Whether later routes are tried too.
@@ -63,8 +65,16 @@ pub struct AlertRouteSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub routes: Option<Vec<serde_json::Value>>,
 }
+kube_codegen_runtime::struct_codec!(AlertRouteSpec {
+    "continue" => r#continue,
+    "groupBy" => group_by,
+    "matchers" => matchers,
+    required "receiver" => receiver,
+    "repeatInterval" => repeat_interval,
+    "routes" => routes,
+});
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AlertRouteSpecMatchers {
     pub match_type: AlertRouteSpecMatchersMatchType,
@@ -75,17 +85,25 @@ pub struct AlertRouteSpecMatchers {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
 }
+kube_codegen_runtime::struct_codec!(AlertRouteSpecMatchers {
+    required "matchType" => match_type,
+    required "name" => name,
+    "value" => value,
+});
 
 /// +nullable=false
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AlertRouteStatus {
     /// +nullable=false
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
 }
+kube_codegen_runtime::struct_codec!(AlertRouteStatus {
+    "observedGeneration" => observed_generation,
+});
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
 pub enum AlertRouteSpecMatchersMatchType {
     #[serde(rename = "=")]
     Eq,
@@ -96,3 +114,9 @@ pub enum AlertRouteSpecMatchersMatchType {
     #[serde(rename = "!~")]
     NotTilde,
 }
+kube_codegen_runtime::enum_codec!(AlertRouteSpecMatchersMatchType {
+    "=" => Eq,
+    "!=" => NotEq,
+    "=~" => EqTilde,
+    "!~" => NotTilde,
+});

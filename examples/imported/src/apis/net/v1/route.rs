@@ -7,11 +7,10 @@ use std::collections::BTreeMap;
 
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 /// +genclient
 /// +kubebuilder:subresource:status
-#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "net.example.com",
     version = "v1",
@@ -29,11 +28,14 @@ pub struct RouteFields {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<RouteSpec>,
 }
+kube_codegen_runtime::struct_codec!(RouteFields {
+    "spec" => spec,
+});
 
 /// +kubebuilder:validation:MinProperties=1
 /// +kubebuilder:validation:XValidation:rule="self.hostnames.all(h, h.endsWith('.example.com'))",messageExpression="'hostnames must end in .example.com, got ' + self.hostnames.join(', ')",fieldPath=".hostnames"
 /// +kubebuilder:validation:XValidation:rule="!oldSelf.hasValue() || !has(oldSelf.value().parent) || (has(self.parent) && self.parent == oldSelf.value().parent)",message="parent is immutable, \"once set\"",optionalOldSelf=true
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteSpec {
     /// +kubebuilder:validation:items:MinLength=1
@@ -78,10 +80,19 @@ pub struct RouteSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights: Option<BTreeMap<String, i32>>,
 }
+kube_codegen_runtime::struct_codec!(RouteSpec {
+    "hostnames" => hostnames,
+    "httpVersion" => http_version,
+    "parent" => parent,
+    "ports" => ports,
+    "rules" => rules,
+    "timeouts" => timeouts,
+    "weights" => weights,
+});
 
 /// +structType=atomic
 /// +kubebuilder:validation:XValidation:rule="size(self.backends) > 0",message="a rule needs a backend"
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteSpecRules {
     /// +nullable=false
@@ -92,8 +103,12 @@ pub struct RouteSpecRules {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matches: Option<Vec<RouteSpecRulesMatches>>,
 }
+kube_codegen_runtime::struct_codec!(RouteSpecRules {
+    "backends" => backends,
+    "matches" => matches,
+});
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteSpecRulesBackends {
     pub name: String,
@@ -107,8 +122,13 @@ pub struct RouteSpecRulesBackends {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight: Option<i32>,
 }
+kube_codegen_runtime::struct_codec!(RouteSpecRulesBackends {
+    required "name" => name,
+    "port" => port,
+    "weight" => weight,
+});
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteSpecRulesMatches {
     /// +listType=map
@@ -121,16 +141,24 @@ pub struct RouteSpecRulesMatches {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<RouteSpecRulesMatchesPath>,
 }
+kube_codegen_runtime::struct_codec!(RouteSpecRulesMatches {
+    "headers" => headers,
+    "path" => path,
+});
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteSpecRulesMatchesHeaders {
     pub name: String,
 
     pub value: String,
 }
+kube_codegen_runtime::struct_codec!(RouteSpecRulesMatchesHeaders {
+    required "name" => name,
+    required "value" => value,
+});
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteSpecRulesMatchesPath {
     /// +kubebuilder:default="PathPrefix"
@@ -143,8 +171,12 @@ pub struct RouteSpecRulesMatchesPath {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
 }
+kube_codegen_runtime::struct_codec!(RouteSpecRulesMatchesPath {
+    "type" => r#type,
+    "value" => value,
+});
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteSpecTimeouts {
     /// +nullable=false
@@ -156,17 +188,24 @@ pub struct RouteSpecTimeouts {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<String>,
 }
+kube_codegen_runtime::struct_codec!(RouteSpecTimeouts {
+    "idle" => idle,
+    "request" => request,
+});
 
 /// +nullable=false
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteStatus {
     /// +nullable=false
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parents: Option<Vec<RouteStatusParents>>,
 }
+kube_codegen_runtime::struct_codec!(RouteStatus {
+    "parents" => parents,
+});
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteStatusParents {
     /// +nullable=false
@@ -177,9 +216,17 @@ pub struct RouteStatusParents {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
+kube_codegen_runtime::struct_codec!(RouteStatusParents {
+    "accepted" => accepted,
+    "name" => name,
+});
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
 pub enum RouteSpecRulesMatchesPathType {
     Exact,
     PathPrefix,
 }
+kube_codegen_runtime::enum_codec!(RouteSpecRulesMatchesPathType {
+    "Exact" => Exact,
+    "PathPrefix" => PathPrefix,
+});

@@ -6,11 +6,10 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 /// +genclient
 /// +kubebuilder:subresource:status
-#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "ops.example.com",
     version = "v1",
@@ -28,8 +27,11 @@ pub struct BackupScheduleFields {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<BackupScheduleSpec>,
 }
+kube_codegen_runtime::struct_codec!(BackupScheduleFields {
+    "spec" => spec,
+});
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BackupScheduleSpec {
     /// +listType=set
@@ -52,8 +54,15 @@ pub struct BackupScheduleSpec {
 
     pub storage_location: String,
 }
+kube_codegen_runtime::struct_codec!(BackupScheduleSpec {
+    "includedNamespaces" => included_namespaces,
+    "paused" => paused,
+    "retention" => retention,
+    required "schedule" => schedule,
+    required "storageLocation" => storage_location,
+});
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BackupScheduleSpecRetention {
     /// +nullable=false
@@ -66,10 +75,14 @@ pub struct BackupScheduleSpecRetention {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep_last: Option<i32>,
 }
+kube_codegen_runtime::struct_codec!(BackupScheduleSpecRetention {
+    "keepDaily" => keep_daily,
+    "keepLast" => keep_last,
+});
 
 /// +kubebuilder:validation:XValidation:rule="!has(self.lastSuccess) || !has(self.lastFailure) || self.lastSuccess != self.lastFailure",message="a run cannot both succeed and fail"
 /// +nullable=false
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BackupScheduleStatus {
     /// +listType=map
@@ -86,8 +99,13 @@ pub struct BackupScheduleStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_success: Option<Time>,
 }
+kube_codegen_runtime::struct_codec!(BackupScheduleStatus {
+    "conditions" => conditions,
+    "lastFailure" => last_failure,
+    "lastSuccess" => last_success,
+});
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BackupScheduleStatusConditions {
     /// +nullable=false
@@ -98,3 +116,8 @@ pub struct BackupScheduleStatusConditions {
 
     pub r#type: String,
 }
+kube_codegen_runtime::struct_codec!(BackupScheduleStatusConditions {
+    "message" => message,
+    required "status" => status,
+    required "type" => r#type,
+});

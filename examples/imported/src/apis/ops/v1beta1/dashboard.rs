@@ -7,10 +7,9 @@
 
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 /// +genclient
-#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "ops.example.com",
     version = "v1beta1",
@@ -28,8 +27,11 @@ pub struct DashboardFields {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<DashboardSpec>,
 }
+kube_codegen_runtime::struct_codec!(DashboardFields {
+    "spec" => spec,
+});
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DashboardSpec {
     /// +kubebuilder:validation:items:XPreserveUnknownFields
@@ -52,3 +54,9 @@ pub struct DashboardSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variables: Option<serde_json::Value>,
 }
+kube_codegen_runtime::struct_codec!(DashboardSpec {
+    "panels" => panels,
+    "refreshSeconds" => refresh_seconds,
+    required "title" => title,
+    "variables" => variables,
+});

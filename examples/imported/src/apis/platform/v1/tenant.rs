@@ -8,12 +8,11 @@ use std::collections::BTreeMap;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 /// +genclient
 /// +genclient:nonNamespaced
 /// +kubebuilder:subresource:status
-#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "platform.example.org",
     version = "v1",
@@ -30,8 +29,11 @@ pub struct TenantFields {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<TenantSpec>,
 }
+kube_codegen_runtime::struct_codec!(TenantFields {
+    "spec" => spec,
+});
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TenantSpec {
     /// +nullable=false
@@ -59,16 +61,27 @@ pub struct TenantSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quotas: Option<BTreeMap<String, TenantSpecQuotas>>,
 }
+kube_codegen_runtime::struct_codec!(TenantSpec {
+    "X-Forwarded-For" => x_forwarded_for,
+    "annotations" => annotations,
+    "network-policy" => network_policy,
+    required "owners" => owners,
+    "quotas" => quotas,
+});
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TenantSpecOwners {
     pub kind: TenantSpecOwnersKind,
 
     pub name: String,
 }
+kube_codegen_runtime::struct_codec!(TenantSpecOwners {
+    required "kind" => kind,
+    required "name" => name,
+});
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TenantSpecQuotas {
     /// +kubebuilder:validation:XIntOrString
@@ -80,9 +93,13 @@ pub struct TenantSpecQuotas {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pods: Option<i32>,
 }
+kube_codegen_runtime::struct_codec!(TenantSpecQuotas {
+    "cpu" => cpu,
+    "pods" => pods,
+});
 
 /// +nullable=false
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TenantStatus {
     /// +nullable=false
@@ -93,17 +110,31 @@ pub struct TenantStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<TenantStatusPhase>,
 }
+kube_codegen_runtime::struct_codec!(TenantStatus {
+    "namespaces" => namespaces,
+    "phase" => phase,
+});
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
 pub enum TenantSpecOwnersKind {
     User,
     Group,
     ServiceAccount,
 }
+kube_codegen_runtime::enum_codec!(TenantSpecOwnersKind {
+    "User" => User,
+    "Group" => Group,
+    "ServiceAccount" => ServiceAccount,
+});
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
 pub enum TenantStatusPhase {
     Pending,
     Active,
     Terminating,
 }
+kube_codegen_runtime::enum_codec!(TenantStatusPhase {
+    "Pending" => Pending,
+    "Active" => Active,
+    "Terminating" => Terminating,
+});

@@ -7,12 +7,11 @@
 
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 /// +genclient
 /// +kubebuilder:subresource:status
 /// +kubebuilder:storageversion
-#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
     group = "shop.example.com",
     version = "v1",
@@ -54,9 +53,16 @@ pub struct WidgetSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight: Option<f64>,
 }
+kube_codegen_runtime::struct_codec!(WidgetSpec {
+    required "color" => color,
+    "price" => price,
+    "ratio" => ratio,
+    "replicas" => replicas,
+    "weight" => weight,
+});
 
 /// +nullable=false
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WidgetStatus {
     /// +nullable=false
@@ -67,8 +73,12 @@ pub struct WidgetStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
 }
+kube_codegen_runtime::struct_codec!(WidgetStatus {
+    "replicas" => replicas,
+    "selector" => selector,
+});
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
 pub enum WidgetSpecColor {
     #[serde(rename = "red")]
     Red,
@@ -77,3 +87,8 @@ pub enum WidgetSpecColor {
     #[serde(rename = "blue")]
     Blue,
 }
+kube_codegen_runtime::enum_codec!(WidgetSpecColor {
+    "red" => Red,
+    "green" => Green,
+    "blue" => Blue,
+});

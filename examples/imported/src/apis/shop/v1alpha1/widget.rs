@@ -5,12 +5,11 @@
 
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 /// +genclient
 /// +kubebuilder:unservedversion
 /// +kubebuilder:deprecatedversion
-#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "shop.example.com",
     version = "v1alpha1",
@@ -27,11 +26,17 @@ pub struct WidgetFields {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<WidgetSpec>,
 }
+kube_codegen_runtime::struct_codec!(WidgetFields {
+    "spec" => spec,
+});
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WidgetSpec {
     /// +nullable=false
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<i32>,
 }
+kube_codegen_runtime::struct_codec!(WidgetSpec {
+    "size" => size,
+});

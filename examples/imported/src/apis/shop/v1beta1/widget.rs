@@ -5,11 +5,10 @@
 
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 /// +genclient
 /// +kubebuilder:deprecatedversion:warning="shop.example.com/v1beta1 Widget is deprecated; use shop.example.com/v1"
-#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "shop.example.com",
     version = "v1beta1",
@@ -26,8 +25,11 @@ pub struct WidgetFields {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<WidgetSpec>,
 }
+kube_codegen_runtime::struct_codec!(WidgetFields {
+    "spec" => spec,
+});
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WidgetSpec {
     /// +nullable=false
@@ -39,3 +41,7 @@ pub struct WidgetSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<i32>,
 }
+kube_codegen_runtime::struct_codec!(WidgetSpec {
+    "color" => color,
+    "size" => size,
+});

@@ -5,11 +5,10 @@
 
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 /// +genclient
 /// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=unapproved, testing only"
-#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "testing.k8s.io",
     version = "v1",
@@ -25,8 +24,11 @@ pub struct ProbeFields {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<ProbeSpec>,
 }
+kube_codegen_runtime::struct_codec!(ProbeFields {
+    "spec" => spec,
+});
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProbeSpec {
     /// +kubebuilder:validation:Minimum=1
@@ -49,8 +51,14 @@ pub struct ProbeSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<ProbeSpecType>,
 }
+kube_codegen_runtime::struct_codec!(ProbeSpec {
+    "intervalSeconds" => interval_seconds,
+    "self" => self_,
+    required "target" => target,
+    "type" => r#type,
+});
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
 pub enum ProbeSpecType {
     #[serde(rename = "http")]
     Http,
@@ -59,3 +67,8 @@ pub enum ProbeSpecType {
     #[serde(rename = "grpc")]
     Grpc,
 }
+kube_codegen_runtime::enum_codec!(ProbeSpecType {
+    "http" => Http,
+    "tcp" => Tcp,
+    "grpc" => Grpc,
+});

@@ -5,13 +5,12 @@
 
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 /// +genclient
 /// +kube-codegen:listKind=BackupCollection
 /// +kube-codegen:rootRequired=metadata
 /// +kube-codegen:noStatusSubresource
-#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "velero.example.com",
     version = "v1",
@@ -38,8 +37,13 @@ pub struct BackupSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttl: Option<String>,
 }
+kube_codegen_runtime::struct_codec!(BackupSpec {
+    "hooks" => hooks,
+    "requirements" => requirements,
+    "ttl" => ttl,
+});
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BackupSpecRequirements {
     /// +kubebuilder:validation:MaxLength=316
@@ -54,19 +58,32 @@ pub struct BackupSpecRequirements {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub values: Option<Vec<String>>,
 }
+kube_codegen_runtime::struct_codec!(BackupSpecRequirements {
+    required "key" => key,
+    required "operator" => operator,
+    "values" => values,
+});
 
 /// +nullable=false
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BackupStatus {
     /// +nullable=false
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
 }
+kube_codegen_runtime::struct_codec!(BackupStatus {
+    "phase" => phase,
+});
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
 pub enum BackupSpecRequirementsOperator {
     In,
     NotIn,
     Exists,
 }
+kube_codegen_runtime::enum_codec!(BackupSpecRequirementsOperator {
+    "In" => In,
+    "NotIn" => NotIn,
+    "Exists" => Exists,
+});

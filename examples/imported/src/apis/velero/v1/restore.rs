@@ -5,11 +5,10 @@
 
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 /// +genclient
 /// +kube-codegen:noStatusSubresource
-#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "velero.example.com",
     version = "v1",
@@ -26,12 +25,18 @@ pub struct RestoreSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<i32>,
 }
+kube_codegen_runtime::struct_codec!(RestoreSpec {
+    "workers" => workers,
+});
 
 /// +nullable=false
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RestoreStatus {
     /// +nullable=false
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<i32>,
 }
+kube_codegen_runtime::struct_codec!(RestoreStatus {
+    "workers" => workers,
+});

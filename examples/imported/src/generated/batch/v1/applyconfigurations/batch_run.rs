@@ -10,7 +10,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use crate::apis::batch::v1::batch_run::*;
 
 /// What a field manager says about a `BatchRun`: only the fields set here are applied, and owned.

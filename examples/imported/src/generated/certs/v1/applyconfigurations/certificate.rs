@@ -7,7 +7,6 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use crate::apis::certs::v1::certificate::*;
 
 /// What a field manager says about a `Certificate`: only the fields set here are applied, and owned.

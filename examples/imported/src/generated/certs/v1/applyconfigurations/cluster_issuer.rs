@@ -7,7 +7,6 @@
 use std::collections::BTreeMap;
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use crate::apis::certs::v1::cluster_issuer::*;
 
 /// What a field manager says about a `ClusterIssuer`: only the fields set here are applied, and owned.

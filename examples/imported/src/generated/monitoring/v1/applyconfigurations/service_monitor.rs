@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use crate::apis::monitoring::v1::service_monitor::*;
 
 /// What a field manager says about a `ServiceMonitor`: only the fields set here are applied, and owned.

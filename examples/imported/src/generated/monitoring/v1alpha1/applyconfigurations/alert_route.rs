@@ -6,7 +6,6 @@
 #![allow(unused_imports)]
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use crate::apis::monitoring::v1alpha1::alert_route::*;
 
 /// What a field manager says about a `AlertRoute`: only the fields set here are applied, and owned.

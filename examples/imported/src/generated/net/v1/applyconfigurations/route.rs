@@ -7,7 +7,6 @@
 use std::collections::BTreeMap;
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use crate::apis::net::v1::route::*;
 
 /// What a field manager says about a `Route`: only the fields set here are applied, and owned.

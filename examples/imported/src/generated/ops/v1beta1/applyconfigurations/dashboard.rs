@@ -6,7 +6,6 @@
 #![allow(unused_imports)]
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use crate::apis::ops::v1beta1::dashboard::*;
 
 /// What a field manager says about a `Dashboard`: only the fields set here are applied, and owned.

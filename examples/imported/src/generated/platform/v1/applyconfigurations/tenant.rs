@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use crate::apis::platform::v1::tenant::*;
 
 /// What a field manager says about a `Tenant`: only the fields set here are applied, and owned.

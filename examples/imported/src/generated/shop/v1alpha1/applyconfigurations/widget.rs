@@ -6,7 +6,6 @@
 #![allow(unused_imports)]
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use crate::apis::shop::v1alpha1::widget::*;
 
 /// What a field manager says about a `Widget`: only the fields set here are applied, and owned.

@@ -6,7 +6,6 @@
 #![allow(unused_imports)]
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use crate::apis::testing::v1::probe::*;
 
 /// What a field manager says about a `Probe`: only the fields set here are applied, and owned.

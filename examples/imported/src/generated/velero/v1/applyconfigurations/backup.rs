@@ -6,7 +6,6 @@
 #![allow(unused_imports)]
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use crate::apis::velero::v1::backup::*;
 
 /// What a field manager says about a `Backup`: only the fields set here are applied, and owned.

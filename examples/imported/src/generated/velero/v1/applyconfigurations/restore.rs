@@ -6,7 +6,6 @@
 #![allow(unused_imports)]
 use kube::CustomResource;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use crate::apis::velero::v1::restore::*;
 
 /// What a field manager says about a `Restore`: only the fields set here are applied, and owned.
