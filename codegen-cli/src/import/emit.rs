@@ -146,7 +146,6 @@ struct KindFile<'a> {
     resource_markers: &'a [String],
 }
 
-/// The derive of every struct.
 /// The derives of an imported struct. `Serialize` and `Deserialize` come from the
 /// `struct_codec!` call below it (and `enum_codec!` below an enum): the same JSON as serde's
 /// derives for the `#[serde]` attributes the types keep for `JsonSchema`, in a fraction of
