@@ -218,24 +218,7 @@ macro_rules! apply_codec {
             }
         }
 
-        impl<'de> $crate::serde::Deserialize<'de> for $ty {
-            #[inline]
-            fn deserialize<D: $crate::serde::Deserializer<'de>>(
-                d: D,
-            ) -> ::core::result::Result<Self, D::Error> {
-                $crate::apply_codec::deserialize(d)
-            }
-        }
-
-        impl $crate::serde::Serialize for $ty {
-            #[inline]
-            fn serialize<S: $crate::serde::Serializer>(
-                &self,
-                s: S,
-            ) -> ::core::result::Result<S::Ok, S::Error> {
-                $crate::apply_codec::serialize(self, s)
-            }
-        }
+        $crate::__codec_serde!($ty, $crate::apply_codec::deserialize, $crate::apply_codec::serialize);
     };
 }
 

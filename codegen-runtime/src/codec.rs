@@ -188,24 +188,7 @@ macro_rules! struct_codec {
             }
         }
 
-        impl<'de> $crate::serde::Deserialize<'de> for $ty {
-            #[inline]
-            fn deserialize<D: $crate::serde::Deserializer<'de>>(
-                d: D,
-            ) -> ::core::result::Result<Self, D::Error> {
-                $crate::codec::deserialize(d)
-            }
-        }
-
-        impl $crate::serde::Serialize for $ty {
-            #[inline]
-            fn serialize<S: $crate::serde::Serializer>(
-                &self,
-                s: S,
-            ) -> ::core::result::Result<S::Ok, S::Error> {
-                $crate::apply_codec::serialize(self, s)
-            }
-        }
+        $crate::__codec_serde!($ty, $crate::codec::deserialize, $crate::apply_codec::serialize);
     };
 }
 
@@ -241,14 +224,7 @@ macro_rules! enum_codec {
             }
         }
 
-        impl<'de> $crate::serde::Deserialize<'de> for $ty {
-            #[inline]
-            fn deserialize<D: $crate::serde::Deserializer<'de>>(
-                d: D,
-            ) -> ::core::result::Result<Self, D::Error> {
-                $crate::codec::deserialize_variant(d)
-            }
-        }
+        $crate::__codec_serde!($ty, $crate::codec::deserialize_variant);
 
         impl $crate::serde::Serialize for $ty {
             fn serialize<S: $crate::serde::Serializer>(
@@ -258,6 +234,37 @@ macro_rules! enum_codec {
                 s.serialize_str(match self {
                     $(Self::$variant => $json,)*
                 })
+            }
+        }
+    };
+}
+
+/// The serde impls of [`struct_codec!`](crate::struct_codec!), [`enum_codec!`](crate::enum_codec!)
+/// and [`apply_codec!`](crate::apply_codec!): `Deserialize` through the runtime function
+/// `$de`, and `Serialize` through `$ser` when one is given.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __codec_serde {
+    ($ty:ident, $de:path) => {
+        impl<'de> $crate::serde::Deserialize<'de> for $ty {
+            #[inline]
+            fn deserialize<D: $crate::serde::Deserializer<'de>>(
+                d: D,
+            ) -> ::core::result::Result<Self, D::Error> {
+                $de(d)
+            }
+        }
+    };
+    ($ty:ident, $de:path, $ser:path) => {
+        $crate::__codec_serde!($ty, $de);
+
+        impl $crate::serde::Serialize for $ty {
+            #[inline]
+            fn serialize<S: $crate::serde::Serializer>(
+                &self,
+                s: S,
+            ) -> ::core::result::Result<S::Ok, S::Error> {
+                $ser(self, s)
             }
         }
     };
