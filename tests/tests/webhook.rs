@@ -24,14 +24,39 @@ fn certs() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/webhook-certs")
 }
 
+/// A directory of this test process under the temporary directory, made empty, and removed
+/// when dropped (also when the test fails).
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!(
+            "kube-codegen-webhook-{name}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        Self(dir)
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// A copy of the serving certificate `which` (`a` or `b`) in a fresh directory.
-fn cert_dir(name: &str, which: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "kube-codegen-webhook-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+fn cert_dir(name: &str, which: &str) -> Scratch {
+    let dir = Scratch::new(name);
+    std::fs::create_dir_all(&*dir).unwrap();
     install(&dir, which);
     dir
 }
@@ -331,12 +356,11 @@ async fn certificates_replaced_on_disk_are_served_without_a_restart() {
 
 #[tokio::test]
 async fn a_directory_without_a_certificate_is_an_error_not_a_panic() {
-    let dir =
-        std::env::temp_dir().join(format!("kube-codegen-webhook-empty-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("empty");
+    std::fs::create_dir_all(&*dir).unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let err = hooks()
-        .serve_on(listener, &dir, std::future::pending())
+        .serve_on(listener, &*dir, std::future::pending())
         .await
         .unwrap_err();
     assert!(err.to_string().contains("tls.crt"), "{err}");
@@ -344,15 +368,14 @@ async fn a_directory_without_a_certificate_is_an_error_not_a_panic() {
 
 #[tokio::test]
 async fn development_certificates_are_served_and_verify_against_their_ca() {
-    let dir = std::env::temp_dir().join(format!("kube-codegen-webhook-dev-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = Scratch::new("dev");
     let ca =
         kube_codegen_runtime::webhook::dev::certificate(&dir, &["127.0.0.1".to_owned()]).unwrap();
     assert!(ca.starts_with("-----BEGIN CERTIFICATE-----"), "{ca}");
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let done = tokio::spawn(hooks().serve_on(listener, dir.clone(), async {
+    let done = tokio::spawn(hooks().serve_on(listener, dir.to_path_buf(), async {
         let _ = stopped.await;
     }));
     // A client that trusts only the CA just made.

@@ -1,10 +1,16 @@
-//! The generated clients of imported kinds against the fake API server: the CRDs built from
-//! the imported types are accepted, objects round-trip through typed clients, apply
-//! configurations and informers, and the server enforces the validation the markers kept.
+//! The generated clients of imported kinds: the CRDs built from the imported types are
+//! accepted, objects round-trip through typed clients, apply configurations and informers,
+//! and the server enforces the validation the markers kept. On the fake API server, or on the
+//! cluster `KUBE_TEST_KUBECONFIG` names (the runtime's `TestEnv`): each test works in a
+//! namespace of its own and removes it, and the cluster-scoped objects it labelled, when it
+//! ends, whether it passed or not; the CRDs stay installed, as after `kubectl apply`.
 
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
-use fake_apiserver::FakeApiServer;
+use fake_apiserver::TestEnv;
+use futures::FutureExt;
 use imported_apis::apis::certs::v1::certificate::{
     CertificateSpecIssuerRef, CertificateSpecPrivateKey, CertificateSpecPrivateKeyAlgorithm,
     CertificateStatusConditionsStatus,
@@ -17,27 +23,47 @@ use imported_apis::generated::certs::v1::{
     CertificateStatusConditionsApplyConfiguration, extract_certificate_status,
 };
 use imported_apis::generated::{Clientset, InformerFactoryExt};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, ListParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use kube::core::Selector;
 use kube::{Client, ResourceExt};
 use kube_codegen_runtime::{FieldManager, SharedInformerFactory};
 
-/// A fake API server with every imported CRD installed, as `crds()` builds them.
-async fn server() -> (FakeApiServer, Client) {
-    let fake = FakeApiServer::new();
-    let client = Client::new(fake.clone(), "default");
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+/// The label on the cluster-scoped objects a test creates: its namespace's name.
+const TEST_LABEL: &str = "imported-apis.example.com/test";
+
+/// Runs `body` with a client and a fresh namespace, every imported CRD installed as `crds()`
+/// builds them, then cleans up (see the module's doc).
+async fn case<F, Fut>(body: F)
+where
+    F: FnOnce(Client, String) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let env = TestEnv::start().await.expect("a test environment");
     for crd in imported_apis::generated::crds().expect("valid CRDs") {
         let name = crd.metadata.name.clone().unwrap_or_default();
-        crds.create(&PostParams::default(), &crd)
+        env.apply(&crd)
             .await
             .unwrap_or_else(|e| panic!("the API server refused the CRD `{name}`: {e}"));
     }
-    (fake, client)
+    let (client, ns) = (env.client(), env.namespace().to_owned());
+    let outcome = AssertUnwindSafe(body(client.clone(), ns.clone()))
+        .catch_unwind()
+        .await;
+    let tenants: Api<Tenant> = Api::all(client);
+    let ours = ListParams::default().labels(&format!("{TEST_LABEL}={ns}"));
+    let removed = tenants
+        .delete_collection(&DeleteParams::default(), &ours)
+        .await
+        .map(drop);
+    let cleaned = env.cleanup().await;
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+    removed.expect("deleting the test's tenants");
+    cleaned.expect("deleting the test's namespace");
 }
 
-fn certificate(name: &str) -> Certificate {
+fn certificate(name: &str, ns: &str) -> Certificate {
     let mut cert = Certificate::new(
         name,
         CertificateSpec {
@@ -60,17 +86,20 @@ fn certificate(name: &str) -> Certificate {
             usages: None,
         },
     );
-    cert.metadata.namespace = Some("default".into());
+    cert.metadata.namespace = Some(ns.into());
     cert
 }
 
 #[tokio::test]
 async fn typed_clients_of_imported_kinds_create_read_and_apply_status() {
-    let (_fake, client) = server().await;
+    case(typed_clients_create_read_and_apply_status).await;
+}
+
+async fn typed_clients_create_read_and_apply_status(client: Client, ns: String) {
     let clients = Clientset::new(client, FieldManager::new("cert-controller").force());
-    let certs = clients.certs_v1().certificates("default");
+    let certs = clients.certs_v1().certificates(&ns);
     let created = certs
-        .create(&certificate("web"), &PostParams::default())
+        .create(&certificate("web", &ns), &PostParams::default())
         .await
         .expect("create");
     // The server filled the default the marker kept.
@@ -86,7 +115,7 @@ async fn typed_clients_of_imported_kinds_create_read_and_apply_status() {
         .with_reason("Issued".to_owned());
     let status = CertificateStatusApplyConfiguration::default().with_conditions([condition]);
     let applied = certs
-        .apply_status(&CertificateApplyConfiguration::new("web", "default").with_status(status))
+        .apply_status(&CertificateApplyConfiguration::new("web", &ns).with_status(status))
         .await
         .expect("apply status");
     let conditions = applied
@@ -107,11 +136,14 @@ async fn typed_clients_of_imported_kinds_create_read_and_apply_status() {
 
 #[tokio::test]
 async fn the_server_enforces_the_validation_the_markers_kept() {
-    let (_fake, client) = server().await;
+    case(the_markers_validation_is_enforced).await;
+}
+
+async fn the_markers_validation_is_enforced(client: Client, ns: String) {
     let clients = Clientset::new(client, FieldManager::new("test"));
-    let certs = clients.certs_v1().certificates("default");
+    let certs = clients.certs_v1().certificates(&ns);
     // `secretName` has `+kubebuilder:validation:MinLength=1`.
-    let mut bad = certificate("bad");
+    let mut bad = certificate("bad", &ns);
     bad.spec.secret_name = String::new();
     let err = certs
         .create(&bad, &PostParams::default())
@@ -127,17 +159,22 @@ async fn the_server_enforces_the_validation_the_markers_kept() {
         status.message
     );
     // `size` has `+kubebuilder:validation:Minimum=256`.
-    let mut small = certificate("small");
+    let mut small = certificate("small", &ns);
     small.spec.private_key.as_mut().unwrap().size = Some(128);
     assert!(certs.create(&small, &PostParams::default()).await.is_err());
 }
 
 #[tokio::test]
 async fn cluster_scoped_imported_kinds_have_cluster_clients_and_informers() {
-    let (_fake, client) = server().await;
+    case(cluster_clients_and_informers).await;
+}
+
+async fn cluster_clients_and_informers(client: Client, ns: String) {
     let clients = Clientset::new(client.clone(), FieldManager::new("test"));
     let tenants = clients.platform_v1().tenants();
-    for name in ["team-a", "team-b"] {
+    // Cluster-scoped names are the cluster's to share: this test's carry its namespace.
+    let names = [format!("{ns}-team-a"), format!("{ns}-team-b")];
+    for name in &names {
         // The schema does not require `spec`: its properties sit at the root (`no_spec`).
         let spec = TenantSpec {
             annotations: None,
@@ -149,7 +186,8 @@ async fn cluster_scoped_imported_kinds_have_cluster_clients_and_informers() {
             quotas: None,
             x_forwarded_for: Some(true),
         };
-        let tenant = Tenant::new(name, TenantFields { spec: Some(spec) });
+        let mut tenant = Tenant::new(name, TenantFields { spec: Some(spec) });
+        tenant.metadata.labels = Some([(TEST_LABEL.to_owned(), ns.clone())].into());
         tenants
             .create(&tenant, &PostParams::default())
             .await
@@ -160,7 +198,7 @@ async fn cluster_scoped_imported_kinds_have_cluster_clients_and_informers() {
         client.clone(),
         &kube::api::ApiResource::erase::<Tenant>(&()),
     );
-    let a = raw.get("team-a").await.unwrap();
+    let a = raw.get(&names[0]).await.unwrap();
     assert_eq!(a.data["spec"]["network-policy"], "deny-all");
     assert_eq!(a.data["spec"]["X-Forwarded-For"], true);
 
@@ -169,35 +207,36 @@ async fn cluster_scoped_imported_kinds_have_cluster_clients_and_informers() {
     factory.start();
     assert!(
         factory
-            .wait_for_cache_sync(Duration::from_secs(5))
+            .wait_for_cache_sync(Duration::from_secs(30))
             .await
             .values()
             .all(|s| *s)
     );
-    let names: Vec<String> = informer
+    let ours: Selector = [(TEST_LABEL.to_owned(), ns.clone())].into_iter().collect();
+    let mut cached: Vec<String> = informer
         .lister()
-        .list(&Selector::default())
+        .list(&ours)
         .iter()
         .map(|t| t.name_any())
         .collect();
-    assert_eq!(names, ["team-a", "team-b"]);
-    assert_eq!(
-        tenants
-            .list(&ListParams::default())
-            .await
-            .unwrap()
-            .items
-            .len(),
-        2
-    );
+    cached.sort();
+    assert_eq!(cached, names);
+    let listed = tenants
+        .list(&ListParams::default().labels(&format!("{TEST_LABEL}={ns}")))
+        .await
+        .unwrap();
+    assert_eq!(listed.items.len(), 2);
     factory.shutdown().await;
 }
 
 #[tokio::test]
 async fn every_served_version_of_a_multi_version_kind_has_a_client() {
-    let (_fake, client) = server().await;
+    case(every_served_version_has_a_client).await;
+}
+
+async fn every_served_version_has_a_client(client: Client, ns: String) {
     let clients = Clientset::new(client, FieldManager::new("test"));
-    let v1 = clients.shop_v1().widgets("default");
+    let v1 = clients.shop_v1().widgets(&ns);
     let mut widget = imported_apis::apis::shop::v1::Widget::new(
         "w",
         imported_apis::apis::shop::v1::WidgetSpec {
@@ -208,12 +247,12 @@ async fn every_served_version_of_a_multi_version_kind_has_a_client() {
             weight: None,
         },
     );
-    widget.metadata.namespace = Some("default".into());
+    widget.metadata.namespace = Some(ns.clone());
     v1.create(&widget, &PostParams::default())
         .await
         .expect("create v1");
     // The same object read through the deprecated, still served v1beta1.
-    let beta = clients.shop_v1beta1().widgets("default");
+    let beta = clients.shop_v1beta1().widgets(&ns);
     let read = beta.get("w").await.expect("get v1beta1");
     assert_eq!(read.metadata.name.as_deref(), Some("w"));
     // Scale subresource from `#[kube(scale(...))]`.
