@@ -374,3 +374,41 @@ fn apply_configurations_can_be_left_out_with_the_marker_generate_reads() {
     let client = fs::read_to_string(dir.0.join("generated/toys/v1/gadget.rs")).unwrap();
     assert!(client.contains("verbs::NoConfiguration"), "{client}");
 }
+
+#[test]
+fn an_imported_struct_of_optional_fields_is_its_own_apply_configuration() {
+    let dir = TempDir::new("own-ac");
+    write(&dir.0, "crds/gadgets.yaml", GADGET);
+    let out = run(&dir.0, &["import", "--input", "crds", "--output", "apis"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let generated = run(
+        &dir.0,
+        &["generate", "--input", "apis", "--output", "generated"],
+    );
+    assert!(generated.status.success(), "{}", stderr(&generated));
+    let acs = fs::read_to_string(
+        dir.0
+            .join("generated/toys/v1/applyconfigurations/gadget.rs"),
+    )
+    .unwrap();
+    // The status has only optional fields, read and written by `struct_codec!` as an apply
+    // configuration is: the type itself, with its builders and `Apply`.
+    assert!(
+        acs.contains("pub type GadgetStatusApplyConfiguration = GadgetStatus;"),
+        "{acs}"
+    );
+    assert!(acs.contains("pub fn with_ready("), "{acs}");
+    assert!(
+        acs.contains("type Configuration = GadgetStatusApplyConfiguration;"),
+        "{acs}"
+    );
+    // The spec requires `name`: its configuration is a struct of its own, every field optional.
+    assert!(
+        acs.contains("pub struct GadgetSpecApplyConfiguration {"),
+        "{acs}"
+    );
+    assert!(
+        !acs.contains("pub type GadgetSpecApplyConfiguration"),
+        "{acs}"
+    );
+}

@@ -159,6 +159,7 @@ pub(crate) fn modules<'a>(
             }
         }
     }
+    let own = own_configurations(&wanted, asts, view);
     let mut out = BTreeMap::new();
     for (file, items) in wanted {
         let (Some(ast), Some(module)) = (asts.get(file).and_then(Option::as_ref), module_of(file))
@@ -172,7 +173,8 @@ pub(crate) fn modules<'a>(
                 Wanted::Kind(r, spec) => kinds.push((*r, spec.ident.clone())),
                 Wanted::Struct(s) => {
                     private(&mut cxs[file], &s.vis, &s.ident);
-                    let ac = crate::apply_model::custom::lower(s);
+                    let mut ac = crate::apply_model::custom::lower(s);
+                    ac.own = own.contains(&(std::ptr::from_ref(s) as usize));
                     types.push((position(ast, &s.ident), ApplyType::Struct(ac)));
                 }
                 Wanted::Enum(e) => {
@@ -205,6 +207,125 @@ pub(crate) fn modules<'a>(
         );
     }
     out
+}
+
+/// Types of k8s-openapi that imported types hold and that are their own apply
+/// configuration (every k8s-openapi type is, through `DeepMerge`).
+const K8S_LEAVES: &[&str] = &["Time", "MicroTime", "Quantity", "IntOrString"];
+
+/// The structs (by address) that are their own apply configuration, so that
+/// `XApplyConfiguration` is an alias of `X` rather than a copy of it with the same fields,
+/// derives and codec: structs `kube-codegen import` wrote, which `struct_codec!` reads and
+/// writes with no required field (leaving out unset fields, as an apply configuration's
+/// codec does), that derive what `Apply` asks for and `Default`, and whose configuration
+/// would hold each field's own type: primitives, lists and maps as `held` holds them, enums
+/// of the tree, k8s-openapi's leaves, and structs that are their own configuration too.
+fn own_configurations<'a>(
+    wanted: &BTreeMap<usize, Vec<Wanted<'a>>>,
+    asts: &'a [Option<syn::File>],
+    view: &dyn Fn(usize) -> Option<Structs<'a>>,
+) -> BTreeSet<usize> {
+    let address = |s: &ItemStruct| std::ptr::from_ref(s) as usize;
+    let mut candidates: BTreeMap<usize, (&'a ItemStruct, usize)> = BTreeMap::new();
+    let mut enums: BTreeSet<usize> = BTreeSet::new();
+    for (&file, items) in wanted {
+        let coded = asts
+            .get(file)
+            .and_then(Option::as_ref)
+            .map(optional_codecs)
+            .unwrap_or_default();
+        for w in items {
+            match w {
+                Wanted::Struct(s)
+                    if coded.contains(&s.ident.to_string())
+                        && derives_all(s, &["Clone", "Debug", "Default", "PartialEq"]) =>
+                {
+                    candidates.insert(address(s), (s, file));
+                }
+                Wanted::Enum(e) => {
+                    enums.insert(std::ptr::from_ref(*e) as usize);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut own: BTreeSet<usize> = candidates.keys().copied().collect();
+    loop {
+        let next: BTreeSet<usize> = own
+            .iter()
+            .copied()
+            .filter(|a| {
+                let (s, file) = candidates[a];
+                let structs = view(file);
+                let is_own = |t: &Type| {
+                    let Type::Path(p) = t else { return false };
+                    let Some(last) = p.path.segments.last() else {
+                        return false;
+                    };
+                    if !matches!(last.arguments, syn::PathArguments::None) {
+                        return false;
+                    }
+                    let name = last.ident.to_string();
+                    match structs.as_ref() {
+                        Some(v) if v.get(&name).is_some() => v
+                            .get(&name)
+                            .is_some_and(|inner| own.contains(&address(inner))),
+                        Some(v) if v.get_enum(&name).is_some() => v
+                            .get_enum(&name)
+                            .is_some_and(|e| enums.contains(&(std::ptr::from_ref(e) as usize))),
+                        _ => K8S_LEAVES.contains(&name.as_str()),
+                    }
+                };
+                crate::apply_model::custom::is_own_configuration(s, &is_own)
+            })
+            .collect();
+        if next == own {
+            return own;
+        }
+        own = next;
+    }
+}
+
+/// The structs of a file that `kube_codegen_runtime::struct_codec!` reads and writes with
+/// no field marked `required`.
+fn optional_codecs(ast: &syn::File) -> BTreeSet<String> {
+    use proc_macro2::TokenTree;
+    ast.items
+        .iter()
+        .filter_map(|item| {
+            let Item::Macro(m) = item else { return None };
+            m.mac
+                .path
+                .segments
+                .last()
+                .filter(|s| s.ident == "struct_codec")?;
+            let mut tokens = m.mac.tokens.clone().into_iter();
+            let (Some(TokenTree::Ident(name)), Some(TokenTree::Group(fields))) =
+                (tokens.next(), tokens.next())
+            else {
+                return None;
+            };
+            let required = fields
+                .stream()
+                .into_iter()
+                .any(|t| matches!(&t, TokenTree::Ident(i) if i == "required"));
+            (!required).then(|| name.to_string())
+        })
+        .collect()
+}
+
+/// Whether `s` derives each of `traits` (by the last segment of the derive's path).
+fn derives_all(s: &ItemStruct, traits: &[&str]) -> bool {
+    let mut found = BTreeSet::new();
+    for attr in s.attrs.iter().filter(|a| a.path().is_ident("derive")) {
+        let _ = attr.parse_nested_meta(|m| {
+            if let Some(last) = m.path.segments.last() {
+                found.insert(last.ident.to_string());
+            }
+            Ok(())
+        });
+    }
+    traits.iter().all(|t| found.contains(*t))
 }
 
 fn position(ast: &syn::File, ident: &syn::Ident) -> usize {

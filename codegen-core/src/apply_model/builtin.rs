@@ -214,6 +214,7 @@ fn lower_type(def: &str, ty: &Type, is_kind: bool, names: &Names<'_>) -> AcStruc
         doc,
         fields,
         reached: Reached::Merge,
+        own: false,
     }
 }
 

@@ -330,5 +330,45 @@ pub(crate) fn lower(s: &ItemStruct) -> AcStruct {
         ),
         fields,
         reached: Reached::Apply(s.ident.clone()),
+        own: false,
+    }
+}
+
+/// Whether `s` may be its own apply configuration, given which named types are (`own`):
+/// every field is an `Option` of a type not wrapped again, none is flattened or left out of
+/// JSON, and for each the configuration would hold the field's own type, not another's
+/// configuration.
+pub(crate) fn is_own_configuration(s: &ItemStruct, own: &dyn Fn(&Type) -> bool) -> bool {
+    let fields = fields(s);
+    fields.len() == s.fields.len()
+        && fields
+            .iter()
+            .all(|f| optional_once(f.ty) && !f.flatten && holds_itself(f, own))
+}
+
+/// `Option<T>`, with `T` neither an `Option` nor a `Box`.
+fn optional_once(ty: &Type) -> bool {
+    let args = generic_args(ty);
+    last_ident(ty).as_deref() == Some("Option")
+        && args.len() == 1
+        && !matches!(last_ident(args[0]).as_deref(), Some("Option" | "Box"))
+}
+
+/// Whether what [`held`] holds for `f` is the field's own type, given which named types are
+/// their own configuration (`own`).
+fn holds_itself(f: &Field<'_>, own: &dyn Fn(&Type) -> bool) -> bool {
+    let ty = ast::inner(f.ty);
+    let itself = |t: &Type| {
+        let inner = ast::inner(t);
+        std::ptr::eq(inner, t) && (is_primitive(t) || container(t).is_some() || own(t))
+    };
+    let args = generic_args(ty);
+    match last_ident(ty).unwrap_or_default().as_str() {
+        "Vec" | "VecDeque" if f.list_map => args.first().is_some_and(|t| itself(t)),
+        "Vec" | "VecDeque" | "HashSet" | "BTreeSet" => true,
+        "HashMap" | "BTreeMap" if !f.map_atomic && args.len() == 2 => itself(args[1]),
+        "HashMap" | "BTreeMap" => true,
+        _ if f.struct_atomic || is_primitive(ty) || !matches!(ty, Type::Path(_)) => true,
+        _ => own(ty),
     }
 }

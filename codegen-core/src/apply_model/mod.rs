@@ -26,6 +26,9 @@ pub(crate) struct AcStruct {
     /// derive and the CLI name it alike), or its own `MERGE` constant (built-in types, named
     /// directly).
     pub(crate) reached: Reached,
+    /// The source type is its own apply configuration (`XApplyConfiguration` is an alias of
+    /// it): see `apply_tree`'s `own_configurations`.
+    pub(crate) own: bool,
 }
 
 /// How other apply configurations name a struct's.

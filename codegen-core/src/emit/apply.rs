@@ -252,23 +252,40 @@ pub(crate) fn ac_struct(s: &AcStruct) -> TokenStream {
             },
         ),
     };
-    let coded: Vec<Coded> = s
-        .fields
-        .iter()
-        .map(|f| Coded {
-            ident: f.ident.clone(),
-            json: (!f.flatten).then(|| f.json.clone()),
-        })
-        .collect();
-    let codec = codec(ac, &coded);
-    quote! {
-        #[doc = #doc]
-        #derive
-        #vis struct #ac {
-            #(#decls)*
+    let declared = match (&s.reached, s.own) {
+        // The type itself, whose fields, derives and codec are the configuration's.
+        (Reached::Apply(source), true) => {
+            let doc = format!(
+                " `{source}` is its own apply configuration: every field optional, left out when unset."
+            );
+            quote! {
+                #[doc = #doc]
+                #vis type #ac = #source;
+            }
         }
+        _ => {
+            let coded: Vec<Coded> = s
+                .fields
+                .iter()
+                .map(|f| Coded {
+                    ident: f.ident.clone(),
+                    json: (!f.flatten).then(|| f.json.clone()),
+                })
+                .collect();
+            let codec = codec(ac, &coded);
+            quote! {
+                #[doc = #doc]
+                #derive
+                #vis struct #ac {
+                    #(#decls)*
+                }
 
-        #codec
+                #codec
+            }
+        }
+    };
+    quote! {
+        #declared
 
         impl #ac {
             #merge_const

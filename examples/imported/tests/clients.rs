@@ -19,7 +19,8 @@ use imported_apis::apis::certs::v1::{Certificate, CertificateSpec};
 use imported_apis::apis::platform::v1::tenant::{TenantSpecOwners, TenantSpecOwnersKind};
 use imported_apis::apis::platform::v1::{Tenant, TenantFields, TenantSpec};
 use imported_apis::generated::certs::v1::{
-    CertificateApplyConfiguration, CertificateStatusApplyConfiguration,
+    CertificateApplyConfiguration, CertificateSpecApplyConfiguration,
+    CertificateSpecPrivateKeyApplyConfiguration, CertificateStatusApplyConfiguration,
     CertificateStatusConditionsApplyConfiguration, extract_certificate_status,
 };
 use imported_apis::generated::{Clientset, InformerFactoryExt};
@@ -27,6 +28,7 @@ use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use kube::core::Selector;
 use kube::{Client, ResourceExt};
 use kube_codegen_runtime::{FieldManager, SharedInformerFactory};
+use serde_json::json;
 
 /// The label on the cluster-scoped objects a test creates: its namespace's name.
 const TEST_LABEL: &str = "imported-apis.example.com/test";
@@ -132,6 +134,25 @@ async fn typed_clients_create_read_and_apply_status(client: Client, ns: String) 
         .expect("extract");
     let owned = serde_json::to_value(owned).unwrap();
     assert_eq!(owned["status"]["conditions"][0]["reason"], "Issued");
+
+    // A struct of optional fields is its own apply configuration: built, written and
+    // applied as one, it carries only what was set.
+    let key = CertificateSpecPrivateKeyApplyConfiguration::default().with_size(384);
+    assert_eq!(serde_json::to_value(&key).unwrap(), json!({"size": 384}));
+    let applied = certs
+        .apply(
+            &CertificateApplyConfiguration::new("web", &ns)
+                .with_spec(CertificateSpecApplyConfiguration::default().with_private_key(key)),
+        )
+        .await
+        .expect("apply spec");
+    let private_key = applied.spec.private_key.expect("privateKey");
+    assert_eq!(private_key.size, Some(384));
+    // What the create set and the apply left out stays.
+    assert_eq!(
+        private_key.algorithm,
+        Some(CertificateSpecPrivateKeyAlgorithm::ECDSA)
+    );
 }
 
 #[tokio::test]

@@ -501,28 +501,8 @@ impl ::kube_codegen_runtime::apply::Apply for BatchRunSpec {
     );
 }
 
-/// The fields of a `BatchRunStatus` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct BatchRunStatusApplyConfiguration {
-    /// `lastOutput`.
-    pub last_output: ::core::option::Option<serde_json::Value>,
-    /// `startTime`.
-    pub start_time: ::core::option::Option<
-        <Time as ::kube_codegen_runtime::apply::Apply>::Configuration,
-    >,
-    /// `succeeded`.
-    pub succeeded: ::core::option::Option<i32>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    BatchRunStatusApplyConfiguration { "lastOutput" => last_output, "startTime" =>
-    start_time, "succeeded" => succeeded }
-);
+/// `BatchRunStatus` is its own apply configuration: every field optional, left out when unset.
+pub type BatchRunStatusApplyConfiguration = BatchRunStatus;
 
 impl BatchRunStatusApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.

@@ -168,19 +168,8 @@ pub fn extract_blob(
     )
 }
 
-/// The fields of a `BlobFields` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct BlobFieldsApplyConfiguration {
-    /// `spec`.
-    pub spec: ::core::option::Option<serde_json::Value>,
-}
-
-::kube_codegen_runtime::apply_codec!(BlobFieldsApplyConfiguration { "spec" => spec });
+/// `BlobFields` is its own apply configuration: every field optional, left out when unset.
+pub type BlobFieldsApplyConfiguration = BlobFields;
 
 impl BlobFieldsApplyConfiguration {
     /// Sets `spec`.

@@ -402,30 +402,8 @@ impl ::kube_codegen_runtime::apply::Apply for CertificateSpecIssuerRef {
     const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
 }
 
-/// The fields of a `CertificateSpecPrivateKey` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct CertificateSpecPrivateKeyApplyConfiguration {
-    /// `algorithm`.
-    pub algorithm: ::core::option::Option<
-        <CertificateSpecPrivateKeyAlgorithm as ::kube_codegen_runtime::apply::Apply>::Configuration,
-    >,
-    /// `rotationPolicy`.
-    pub rotation_policy: ::core::option::Option<
-        <CertificateSpecPrivateKeyRotationPolicy as ::kube_codegen_runtime::apply::Apply>::Configuration,
-    >,
-    /// `size`.
-    pub size: ::core::option::Option<i32>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    CertificateSpecPrivateKeyApplyConfiguration { "algorithm" => algorithm,
-    "rotationPolicy" => rotation_policy, "size" => size }
-);
+/// `CertificateSpecPrivateKey` is its own apply configuration: every field optional, left out when unset.
+pub type CertificateSpecPrivateKeyApplyConfiguration = CertificateSpecPrivateKey;
 
 impl CertificateSpecPrivateKeyApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.

@@ -393,26 +393,8 @@ impl ::kube_codegen_runtime::apply::Apply for ClusterIssuerSpecAcme {
     const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
 }
 
-/// The fields of a `ClusterIssuerSpecAcmeSolvers` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct ClusterIssuerSpecAcmeSolversApplyConfiguration {
-    /// `http01`.
-    pub http01: ::core::option::Option<serde_json::Value>,
-    /// `selector`.
-    pub selector: ::core::option::Option<
-        <ClusterIssuerSpecAcmeSolversSelector as ::kube_codegen_runtime::apply::Apply>::Configuration,
-    >,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    ClusterIssuerSpecAcmeSolversApplyConfiguration { "http01" => http01, "selector" =>
-    selector }
-);
+/// `ClusterIssuerSpecAcmeSolvers` is its own apply configuration: every field optional, left out when unset.
+pub type ClusterIssuerSpecAcmeSolversApplyConfiguration = ClusterIssuerSpecAcmeSolvers;
 
 impl ClusterIssuerSpecAcmeSolversApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -458,24 +440,8 @@ impl ::kube_codegen_runtime::apply::Apply for ClusterIssuerSpecAcmeSolvers {
     );
 }
 
-/// The fields of a `ClusterIssuerSpecAcmeSolversSelector` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct ClusterIssuerSpecAcmeSolversSelectorApplyConfiguration {
-    /// `dnsZones`.
-    pub dns_zones: ::core::option::Option<Vec<String>>,
-    /// `matchLabels`.
-    pub match_labels: ::core::option::Option<BTreeMap<String, String>>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    ClusterIssuerSpecAcmeSolversSelectorApplyConfiguration { "dnsZones" => dns_zones,
-    "matchLabels" => match_labels }
-);
+/// `ClusterIssuerSpecAcmeSolversSelector` is its own apply configuration: every field optional, left out when unset.
+pub type ClusterIssuerSpecAcmeSolversSelectorApplyConfiguration = ClusterIssuerSpecAcmeSolversSelector;
 
 impl ClusterIssuerSpecAcmeSolversSelectorApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -521,22 +487,8 @@ impl ::kube_codegen_runtime::apply::Apply for ClusterIssuerSpecAcmeSolversSelect
     );
 }
 
-/// The fields of a `ClusterIssuerSpecSelfSigned` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct ClusterIssuerSpecSelfSignedApplyConfiguration {
-    /// `crlDistributionPoints`.
-    pub crl_distribution_points: ::core::option::Option<Vec<String>>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    ClusterIssuerSpecSelfSignedApplyConfiguration { "crlDistributionPoints" =>
-    crl_distribution_points }
-);
+/// `ClusterIssuerSpecSelfSigned` is its own apply configuration: every field optional, left out when unset.
+pub type ClusterIssuerSpecSelfSignedApplyConfiguration = ClusterIssuerSpecSelfSigned;
 
 impl ClusterIssuerSpecSelfSignedApplyConfiguration {
     /// Appends items to `crlDistributionPoints`.
@@ -558,21 +510,8 @@ impl ::kube_codegen_runtime::apply::Apply for ClusterIssuerSpecSelfSigned {
     const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
 }
 
-/// The fields of a `ClusterIssuerStatus` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct ClusterIssuerStatusApplyConfiguration {
-    /// `ready`.
-    pub ready: ::core::option::Option<bool>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    ClusterIssuerStatusApplyConfiguration { "ready" => ready }
-);
+/// `ClusterIssuerStatus` is its own apply configuration: every field optional, left out when unset.
+pub type ClusterIssuerStatusApplyConfiguration = ClusterIssuerStatus;
 
 impl ClusterIssuerStatusApplyConfiguration {
     /// Sets `ready`.

@@ -277,44 +277,8 @@ impl ::kube_codegen_runtime::apply::Apply for ServiceMonitorSpec {
     );
 }
 
-/// The fields of a `ServiceMonitorSpecEndpoints` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct ServiceMonitorSpecEndpointsApplyConfiguration {
-    /// `honorLabels`.
-    pub honor_labels: ::core::option::Option<bool>,
-    /// `interval`.
-    pub interval: ::core::option::Option<String>,
-    /// `params`.
-    pub params: ::core::option::Option<BTreeMap<String, Vec<String>>>,
-    /// `path`.
-    pub path: ::core::option::Option<String>,
-    /// `port`.
-    pub port: ::core::option::Option<String>,
-    /// `relabelings`.
-    pub relabelings: ::core::option::Option<Vec<ServiceMonitorSpecEndpointsRelabelings>>,
-    /// `scheme`.
-    pub scheme: ::core::option::Option<
-        <ServiceMonitorSpecEndpointsScheme as ::kube_codegen_runtime::apply::Apply>::Configuration,
-    >,
-    /// `targetPort`.
-    pub target_port: ::core::option::Option<
-        <IntOrString as ::kube_codegen_runtime::apply::Apply>::Configuration,
-    >,
-    /// `tlsConfig`.
-    pub tls_config: ::core::option::Option<serde_json::Value>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    ServiceMonitorSpecEndpointsApplyConfiguration { "honorLabels" => honor_labels,
-    "interval" => interval, "params" => params, "path" => path, "port" => port,
-    "relabelings" => relabelings, "scheme" => scheme, "targetPort" => target_port,
-    "tlsConfig" => tls_config }
-);
+/// `ServiceMonitorSpecEndpoints` is its own apply configuration: every field optional, left out when unset.
+pub type ServiceMonitorSpecEndpointsApplyConfiguration = ServiceMonitorSpecEndpoints;
 
 impl ServiceMonitorSpecEndpointsApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -435,33 +399,8 @@ impl ::kube_codegen_runtime::apply::Apply for ServiceMonitorSpecEndpoints {
     );
 }
 
-/// The fields of a `ServiceMonitorSpecEndpointsRelabelings` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct ServiceMonitorSpecEndpointsRelabelingsApplyConfiguration {
-    /// `action`.
-    pub action: ::core::option::Option<
-        <ServiceMonitorSpecEndpointsRelabelingsAction as ::kube_codegen_runtime::apply::Apply>::Configuration,
-    >,
-    /// `modulus`.
-    pub modulus: ::core::option::Option<i64>,
-    /// `regex`.
-    pub regex: ::core::option::Option<String>,
-    /// `separator`.
-    pub separator: ::core::option::Option<String>,
-    /// `sourceLabels`.
-    pub source_labels: ::core::option::Option<Vec<String>>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    ServiceMonitorSpecEndpointsRelabelingsApplyConfiguration { "action" => action,
-    "modulus" => modulus, "regex" => regex, "separator" => separator, "sourceLabels" =>
-    source_labels }
-);
+/// `ServiceMonitorSpecEndpointsRelabelings` is its own apply configuration: every field optional, left out when unset.
+pub type ServiceMonitorSpecEndpointsRelabelingsApplyConfiguration = ServiceMonitorSpecEndpointsRelabelings;
 
 impl ServiceMonitorSpecEndpointsRelabelingsApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -533,24 +472,8 @@ impl ::kube_codegen_runtime::apply::Apply for ServiceMonitorSpecEndpointsRelabel
     );
 }
 
-/// The fields of a `ServiceMonitorSpecNamespaceSelector` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct ServiceMonitorSpecNamespaceSelectorApplyConfiguration {
-    /// `any`.
-    pub any: ::core::option::Option<bool>,
-    /// `matchNames`.
-    pub match_names: ::core::option::Option<Vec<String>>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    ServiceMonitorSpecNamespaceSelectorApplyConfiguration { "any" => any, "matchNames" =>
-    match_names }
-);
+/// `ServiceMonitorSpecNamespaceSelector` is its own apply configuration: every field optional, left out when unset.
+pub type ServiceMonitorSpecNamespaceSelectorApplyConfiguration = ServiceMonitorSpecNamespaceSelector;
 
 impl ServiceMonitorSpecNamespaceSelectorApplyConfiguration {
     /// Sets `any`.
@@ -580,26 +503,8 @@ impl ::kube_codegen_runtime::apply::Apply for ServiceMonitorSpecNamespaceSelecto
     const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
 }
 
-/// The fields of a `ServiceMonitorSpecSelector` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct ServiceMonitorSpecSelectorApplyConfiguration {
-    /// `matchExpressions`.
-    pub match_expressions: ::core::option::Option<
-        Vec<ServiceMonitorSpecSelectorMatchExpressions>,
-    >,
-    /// `matchLabels`.
-    pub match_labels: ::core::option::Option<BTreeMap<String, String>>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    ServiceMonitorSpecSelectorApplyConfiguration { "matchExpressions" =>
-    match_expressions, "matchLabels" => match_labels }
-);
+/// `ServiceMonitorSpecSelector` is its own apply configuration: every field optional, left out when unset.
+pub type ServiceMonitorSpecSelectorApplyConfiguration = ServiceMonitorSpecSelector;
 
 impl ServiceMonitorSpecSelectorApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.

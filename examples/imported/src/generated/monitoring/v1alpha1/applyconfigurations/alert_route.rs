@@ -448,21 +448,8 @@ impl ::kube_codegen_runtime::apply::Apply for AlertRouteSpecMatchers {
     );
 }
 
-/// The fields of a `AlertRouteStatus` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct AlertRouteStatusApplyConfiguration {
-    /// `observedGeneration`.
-    pub observed_generation: ::core::option::Option<i64>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    AlertRouteStatusApplyConfiguration { "observedGeneration" => observed_generation }
-);
+/// `AlertRouteStatus` is its own apply configuration: every field optional, left out when unset.
+pub type AlertRouteStatusApplyConfiguration = AlertRouteStatus;
 
 impl AlertRouteStatusApplyConfiguration {
     /// Sets `observedGeneration`.

@@ -204,21 +204,8 @@ pub fn extract_route_status(
     )
 }
 
-/// The fields of a `RouteFields` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct RouteFieldsApplyConfiguration {
-    /// `spec`.
-    pub spec: ::core::option::Option<
-        <RouteSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
-    >,
-}
-
-::kube_codegen_runtime::apply_codec!(RouteFieldsApplyConfiguration { "spec" => spec });
+/// `RouteFields` is its own apply configuration: every field optional, left out when unset.
+pub type RouteFieldsApplyConfiguration = RouteFields;
 
 impl RouteFieldsApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -251,37 +238,8 @@ impl ::kube_codegen_runtime::apply::Apply for RouteFields {
     );
 }
 
-/// The fields of a `RouteSpec` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct RouteSpecApplyConfiguration {
-    /// `hostnames`.
-    pub hostnames: ::core::option::Option<Vec<String>>,
-    /// `httpVersion`.
-    pub http_version: ::core::option::Option<i64>,
-    /// `parent`.
-    pub parent: ::core::option::Option<String>,
-    /// `ports`.
-    pub ports: ::core::option::Option<Vec<i32>>,
-    /// `rules`.
-    pub rules: ::core::option::Option<Vec<RouteSpecRules>>,
-    /// `timeouts`.
-    pub timeouts: ::core::option::Option<
-        <RouteSpecTimeouts as ::kube_codegen_runtime::apply::Apply>::Configuration,
-    >,
-    /// Weights per backend name. +1 is the default weight; a line that starts with a plus sign.
-    pub weights: ::core::option::Option<BTreeMap<String, i32>>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    RouteSpecApplyConfiguration { "hostnames" => hostnames, "httpVersion" =>
-    http_version, "parent" => parent, "ports" => ports, "rules" => rules, "timeouts" =>
-    timeouts, "weights" => weights }
-);
+/// `RouteSpec` is its own apply configuration: every field optional, left out when unset.
+pub type RouteSpecApplyConfiguration = RouteSpec;
 
 impl RouteSpecApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -381,23 +339,8 @@ impl ::kube_codegen_runtime::apply::Apply for RouteSpec {
     );
 }
 
-/// The fields of a `RouteSpecRules` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct RouteSpecRulesApplyConfiguration {
-    /// `backends`.
-    pub backends: ::core::option::Option<Vec<RouteSpecRulesBackends>>,
-    /// `matches`.
-    pub matches: ::core::option::Option<Vec<RouteSpecRulesMatches>>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    RouteSpecRulesApplyConfiguration { "backends" => backends, "matches" => matches }
-);
+/// `RouteSpecRules` is its own apply configuration: every field optional, left out when unset.
+pub type RouteSpecRulesApplyConfiguration = RouteSpecRules;
 
 impl RouteSpecRulesApplyConfiguration {
     /// Appends items to `backends`.
@@ -598,25 +541,8 @@ impl ::kube_codegen_runtime::apply::Apply for RouteSpecRulesMatchesHeaders {
     const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
 }
 
-/// The fields of a `RouteSpecRulesMatchesPath` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct RouteSpecRulesMatchesPathApplyConfiguration {
-    /// `type`.
-    pub r#type: ::core::option::Option<
-        <RouteSpecRulesMatchesPathType as ::kube_codegen_runtime::apply::Apply>::Configuration,
-    >,
-    /// `value`.
-    pub value: ::core::option::Option<String>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    RouteSpecRulesMatchesPathApplyConfiguration { "type" => r#type, "value" => value }
-);
+/// `RouteSpecRulesMatchesPath` is its own apply configuration: every field optional, left out when unset.
+pub type RouteSpecRulesMatchesPathApplyConfiguration = RouteSpecRulesMatchesPath;
 
 impl RouteSpecRulesMatchesPathApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -659,23 +585,8 @@ impl ::kube_codegen_runtime::apply::Apply for RouteSpecRulesMatchesPath {
     );
 }
 
-/// The fields of a `RouteSpecTimeouts` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct RouteSpecTimeoutsApplyConfiguration {
-    /// `idle`.
-    pub idle: ::core::option::Option<String>,
-    /// `request`.
-    pub request: ::core::option::Option<String>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    RouteSpecTimeoutsApplyConfiguration { "idle" => idle, "request" => request }
-);
+/// `RouteSpecTimeouts` is its own apply configuration: every field optional, left out when unset.
+pub type RouteSpecTimeoutsApplyConfiguration = RouteSpecTimeouts;
 
 impl RouteSpecTimeoutsApplyConfiguration {
     /// Sets `idle`.
@@ -700,21 +611,8 @@ impl ::kube_codegen_runtime::apply::Apply for RouteSpecTimeouts {
     const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
 }
 
-/// The fields of a `RouteStatus` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct RouteStatusApplyConfiguration {
-    /// `parents`.
-    pub parents: ::core::option::Option<Vec<RouteStatusParents>>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    RouteStatusApplyConfiguration { "parents" => parents }
-);
+/// `RouteStatus` is its own apply configuration: every field optional, left out when unset.
+pub type RouteStatusApplyConfiguration = RouteStatus;
 
 impl RouteStatusApplyConfiguration {
     /// Appends items to `parents`.
@@ -734,23 +632,8 @@ impl ::kube_codegen_runtime::apply::Apply for RouteStatus {
     const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
 }
 
-/// The fields of a `RouteStatusParents` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct RouteStatusParentsApplyConfiguration {
-    /// `accepted`.
-    pub accepted: ::core::option::Option<bool>,
-    /// `name`.
-    pub name: ::core::option::Option<String>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    RouteStatusParentsApplyConfiguration { "accepted" => accepted, "name" => name }
-);
+/// `RouteStatusParents` is its own apply configuration: every field optional, left out when unset.
+pub type RouteStatusParentsApplyConfiguration = RouteStatusParents;
 
 impl RouteStatusParentsApplyConfiguration {
     /// Sets `accepted`.

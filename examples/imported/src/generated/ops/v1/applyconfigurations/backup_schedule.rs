@@ -359,24 +359,8 @@ impl ::kube_codegen_runtime::apply::Apply for BackupScheduleSpec {
     );
 }
 
-/// The fields of a `BackupScheduleSpecRetention` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct BackupScheduleSpecRetentionApplyConfiguration {
-    /// `keepDaily`.
-    pub keep_daily: ::core::option::Option<i32>,
-    /// `keepLast`.
-    pub keep_last: ::core::option::Option<i32>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    BackupScheduleSpecRetentionApplyConfiguration { "keepDaily" => keep_daily, "keepLast"
-    => keep_last }
-);
+/// `BackupScheduleSpecRetention` is its own apply configuration: every field optional, left out when unset.
+pub type BackupScheduleSpecRetentionApplyConfiguration = BackupScheduleSpecRetention;
 
 impl BackupScheduleSpecRetentionApplyConfiguration {
     /// Sets `keepDaily`.

@@ -437,25 +437,8 @@ impl ::kube_codegen_runtime::apply::Apply for TenantSpecOwners {
     );
 }
 
-/// The fields of a `TenantSpecQuotas` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct TenantSpecQuotasApplyConfiguration {
-    /// `cpu`.
-    pub cpu: ::core::option::Option<
-        <IntOrString as ::kube_codegen_runtime::apply::Apply>::Configuration,
-    >,
-    /// `pods`.
-    pub pods: ::core::option::Option<i32>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    TenantSpecQuotasApplyConfiguration { "cpu" => cpu, "pods" => pods }
-);
+/// `TenantSpecQuotas` is its own apply configuration: every field optional, left out when unset.
+pub type TenantSpecQuotasApplyConfiguration = TenantSpecQuotas;
 
 impl TenantSpecQuotasApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -496,25 +479,8 @@ impl ::kube_codegen_runtime::apply::Apply for TenantSpecQuotas {
     );
 }
 
-/// The fields of a `TenantStatus` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct TenantStatusApplyConfiguration {
-    /// `namespaces`.
-    pub namespaces: ::core::option::Option<Vec<String>>,
-    /// `phase`.
-    pub phase: ::core::option::Option<
-        <TenantStatusPhase as ::kube_codegen_runtime::apply::Apply>::Configuration,
-    >,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    TenantStatusApplyConfiguration { "namespaces" => namespaces, "phase" => phase }
-);
+/// `TenantStatus` is its own apply configuration: every field optional, left out when unset.
+pub type TenantStatusApplyConfiguration = TenantStatus;
 
 impl TenantStatusApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.

@@ -289,23 +289,8 @@ impl ::kube_codegen_runtime::apply::Apply for WidgetSpec {
     );
 }
 
-/// The fields of a `WidgetStatus` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct WidgetStatusApplyConfiguration {
-    /// `replicas`.
-    pub replicas: ::core::option::Option<i32>,
-    /// `selector`.
-    pub selector: ::core::option::Option<String>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    WidgetStatusApplyConfiguration { "replicas" => replicas, "selector" => selector }
-);
+/// `WidgetStatus` is its own apply configuration: every field optional, left out when unset.
+pub type WidgetStatusApplyConfiguration = WidgetStatus;
 
 impl WidgetStatusApplyConfiguration {
     /// Sets `replicas`.

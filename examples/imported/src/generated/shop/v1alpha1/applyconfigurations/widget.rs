@@ -170,21 +170,8 @@ pub fn extract_widget(
     )
 }
 
-/// The fields of a `WidgetFields` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct WidgetFieldsApplyConfiguration {
-    /// `spec`.
-    pub spec: ::core::option::Option<
-        <WidgetSpec as ::kube_codegen_runtime::apply::Apply>::Configuration,
-    >,
-}
-
-::kube_codegen_runtime::apply_codec!(WidgetFieldsApplyConfiguration { "spec" => spec });
+/// `WidgetFields` is its own apply configuration: every field optional, left out when unset.
+pub type WidgetFieldsApplyConfiguration = WidgetFields;
 
 impl WidgetFieldsApplyConfiguration {
     /// How server-side apply merges each field, by JSON name.
@@ -217,19 +204,8 @@ impl ::kube_codegen_runtime::apply::Apply for WidgetFields {
     );
 }
 
-/// The fields of a `WidgetSpec` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct WidgetSpecApplyConfiguration {
-    /// `size`.
-    pub size: ::core::option::Option<i32>,
-}
-
-::kube_codegen_runtime::apply_codec!(WidgetSpecApplyConfiguration { "size" => size });
+/// `WidgetSpec` is its own apply configuration: every field optional, left out when unset.
+pub type WidgetSpecApplyConfiguration = WidgetSpec;
 
 impl WidgetSpecApplyConfiguration {
     /// Sets `size`.

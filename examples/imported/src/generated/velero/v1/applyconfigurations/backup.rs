@@ -182,26 +182,8 @@ pub fn extract_backup(
     )
 }
 
-/// The fields of a `BackupSpec` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct BackupSpecApplyConfiguration {
-    /// `hooks`.
-    pub hooks: ::core::option::Option<Vec<serde_json::Value>>,
-    /// `requirements`.
-    pub requirements: ::core::option::Option<Vec<BackupSpecRequirements>>,
-    /// `ttl`.
-    pub ttl: ::core::option::Option<String>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    BackupSpecApplyConfiguration { "hooks" => hooks, "requirements" => requirements,
-    "ttl" => ttl }
-);
+/// `BackupSpec` is its own apply configuration: every field optional, left out when unset.
+pub type BackupSpecApplyConfiguration = BackupSpec;
 
 impl BackupSpecApplyConfiguration {
     /// Appends items to `hooks`.
@@ -317,21 +299,8 @@ impl ::kube_codegen_runtime::apply::Apply for BackupSpecRequirements {
     );
 }
 
-/// The fields of a `BackupStatus` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct BackupStatusApplyConfiguration {
-    /// `phase`.
-    pub phase: ::core::option::Option<String>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    BackupStatusApplyConfiguration { "phase" => phase }
-);
+/// `BackupStatus` is its own apply configuration: every field optional, left out when unset.
+pub type BackupStatusApplyConfiguration = BackupStatus;
 
 impl BackupStatusApplyConfiguration {
     /// Sets `phase`.

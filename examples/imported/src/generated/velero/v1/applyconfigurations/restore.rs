@@ -182,21 +182,8 @@ pub fn extract_restore(
     )
 }
 
-/// The fields of a `RestoreSpec` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct RestoreSpecApplyConfiguration {
-    /// `workers`.
-    pub workers: ::core::option::Option<i32>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    RestoreSpecApplyConfiguration { "workers" => workers }
-);
+/// `RestoreSpec` is its own apply configuration: every field optional, left out when unset.
+pub type RestoreSpecApplyConfiguration = RestoreSpec;
 
 impl RestoreSpecApplyConfiguration {
     /// Sets `workers`.
@@ -213,21 +200,8 @@ impl ::kube_codegen_runtime::apply::Apply for RestoreSpec {
     const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::FIELDS;
 }
 
-/// The fields of a `RestoreStatus` a field manager applies: every field optional, left out when unset.
-#[derive(
-    ::core::clone::Clone,
-    ::core::fmt::Debug,
-    ::core::default::Default,
-    ::core::cmp::PartialEq
-)]
-pub struct RestoreStatusApplyConfiguration {
-    /// `workers`.
-    pub workers: ::core::option::Option<i32>,
-}
-
-::kube_codegen_runtime::apply_codec!(
-    RestoreStatusApplyConfiguration { "workers" => workers }
-);
+/// `RestoreStatus` is its own apply configuration: every field optional, left out when unset.
+pub type RestoreStatusApplyConfiguration = RestoreStatus;
 
 impl RestoreStatusApplyConfiguration {
     /// Sets `workers`.
