@@ -264,12 +264,9 @@ macro_rules! __apply_codec_write {
     ($self:ident, $map:ident, _ $field:ident) => {
         $crate::apply_codec::write_flattened($map, &$self.$field)?;
     };
+    // A named field is written as an optional field of `struct_codec!` is.
     ($self:ident, $map:ident, $json:literal $field:ident) => {
-        if let ::core::result::Result::Err(e) =
-            $crate::apply_codec::entry($map, $json, &$self.$field)
-        {
-            return ::core::result::Result::Err(e);
-        }
+        $crate::__codec_write!($self, $map, $json $field)
     };
 }
 
