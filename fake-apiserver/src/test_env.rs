@@ -114,7 +114,10 @@ impl TestEnv {
     /// Applies `object` through the API with server-side apply (field manager
     /// `kube-test-env`, forced), so that a CRD another run installed is simply kept; a
     /// namespaced object without a namespace goes to this environment's. A CRD is waited
-    /// for until it is established. Returns the stored object.
+    /// for until it is established; one of the same name still being deleted (an earlier
+    /// run's, whose objects the server is removing) is first waited for until it is gone, up
+    /// to a minute, since applying over it would leave it terminating and its kind refusing
+    /// creates. Returns the stored object.
     pub async fn apply(&self, object: impl serde::Serialize) -> Result<Value, TestEnvError> {
         let mut obj = serde_json::to_value(object).map_err(|e| err("serializing", e))?;
         let api_version = obj["apiVersion"].as_str().unwrap_or("").to_owned();
@@ -141,6 +144,10 @@ impl TestEnv {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned();
+        let is_crd = kind == "CustomResourceDefinition" && api_version == "apiextensions.k8s.io/v1";
+        if is_crd {
+            wait_gone_if_terminating(&api, &name).await?;
+        }
         let created = api
             .patch(
                 &name,
@@ -149,7 +156,7 @@ impl TestEnv {
             )
             .await
             .map_err(|e| err(&format!("applying {kind} {name}"), e))?;
-        if kind == "CustomResourceDefinition" && api_version == "apiextensions.k8s.io/v1" {
+        if is_crd {
             self.wait_established(&api, &created.metadata.name.clone().unwrap_or_default())
                 .await?;
         }
@@ -196,6 +203,30 @@ impl TestEnv {
             Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
             Err(e) => Err(err(&format!("deleting namespace {}", self.namespace), e)),
         }
+    }
+}
+
+/// Waits until the object `name` of `api`, if it is being deleted, is gone.
+async fn wait_gone_if_terminating(
+    api: &Api<DynamicObject>,
+    name: &str,
+) -> Result<(), TestEnvError> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let current = api
+            .get_opt(name)
+            .await
+            .map_err(|e| err(&format!("reading {name}"), e))?;
+        let Some(current) = current.filter(|o| o.metadata.deletion_timestamp.is_some()) else {
+            return Ok(());
+        };
+        if Instant::now() > deadline {
+            return Err(TestEnvError(format!(
+                "{name} is being deleted and was not gone within 60s (finalizers: {:?})",
+                current.metadata.finalizers.unwrap_or_default()
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
 
