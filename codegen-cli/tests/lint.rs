@@ -158,6 +158,22 @@ fn each_rule_reports_its_message_at_the_field() {
             widget("    /// +optional\n    pub paused: Option<bool>,\n", "", ""),
         ),
         (
+            "no-maps",
+            widget(
+                "    /// +optional\n    pub limits: Option<std::collections::BTreeMap<String, i32>>,\n    /// +optional\n    /// +kubebuilder:validation:MaxItems=4\n    #[serde(default)]\n    pub groups: Vec<std::collections::BTreeMap<String, Port>>,\n    /// +optional\n    pub selector: Option<std::collections::BTreeMap<String, String>>,\n",
+                "",
+                "\n#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]\npub struct Port {\n    /// +required\n    pub number: i32,\n}\n",
+            ),
+        ),
+        (
+            "no-durations",
+            widget(
+                "    /// +optional\n    pub timeout: Option<std::time::Duration>,\n",
+                "",
+                "",
+            ),
+        ),
+        (
             "json-names",
             widget(
                 "    /// +optional\n    #[serde(rename = \"max_surge\")]\n    pub max_surge: Option<i32>,\n",
@@ -289,6 +305,8 @@ fn the_rules_are_listed() {
         "string-enums",
         "status-optional",
         "no-bools",
+        "no-maps",
+        "no-durations",
         "json-names",
         "no-flatten",
     ] {

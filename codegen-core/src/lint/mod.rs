@@ -73,6 +73,14 @@ pub const RULES: &[Rule] = &[
         summary: "no `bool`: an enum of string values can gain a third state",
     },
     Rule {
+        id: "no-maps",
+        summary: "maps hold strings only (labels, annotations); other maps are lists of named items",
+    },
+    Rule {
+        id: "no-durations",
+        summary: "no `Duration`: an integer with the unit in its name (`timeoutSeconds`)",
+    },
+    Rule {
         id: "json-names",
         summary: "JSON names are camelCase",
     },

@@ -104,6 +104,8 @@ pub(super) fn field<'a>(
     required_fields(out, &at);
     integers_and_floats(out, &at, f.ty);
     no_bools(out, &at);
+    no_maps(out, &at, f.ty);
+    no_durations(out, &at);
     max_length(out, &at, structs);
     string_enums(out, &at, structs);
     conditions(out, &at, structs);
@@ -297,6 +299,56 @@ fn no_bools(out: &mut Vec<Finding>, at: &At<'_, '_>) {
             span,
             format!(
                 "{} is a `bool`: a state with two values today often needs a third later (`Enabled`, `Disabled`, `Auto`), and a `bool` cannot grow one without a new field; use an enum of string values",
+                at.name()
+            ),
+        ));
+    }
+}
+
+/// `no-maps`: maps anywhere in the field's type (`Vec<BTreeMap<..>>` too) hold strings only,
+/// as kube-api-linter's `nomaps` with its default policy (string-to-string maps allowed).
+fn no_maps(out: &mut Vec<Finding>, at: &At<'_, '_>, ty: &Type) {
+    let Type::Path(p) = ty else {
+        if let Type::Array(a) = ty {
+            no_maps(out, at, &a.elem);
+        }
+        return;
+    };
+    let args = generic_args(ty);
+    let map = p.path.segments.last().filter(|s| {
+        matches!(
+            s.ident.to_string().as_str(),
+            "BTreeMap" | "HashMap" | "IndexMap"
+        )
+    });
+    if let (Some(segment), Some(value)) = (map, args.get(1)) {
+        if !plain_string(value) {
+            let value = value.to_token_stream().to_string().replace(' ', "");
+            out.push(at.finding(
+                "no-maps",
+                segment.ident.span(),
+                format!(
+                    "{} holds a map of `{value}`: a map's keys are data the schema cannot describe, validate or document, and an entry cannot later gain a second field that identifies it; the conventions keep maps to string values (labels, annotations); use a list of named items (`+listType=map`, `+listMapKey=name`)",
+                    at.name()
+                ),
+            ));
+        }
+    }
+    for t in args {
+        no_maps(out, at, t);
+    }
+}
+
+/// `no-durations`: no `Duration` (std's, chrono's, a `metav1.Duration` of one's own).
+fn no_durations(out: &mut Vec<Finding>, at: &At<'_, '_>) {
+    let mut names = Vec::new();
+    leaf_names(at.f.ty, &mut names);
+    if let Some((_, span)) = names.into_iter().find(|(n, _)| n == "Duration") {
+        out.push(at.finding(
+            "no-durations",
+            span,
+            format!(
+                "{} is a `Duration`: it has no JSON form all clients read alike (Go's `metav1.Duration` is text such as `1h30m`, serde writes std's as `{{secs, nanos}}`), and its unit is not in its name; use an integer with the unit in its name (`timeoutSeconds: i32`)",
                 at.name()
             ),
         ));

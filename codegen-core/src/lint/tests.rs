@@ -80,3 +80,30 @@ fn crd_markers_lints_a_nested_struct_when_asked() {
         found[0]
     );
 }
+
+#[test]
+fn the_derive_reports_maps_of_non_strings_and_durations() {
+    let out = crate::derive_crd_markers(quote! {
+        /// +kube-codegen:lint
+        pub struct Budget {
+            /// +optional
+            pub zones: Option<std::collections::BTreeMap<String, i32>>,
+            /// +optional
+            pub selector: Option<std::collections::BTreeMap<String, String>>,
+            /// +optional
+            pub grace: Option<std::time::Duration>,
+        }
+    });
+    let found = notes(&out);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(
+        found[0].starts_with("kube-codegen lint `no-maps`: `zones` holds a map of `i32`"),
+        "{}",
+        found[0]
+    );
+    assert!(
+        found[1].starts_with("kube-codegen lint `no-durations`: `grace` is a `Duration`"),
+        "{}",
+        found[1]
+    );
+}

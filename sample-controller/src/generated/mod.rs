@@ -72,7 +72,7 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/samplecontroller/v1alpha1/icecream.rs"),
-    11753850595019666511u64,
+    14757414733597270548u64,
     "generated code is stale: `samplecontroller/v1alpha1/icecream.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input sample-controller/src/apis --output sample-controller/src/generated`",
 );
 

@@ -72,6 +72,7 @@ pub struct IcecreamStatus {
     /// Number of pods per phase (`Running`, `Pending`, ...).
     ///
     /// +optional
+    /// +kube-codegen:lint:ignore=no-maps keyed by the pod phases Kubernetes defines, written by the controller alone; a list changes the stored schema
     #[serde(default)]
     pub pod_phases: BTreeMap<String, i32>,
 }
