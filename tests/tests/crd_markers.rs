@@ -125,6 +125,15 @@ fn markers_land_where_controller_gen_puts_them() {
         version["deprecationWarning"],
         "shop.example.com/v1 Order is deprecated; use v2"
     );
+    // Schemaless: the field's description and its other markers, nothing of its type.
+    assert_eq!(
+        spec["properties"]["sampleLine"],
+        json!({
+            "description": "A line kept as written: its type is not looked into, so neither its fields nor\nits markers are in the schema.",
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": true
+        })
+    );
     // Marker lines are instructions, not documentation.
     assert!(
         !crd.to_string().contains("+kubebuilder"),
@@ -342,6 +351,63 @@ mod unseen {
         Low,
         High,
     }
+}
+
+mod schemaless {
+    use kube::CustomResource;
+    use kube_codegen_runtime::GenClient;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    #[derive(CustomResource, GenClient, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+    #[kube(group = "example.com", version = "v1", kind = "Plugin", namespaced)]
+    pub struct PluginSpec {
+        /// Settings, checked by the plugin itself.
+        ///
+        /// +kubebuilder:validation:Schemaless
+        /// +kubebuilder:validation:Type=object
+        /// +kubebuilder:pruning:PreserveUnknownFields
+        pub settings: Option<serde_json::Value>,
+        /// A struct of another crate's, kept as written: without `Schemaless` its markers
+        /// would have to reach the CRD through `CrdMarkers`.
+        ///
+        /// +kubebuilder:validation:Schemaless
+        /// +kubebuilder:validation:Type=object
+        /// +kubebuilder:validation:XPreserveUnknownFields
+        pub part: Option<super::unseen::Part>,
+        /// A list of them, its items kept as written.
+        ///
+        /// +kubebuilder:validation:items:Schemaless
+        /// +kubebuilder:validation:items:Type=object
+        /// +kubebuilder:validation:items:XPreserveUnknownFields
+        #[serde(default)]
+        pub parts: Vec<super::unseen::Part>,
+    }
+}
+
+#[test]
+fn a_schemaless_field_is_its_description_and_its_markers_alone() {
+    let crd = schemaless::Plugin::crd_with_markers().expect("the CRD builds");
+    let crd = serde_json::to_value(&crd).unwrap();
+    let props = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
+    assert_eq!(
+        props["settings"],
+        json!({"description": "Settings, checked by the plugin itself.", "type": "object",
+            "x-kubernetes-preserve-unknown-fields": true})
+    );
+    assert_eq!(props["part"]["type"], "object");
+    assert_eq!(props["part"]["x-kubernetes-preserve-unknown-fields"], true);
+    assert!(
+        props["part"].get("properties").is_none(),
+        "{}",
+        props["part"]
+    );
+    assert!(props["part"].get("nullable").is_none(), "{}", props["part"]);
+    assert_eq!(props["parts"]["type"], "array");
+    let items = &props["parts"]["items"];
+    assert_eq!(items["type"], "object");
+    assert_eq!(items["x-kubernetes-preserve-unknown-fields"], true);
+    assert!(items.get("properties").is_none(), "{items}");
 }
 
 #[test]

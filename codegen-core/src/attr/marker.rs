@@ -78,6 +78,7 @@ pub(crate) const KNOWN: &[(&str, Place, Option<bool>)] = &[
     ("kubebuilder:validation:Optional", Place::Field, None),
     ("kubebuilder:validation:Required", Place::Field, None),
     ("kubebuilder:validation:Type", Place::Both, Some(true)),
+    ("kubebuilder:validation:Schemaless", Place::Field, None),
     ("kubebuilder:validation:XIntOrString", Place::Both, None),
     (
         "kubebuilder:validation:XPreserveUnknownFields",

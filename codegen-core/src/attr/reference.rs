@@ -322,6 +322,12 @@ const DOCS: &[Doc] = &[
         example: "/// +kubebuilder:validation:Type=string",
     },
     Doc {
+        name: "kubebuilder:validation:Schemaless",
+        args: "",
+        writes: "a schema of the field's description alone: its type is not looked into, and its other markers (`Type`, `XPreserveUnknownFields`, ...) say what it is",
+        example: "/// +kubebuilder:validation:Schemaless",
+    },
+    Doc {
         name: "kubebuilder:validation:XIntOrString",
         args: "",
         writes: "an int-or-string: `x-kubernetes-int-or-string: true`, `anyOf` integer/string, no `type`",

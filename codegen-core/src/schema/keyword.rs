@@ -24,6 +24,11 @@ pub(super) fn field_patch(
             let rule = cel::xvalidation(cx, m, &crate::cel_type::at_marker(s, structs))?;
             set.insert("x-kubernetes-validations".into(), Value::Array(vec![rule]));
         }
+        "Schemaless" => {
+            // The runtime empties the field's schema (keeping its description) before the
+            // field's other markers are applied; the walk places nothing below it.
+            set.insert("x-kube-codegen-schemaless".into(), Value::from(true));
+        }
         "XIntOrString" => {
             // An int-or-string schema has no type of its own (a JSON null drops the key).
             set.insert("x-kubernetes-int-or-string".into(), Value::from(true));

@@ -207,6 +207,14 @@ impl<'a> Walker<'_, '_, 'a> {
                 container_default: container.default,
             };
             self.field(cx, &mut own, &at);
+            // A schemaless field's type is not looked into (controller-gen's rule): its
+            // structs' markers, and probes of what the source does not show, stay out.
+            if markers
+                .iter()
+                .any(|m| m.name == "kubebuilder:validation:Schemaless")
+            {
+                continue;
+            }
             // The structs below this field.
             let mut rel = vec![name.clone()];
             let mut sh = field_shape;

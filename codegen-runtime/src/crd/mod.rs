@@ -25,7 +25,8 @@ pub enum Patch {
     /// Sets the keys of the JSON object `set` on the schema at `path`: property names from
     /// the root schema, `[]` for a list's items, `{}` for a map's values.
     /// `x-kubernetes-validations` is appended to rather than replaced, and a key set to
-    /// `null` (but `default`) is removed.
+    /// `null` (but `default`) is removed. With [`SCHEMALESS`] set, everything but the
+    /// `description` is removed first (`+kubebuilder:validation:Schemaless`).
     Schema {
         /// Where.
         path: &'static [&'static str],
@@ -57,6 +58,12 @@ pub enum Patch {
         path: &'static [&'static str],
     },
 }
+
+/// The key of a [`Patch::Schema`] that empties the schema at its path but for its
+/// `description` (`+kubebuilder:validation:Schemaless`, as controller-gen writes it: the
+/// field's type is not looked into, so nothing is placed below it, and the field's other
+/// markers say all there is). It is not written into the CRD.
+pub const SCHEMALESS: &str = "x-kube-codegen-schemaless";
 
 /// Patches placed in a CRD: each [`Patch`] below a path (the generated patches of a spec
 /// sit at the root; a struct deriving `CrdMarkers` adds its own below the field that holds it).
@@ -257,8 +264,12 @@ fn joined(at: &[String], path: &[&str]) -> Vec<String> {
 fn apply(crd: &mut Value, at: &[String], patch: &Patch) -> Result<(), String> {
     match *patch {
         Patch::Schema { path, set } => {
-            let set: Map<String, Value> = serde_json::from_str(set).map_err(|e| e.to_string())?;
+            let mut set: Map<String, Value> =
+                serde_json::from_str(set).map_err(|e| e.to_string())?;
             let schema = schema_at(crd, &joined(at, path))?;
+            if set.remove(SCHEMALESS).is_some() {
+                schema.retain(|key, _| key == "description");
+            }
             for (key, value) in set {
                 match (key.as_str(), schema.get_mut(&key), value) {
                     ("x-kubernetes-validations", Some(Value::Array(have)), Value::Array(add)) => {

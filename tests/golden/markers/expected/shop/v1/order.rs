@@ -213,6 +213,15 @@ impl Order {
                     required: false,
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {
+                    path: &["spec", "sampleLine"],
+                    set: r#"{"type":"object","x-kube-codegen-schemaless":true,"x-kubernetes-preserve-unknown-fields":true}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Required {
+                    path: &["spec"],
+                    field: "sampleLine",
+                    required: false,
+                },
+                ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec", "template"],
                     set: r#"{"nullable":true,"type":"object","x-kubernetes-embedded-resource":true,"x-kubernetes-preserve-unknown-fields":true}"#,
                 },

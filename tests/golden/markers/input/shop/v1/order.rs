@@ -107,6 +107,14 @@ pub struct OrderSpec {
     /// +kubebuilder:pruning:PreserveUnknownFields
     /// +optional
     pub extra: Option<serde_json::Value>,
+    /// A line kept as written: its type is not looked into, so neither its fields nor
+    /// its markers are in the schema.
+    ///
+    /// +kubebuilder:validation:Schemaless
+    /// +kubebuilder:validation:Type=object
+    /// +kubebuilder:pruning:PreserveUnknownFields
+    /// +optional
+    pub sample_line: Option<Line>,
     /// A Kubernetes object to create with the order.
     ///
     /// +kubebuilder:validation:EmbeddedResource
