@@ -181,6 +181,56 @@ fn a_valid_order_is_stored_with_the_marker_defaults() {
 }
 
 #[test]
+fn union_markers_are_controller_gens_rules_after_the_structs_own() {
+    let coupon = crds()
+        .unwrap()
+        .into_iter()
+        .find(|c| c.spec.names.kind == "Coupon")
+        .unwrap();
+    let crd = serde_json::to_value(&coupon).unwrap();
+    let rules = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"];
+    assert_eq!(
+        rules,
+        &json!([
+            {"rule": "self.code.startsWith('SHOP')", "message": "codes start with SHOP"},
+            {"rule": "(has(self.days)?1:0)+(has(self.note)?1:0) <= 1",
+                "message": "at most one of the fields in [days note] may be set"},
+            {"rule": "(has(self.until)?1:0)+(has(self.days)?1:0) == 1",
+                "message": "exactly one of the fields in [until days] must be set"},
+            {"rule": "has(self.until)||has(self.note)",
+                "message": "at least one of the fields in [until note] must be set"},
+        ])
+    );
+    let fake = server();
+    let coupon = |spec: Value| {
+        let mut spec = spec;
+        spec["code"] = json!("SHOPNOW");
+        json!({"apiVersion": "shop.example.com/v1", "kind": "Coupon",
+            "metadata": {"name": "c", "namespace": "default"}, "spec": spec})
+    };
+    for (spec, message) in [
+        (
+            json!({"until": "2026-12-31", "days": 3}),
+            "exactly one of the fields in [until days] must be set",
+        ),
+        (
+            json!({"days": 3, "note": "staff"}),
+            "at most one of the fields in [days note] may be set",
+        ),
+        (
+            json!({"days": 3}),
+            "at least one of the fields in [until note] must be set",
+        ),
+    ] {
+        let err = fake.seed(coupon(spec)).unwrap_err();
+        assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"), "{err:?}");
+        assert!(err.message.contains(message), "{}", err.message);
+    }
+    fake.seed(coupon(json!({"until": "2026-12-31", "note": "staff"})))
+        .expect("until alone of until and days, note alone of days and note");
+}
+
+#[test]
 fn each_violated_marker_is_a_422_naming_the_field() {
     let fake = server();
     let with = |key: &str, value: Value| {

@@ -79,6 +79,21 @@ pub(crate) const KNOWN: &[(&str, Place, Option<bool>)] = &[
     ("kubebuilder:validation:Required", Place::Field, None),
     ("kubebuilder:validation:Type", Place::Both, Some(true)),
     ("kubebuilder:validation:Schemaless", Place::Field, None),
+    (
+        "kubebuilder:validation:ExactlyOneOf",
+        Place::Both,
+        Some(true),
+    ),
+    (
+        "kubebuilder:validation:AtMostOneOf",
+        Place::Both,
+        Some(true),
+    ),
+    (
+        "kubebuilder:validation:AtLeastOneOf",
+        Place::Both,
+        Some(true),
+    ),
     ("kubebuilder:validation:XIntOrString", Place::Both, None),
     (
         "kubebuilder:validation:XPreserveUnknownFields",
@@ -157,10 +172,6 @@ pub(crate) const IGNORED: &[&str] = &[
 /// controller-gen markers kube-codegen does not implement: an error that says so, rather
 /// than a guess at a similar name.
 pub(crate) const UNSUPPORTED: &[&str] = &[
-    "kubebuilder:validation:Schemaless",
-    "kubebuilder:validation:ExactlyOneOf",
-    "kubebuilder:validation:AtMostOneOf",
-    "kubebuilder:validation:AtLeastOneOf",
     "kubebuilder:title",
     "kubebuilder:example",
     "kubebuilder:externalDocs",
@@ -177,6 +188,9 @@ pub(crate) fn has_items_form(name: &str) -> bool {
                 | "kubebuilder:validation:Required"
                 | "kubebuilder:validation:EmbeddedResource"
                 | "kubebuilder:validation:XEmbeddedResource"
+                | "kubebuilder:validation:ExactlyOneOf"
+                | "kubebuilder:validation:AtMostOneOf"
+                | "kubebuilder:validation:AtLeastOneOf"
         )
 }
 

@@ -328,6 +328,24 @@ const DOCS: &[Doc] = &[
         example: "/// +kubebuilder:validation:Schemaless",
     },
     Doc {
+        name: "kubebuilder:validation:ExactlyOneOf",
+        args: "the JSON names of optional fields of the struct, separated by `;`",
+        writes: "an `x-kubernetes-validations` rule on the struct: exactly one of them is set (controller-gen's rule and message)",
+        example: "/// +kubebuilder:validation:ExactlyOneOf=configMapRef;secretRef",
+    },
+    Doc {
+        name: "kubebuilder:validation:AtMostOneOf",
+        args: "the JSON names of optional fields of the struct, separated by `;`",
+        writes: "an `x-kubernetes-validations` rule on the struct: at most one of them is set",
+        example: "/// +kubebuilder:validation:AtMostOneOf=configMapRef;secretRef",
+    },
+    Doc {
+        name: "kubebuilder:validation:AtLeastOneOf",
+        args: "the JSON names of optional fields of the struct, separated by `;`",
+        writes: "an `x-kubernetes-validations` rule on the struct: at least one of them is set",
+        example: "/// +kubebuilder:validation:AtLeastOneOf=email;phone",
+    },
+    Doc {
         name: "kubebuilder:validation:XIntOrString",
         args: "",
         writes: "an int-or-string: `x-kubernetes-int-or-string: true`, `anyOf` integer/string, no `type`",

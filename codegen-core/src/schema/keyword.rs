@@ -24,6 +24,10 @@ pub(super) fn field_patch(
             let rule = cel::xvalidation(cx, m, &crate::cel_type::at_marker(s, structs))?;
             set.insert("x-kubernetes-validations".into(), Value::Array(vec![rule]));
         }
+        union if super::one_of::is_union(union) => {
+            let rule = super::one_of::rule(cx, m, s)?;
+            set.insert("x-kubernetes-validations".into(), Value::Array(vec![rule]));
+        }
         "Schemaless" => {
             // The runtime empties the field's schema (keeping its description) before the
             // field's other markers are applied; the walk places nothing below it.

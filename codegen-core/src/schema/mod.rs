@@ -15,6 +15,7 @@ mod cel;
 mod defaults;
 mod keyword;
 mod list_map;
+mod one_of;
 mod patch;
 mod place;
 mod resource;

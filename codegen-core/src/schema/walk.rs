@@ -143,7 +143,10 @@ impl<'a> Walker<'_, '_, 'a> {
     /// The struct's own patches, checked once however often it appears.
     fn own(&mut self, cx: &mut Ctxt, s: &'a ItemStruct) -> Own<'a> {
         let mut own = Own::default();
-        for m in marker::read(cx, &s.attrs) {
+        let mut markers = marker::read(cx, &s.attrs);
+        // The union markers' rules after the struct's own, in controller-gen's order.
+        markers.sort_by_key(super::one_of::order);
+        for m in markers {
             match m.place {
                 Place::Field => cx.error_at(
                     &m.name_loc,

@@ -23,7 +23,7 @@ pub fn crds() -> ::core::result::Result<
                     },
                     ::kube_codegen_runtime::crd::Patch::Schema {
                         path: &["spec"],
-                        set: r#"{"x-kubernetes-validations":[{"message":"codes start with SHOP","rule":"self.code.startsWith('SHOP')"}]}"#,
+                        set: r#"{"x-kubernetes-validations":[{"message":"codes start with SHOP","rule":"self.code.startsWith('SHOP')"},{"message":"at most one of the fields in [days note] may be set","rule":"(has(self.days)?1:0)+(has(self.note)?1:0) <= 1"},{"message":"exactly one of the fields in [until days] must be set","rule":"(has(self.until)?1:0)+(has(self.days)?1:0) == 1"},{"message":"at least one of the fields in [until note] must be set","rule":"has(self.until)||has(self.note)"}]}"#,
                     },
                     ::kube_codegen_runtime::crd::Patch::Schema {
                         path: &["spec", "code"],
@@ -58,6 +58,33 @@ pub fn crds() -> ::core::result::Result<
                     ::kube_codegen_runtime::crd::Patch::Required {
                         path: &["spec"],
                         field: "regions",
+                        required: false,
+                    },
+                    ::kube_codegen_runtime::crd::Patch::Schema {
+                        path: &["spec", "until"],
+                        set: r#"{"maxLength":10}"#,
+                    },
+                    ::kube_codegen_runtime::crd::Patch::Required {
+                        path: &["spec"],
+                        field: "until",
+                        required: false,
+                    },
+                    ::kube_codegen_runtime::crd::Patch::Schema {
+                        path: &["spec", "days"],
+                        set: r#"{"minimum":1}"#,
+                    },
+                    ::kube_codegen_runtime::crd::Patch::Required {
+                        path: &["spec"],
+                        field: "days",
+                        required: false,
+                    },
+                    ::kube_codegen_runtime::crd::Patch::Schema {
+                        path: &["spec", "note"],
+                        set: r#"{"maxLength":64}"#,
+                    },
+                    ::kube_codegen_runtime::crd::Patch::Required {
+                        path: &["spec"],
+                        field: "note",
                         required: false,
                     },
                     ::kube_codegen_runtime::crd::Patch::Read {

@@ -26,7 +26,7 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/shop/v1/coupon.rs"),
-    17232793719531637326u64,
+    13502148653248406034u64,
     "generated code is stale: `shop/v1/coupon.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/markers/input --output tests/golden/markers/expected --api-module crate::markers_apis`",
 );
 

@@ -12,6 +12,9 @@ use serde::{Deserialize, Serialize};
 ///
 /// +kubebuilder:resource:shortName=cpn,categories=shop
 /// +kubebuilder:printcolumn:name=Percent,type=integer,JSONPath=.spec.percent
+/// +kubebuilder:validation:AtLeastOneOf=until;note
+/// +kubebuilder:validation:ExactlyOneOf=until;days
+/// +kubebuilder:validation:AtMostOneOf=days;note
 /// +kubebuilder:validation:XValidation:rule="self.code.startsWith('SHOP')",message="codes start with SHOP"
 #[derive(CustomResource, GenClient, Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[kube(
@@ -55,6 +58,21 @@ pub struct CouponSpec {
     /// +optional
     #[serde(default)]
     pub regions: BTreeMap<String, String>,
+    /// Valid until this date (`2026-12-31`).
+    ///
+    /// +kubebuilder:validation:MaxLength=10
+    /// +optional
+    pub until: Option<String>,
+    /// Valid for this many days from its first use.
+    ///
+    /// +kubebuilder:validation:Minimum=1
+    /// +optional
+    pub days: Option<i32>,
+    /// A note for the shop's staff.
+    ///
+    /// +kubebuilder:validation:MaxLength=64
+    /// +optional
+    pub note: Option<String>,
 }
 
 /// A limit for one customer group.
