@@ -321,18 +321,18 @@ fn no_maps(out: &mut Vec<Finding>, at: &At<'_, '_>, ty: &Type) {
             "BTreeMap" | "HashMap" | "IndexMap"
         )
     });
-    if let (Some(segment), Some(value)) = (map, args.get(1)) {
-        if !plain_string(value) {
-            let value = value.to_token_stream().to_string().replace(' ', "");
-            out.push(at.finding(
-                "no-maps",
-                segment.ident.span(),
-                format!(
-                    "{} holds a map of `{value}`: a map's keys are data the schema cannot describe, validate or document, and an entry cannot later gain a second field that identifies it; the conventions keep maps to string values (labels, annotations); use a list of named items (`+listType=map`, `+listMapKey=name`)",
-                    at.name()
-                ),
-            ));
-        }
+    if let (Some(segment), Some(value)) = (map, args.get(1))
+        && !plain_string(value)
+    {
+        let value = value.to_token_stream().to_string().replace(' ', "");
+        out.push(at.finding(
+            "no-maps",
+            segment.ident.span(),
+            format!(
+                "{} holds a map of `{value}`: a map's keys are data the schema cannot describe, validate or document, and an entry cannot later gain a second field that identifies it; the conventions keep maps to string values (labels, annotations); use a list of named items (`+listType=map`, `+listMapKey=name`)",
+                at.name()
+            ),
+        ));
     }
     for t in args {
         no_maps(out, at, t);
