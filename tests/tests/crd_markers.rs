@@ -125,6 +125,16 @@ fn markers_land_where_controller_gen_puts_them() {
         version["deprecationWarning"],
         "shop.example.com/v1 Order is deprecated; use v2"
     );
+    // Documentation markers.
+    let replicas = &spec["properties"]["replicas"];
+    assert_eq!(
+        (replicas["title"].clone(), replicas["example"].clone()),
+        (json!("Order count"), json!(2))
+    );
+    assert_eq!(
+        line["externalDocs"],
+        json!({"url": "https://shop.example.com/docs/lines", "description": "How lines are priced"})
+    );
     // Schemaless: the field's description and its other markers, nothing of its type.
     assert_eq!(
         spec["properties"]["sampleLine"],

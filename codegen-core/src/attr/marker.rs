@@ -106,6 +106,9 @@ pub(crate) const KNOWN: &[(&str, Place, Option<bool>)] = &[
         None,
     ),
     ("kubebuilder:default", Place::Field, Some(true)),
+    ("kubebuilder:title", Place::Both, Some(true)),
+    ("kubebuilder:example", Place::Field, Some(true)),
+    ("kubebuilder:externalDocs", Place::Both, Some(false)),
     (
         "kubebuilder:pruning:PreserveUnknownFields",
         Place::Both,
@@ -171,12 +174,7 @@ pub(crate) const IGNORED: &[&str] = &[
 
 /// controller-gen markers kube-codegen does not implement: an error that says so, rather
 /// than a guess at a similar name.
-pub(crate) const UNSUPPORTED: &[&str] = &[
-    "kubebuilder:title",
-    "kubebuilder:example",
-    "kubebuilder:externalDocs",
-    "kubebuilder:ac:output",
-];
+pub(crate) const UNSUPPORTED: &[&str] = &["kubebuilder:ac:output"];
 
 /// The validation markers that also exist as `+kubebuilder:validation:items:<Name>`, for the
 /// items of a list.

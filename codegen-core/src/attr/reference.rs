@@ -370,6 +370,24 @@ const DOCS: &[Doc] = &[
         example: "/// +kubebuilder:default=3",
     },
     Doc {
+        name: "kubebuilder:title",
+        args: "text",
+        writes: "`title` (documentation only)",
+        example: "/// +kubebuilder:title=\"Replica count\"",
+    },
+    Doc {
+        name: "kubebuilder:example",
+        args: "a value of the field's type, written as for `+kubebuilder:default`",
+        writes: "`example` (documentation only; the API server does not check it)",
+        example: "/// +kubebuilder:example=3",
+    },
+    Doc {
+        name: "kubebuilder:externalDocs",
+        args: "`url=` (http or https), `description=`",
+        writes: "`externalDocs` (documentation only)",
+        example: "/// +kubebuilder:externalDocs:url=https://example.com/docs/widgets,description=\"Widgets\"",
+    },
+    Doc {
         name: "kubebuilder:pruning:PreserveUnknownFields",
         args: "",
         writes: "`x-kubernetes-preserve-unknown-fields: true` (maps, structs, `serde_json::Value`)",

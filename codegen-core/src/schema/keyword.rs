@@ -28,6 +28,9 @@ pub(super) fn field_patch(
             let rule = super::one_of::rule(cx, m, s)?;
             set.insert("x-kubernetes-validations".into(), Value::Array(vec![rule]));
         }
+        "externalDocs" => {
+            set.insert("externalDocs".into(), external_docs(cx, m)?);
+        }
         "Schemaless" => {
             // The runtime empties the field's schema (keeping its description) before the
             // field's other markers are applied; the walk places nothing below it.
@@ -56,6 +59,38 @@ pub(super) fn field_patch(
         path: path.to_vec(),
         set,
     })
+}
+
+/// `+kubebuilder:externalDocs:url=...,description=...`: a link to more documentation.
+fn external_docs(cx: &mut Ctxt, m: &Marker) -> Option<Value> {
+    let mut docs = Map::new();
+    for arg in &m.args {
+        match arg.key.as_str() {
+            key @ ("url" | "description") => {
+                docs.insert(key.into(), Value::from(arg.value.clone()));
+            }
+            other => {
+                cx.error_at(
+                    &arg.loc,
+                    format!(
+                        "`{other}` is not an argument of `{}`; it takes `url=` and `description=`{}",
+                        m.display(),
+                        did_you_mean(other, ["url", "description"])
+                    ),
+                );
+                return None;
+            }
+        }
+    }
+    let url = docs.get("url").and_then(Value::as_str).unwrap_or_default();
+    if !(url.starts_with("https://") || url.starts_with("http://")) {
+        return bad(
+            cx,
+            m,
+            format!("`url={url}` is not an http(s) URL; it needs `url=https://...`"),
+        );
+    }
+    Some(Value::Object(docs))
 }
 
 /// The last part of a marker's name (`Minimum` of `+kubebuilder:validation:Minimum`).
@@ -142,6 +177,12 @@ fn keyword(cx: &mut Ctxt, m: &Marker, s: &Shape<'_>) -> Option<(&'static str, Va
         "Enum" => ("enum", enum_values(cx, m, value, s)),
         "default" => match typed_value(value, s) {
             Ok(v) => ("default", v),
+            Err(e) => return bad(cx, m, e),
+        },
+        // Documentation only: shown by `kubectl explain` and API reference tools.
+        "title" => ("title", Value::from(crate::attr::marker::unquoted(value))),
+        "example" => match typed_value(value, s) {
+            Ok(v) => ("example", v),
             Err(e) => return bad(cx, m, e),
         },
         other => return structural(cx, m, other, value),
@@ -358,4 +399,60 @@ pub(super) fn quantity_patch(ty: &syn::Type, name: &str) -> Option<Patch> {
         };
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    /// The derive's expansion of a spec whose `size` field carries `marker`.
+    fn expand(marker: &str) -> String {
+        let doc = format!(" {marker}");
+        crate::derive_gen_client(quote! {
+            #[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+            #[kube(group = "demo.example.com", version = "v1", kind = "Widget", namespaced)]
+            pub struct WidgetSpec {
+                #[doc = #doc]
+                pub size: Option<i32>,
+            }
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn documentation_markers_set_their_keys() {
+        for (marker, key) in [
+            ("+kubebuilder:title=\"Widget size\"", "title"),
+            ("+kubebuilder:example=3", "example"),
+            (
+                "+kubebuilder:externalDocs:url=https://example.com/size,description=Sizes",
+                "externalDocs",
+            ),
+        ] {
+            let out = expand(marker);
+            assert!(!out.contains("compile_error"), "{marker}: {out}");
+            assert!(out.contains(&format!("{{\"{key}\":")), "{marker}: {out}");
+        }
+    }
+
+    #[test]
+    fn documentation_markers_refuse_what_the_api_server_would() {
+        for (marker, want) in [
+            ("+kubebuilder:example=big", "`big` is not an integer"),
+            (
+                "+kubebuilder:externalDocs:url=example.com",
+                "`url=example.com` is not an http(s) URL",
+            ),
+            (
+                "+kubebuilder:externalDocs:url=https://example.com,title=Sizes",
+                "`title` is not an argument of `+kubebuilder:externalDocs`",
+            ),
+        ] {
+            let out = expand(marker);
+            assert!(
+                out.contains("compile_error") && out.contains(want),
+                "{marker}: {out}"
+            );
+        }
+    }
 }

@@ -16,7 +16,7 @@ pub struct FooSpec {
     pub kind: String,
     /// +kubebuilder:validation:Minimun=1
     pub size: i32,
-    /// +kubebuilder:title=Colour
+    /// +kubebuilder:ac:output:package=applyconfigs
     pub colour: String,
 }
 

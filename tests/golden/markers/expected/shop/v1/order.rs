@@ -134,7 +134,7 @@ impl Order {
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec", "replicas"],
-                    set: r#"{"default":1,"maximum":10,"minimum":1}"#,
+                    set: r#"{"default":1,"example":2,"maximum":10,"minimum":1,"title":"Order count"}"#,
                 },
                 ::kube_codegen_runtime::crd::Patch::Required {
                     path: &["spec"],
@@ -230,7 +230,7 @@ impl Order {
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec", "items", "[]"],
-                    set: r#"{"x-kubernetes-map-type":"atomic","x-kubernetes-validations":[{"fieldPath":".quantity","message":"at most 100 of one SKU","reason":"FieldValueInvalid","rule":"self.quantity <= 100"}]}"#,
+                    set: r#"{"externalDocs":{"description":"How lines are priced","url":"https://shop.example.com/docs/lines"},"x-kubernetes-map-type":"atomic","x-kubernetes-validations":[{"fieldPath":".quantity","message":"at most 100 of one SKU","reason":"FieldValueInvalid","rule":"self.quantity <= 100"}]}"#,
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec", "items", "[]", "sku"],

@@ -35,6 +35,8 @@ pub struct OrderSpec {
     pub customer: String,
     /// How many of the whole order.
     ///
+    /// +kubebuilder:title="Order count"
+    /// +kubebuilder:example=2
     /// +kubebuilder:validation:Minimum=1
     /// +kubebuilder:validation:Maximum=10
     /// +kubebuilder:default=1
@@ -142,6 +144,7 @@ pub enum Size {
 ///
 /// +kubebuilder:validation:XValidation:rule="self.quantity <= 100",message="at most 100 of one SKU",reason=FieldValueInvalid,fieldPath=".quantity"
 /// +structType=atomic
+/// +kubebuilder:externalDocs:url=https://shop.example.com/docs/lines,description="How lines are priced"
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Line {
     /// Stock keeping unit.
