@@ -240,6 +240,70 @@ fn union_markers_are_controller_gens_rules_after_the_structs_own() {
         .expect("until alone of until and days, note alone of days and note");
 }
 
+#[tokio::test]
+async fn k8s_immutable_fields_keep_their_values_and_stay_once_set() {
+    use kube::api::{Api, ApiResource, DynamicObject, PostParams};
+    let fake = server();
+    let orders: Api<DynamicObject> = Api::namespaced_with(
+        kube::Client::new(fake.clone(), "default"),
+        "default",
+        &ApiResource::from_gvk(&kube::core::GroupVersionKind::gvk(
+            "shop.example.com",
+            "v1",
+            "Order",
+        )),
+    );
+    let mut spec = valid();
+    spec["email"] = json!("ada@example.com");
+    let created: DynamicObject = serde_json::from_value(order("kept", spec)).unwrap();
+    let created = orders
+        .create(&PostParams::default(), &created)
+        .await
+        .unwrap();
+    let changed = |edit: &dyn Fn(&mut Value)| {
+        let mut obj = serde_json::to_value(&created).unwrap();
+        edit(&mut obj["spec"]);
+        serde_json::from_value::<DynamicObject>(obj).unwrap()
+    };
+    for (edit, field, message) in [
+        (
+            changed(&|s| s["currency"] = json!("USD")),
+            "spec.currency",
+            "Invalid value: \"USD\": field is immutable",
+        ),
+        (
+            changed(&|s| {
+                s.as_object_mut().unwrap().remove("email");
+            }),
+            "spec",
+            "Invalid value: field email is immutable once set",
+        ),
+    ] {
+        let err = orders
+            .replace("kept", &PostParams::default(), &edit)
+            .await
+            .unwrap_err();
+        let kube::Error::Api(status) = err else {
+            panic!("{err}")
+        };
+        assert_eq!(status.code, 422, "{status:?}");
+        assert!(
+            status.message.contains(&format!("{field}: {message}")),
+            "{}",
+            status.message
+        );
+    }
+    // Other fields change freely.
+    orders
+        .replace(
+            "kept",
+            &PostParams::default(),
+            &changed(&|s| s["replicas"] = json!(2)),
+        )
+        .await
+        .expect("replicas is not immutable");
+}
+
 #[test]
 fn each_violated_marker_is_a_422_naming_the_field() {
     let fake = server();

@@ -1,10 +1,13 @@
 //! CRD markers in doc comments: `+kubebuilder:...` plus the Kubernetes-wide `+optional`,
-//! `+required`, `+listType`, `+listMapKey`, `+mapType`, `+structType` and `+nullable`.
+//! `+required`, `+listType`, `+listMapKey`, `+mapType`, `+structType` and `+nullable`, and
+//! the spellings controller-gen reads as some of them (`+k8s:optional`, `+default=`, ...,
+//! see [`ALIASES`]) and `+k8s:immutable`.
 //!
 //! This module only splits a marker into its name, value and `key=value` arguments, with a
 //! location for each; [`crate::schema`] decides what they mean for the type they sit on.
 //! Unknown `+kubebuilder:` and `+kube-codegen:` names are errors with a suggestion, so a
-//! typo never passes silently; markers of other families (`+genclient`, `+groupName`, `+k8s:`) are left alone.
+//! typo never passes silently; markers of other families (`+genclient`, `+groupName`, the
+//! other `+k8s:` tags) are left alone.
 
 use syn::Attribute;
 
@@ -140,6 +143,8 @@ pub(crate) const KNOWN: &[(&str, Place, Option<bool>)] = &[
     ("kubebuilder:metadata:annotations", Place::Type, Some(true)),
     ("kubebuilder:metadata:labels", Place::Type, Some(true)),
     ("kubebuilder:ac:generate", Place::Type, Some(true)),
+    // controller-gen's: a transition rule, the field cannot change once set.
+    ("k8s:immutable", Place::Field, None),
     ("optional", Place::Field, None),
     ("required", Place::Field, None),
     ("nullable", Place::Both, Some(true)),
@@ -148,6 +153,29 @@ pub(crate) const KNOWN: &[(&str, Place, Option<bool>)] = &[
     ("mapType", Place::Both, Some(true)),
     ("structType", Place::Both, Some(true)),
 ];
+
+/// Other spellings controller-gen reads as the same marker: Kubernetes' declarative
+/// validation tags (`+k8s:optional`) and `+default=<JSON>`. A marker written so is read as
+/// the one it names (messages name that one).
+const ALIASES: &[(&str, &str)] = &[
+    ("k8s:optional", "optional"),
+    ("k8s:required", "required"),
+    ("k8s:listType", "listType"),
+    ("k8s:listMapKey", "listMapKey"),
+    ("default", "kubebuilder:default"),
+];
+
+/// `body` with an alias's name replaced by the marker it names.
+fn unaliased(body: String) -> String {
+    for (alias, name) in ALIASES {
+        if let Some(rest) = body.strip_prefix(alias)
+            && (rest.is_empty() || rest.starts_with([':', '=']))
+        {
+            return format!("{name}{rest}");
+        }
+    }
+    body
+}
 
 /// `+kube-codegen:compat:acknowledge="<reason>"`: on a field (or a struct), the breaking
 /// changes `kube-codegen compat` reports there are acknowledged; the reason is required.
@@ -295,6 +323,7 @@ fn parse(cx: &mut Ctxt, text: &str, loc: &dyn Fn(usize, usize) -> Loc) -> Option
     // `kubebuilder:validation:items:Minimum` is `kubebuilder:validation:Minimum` on items;
     // `kube-codegen:validation:values:items:Minimum` on the items of a map's values.
     let (body, steps) = element_steps(full);
+    let body = unaliased(body);
     let items = !steps.is_empty();
     let body = body.as_str();
     let found = KNOWN
@@ -317,10 +346,10 @@ fn parse(cx: &mut Ctxt, text: &str, loc: &dyn Fn(usize, usize) -> Loc) -> Option
         }
         return None;
     };
-    // Offsets below are into `text`: an element form is that much longer.
-    let shift = full.len() - body.len();
+    // Offsets below are into `text`, whose end is `rest` whatever form the name had (an
+    // element form, an alias).
     let rest = &body[name.len()..];
-    let start = 1 + name.len() + shift;
+    let start = 1 + full.len() - rest.len();
     let name_loc = loc(0, start);
     let mut marker = Marker {
         name,

@@ -35,7 +35,7 @@ const SECTIONS: &[(&str, Belongs)] = &[
         n.starts_with("kubebuilder:validation:") || n == "kubebuilder:default"
     }),
     ("Kubernetes-wide field markers", |n| {
-        !n.contains(':') && !is_client(n)
+        (!n.contains(':') || n.starts_with("k8s:")) && !is_client(n)
     }),
     ("CRD resource and version markers", |n| {
         (n.starts_with("kubebuilder:") || n.starts_with("kube-codegen:"))
@@ -366,8 +366,14 @@ const DOCS: &[Doc] = &[
     Doc {
         name: "kubebuilder:default",
         args: "JSON, or plain text for a string",
-        writes: "`default`, typed like the field and checked against its own validations",
+        writes: "`default`, typed like the field and checked against its own validations; `+default=<JSON>` is read as this marker",
         example: "/// +kubebuilder:default=3",
+    },
+    Doc {
+        name: "k8s:immutable",
+        args: "",
+        writes: "`x-kubernetes-validations` `self == oldSelf` (\"field is immutable\") on the field and, for an optional field, `!has(oldSelf.f) || has(self.f)` on its struct",
+        example: "/// +k8s:immutable",
     },
     Doc {
         name: "kubebuilder:title",
@@ -510,13 +516,13 @@ const DOCS: &[Doc] = &[
     Doc {
         name: "optional",
         args: "",
-        writes: "leaves the field out of `required` (needs `Option<_>` or `#[serde(default)]`)",
+        writes: "leaves the field out of `required` (needs `Option<_>` or `#[serde(default)]`); `+k8s:optional` is read as this marker",
         example: "/// +optional",
     },
     Doc {
         name: "required",
         args: "",
-        writes: "puts the field in its parent's `required`",
+        writes: "puts the field in its parent's `required`; `+k8s:required` is read as this marker",
         example: "/// +required",
     },
     Doc {
@@ -528,13 +534,13 @@ const DOCS: &[Doc] = &[
     Doc {
         name: "listType",
         args: "`atomic`, `set` or `map`",
-        writes: "`x-kubernetes-list-type`",
+        writes: "`x-kubernetes-list-type`; `+k8s:listType` is read as this marker",
         example: "/// +listType=map",
     },
     Doc {
         name: "listMapKey",
         args: "a field of the item struct (required or defaulted); repeat for several keys",
-        writes: "`x-kubernetes-list-map-keys`",
+        writes: "`x-kubernetes-list-map-keys`; `+k8s:listMapKey` is read as this marker",
         example: "/// +listMapKey=type",
     },
     Doc {

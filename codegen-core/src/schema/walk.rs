@@ -301,6 +301,7 @@ impl<'a> Walker<'_, '_, 'a> {
                     );
                 }
                 "listMapKey" => {}
+                "k8s:immutable" => immutable(own, f, m),
                 _ => {
                     if let Some(p) =
                         keyword::field_patch(cx, m, &f.shape, self.structs, &[name.to_owned()])
@@ -415,6 +416,41 @@ fn fits_field(cx: &mut Ctxt, f: &FieldAt<'_, '_>, m: &Marker, taken: &BTreeSet<S
 
 /// `+optional` or `+required` on a field: a `Required` patch, unless both are written or
 /// serde requires a field marked optional.
+/// `+k8s:immutable`, as controller-gen writes it: a rule on the field that it keeps its value
+/// and, when the field may be left out, one on its struct that it is not removed once set.
+fn immutable(own: &mut Own<'_>, f: &FieldAt<'_, '_>, m: &Marker) {
+    let name = f.name;
+    let rule = |path: Vec<String>, rule: String, message: String| Patch::Schema {
+        path,
+        set: serde_json::json!({"x-kubernetes-validations": [{"rule": rule, "message": message}]})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    };
+    own.push(
+        rule(
+            vec![name.to_owned()],
+            "self == oldSelf".into(),
+            "field is immutable".into(),
+        ),
+        m,
+    );
+    let required = f
+        .markers
+        .iter()
+        .any(|m| matches!(m.name, "required" | "kubebuilder:validation:Required"));
+    if !required && (is_option(&f.syn.ty) || serde_default(&f.syn.attrs) || f.container_default) {
+        own.push(
+            rule(
+                Vec::new(),
+                format!("!has(oldSelf.{name}) || has(self.{name})"),
+                format!("field {name} is immutable once set"),
+            ),
+            m,
+        );
+    }
+}
+
 fn optional_or_required(
     cx: &mut Ctxt,
     own: &mut Own<'_>,

@@ -126,7 +126,7 @@ impl Order {
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec"],
-                    set: r#"{"x-kubernetes-validations":[{"message":"more than 5 needs express delivery","rule":"self.replicas <= 5 || self.express"}]}"#,
+                    set: r#"{"x-kubernetes-validations":[{"message":"more than 5 needs express delivery","rule":"self.replicas <= 5 || self.express"},{"message":"field email is immutable once set","rule":"!has(oldSelf.email) || has(self.email)"}]}"#,
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec", "customer"],
@@ -151,7 +151,11 @@ impl Order {
                 },
                 ::kube_codegen_runtime::crd::Patch::Schema {
                     path: &["spec", "email"],
-                    set: r#"{"format":"email"}"#,
+                    set: r#"{"format":"email","x-kubernetes-validations":[{"message":"field is immutable","rule":"self == oldSelf"}]}"#,
+                },
+                ::kube_codegen_runtime::crd::Patch::Schema {
+                    path: &["spec", "currency"],
+                    set: r#"{"x-kubernetes-validations":[{"message":"field is immutable","rule":"self == oldSelf"}]}"#,
                 },
                 ::kube_codegen_runtime::crd::Patch::Required {
                     path: &["spec"],

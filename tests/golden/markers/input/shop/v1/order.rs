@@ -52,15 +52,17 @@ pub struct OrderSpec {
     /// How the order is paid.
     ///
     /// +kubebuilder:validation:Enum=card;cash;voucher
-    /// +kubebuilder:default=card
+    /// +default="card"
     pub payment: Option<String>,
     /// Where to send the receipt.
     ///
     /// +kubebuilder:validation:Format=email
+    /// +k8s:immutable
     pub email: Option<String>,
     /// Currency of the order: must be given, though Rust reads it as optional.
     ///
-    /// +required
+    /// +k8s:required
+    /// +k8s:immutable
     pub currency: Option<String>,
     /// How heavy the parcel may be: a quantity, so `2kg` is not one but `2k` and `1500` are.
     pub weight: Option<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
@@ -80,8 +82,8 @@ pub struct OrderSpec {
     ///
     /// +kubebuilder:validation:MinItems=1
     /// +kubebuilder:validation:MaxItems=5
-    /// +listType=map
-    /// +listMapKey=sku
+    /// +k8s:listType=map
+    /// +k8s:listMapKey=sku
     pub items: Vec<Line>,
     /// Free-form tags, each once, each short and lowercase.
     ///
