@@ -466,6 +466,7 @@ mod unseen {
     #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
     pub struct Part {
         /// +kubebuilder:validation:MaxLength=3
+        /// +k8s:immutable
         pub name: String,
     }
 
@@ -545,6 +546,12 @@ fn what_the_derive_cannot_see_fails_the_crd_build_naming_the_marker() {
     assert!(
         messages.iter().any(|m| m
             .starts_with("spec.part.name: `+kubebuilder:validation:MaxLength=3` was not applied")),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.starts_with("spec.part.name: `+k8s:immutable` was not applied")),
         "{messages:?}"
     );
     assert!(

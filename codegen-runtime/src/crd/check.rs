@@ -148,8 +148,8 @@ fn dotted(path: &[String]) -> String {
     }
 }
 
-/// The markers kube-codegen reads; other `+` lines (`+genclient`, `+k8s:`) are not CRD
-/// markers.
+/// The markers kube-codegen reads; other `+` lines (`+genclient`, most `+k8s:` tags) are
+/// not CRD markers.
 fn is_crd_marker(line: &str) -> bool {
     let Some(rest) = line.trim_start().strip_prefix('+') else {
         return false;
@@ -163,6 +163,12 @@ fn is_crd_marker(line: &str) -> bool {
             "nullable",
             "optional",
             "required",
+            "default",
+            "k8s:optional",
+            "k8s:required",
+            "k8s:listType",
+            "k8s:listMapKey",
+            "k8s:immutable",
         ]
         .iter()
         .any(|m| rest == *m || rest.starts_with(&format!("{m}=")))
@@ -200,7 +206,8 @@ fn walk(
                 .is_some_and(|r| r.iter().any(|v| v == &Value::from(name.as_str())));
             for line in desc.lines().filter(|l| is_crd_marker(l)) {
                 let line = line.trim();
-                let no_op = (line == "+optional" && !required) || (line == "+required" && required);
+                let no_op = (matches!(line, "+optional" | "+k8s:optional") && !required)
+                    || (matches!(line, "+required" | "+k8s:required") && required);
                 if no_op {
                     continue;
                 }
