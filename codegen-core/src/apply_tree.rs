@@ -40,7 +40,7 @@ pub(crate) struct ApplyModule {
 pub(crate) enum ApplyType {
     /// A struct: its apply configuration.
     Struct(crate::apply_model::AcStruct),
-    /// An enum, applied whole.
+    /// An enum or a tuple struct, applied whole: its own configuration.
     Enum(syn::Ident),
 }
 
@@ -171,6 +171,11 @@ pub(crate) fn modules<'a>(
         for w in items {
             match w {
                 Wanted::Kind(r, spec) => kinds.push((*r, spec.ident.clone())),
+                // A tuple struct (a newtype) is written as what it holds: applied whole.
+                Wanted::Struct(s) if !matches!(s.fields, syn::Fields::Named(_)) => {
+                    private(&mut cxs[file], &s.vis, &s.ident);
+                    types.push((position(ast, &s.ident), ApplyType::Enum(s.ident.clone())));
+                }
                 Wanted::Struct(s) => {
                     private(&mut cxs[file], &s.vis, &s.ident);
                     let mut ac = crate::apply_model::custom::lower(s);

@@ -141,6 +141,12 @@ pub fn derive_crd_markers(input: TokenStream) -> TokenStream {
 /// spec (for specs marked `+kubebuilder:ac:generate=true`).
 pub fn derive_apply_configuration(input: TokenStream) -> TokenStream {
     match syn::parse2::<syn::Item>(input) {
+        // A tuple struct (a newtype) is written as what it holds: applied whole, as an enum.
+        Ok(syn::Item::Struct(s))
+            if s.generics.params.is_empty() && !matches!(s.fields, syn::Fields::Named(_)) =>
+        {
+            emit::apply::enum_ident_items(&s.ident)
+        }
         Ok(syn::Item::Struct(s)) if s.generics.params.is_empty() => {
             let mut items = apply_model::custom::reached_checks(&s);
             items.extend(emit::apply::struct_items(&s));

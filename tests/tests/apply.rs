@@ -8,7 +8,7 @@ use codegen_tests::apply_apis::garden::v1::greenhouse::{
     GreenhouseSpecApplyConfiguration, GreenhouseStatusApplyConfiguration, HeaterApplyConfiguration,
     PaneApplyConfiguration,
 };
-use codegen_tests::apply_apis::garden::v1::planter::{Light, Location, Zone};
+use codegen_tests::apply_apis::garden::v1::planter::{Label, Light, Location, Zone};
 use codegen_tests::apply_generated::garden::v1::{
     BedApplyConfiguration, GreenhouseApplyConfiguration, PlanterApplyConfiguration, PlanterClient,
     PlanterConditionApplyConfiguration, PlanterSpecApplyConfiguration,
@@ -80,7 +80,8 @@ fn full_planter(name: &str) -> PlanterApplyConfiguration {
                     lat: 52.5,
                     lon: 4.25,
                 })
-                .with_light(Light::Partial),
+                .with_light(Light::Partial)
+                .with_label(Label("kitchen".into())),
         )
 }
 
@@ -92,6 +93,8 @@ async fn extract_gives_back_what_was_applied_to_a_cli_kind_and_its_status() {
     gardener.apply(&config).await.unwrap();
     let obj = gardener.get("p1").await.unwrap();
     assert_eq!(extract_planter(&obj, "gardener").unwrap(), config);
+    // A newtype is applied as what it holds.
+    assert_eq!(serde_json::to_value(&obj).unwrap()["spec"]["label"], "kitchen");
 
     let status = PlanterApplyConfiguration::new("p1", "default").with_status(
         PlanterStatusApplyConfiguration::default()

@@ -352,7 +352,7 @@ pub(crate) fn enum_items(e: &ItemEnum) -> TokenStream {
     enum_ident_items(&e.ident)
 }
 
-fn enum_ident_items(ident: &syn::Ident) -> TokenStream {
+pub(crate) fn enum_ident_items(ident: &syn::Ident) -> TokenStream {
     let rt = rt();
     quote! {
         impl #rt::apply::Apply for #ident {

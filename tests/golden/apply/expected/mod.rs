@@ -32,7 +32,7 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/garden/v1/planter.rs"),
-    281529485926887487u64,
+    4570949817383774030u64,
     "generated code is stale: `garden/v1/planter.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/apply/input --output tests/golden/apply/expected --api-module crate::apply_apis`",
 );
 

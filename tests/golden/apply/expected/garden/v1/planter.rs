@@ -176,6 +176,11 @@ impl Planter {
                     field: "location",
                     required: false,
                 },
+                ::kube_codegen_runtime::crd::Patch::Required {
+                    path: &["spec"],
+                    field: "label",
+                    required: false,
+                },
                 ::kube_codegen_runtime::crd::Patch::Read {
                     path: &["spec", "soil"],
                 },
@@ -209,6 +214,9 @@ impl Planter {
                 },
                 ::kube_codegen_runtime::crd::Patch::Read {
                     path: &["spec", "location"],
+                },
+                ::kube_codegen_runtime::crd::Patch::Read {
+                    path: &["spec", "label"],
                 },
                 ::kube_codegen_runtime::crd::Patch::Read {
                     path: &["status"],

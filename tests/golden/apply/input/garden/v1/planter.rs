@@ -63,7 +63,15 @@ pub struct PlanterSpec {
     pub location: Option<Location>,
     /// The light it gets.
     pub light: Light,
+    /// Its label: a newtype, applied whole as the string it holds.
+    ///
+    /// +optional
+    pub label: Option<Label>,
 }
+
+/// A planter's label.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Label(pub String);
 
 /// The soil of a planter.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -235,12 +235,16 @@ pub struct PlanterSpecApplyConfiguration {
     pub light: ::core::option::Option<
         <Light as ::kube_codegen_runtime::apply::Apply>::Configuration,
     >,
+    /// Its label: a newtype, applied whole as the string it holds.
+    pub label: ::core::option::Option<
+        <Label as ::kube_codegen_runtime::apply::Apply>::Configuration,
+    >,
 }
 
 ::kube_codegen_runtime::apply_codec!(
     PlanterSpecApplyConfiguration { "size" => size, "soil" => soil, "beds" => beds,
     "tags" => tags, "notes" => notes, "zones" => zones, "frozen" => frozen, "location" =>
-    location, "light" => light }
+    location, "light" => light, "label" => label }
 );
 
 impl PlanterSpecApplyConfiguration {
@@ -261,6 +265,7 @@ impl PlanterSpecApplyConfiguration {
                 })
             }
             "light" => <Light as ::kube_codegen_runtime::apply::Apply>::MERGE,
+            "label" => <Label as ::kube_codegen_runtime::apply::Apply>::MERGE,
             _ => ::kube_codegen_runtime::apply::Merge::Atomic,
         }
     }
@@ -370,6 +375,19 @@ impl PlanterSpecApplyConfiguration {
         self.light = ::core::option::Option::Some(value.into());
         self
     }
+
+    /// Sets `label`.
+    #[must_use]
+    #[inline]
+    pub fn with_label(
+        mut self,
+        value: impl ::core::convert::Into<
+            <Label as ::kube_codegen_runtime::apply::Apply>::Configuration,
+        >,
+    ) -> Self {
+        self.label = ::core::option::Option::Some(value.into());
+        self
+    }
 }
 
 impl ::kube_codegen_runtime::apply::Apply for PlanterSpec {
@@ -377,6 +395,10 @@ impl ::kube_codegen_runtime::apply::Apply for PlanterSpec {
     const MERGE: ::kube_codegen_runtime::apply::Merge = ::kube_codegen_runtime::apply::Merge::Struct(
         PlanterSpecApplyConfiguration::merge_field,
     );
+}
+
+impl ::kube_codegen_runtime::apply::Apply for Label {
+    type Configuration = Label;
 }
 
 /// The fields of a `Soil` a field manager applies: every field optional, left out when unset.
