@@ -94,7 +94,10 @@ async fn extract_gives_back_what_was_applied_to_a_cli_kind_and_its_status() {
     let obj = gardener.get("p1").await.unwrap();
     assert_eq!(extract_planter(&obj, "gardener").unwrap(), config);
     // A newtype is applied as what it holds.
-    assert_eq!(serde_json::to_value(&obj).unwrap()["spec"]["label"], "kitchen");
+    assert_eq!(
+        serde_json::to_value(&obj).unwrap()["spec"]["label"],
+        "kitchen"
+    );
 
     let status = PlanterApplyConfiguration::new("p1", "default").with_status(
         PlanterStatusApplyConfiguration::default()
