@@ -50,6 +50,17 @@ enum Wanted<'a> {
     Enum(&'a ItemEnum),
 }
 
+/// What a struct of the tree gets: its apply configuration, or, for a tuple struct (a
+/// newtype, written as what it holds), itself applied whole as an enum is.
+fn struct_type(s: &ItemStruct, own: &BTreeSet<usize>) -> ApplyType {
+    if !matches!(s.fields, syn::Fields::Named(_)) {
+        return ApplyType::Enum(s.ident.clone());
+    }
+    let mut ac = crate::apply_model::custom::lower(s);
+    ac.own = own.contains(&(std::ptr::from_ref(s) as usize));
+    ApplyType::Struct(ac)
+}
+
 /// Where each struct and enum is defined: its address to the index of its file.
 fn homes(asts: &[Option<syn::File>]) -> BTreeMap<usize, usize> {
     let mut out = BTreeMap::new();
@@ -171,16 +182,9 @@ pub(crate) fn modules<'a>(
         for w in items {
             match w {
                 Wanted::Kind(r, spec) => kinds.push((*r, spec.ident.clone())),
-                // A tuple struct (a newtype) is written as what it holds: applied whole.
-                Wanted::Struct(s) if !matches!(s.fields, syn::Fields::Named(_)) => {
-                    private(&mut cxs[file], &s.vis, &s.ident);
-                    types.push((position(ast, &s.ident), ApplyType::Enum(s.ident.clone())));
-                }
                 Wanted::Struct(s) => {
                     private(&mut cxs[file], &s.vis, &s.ident);
-                    let mut ac = crate::apply_model::custom::lower(s);
-                    ac.own = own.contains(&(std::ptr::from_ref(s) as usize));
-                    types.push((position(ast, &s.ident), ApplyType::Struct(ac)));
+                    types.push((position(ast, &s.ident), struct_type(s, &own)));
                 }
                 Wanted::Enum(e) => {
                     private(&mut cxs[file], &e.vis, &e.ident);

@@ -289,11 +289,19 @@ fn integers_and_floats(out: &mut Vec<Finding>, at: &At<'_, '_>, ty: &Type) {
     }
 }
 
-/// `no-bools`.
-fn no_bools(out: &mut Vec<Finding>, at: &At<'_, '_>) {
+/// Where the field's type names `name` (itself or inside), if it does.
+fn names_type(at: &At<'_, '_>, name: &str) -> Option<Span> {
     let mut names = Vec::new();
     leaf_names(at.f.ty, &mut names);
-    if let Some((_, span)) = names.into_iter().find(|(n, _)| n == "bool") {
+    names
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, span)| span)
+}
+
+/// `no-bools`.
+fn no_bools(out: &mut Vec<Finding>, at: &At<'_, '_>) {
+    if let Some(span) = names_type(at, "bool") {
         out.push(at.finding(
             "no-bools",
             span,
@@ -341,9 +349,7 @@ fn no_maps(out: &mut Vec<Finding>, at: &At<'_, '_>, ty: &Type) {
 
 /// `no-durations`: no `Duration` (std's, chrono's, a `metav1.Duration` of one's own).
 fn no_durations(out: &mut Vec<Finding>, at: &At<'_, '_>) {
-    let mut names = Vec::new();
-    leaf_names(at.f.ty, &mut names);
-    if let Some((_, span)) = names.into_iter().find(|(n, _)| n == "Duration") {
+    if let Some(span) = names_type(at, "Duration") {
         out.push(at.finding(
             "no-durations",
             span,

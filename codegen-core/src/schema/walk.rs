@@ -414,8 +414,6 @@ fn fits_field(cx: &mut Ctxt, f: &FieldAt<'_, '_>, m: &Marker, taken: &BTreeSet<S
     true
 }
 
-/// `+optional` or `+required` on a field: a `Required` patch, unless both are written or
-/// serde requires a field marked optional.
 /// `+k8s:immutable`, as controller-gen writes it: a rule on the field that it keeps its value
 /// and, when the field may be left out, one on its struct that it is not removed once set.
 fn immutable(own: &mut Own<'_>, f: &FieldAt<'_, '_>, m: &Marker) {
@@ -451,6 +449,8 @@ fn immutable(own: &mut Own<'_>, f: &FieldAt<'_, '_>, m: &Marker) {
     }
 }
 
+/// `+optional` or `+required` on a field: a `Required` patch, unless both are written or
+/// serde requires a field marked optional.
 fn optional_or_required(
     cx: &mut Ctxt,
     own: &mut Own<'_>,
