@@ -389,7 +389,7 @@ const DOCS: &[Doc] = &[
     },
     Doc {
         name: "kubebuilder:externalDocs",
-        args: "`url=` (http or https), `description=`",
+        args: "`url=` (http or https; `url=<https://...>` keeps rustdoc's bare-URL lint quiet), `description=`",
         writes: "`externalDocs` (documentation only)",
         example: "/// +kubebuilder:externalDocs:url=https://example.com/docs/widgets,description=\"Widgets\"",
     },

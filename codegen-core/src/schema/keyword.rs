@@ -66,8 +66,17 @@ fn external_docs(cx: &mut Ctxt, m: &Marker) -> Option<Value> {
     let mut docs = Map::new();
     for arg in &m.args {
         match arg.key.as_str() {
-            key @ ("url" | "description") => {
-                docs.insert(key.into(), Value::from(arg.value.clone()));
+            "url" => {
+                // `<https://...>`, rustdoc's link form, keeps its bare-URL lint quiet.
+                let url = arg.value.trim();
+                let url = url
+                    .strip_prefix('<')
+                    .and_then(|u| u.strip_suffix('>'))
+                    .unwrap_or(url);
+                docs.insert("url".into(), Value::from(url));
+            }
+            "description" => {
+                docs.insert("description".into(), Value::from(arg.value.clone()));
             }
             other => {
                 cx.error_at(
@@ -421,17 +430,24 @@ mod tests {
 
     #[test]
     fn documentation_markers_set_their_keys() {
-        for (marker, key) in [
-            ("+kubebuilder:title=\"Widget size\"", "title"),
-            ("+kubebuilder:example=3", "example"),
+        for (marker, want) in [
+            (
+                "+kubebuilder:title=\"Widget size\"",
+                r#"{"title":"Widget size"}"#,
+            ),
+            ("+kubebuilder:example=3", r#"{"example":3}"#),
             (
                 "+kubebuilder:externalDocs:url=https://example.com/size,description=Sizes",
-                "externalDocs",
+                r#"{"externalDocs":{"description":"Sizes","url":"https://example.com/size"}}"#,
+            ),
+            (
+                "+kubebuilder:externalDocs:url=<https://example.com/size>",
+                r#"{"externalDocs":{"url":"https://example.com/size"}}"#,
             ),
         ] {
             let out = expand(marker);
             assert!(!out.contains("compile_error"), "{marker}: {out}");
-            assert!(out.contains(&format!("{{\"{key}\":")), "{marker}: {out}");
+            assert!(out.contains(want), "{marker}: {out}");
         }
     }
 

@@ -38,6 +38,6 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../input/shop/v1/order.rs"),
-    9202484335215256071u64,
+    2071704378749241249u64,
     "generated code is stale: `shop/v1/order.rs` changed since it was generated; run `kube-codegen generate --input tests/golden/markers/input --output tests/golden/markers/expected --api-module crate::markers_apis`",
 );

@@ -146,7 +146,7 @@ pub enum Size {
 ///
 /// +kubebuilder:validation:XValidation:rule="self.quantity <= 100",message="at most 100 of one SKU",reason=FieldValueInvalid,fieldPath=".quantity"
 /// +structType=atomic
-/// +kubebuilder:externalDocs:url=https://shop.example.com/docs/lines,description="How lines are priced"
+/// +kubebuilder:externalDocs:url=<https://shop.example.com/docs/lines>,description="How lines are priced"
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Line {
     /// Stock keeping unit.
