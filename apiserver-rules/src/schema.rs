@@ -353,7 +353,12 @@ pub fn validate(
         }
         return;
     }
-    if let Some(e) = type_error(schema, value, field, msg) {
+    if let Some((found, stop)) = integer_errors(schema, value, field, msg) {
+        errors.extend(found);
+        if stop {
+            return;
+        }
+    } else if let Some(e) = type_error(schema, value, field, msg) {
         errors.push(e);
         return;
     }
@@ -378,6 +383,72 @@ pub fn validate(
         Value::String(s) => validate_string(schema, value, s, at, errors),
         Value::Number(n) => validate_number(schema, value, n.as_f64().unwrap_or(0.0), at, errors),
         _ => {}
+    }
+}
+
+/// kube-apiserver's answer for a number or boolean at an `integer` schema that is not an
+/// int64 (or, with `format: int32`, an int32), and whether validation stops there. A number
+/// that is not an int64 (`1.5`, `1e19`) gets the type error, in the format's words when
+/// there is one (`must be of type int32: "float64"`), then the format check's error, named
+/// at `<nil>`; validation goes on to the bounds. An int64 outside `int32` gets the format
+/// check's error alone. A boolean with a format gets the type error in the format's words
+/// (the Go type name it shows is empty). `None`: an int64 in range, or anything the plain
+/// type check answers. Integral floats (`2.0`) are refused too, where kube-apiserver reads
+/// them as integers.
+fn integer_errors(
+    schema: &Value,
+    value: &Value,
+    field: &str,
+    msg: &str,
+) -> Option<(Vec<FieldError>, bool)> {
+    if schema.get("type").and_then(Value::as_str) != Some("integer")
+        || schema
+            .get("x-kubernetes-int-or-string")
+            .and_then(Value::as_bool)
+            == Some(true)
+    {
+        return None;
+    }
+    let format = schema
+        .get("format")
+        .and_then(Value::as_str)
+        .filter(|f| matches!(*f, "int32" | "int64"));
+    let checked = || {
+        let with = format.map_or("(default format)".to_owned(), |f| {
+            format!("with format {f}")
+        });
+        FieldError::invalid_str(
+            "<nil>",
+            "",
+            format!("Checked value must be of type integer {with} in {msg}"),
+        )
+    };
+    match value {
+        Value::Number(n) => match n.as_i64() {
+            Some(i) if format == Some("int32") && i32::try_from(i).is_err() => {
+                Some((vec![checked()], false))
+            }
+            Some(_) => None,
+            None => {
+                let (shown, actual) = format.map_or(("integer", "number"), |f| (f, "float64"));
+                let typed = FieldError::type_invalid(
+                    field,
+                    &Value::from(actual),
+                    format!("{msg} in body must be of type {shown}: \"{actual}\""),
+                );
+                Some((vec![typed, checked()], false))
+            }
+        },
+        Value::Bool(_) => {
+            let f = format?;
+            let typed = FieldError::type_invalid(
+                field,
+                &Value::from(""),
+                format!("{msg} in body must be of type {f}: \"\""),
+            );
+            Some((vec![typed], true))
+        }
+        _ => None,
     }
 }
 

@@ -302,3 +302,62 @@ async fn objects_stored_before_a_storage_version_change_are_served_in_the_versio
     })
     .await;
 }
+
+#[tokio::test]
+async fn integers_outside_their_format_are_refused_in_the_real_servers_words() {
+    case("crd-integers", |env| async move {
+        install_widgets(&env.client).await;
+        let widgets = env.path("contract.example.com/v1", "widgets");
+        let body = |replicas: &str| {
+            format!(
+                r#"{{"apiVersion":"contract.example.com/v1","kind":"Widget","metadata":{{"name":"w","labels":{{"{}":"{}"}}}},"spec":{{"replicas":{replicas}}}}}"#,
+                crate::env::RUN_LABEL,
+                crate::env::run_id()
+            )
+        };
+        // `replicas` is `integer`, `format: int32`, 1 to 10 (an `i32` with a range).
+        let checked = "<nil>: Invalid value: \"\": Checked value must be of type integer with format int32 in spec.replicas";
+        let float = "spec.replicas: Invalid value: \"float64\": spec.replicas in body must be of type int32: \"float64\"";
+        for (replicas, message, causes) in [
+            (
+                "1.5",
+                format!("[{float}, {checked}]"),
+                vec![("FieldValueTypeInvalid", "spec.replicas"), ("FieldValueInvalid", "<nil>")],
+            ),
+            // An int64 outside int32: the format check's error, then the bound's.
+            (
+                "3000000000",
+                format!("[{checked}, spec.replicas: Invalid value: 3000000000: spec.replicas in body should be less than or equal to 10]"),
+                vec![("FieldValueInvalid", "<nil>"), ("FieldValueInvalid", "spec.replicas")],
+            ),
+            (
+                "true",
+                "spec.replicas: Invalid value: \"\": spec.replicas in body must be of type int32: \"\"".to_owned(),
+                vec![("FieldValueTypeInvalid", "spec.replicas")],
+            ),
+        ] {
+            let r = env.raw("POST", &widgets, "application/json", &body(replicas)).await;
+            assert_eq!(r.status(), (422, "Invalid"), "{replicas}: {}", r.body);
+            assert_eq!(
+                r.message(),
+                format!("Widget.contract.example.com \"w\" is invalid: {message}"),
+                "{replicas}"
+            );
+            let got: Vec<(String, String)> = r.body["details"]["causes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| {
+                    let s = |k: &str| c[k].as_str().unwrap_or("").to_owned();
+                    (s("reason"), s("field"))
+                })
+                .collect();
+            let want: Vec<(String, String)> = causes
+                .iter()
+                .map(|(r, f)| ((*r).to_owned(), (*f).to_owned()))
+                .collect();
+            assert_eq!(got, want, "{replicas}: causes in the server's order");
+        }
+    })
+    .await;
+}
