@@ -150,7 +150,12 @@ pub(crate) fn modules<'a>(
     while let Some((s, file)) = stack.pop() {
         let Some(structs) = view(file) else { continue };
         let mut names = Vec::new();
-        for f in &s.fields {
+        // A tuple struct is applied whole: what it holds needs no configuration.
+        for f in s
+            .fields
+            .iter()
+            .filter(|_| matches!(s.fields, syn::Fields::Named(_)))
+        {
             named_types(&f.ty, &mut names);
         }
         for name in names {

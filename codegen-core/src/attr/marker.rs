@@ -165,16 +165,29 @@ const ALIASES: &[(&str, &str)] = &[
     ("default", "kubebuilder:default"),
 ];
 
-/// `body` with an alias's name replaced by the marker it names.
-fn unaliased(body: String) -> String {
+/// `body` with an alias's name replaced by the marker it names, and whether it was one.
+fn unaliased(body: String) -> (String, bool) {
     for (alias, name) in ALIASES {
         if let Some(rest) = body.strip_prefix(alias)
             && (rest.is_empty() || rest.starts_with([':', '=']))
         {
-            return format!("{name}{rest}");
+            return (format!("{name}{rest}"), true);
         }
     }
-    body
+    (body, false)
+}
+
+/// Whether `m`, written in an alias's spelling, says what a marker of `all` written in the
+/// canonical one says (`+k8s:optional` next to `+optional`), or is overruled by it
+/// (`+default=` next to `+kubebuilder:default`, which wins in controller-gen).
+fn said_otherwise(m: &Marker, all: &[Marker]) -> bool {
+    m.alias
+        && all.iter().any(|n| {
+            !n.alias
+                && n.name == m.name
+                && n.steps == m.steps
+                && (n.value == m.value || m.name == "kubebuilder:default")
+        })
 }
 
 /// `+kube-codegen:compat:acknowledge="<reason>"`: on a field (or a struct), the breaking
@@ -266,6 +279,9 @@ pub(crate) struct Marker {
     pub(crate) name_loc: Loc,
     /// The value, or the whole marker when there is none.
     pub(crate) value_loc: Loc,
+    /// Written in another spelling ([`ALIASES`]): dropped when the field also carries the
+    /// marker it names, as controller-gen reads both.
+    pub(crate) alias: bool,
 }
 
 impl Marker {
@@ -315,6 +331,8 @@ pub(crate) fn read(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<Marker> {
             out.push(m);
         }
     });
+    let all = out.clone();
+    out.retain(|m| !said_otherwise(m, &all));
     out
 }
 
@@ -323,7 +341,7 @@ fn parse(cx: &mut Ctxt, text: &str, loc: &dyn Fn(usize, usize) -> Loc) -> Option
     // `kubebuilder:validation:items:Minimum` is `kubebuilder:validation:Minimum` on items;
     // `kube-codegen:validation:values:items:Minimum` on the items of a map's values.
     let (body, steps) = element_steps(full);
-    let body = unaliased(body);
+    let (body, alias) = unaliased(body);
     let items = !steps.is_empty();
     let body = body.as_str();
     let found = KNOWN
@@ -359,6 +377,7 @@ fn parse(cx: &mut Ctxt, text: &str, loc: &dyn Fn(usize, usize) -> Loc) -> Option
         args: Vec::new(),
         name_loc: name_loc.clone(),
         value_loc: loc(0, text.len()),
+        alias,
     };
     match takes {
         None => {

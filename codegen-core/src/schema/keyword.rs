@@ -451,6 +451,60 @@ mod tests {
         }
     }
 
+    /// The derive's expansion of a spec whose field `field` carries the doc lines `docs`.
+    fn expand_field(docs: &[&str], field: proc_macro2::TokenStream) -> String {
+        let docs = docs.iter().map(|d| format!(" {d}"));
+        crate::derive_gen_client(quote! {
+            #[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+            #[kube(group = "demo.example.com", version = "v1", kind = "Widget", namespaced)]
+            pub struct WidgetSpec {
+                #(#[doc = #docs])*
+                #field
+            }
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn an_alias_next_to_its_marker_is_read_once_and_kubebuilder_default_wins() {
+        let size = quote!(pub size: Option<i32>,);
+        let out = expand_field(&["+optional", "+k8s:optional"], size.clone());
+        assert!(!out.contains("compile_error"), "{out}");
+        let out = expand_field(&["+default=1", "+kubebuilder:default=2"], size.clone());
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(
+            out.contains(r#"{"default":2}"#) && !out.contains(r#""default":1"#),
+            "{out}"
+        );
+        let out = expand_field(&["+default=1"], size);
+        assert!(out.contains(r#"{"default":1}"#), "{out}");
+    }
+
+    #[test]
+    fn a_schemaless_quantity_keeps_nothing_of_its_type() {
+        let out = expand_field(
+            &[
+                "+kubebuilder:validation:Schemaless",
+                "+kubebuilder:validation:Type=string",
+            ],
+            quote!(pub limit: Option<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,),
+        );
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(!out.contains("anyOf") && !out.contains("pattern"), "{out}");
+    }
+
+    #[test]
+    fn a_union_marker_on_a_field_that_is_not_a_struct_is_refused() {
+        let out = expand_field(
+            &["+kubebuilder:validation:ExactlyOneOf=a;b"],
+            quote!(pub name: Option<String>,),
+        );
+        assert!(
+            out.contains("compile_error") && out.contains("sits on a string; put it on the struct"),
+            "{out}"
+        );
+    }
+
     #[test]
     fn documentation_markers_refuse_what_the_api_server_would() {
         for (marker, want) in [

@@ -51,6 +51,15 @@ pub(super) fn rule(cx: &mut Ctxt, m: &Marker, s: &Shape<'_>) -> Option<Value> {
             ),
         );
     }
+    if !matches!(s, Shape::Struct(_) | Shape::Unknown) {
+        return bad(
+            cx,
+            format!(
+                "is about the fields of a struct, but it sits on {}; put it on the struct",
+                s.describe()
+            ),
+        );
+    }
     if let Shape::Struct(st) = s {
         let container = Container::read(st);
         let names: Vec<&str> = container
@@ -98,6 +107,11 @@ pub(super) fn rule(cx: &mut Ctxt, m: &Marker, s: &Shape<'_>) -> Option<Value> {
         }
     }
     let listed = format!("[{}]", fields.join(" "));
+    // As rules reach them: `namespace` is `__namespace__` in CEL.
+    let fields: Vec<String> = fields
+        .iter()
+        .map(|f| apiserver_rules::cel::escape(f).unwrap_or_else(|| (*f).to_owned()))
+        .collect();
     let count = fields
         .iter()
         .map(|f| format!("(has(self.{f})?1:0)"))

@@ -261,8 +261,13 @@ impl<'a> Walker<'_, '_, 'a> {
         let mut seen: BTreeSet<String> = BTreeSet::new();
         let mut optional = None;
         let mut required = None;
-        // First, so that the field's own markers are applied over it.
-        if let Some(p) = keyword::quantity_patch(&f.syn.ty, name) {
+        let schemaless = f
+            .markers
+            .iter()
+            .any(|m| m.name == "kubebuilder:validation:Schemaless");
+        // First, so that the field's own markers are applied over it (a schemaless field's
+        // type is not looked into).
+        if let Some(p) = keyword::quantity_patch(&f.syn.ty, name).filter(|_| !schemaless) {
             own.patches.push(p);
         }
         for m in f.markers {
@@ -441,7 +446,10 @@ fn immutable(own: &mut Own<'_>, f: &FieldAt<'_, '_>, m: &Marker) {
         own.push(
             rule(
                 Vec::new(),
-                format!("!has(oldSelf.{name}) || has(self.{name})"),
+                {
+                    let cel = apiserver_rules::cel::escape(name).unwrap_or_else(|| name.to_owned());
+                    format!("!has(oldSelf.{cel}) || has(self.{cel})")
+                },
                 format!("field {name} is immutable once set"),
             ),
             m,
