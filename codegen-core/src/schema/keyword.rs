@@ -103,12 +103,12 @@ fn external_docs(cx: &mut Ctxt, m: &Marker) -> Option<Value> {
 }
 
 /// The last part of a marker's name (`Minimum` of `+kubebuilder:validation:Minimum`).
-fn short_name(m: &Marker) -> &'static str {
+pub(super) fn short_name(m: &Marker) -> &'static str {
     m.name.rsplit(':').next().unwrap_or(m.name)
 }
 
 /// A mistake in a marker's value, reported at the value.
-fn bad<T>(cx: &mut Ctxt, m: &Marker, what: String) -> Option<T> {
+pub(super) fn bad<T>(cx: &mut Ctxt, m: &Marker, what: String) -> Option<T> {
     cx.error_at(&m.value_loc, format!("`{}`: {what}", m.display()));
     None
 }

@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use super::keyword::{bad, short_name};
 use crate::ast::{Container, Shape, is_option, serde_flag};
 use crate::attr::marker::{Marker, read_checked_elsewhere};
 use crate::diag::{Ctxt, did_you_mean};
@@ -16,7 +17,7 @@ pub(super) fn is_union(short: &str) -> bool {
 /// Where a union marker's rule goes among a struct's rules, as controller-gen orders them:
 /// its own `XValidation` rules first, then `AtMostOneOf`, `ExactlyOneOf`, `AtLeastOneOf`.
 pub(super) fn order(m: &Marker) -> u8 {
-    match m.name.rsplit(':').next().unwrap_or(m.name) {
+    match short_name(m) {
         "AtMostOneOf" => 1,
         "ExactlyOneOf" => 2,
         "AtLeastOneOf" => 3,
@@ -33,19 +34,17 @@ pub(super) fn rule(cx: &mut Ctxt, m: &Marker, s: &Shape<'_>) -> Option<Value> {
         .map(str::trim)
         .filter(|f| !f.is_empty())
         .collect();
-    let bad = |cx: &mut Ctxt, what: String| {
-        cx.error_at(&m.value_loc, format!("`{}`: {what}", m.display()));
-        None
-    };
     if fields.len() < 2 {
         return bad(
             cx,
+            m,
             "names fewer than two fields; list the JSON names of the fields it is about, separated by `;` (`configMapRef;secretRef`)".into(),
         );
     }
     if let Some(nested) = fields.iter().find(|f| f.contains('.')) {
         return bad(
             cx,
+            m,
             format!(
                 "cannot reference the nested field `{nested}`; put the marker on the struct that has it"
             ),
@@ -54,6 +53,7 @@ pub(super) fn rule(cx: &mut Ctxt, m: &Marker, s: &Shape<'_>) -> Option<Value> {
     if !matches!(s, Shape::Struct(_) | Shape::Unknown) {
         return bad(
             cx,
+            m,
             format!(
                 "is about the fields of a struct, but it sits on {}; put it on the struct",
                 s.describe()
@@ -75,6 +75,7 @@ pub(super) fn rule(cx: &mut Ctxt, m: &Marker, s: &Shape<'_>) -> Option<Value> {
             else {
                 return bad(
                     cx,
+                    m,
                     format!(
                         "`{name}` is not a field of `{}`{}",
                         st.ident,
@@ -88,6 +89,7 @@ pub(super) fn rule(cx: &mut Ctxt, m: &Marker, s: &Shape<'_>) -> Option<Value> {
             if marked {
                 return bad(
                     cx,
+                    m,
                     format!(
                         "`{name}` is marked required, so it is always set; a field of a union is optional"
                     ),
@@ -101,6 +103,7 @@ pub(super) fn rule(cx: &mut Ctxt, m: &Marker, s: &Shape<'_>) -> Option<Value> {
                 };
                 return bad(
                     cx,
+                    m,
                     format!("`{name}` is always set ({why}); a field of a union is an `Option`"),
                 );
             }
@@ -117,7 +120,7 @@ pub(super) fn rule(cx: &mut Ctxt, m: &Marker, s: &Shape<'_>) -> Option<Value> {
         .map(|f| format!("(has(self.{f})?1:0)"))
         .collect::<Vec<_>>()
         .join("+");
-    let (rule, message) = match m.name.rsplit(':').next().unwrap_or(m.name) {
+    let (rule, message) = match short_name(m) {
         "AtMostOneOf" => (
             format!("{count} <= 1"),
             format!("at most one of the fields in {listed} may be set"),

@@ -212,10 +212,7 @@ impl<'a> Walker<'_, '_, 'a> {
             self.field(cx, &mut own, &at);
             // A schemaless field's type is not looked into (controller-gen's rule): its
             // structs' markers, and probes of what the source does not show, stay out.
-            if markers
-                .iter()
-                .any(|m| m.name == "kubebuilder:validation:Schemaless")
-            {
+            if schemaless(&markers) {
                 continue;
             }
             // The structs below this field.
@@ -261,13 +258,10 @@ impl<'a> Walker<'_, '_, 'a> {
         let mut seen: BTreeSet<String> = BTreeSet::new();
         let mut optional = None;
         let mut required = None;
-        let schemaless = f
-            .markers
-            .iter()
-            .any(|m| m.name == "kubebuilder:validation:Schemaless");
         // First, so that the field's own markers are applied over it (a schemaless field's
         // type is not looked into).
-        if let Some(p) = keyword::quantity_patch(&f.syn.ty, name).filter(|_| !schemaless) {
+        if let Some(p) = keyword::quantity_patch(&f.syn.ty, name).filter(|_| !schemaless(f.markers))
+        {
             own.patches.push(p);
         }
         for m in f.markers {
@@ -417,6 +411,13 @@ fn fits_field(cx: &mut Ctxt, f: &FieldAt<'_, '_>, m: &Marker, taken: &BTreeSet<S
         return false;
     }
     true
+}
+
+/// Whether a field's markers make it schemaless: its type is not looked into.
+fn schemaless(markers: &[Marker]) -> bool {
+    markers
+        .iter()
+        .any(|m| m.name == "kubebuilder:validation:Schemaless")
 }
 
 /// `+k8s:immutable`, as controller-gen writes it: a rule on the field that it keeps its value
