@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use clap::builder::BoolishValueParser;
-use kube_codegen_runtime::rate_limit::{self, RateLimit};
+use kube_codegen_runtime::client::rate_limit::{self, RateLimit};
 use sample_controller::run::{self, LeaseOptions, Options, shutdown_signal};
 
 /// The Foo and Icecream controllers, driven by code generated with kube-codegen.
@@ -126,7 +126,7 @@ impl Args {
 /// The cluster's configuration, `None` when there is none to find (then the demo runs
 /// embedded); a kubeconfig or `--master` that was given but cannot be used is an error.
 async fn client_config(args: &Args) -> Result<Option<kube::Config>, String> {
-    let Some(mut config) = kube_codegen_runtime::config::load(args.kubeconfig.as_deref())
+    let Some(mut config) = kube_codegen_runtime::client::config::load(args.kubeconfig.as_deref())
         .await
         .map_err(|e| e.to_string())?
     else {

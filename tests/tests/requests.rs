@@ -11,7 +11,7 @@ use http::{Request, Response};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchParams};
 use kube::client::Body;
 use kube_codegen_runtime::FieldManager;
-use kube_codegen_runtime::scope::{AllNamespaces, Namespaced};
+use kube_codegen_runtime::client::scope::{AllNamespaces, Namespaced};
 use serde_json::{Value, json};
 
 /// One request as the server saw it.

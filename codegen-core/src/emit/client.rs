@@ -30,7 +30,7 @@ pub(crate) fn client_items(r: &Resource) -> TokenStream {
     let rt = quote!(::kube_codegen_runtime);
     let (default_scope, scope_doc) = match r.scope {
         Scope::Namespaced => (
-            quote!(#rt::scope::Namespaced),
+            quote!(#rt::client::scope::Namespaced),
             vec![
                 format!(
                     " `{client}<Namespaced>` works in one namespace and has every verb of `{verbs}`;"
@@ -41,7 +41,7 @@ pub(crate) fn client_items(r: &Resource) -> TokenStream {
             ],
         ),
         Scope::Cluster => (
-            quote!(#rt::scope::Cluster),
+            quote!(#rt::client::scope::Cluster),
             vec![format!(
                 " `{ty}` is cluster-scoped: `{client}` takes no namespace and has every verb of `{verbs}`."
             )],
@@ -79,7 +79,7 @@ pub(crate) fn client_items(r: &Resource) -> TokenStream {
                 r.kind
             );
             quote! {
-                impl #client<#rt::scope::Namespaced> {
+                impl #client<#rt::client::scope::Namespaced> {
                     #[doc = #new_doc]
                     #[inline]
                     pub fn new(client: ::kube::Client, namespace: &str, field_manager: #rt::FieldManager) -> Self {
@@ -88,7 +88,7 @@ pub(crate) fn client_items(r: &Resource) -> TokenStream {
                     #(#ext_scoped)*
                 }
 
-                impl #client<#rt::scope::AllNamespaces> {
+                impl #client<#rt::client::scope::AllNamespaces> {
                     #[doc = #all_doc]
                     #[inline]
                     pub fn all(client: ::kube::Client, field_manager: #rt::FieldManager) -> Self {
@@ -100,7 +100,7 @@ pub(crate) fn client_items(r: &Resource) -> TokenStream {
         Scope::Cluster => {
             let new_doc = format!(" A client for the `{}` objects of the cluster.", r.kind);
             quote! {
-                impl #client<#rt::scope::Cluster> {
+                impl #client<#rt::client::scope::Cluster> {
                     #[doc = #new_doc]
                     #[inline]
                     pub fn new(client: ::kube::Client, field_manager: #rt::FieldManager) -> Self {
@@ -146,7 +146,7 @@ fn verb_set(r: &Resource) -> TokenStream {
     let ty = &r.ident;
     let client = r.client_ident();
     let verbs = r.verbs_ident();
-    let mark = quote!(::kube_codegen_runtime::verbs);
+    let mark = quote!(::kube_codegen_runtime::client::verbs);
     let status = r.status_type.as_ref().map_or_else(
         || quote!(<#ty as ::kube::core::object::HasStatus>::Status),
         |t| quote!(#t),
@@ -188,7 +188,7 @@ fn verb_set(r: &Resource) -> TokenStream {
         };
     }
     let doc = format!(
-        " The verbs `+genclient` gives [`{client}`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`."
+        " The verbs `+genclient` gives [`{client}`]: each is an `impl` of a trait of `kube_codegen_runtime::client::verbs`."
     );
     let mut out = quote! {
         #[doc = #doc]

@@ -48,13 +48,13 @@ pub(crate) fn group_client_items(gv: &GroupVersion) -> TokenStream {
                 quote! {
                     #[doc = #doc]
                     #[inline]
-                    pub fn #accessor(&self, namespace: &str) -> #client<#rt::scope::Namespaced> {
+                    pub fn #accessor(&self, namespace: &str) -> #client<#rt::client::scope::Namespaced> {
                         #client::new(self.client.clone(), namespace, self.field_manager.clone())
                     }
 
                     #[doc = #all_doc]
                     #[inline]
-                    pub fn #all(&self) -> #client<#rt::scope::AllNamespaces> {
+                    pub fn #all(&self) -> #client<#rt::client::scope::AllNamespaces> {
                         #client::all(self.client.clone(), self.field_manager.clone())
                     }
                 }
@@ -64,7 +64,7 @@ pub(crate) fn group_client_items(gv: &GroupVersion) -> TokenStream {
                 quote! {
                     #[doc = #doc]
                     #[inline]
-                    pub fn #accessor(&self) -> #client<#rt::scope::Cluster> {
+                    pub fn #accessor(&self) -> #client<#rt::client::scope::Cluster> {
                         #client::new(self.client.clone(), self.field_manager.clone())
                     }
                 }

@@ -42,11 +42,11 @@ pub(crate) fn informer_items(r: &Resource) -> TokenStream {
                 #[doc = ""]
                 #[doc = #lister_doc2]
                 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-                #vis struct #lister(#rt::ScopedLister<#ty, #rt::scope::Namespaced>);
+                #vis struct #lister(#rt::ScopedLister<#ty, #rt::client::scope::Namespaced>);
 
                 #[automatically_derived]
                 impl ::core::ops::Deref for #lister {
-                    type Target = #rt::ScopedLister<#ty, #rt::scope::Namespaced>;
+                    type Target = #rt::ScopedLister<#ty, #rt::client::scope::Namespaced>;
 
                     #[inline]
                     fn deref(&self) -> &Self::Target {
@@ -79,7 +79,7 @@ pub(crate) fn informer_items(r: &Resource) -> TokenStream {
             quote! {
                 #[doc = #lister_doc]
                 #[doc = #lister_doc2]
-                #vis type #lister = #rt::ScopedLister<#ty, #rt::scope::Cluster>;
+                #vis type #lister = #rt::ScopedLister<#ty, #rt::client::scope::Cluster>;
             }
         }
     };

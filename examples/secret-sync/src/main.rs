@@ -72,7 +72,7 @@ async fn main() -> ExitCode {
     let config = if args.embedded {
         None
     } else {
-        match kube_codegen_runtime::config::load(args.kubeconfig.as_deref()).await {
+        match kube_codegen_runtime::client::config::load(args.kubeconfig.as_deref()).await {
             Ok(config) => config,
             Err(e) => {
                 eprintln!("error: {e}");

@@ -133,7 +133,7 @@ fn main() -> Result<(), String> {
 
 async fn run(args: Args) -> Result<(), String> {
     let flavor = args.runtime;
-    let config = kube_codegen_runtime::config::load(args.kubeconfig.as_deref())
+    let config = kube_codegen_runtime::client::config::load(args.kubeconfig.as_deref())
         .await
         .map_err(|e| e.to_string())?
         .ok_or("no kubeconfig")?;

@@ -32,7 +32,7 @@ pub struct Replicas {
 }
 
 #[allow(unused)]
-async fn scale(a: ByMarkerClient<kube_codegen_runtime::scope::Namespaced>, b: BothClient<kube_codegen_runtime::scope::Namespaced>) -> kube::Result<()> {
+async fn scale(a: ByMarkerClient<kube_codegen_runtime::client::scope::Namespaced>, b: BothClient<kube_codegen_runtime::client::scope::Namespaced>) -> kube::Result<()> {
     let _ = a.get_scale("x").await?;
     let _ = b.get_scale("x").await?;
     Ok(())

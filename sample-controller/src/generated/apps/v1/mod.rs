@@ -42,7 +42,7 @@ impl AppsV1Client {
     pub fn deployments(
         &self,
         namespace: &str,
-    ) -> DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> DeploymentClient<::kube_codegen_runtime::client::scope::Namespaced> {
         DeploymentClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -50,7 +50,7 @@ impl AppsV1Client {
     #[inline]
     pub fn deployments_all(
         &self,
-    ) -> DeploymentClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> DeploymentClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         DeploymentClient::all(self.client.clone(), self.field_manager.clone())
     }
 }

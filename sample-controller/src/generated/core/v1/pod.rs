@@ -11,15 +11,15 @@ use crate::apis::core::v1::Pod;
 /// `PodClient<Namespaced>` works in one namespace and has every verb of `PodVerbs`;
 /// `PodClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct PodClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct PodClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Pod, S, PodVerbs>,
 );
 
-/// The verbs `+genclient` gives [`PodClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+/// The verbs `+genclient` gives [`PodClient`]: each is an `impl` of a trait of `kube_codegen_runtime::client::verbs`.
 pub enum PodVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for PodVerbs {}
-impl ::kube_codegen_runtime::verbs::List for PodVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for PodVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Get for PodVerbs {}
+impl ::kube_codegen_runtime::client::verbs::List for PodVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Watch for PodVerbs {}
 #[automatically_derived]
 impl<S> ::core::ops::Deref for PodClient<S> {
     type Target = ::kube_codegen_runtime::TypedClient<Pod, S, PodVerbs>;
@@ -29,7 +29,7 @@ impl<S> ::core::ops::Deref for PodClient<S> {
     }
 }
 
-impl PodClient<::kube_codegen_runtime::scope::Namespaced> {
+impl PodClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Pod` objects of one namespace.
     #[inline]
     pub fn new(
@@ -47,7 +47,7 @@ impl PodClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl PodClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl PodClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Pod` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -66,14 +66,17 @@ pub type PodInformer = ::kube_codegen_runtime::TypedInformer<Pod, PodLister>;
 /// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `pods(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct PodLister(
-    ::kube_codegen_runtime::ScopedLister<Pod, ::kube_codegen_runtime::scope::Namespaced>,
+    ::kube_codegen_runtime::ScopedLister<
+        Pod,
+        ::kube_codegen_runtime::client::scope::Namespaced,
+    >,
 );
 
 #[automatically_derived]
 impl ::core::ops::Deref for PodLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         Pod,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

@@ -11,17 +11,17 @@ use crate::apis::events::v1::Event;
 /// `EventClient<Namespaced>` works in one namespace and has every verb of `EventVerbs`;
 /// `EventClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct EventClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct EventClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Event, S, EventVerbs>,
 );
 
-/// The verbs `+genclient` gives [`EventClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+/// The verbs `+genclient` gives [`EventClient`]: each is an `impl` of a trait of `kube_codegen_runtime::client::verbs`.
 pub enum EventVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for EventVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for EventVerbs {}
-impl ::kube_codegen_runtime::verbs::List for EventVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for EventVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for EventVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Create for EventVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Get for EventVerbs {}
+impl ::kube_codegen_runtime::client::verbs::List for EventVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Watch for EventVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Patch for EventVerbs {}
 #[automatically_derived]
 impl<S> ::core::ops::Deref for EventClient<S> {
     type Target = ::kube_codegen_runtime::TypedClient<Event, S, EventVerbs>;
@@ -31,7 +31,7 @@ impl<S> ::core::ops::Deref for EventClient<S> {
     }
 }
 
-impl EventClient<::kube_codegen_runtime::scope::Namespaced> {
+impl EventClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Event` objects of one namespace.
     #[inline]
     pub fn new(
@@ -49,7 +49,7 @@ impl EventClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl EventClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl EventClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Event` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -70,7 +70,7 @@ pub type EventInformer = ::kube_codegen_runtime::TypedInformer<Event, EventListe
 pub struct EventLister(
     ::kube_codegen_runtime::ScopedLister<
         Event,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >,
 );
 
@@ -78,7 +78,7 @@ pub struct EventLister(
 impl ::core::ops::Deref for EventLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         Event,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

@@ -37,7 +37,7 @@ impl EventsV1Client {
     pub fn events(
         &self,
         namespace: &str,
-    ) -> EventClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> EventClient<::kube_codegen_runtime::client::scope::Namespaced> {
         EventClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -45,7 +45,7 @@ impl EventsV1Client {
     #[inline]
     pub fn events_all(
         &self,
-    ) -> EventClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> EventClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         EventClient::all(self.client.clone(), self.field_manager.clone())
     }
 }

@@ -12,17 +12,17 @@ use super::applyconfigurations::FooApplyConfiguration;
 /// `FooClient<Namespaced>` works in one namespace and has every verb of `FooVerbs`;
 /// `FooClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct FooClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct FooClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Foo, S, FooVerbs>,
 );
 
 /// The verbs of [`FooClient`]: every verb `+genclient` gives.
-pub type FooVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::WithStatus<
+pub type FooVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::WithStatus<
         <Foo as ::kube::core::object::HasStatus>::Status,
     >,
-    ::kube_codegen_runtime::verbs::WithConfiguration<FooApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::NoScale,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<FooApplyConfiguration>,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -34,7 +34,7 @@ impl<S> ::core::ops::Deref for FooClient<S> {
     }
 }
 
-impl FooClient<::kube_codegen_runtime::scope::Namespaced> {
+impl FooClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Foo` objects of one namespace.
     #[inline]
     pub fn new(
@@ -52,7 +52,7 @@ impl FooClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl FooClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl FooClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Foo` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -71,14 +71,17 @@ pub type FooInformer = ::kube_codegen_runtime::TypedInformer<Foo, FooLister>;
 /// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `foos(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct FooLister(
-    ::kube_codegen_runtime::ScopedLister<Foo, ::kube_codegen_runtime::scope::Namespaced>,
+    ::kube_codegen_runtime::ScopedLister<
+        Foo,
+        ::kube_codegen_runtime::client::scope::Namespaced,
+    >,
 );
 
 #[automatically_derived]
 impl ::core::ops::Deref for FooLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         Foo,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

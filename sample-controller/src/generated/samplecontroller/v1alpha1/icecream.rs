@@ -12,17 +12,17 @@ use super::applyconfigurations::IcecreamApplyConfiguration;
 /// `IcecreamClient<Namespaced>` works in one namespace and has every verb of `IcecreamVerbs`;
 /// `IcecreamClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct IcecreamClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct IcecreamClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Icecream, S, IcecreamVerbs>,
 );
 
 /// The verbs of [`IcecreamClient`]: every verb `+genclient` gives.
-pub type IcecreamVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::WithStatus<
+pub type IcecreamVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::WithStatus<
         <Icecream as ::kube::core::object::HasStatus>::Status,
     >,
-    ::kube_codegen_runtime::verbs::WithConfiguration<IcecreamApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::NoScale,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<IcecreamApplyConfiguration>,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -34,7 +34,7 @@ impl<S> ::core::ops::Deref for IcecreamClient<S> {
     }
 }
 
-impl IcecreamClient<::kube_codegen_runtime::scope::Namespaced> {
+impl IcecreamClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Icecream` objects of one namespace.
     #[inline]
     pub fn new(
@@ -52,7 +52,7 @@ impl IcecreamClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl IcecreamClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl IcecreamClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Icecream` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -76,7 +76,7 @@ pub type IcecreamInformer = ::kube_codegen_runtime::TypedInformer<
 pub struct IcecreamLister(
     ::kube_codegen_runtime::ScopedLister<
         Icecream,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >,
 );
 
@@ -84,7 +84,7 @@ pub struct IcecreamLister(
 impl ::core::ops::Deref for IcecreamLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         Icecream,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

@@ -44,13 +44,15 @@ impl SamplecontrollerV1alpha1Client {
     pub fn foos(
         &self,
         namespace: &str,
-    ) -> FooClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> FooClient<::kube_codegen_runtime::client::scope::Namespaced> {
         FooClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
     /// `Foo` objects in every namespace: list and watch only.
     #[inline]
-    pub fn foos_all(&self) -> FooClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    pub fn foos_all(
+        &self,
+    ) -> FooClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         FooClient::all(self.client.clone(), self.field_manager.clone())
     }
 
@@ -59,7 +61,7 @@ impl SamplecontrollerV1alpha1Client {
     pub fn icecreams(
         &self,
         namespace: &str,
-    ) -> IcecreamClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> IcecreamClient<::kube_codegen_runtime::client::scope::Namespaced> {
         IcecreamClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -67,7 +69,7 @@ impl SamplecontrollerV1alpha1Client {
     #[inline]
     pub fn icecreams_all(
         &self,
-    ) -> IcecreamClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> IcecreamClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         IcecreamClient::all(self.client.clone(), self.field_manager.clone())
     }
 }

@@ -11,17 +11,17 @@ use crate::apis::samplecontroller::v1beta1::foo::Foo;
 /// `FooClient<Namespaced>` works in one namespace and has every verb of `FooVerbs`;
 /// `FooClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct FooClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct FooClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Foo, S, FooVerbs>,
 );
 
 /// The verbs of [`FooClient`]: every verb `+genclient` gives.
-pub type FooVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::WithStatus<
+pub type FooVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::WithStatus<
         <Foo as ::kube::core::object::HasStatus>::Status,
     >,
-    ::kube_codegen_runtime::verbs::NoConfiguration,
-    ::kube_codegen_runtime::verbs::NoScale,
+    ::kube_codegen_runtime::client::verbs::NoConfiguration,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -33,7 +33,7 @@ impl<S> ::core::ops::Deref for FooClient<S> {
     }
 }
 
-impl FooClient<::kube_codegen_runtime::scope::Namespaced> {
+impl FooClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Foo` objects of one namespace.
     #[inline]
     pub fn new(
@@ -51,7 +51,7 @@ impl FooClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl FooClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl FooClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Foo` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -70,14 +70,17 @@ pub type FooInformer = ::kube_codegen_runtime::TypedInformer<Foo, FooLister>;
 /// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `foos(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct FooLister(
-    ::kube_codegen_runtime::ScopedLister<Foo, ::kube_codegen_runtime::scope::Namespaced>,
+    ::kube_codegen_runtime::ScopedLister<
+        Foo,
+        ::kube_codegen_runtime::client::scope::Namespaced,
+    >,
 );
 
 #[automatically_derived]
 impl ::core::ops::Deref for FooLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         Foo,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

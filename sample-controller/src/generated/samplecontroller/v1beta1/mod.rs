@@ -37,13 +37,15 @@ impl SamplecontrollerV1beta1Client {
     pub fn foos(
         &self,
         namespace: &str,
-    ) -> FooClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> FooClient<::kube_codegen_runtime::client::scope::Namespaced> {
         FooClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
     /// `Foo` objects in every namespace: list and watch only.
     #[inline]
-    pub fn foos_all(&self) -> FooClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    pub fn foos_all(
+        &self,
+    ) -> FooClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         FooClient::all(self.client.clone(), self.field_manager.clone())
     }
 }

@@ -12,17 +12,17 @@ use super::applyconfigurations::BatchRunApplyConfiguration;
 /// `BatchRunClient<Namespaced>` works in one namespace and has every verb of `BatchRunVerbs`;
 /// `BatchRunClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct BatchRunClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct BatchRunClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<BatchRun, S, BatchRunVerbs>,
 );
 
 /// The verbs of [`BatchRunClient`]: every verb `+genclient` gives.
-pub type BatchRunVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::WithStatus<
+pub type BatchRunVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::WithStatus<
         <BatchRun as ::kube::core::object::HasStatus>::Status,
     >,
-    ::kube_codegen_runtime::verbs::WithConfiguration<BatchRunApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::NoScale,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<BatchRunApplyConfiguration>,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -34,7 +34,7 @@ impl<S> ::core::ops::Deref for BatchRunClient<S> {
     }
 }
 
-impl BatchRunClient<::kube_codegen_runtime::scope::Namespaced> {
+impl BatchRunClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `BatchRun` objects of one namespace.
     #[inline]
     pub fn new(
@@ -52,7 +52,7 @@ impl BatchRunClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl BatchRunClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl BatchRunClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `BatchRun` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -76,7 +76,7 @@ pub type BatchRunInformer = ::kube_codegen_runtime::TypedInformer<
 pub struct BatchRunLister(
     ::kube_codegen_runtime::ScopedLister<
         BatchRun,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >,
 );
 
@@ -84,7 +84,7 @@ pub struct BatchRunLister(
 impl ::core::ops::Deref for BatchRunLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         BatchRun,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

@@ -12,15 +12,15 @@ use super::applyconfigurations::BlobApplyConfiguration;
 /// `BlobClient<Namespaced>` works in one namespace and has every verb of `BlobVerbs`;
 /// `BlobClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct BlobClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct BlobClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Blob, S, BlobVerbs>,
 );
 
 /// The verbs of [`BlobClient`]: every verb `+genclient` gives but the status ones.
-pub type BlobVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::NoStatus,
-    ::kube_codegen_runtime::verbs::WithConfiguration<BlobApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::NoScale,
+pub type BlobVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::NoStatus,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<BlobApplyConfiguration>,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -32,7 +32,7 @@ impl<S> ::core::ops::Deref for BlobClient<S> {
     }
 }
 
-impl BlobClient<::kube_codegen_runtime::scope::Namespaced> {
+impl BlobClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Blob` objects of one namespace.
     #[inline]
     pub fn new(
@@ -50,7 +50,7 @@ impl BlobClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl BlobClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl BlobClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Blob` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -69,14 +69,17 @@ pub type BlobInformer = ::kube_codegen_runtime::TypedInformer<Blob, BlobLister>;
 /// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `blobs(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct BlobLister(
-    ::kube_codegen_runtime::ScopedLister<Blob, ::kube_codegen_runtime::scope::Namespaced>,
+    ::kube_codegen_runtime::ScopedLister<
+        Blob,
+        ::kube_codegen_runtime::client::scope::Namespaced,
+    >,
 );
 
 #[automatically_derived]
 impl ::core::ops::Deref for BlobLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         Blob,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

@@ -44,7 +44,7 @@ impl BatchV1Client {
     pub fn batchruns(
         &self,
         namespace: &str,
-    ) -> BatchRunClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> BatchRunClient<::kube_codegen_runtime::client::scope::Namespaced> {
         BatchRunClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -52,7 +52,7 @@ impl BatchV1Client {
     #[inline]
     pub fn batchruns_all(
         &self,
-    ) -> BatchRunClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> BatchRunClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         BatchRunClient::all(self.client.clone(), self.field_manager.clone())
     }
 
@@ -61,13 +61,15 @@ impl BatchV1Client {
     pub fn blobs(
         &self,
         namespace: &str,
-    ) -> BlobClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> BlobClient<::kube_codegen_runtime::client::scope::Namespaced> {
         BlobClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
     /// `Blob` objects in every namespace: list and watch only.
     #[inline]
-    pub fn blobs_all(&self) -> BlobClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    pub fn blobs_all(
+        &self,
+    ) -> BlobClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         BlobClient::all(self.client.clone(), self.field_manager.clone())
     }
 }

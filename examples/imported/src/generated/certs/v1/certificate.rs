@@ -12,17 +12,19 @@ use super::applyconfigurations::CertificateApplyConfiguration;
 /// `CertificateClient<Namespaced>` works in one namespace and has every verb of `CertificateVerbs`;
 /// `CertificateClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct CertificateClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct CertificateClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Certificate, S, CertificateVerbs>,
 );
 
 /// The verbs of [`CertificateClient`]: every verb `+genclient` gives.
-pub type CertificateVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::WithStatus<
+pub type CertificateVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::WithStatus<
         <Certificate as ::kube::core::object::HasStatus>::Status,
     >,
-    ::kube_codegen_runtime::verbs::WithConfiguration<CertificateApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::NoScale,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<
+        CertificateApplyConfiguration,
+    >,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -34,7 +36,7 @@ impl<S> ::core::ops::Deref for CertificateClient<S> {
     }
 }
 
-impl CertificateClient<::kube_codegen_runtime::scope::Namespaced> {
+impl CertificateClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Certificate` objects of one namespace.
     #[inline]
     pub fn new(
@@ -52,7 +54,7 @@ impl CertificateClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl CertificateClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl CertificateClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Certificate` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -76,7 +78,7 @@ pub type CertificateInformer = ::kube_codegen_runtime::TypedInformer<
 pub struct CertificateLister(
     ::kube_codegen_runtime::ScopedLister<
         Certificate,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >,
 );
 
@@ -84,7 +86,7 @@ pub struct CertificateLister(
 impl ::core::ops::Deref for CertificateLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         Certificate,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

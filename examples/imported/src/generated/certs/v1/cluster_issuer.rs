@@ -11,17 +11,19 @@ use super::applyconfigurations::ClusterIssuerApplyConfiguration;
 ///
 /// `ClusterIssuer` is cluster-scoped: `ClusterIssuerClient` takes no namespace and has every verb of `ClusterIssuerVerbs`.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct ClusterIssuerClient<S = ::kube_codegen_runtime::scope::Cluster>(
+pub struct ClusterIssuerClient<S = ::kube_codegen_runtime::client::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<ClusterIssuer, S, ClusterIssuerVerbs>,
 );
 
 /// The verbs of [`ClusterIssuerClient`]: every verb `+genclient` gives.
-pub type ClusterIssuerVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::WithStatus<
+pub type ClusterIssuerVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::WithStatus<
         <ClusterIssuer as ::kube::core::object::HasStatus>::Status,
     >,
-    ::kube_codegen_runtime::verbs::WithConfiguration<ClusterIssuerApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::NoScale,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<
+        ClusterIssuerApplyConfiguration,
+    >,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -37,7 +39,7 @@ impl<S> ::core::ops::Deref for ClusterIssuerClient<S> {
     }
 }
 
-impl ClusterIssuerClient<::kube_codegen_runtime::scope::Cluster> {
+impl ClusterIssuerClient<::kube_codegen_runtime::client::scope::Cluster> {
     /// A client for the `ClusterIssuer` objects of the cluster.
     #[inline]
     pub fn new(
@@ -58,7 +60,7 @@ pub type ClusterIssuerInformer = ::kube_codegen_runtime::TypedInformer<
 /// `list`, `by_index` and `get(name)` (the runtime's `ScopedLister`).
 pub type ClusterIssuerLister = ::kube_codegen_runtime::ScopedLister<
     ClusterIssuer,
-    ::kube_codegen_runtime::scope::Cluster,
+    ::kube_codegen_runtime::client::scope::Cluster,
 >;
 
 impl ClusterIssuer {

@@ -47,7 +47,7 @@ impl CertsV1Client {
     pub fn certificates(
         &self,
         namespace: &str,
-    ) -> CertificateClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> CertificateClient<::kube_codegen_runtime::client::scope::Namespaced> {
         CertificateClient::new(
             self.client.clone(),
             namespace,
@@ -59,7 +59,7 @@ impl CertsV1Client {
     #[inline]
     pub fn certificates_all(
         &self,
-    ) -> CertificateClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> CertificateClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         CertificateClient::all(self.client.clone(), self.field_manager.clone())
     }
 
@@ -67,7 +67,7 @@ impl CertsV1Client {
     #[inline]
     pub fn clusterissuers(
         &self,
-    ) -> ClusterIssuerClient<::kube_codegen_runtime::scope::Cluster> {
+    ) -> ClusterIssuerClient<::kube_codegen_runtime::client::scope::Cluster> {
         ClusterIssuerClient::new(self.client.clone(), self.field_manager.clone())
     }
 }

@@ -43,7 +43,7 @@ impl MonitoringV1Client {
     pub fn servicemonitors(
         &self,
         namespace: &str,
-    ) -> ServiceMonitorClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> ServiceMonitorClient<::kube_codegen_runtime::client::scope::Namespaced> {
         ServiceMonitorClient::new(
             self.client.clone(),
             namespace,
@@ -55,7 +55,7 @@ impl MonitoringV1Client {
     #[inline]
     pub fn servicemonitors_all(
         &self,
-    ) -> ServiceMonitorClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> ServiceMonitorClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         ServiceMonitorClient::all(self.client.clone(), self.field_manager.clone())
     }
 }

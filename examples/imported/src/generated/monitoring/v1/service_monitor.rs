@@ -12,15 +12,17 @@ use super::applyconfigurations::ServiceMonitorApplyConfiguration;
 /// `ServiceMonitorClient<Namespaced>` works in one namespace and has every verb of `ServiceMonitorVerbs`;
 /// `ServiceMonitorClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct ServiceMonitorClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct ServiceMonitorClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<ServiceMonitor, S, ServiceMonitorVerbs>,
 );
 
 /// The verbs of [`ServiceMonitorClient`]: every verb `+genclient` gives but the status ones.
-pub type ServiceMonitorVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::NoStatus,
-    ::kube_codegen_runtime::verbs::WithConfiguration<ServiceMonitorApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::NoScale,
+pub type ServiceMonitorVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::NoStatus,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<
+        ServiceMonitorApplyConfiguration,
+    >,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -36,7 +38,7 @@ impl<S> ::core::ops::Deref for ServiceMonitorClient<S> {
     }
 }
 
-impl ServiceMonitorClient<::kube_codegen_runtime::scope::Namespaced> {
+impl ServiceMonitorClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `ServiceMonitor` objects of one namespace.
     #[inline]
     pub fn new(
@@ -54,7 +56,7 @@ impl ServiceMonitorClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl ServiceMonitorClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl ServiceMonitorClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `ServiceMonitor` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -78,7 +80,7 @@ pub type ServiceMonitorInformer = ::kube_codegen_runtime::TypedInformer<
 pub struct ServiceMonitorLister(
     ::kube_codegen_runtime::ScopedLister<
         ServiceMonitor,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >,
 );
 
@@ -86,7 +88,7 @@ pub struct ServiceMonitorLister(
 impl ::core::ops::Deref for ServiceMonitorLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         ServiceMonitor,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

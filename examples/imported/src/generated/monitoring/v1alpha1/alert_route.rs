@@ -11,17 +11,19 @@ use super::applyconfigurations::AlertRouteApplyConfiguration;
 ///
 /// `AlertRoute` is cluster-scoped: `AlertRouteClient` takes no namespace and has every verb of `AlertRouteVerbs`.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct AlertRouteClient<S = ::kube_codegen_runtime::scope::Cluster>(
+pub struct AlertRouteClient<S = ::kube_codegen_runtime::client::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<AlertRoute, S, AlertRouteVerbs>,
 );
 
 /// The verbs of [`AlertRouteClient`]: every verb `+genclient` gives.
-pub type AlertRouteVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::WithStatus<
+pub type AlertRouteVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::WithStatus<
         <AlertRoute as ::kube::core::object::HasStatus>::Status,
     >,
-    ::kube_codegen_runtime::verbs::WithConfiguration<AlertRouteApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::NoScale,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<
+        AlertRouteApplyConfiguration,
+    >,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -33,7 +35,7 @@ impl<S> ::core::ops::Deref for AlertRouteClient<S> {
     }
 }
 
-impl AlertRouteClient<::kube_codegen_runtime::scope::Cluster> {
+impl AlertRouteClient<::kube_codegen_runtime::client::scope::Cluster> {
     /// A client for the `AlertRoute` objects of the cluster.
     #[inline]
     pub fn new(
@@ -54,7 +56,7 @@ pub type AlertRouteInformer = ::kube_codegen_runtime::TypedInformer<
 /// `list`, `by_index` and `get(name)` (the runtime's `ScopedLister`).
 pub type AlertRouteLister = ::kube_codegen_runtime::ScopedLister<
     AlertRoute,
-    ::kube_codegen_runtime::scope::Cluster,
+    ::kube_codegen_runtime::client::scope::Cluster,
 >;
 
 impl AlertRoute {

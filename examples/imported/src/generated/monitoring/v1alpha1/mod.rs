@@ -38,7 +38,7 @@ impl MonitoringV1alpha1Client {
     #[inline]
     pub fn alertroutes(
         &self,
-    ) -> AlertRouteClient<::kube_codegen_runtime::scope::Cluster> {
+    ) -> AlertRouteClient<::kube_codegen_runtime::client::scope::Cluster> {
         AlertRouteClient::new(self.client.clone(), self.field_manager.clone())
     }
 }

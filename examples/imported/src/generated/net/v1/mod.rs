@@ -39,7 +39,7 @@ impl NetV1Client {
     pub fn routes(
         &self,
         namespace: &str,
-    ) -> RouteClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> RouteClient<::kube_codegen_runtime::client::scope::Namespaced> {
         RouteClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -47,7 +47,7 @@ impl NetV1Client {
     #[inline]
     pub fn routes_all(
         &self,
-    ) -> RouteClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> RouteClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         RouteClient::all(self.client.clone(), self.field_manager.clone())
     }
 }

@@ -12,17 +12,17 @@ use super::applyconfigurations::RouteApplyConfiguration;
 /// `RouteClient<Namespaced>` works in one namespace and has every verb of `RouteVerbs`;
 /// `RouteClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct RouteClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct RouteClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Route, S, RouteVerbs>,
 );
 
 /// The verbs of [`RouteClient`]: every verb `+genclient` gives.
-pub type RouteVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::WithStatus<
+pub type RouteVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::WithStatus<
         <Route as ::kube::core::object::HasStatus>::Status,
     >,
-    ::kube_codegen_runtime::verbs::WithConfiguration<RouteApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::NoScale,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<RouteApplyConfiguration>,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -34,7 +34,7 @@ impl<S> ::core::ops::Deref for RouteClient<S> {
     }
 }
 
-impl RouteClient<::kube_codegen_runtime::scope::Namespaced> {
+impl RouteClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Route` objects of one namespace.
     #[inline]
     pub fn new(
@@ -52,7 +52,7 @@ impl RouteClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl RouteClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl RouteClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Route` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -73,7 +73,7 @@ pub type RouteInformer = ::kube_codegen_runtime::TypedInformer<Route, RouteListe
 pub struct RouteLister(
     ::kube_codegen_runtime::ScopedLister<
         Route,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >,
 );
 
@@ -81,7 +81,7 @@ pub struct RouteLister(
 impl ::core::ops::Deref for RouteLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         Route,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

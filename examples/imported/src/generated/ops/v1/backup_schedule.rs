@@ -12,17 +12,19 @@ use super::applyconfigurations::BackupScheduleApplyConfiguration;
 /// `BackupScheduleClient<Namespaced>` works in one namespace and has every verb of `BackupScheduleVerbs`;
 /// `BackupScheduleClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct BackupScheduleClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct BackupScheduleClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<BackupSchedule, S, BackupScheduleVerbs>,
 );
 
 /// The verbs of [`BackupScheduleClient`]: every verb `+genclient` gives.
-pub type BackupScheduleVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::WithStatus<
+pub type BackupScheduleVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::WithStatus<
         <BackupSchedule as ::kube::core::object::HasStatus>::Status,
     >,
-    ::kube_codegen_runtime::verbs::WithConfiguration<BackupScheduleApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::NoScale,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<
+        BackupScheduleApplyConfiguration,
+    >,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -38,7 +40,7 @@ impl<S> ::core::ops::Deref for BackupScheduleClient<S> {
     }
 }
 
-impl BackupScheduleClient<::kube_codegen_runtime::scope::Namespaced> {
+impl BackupScheduleClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `BackupSchedule` objects of one namespace.
     #[inline]
     pub fn new(
@@ -56,7 +58,7 @@ impl BackupScheduleClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl BackupScheduleClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl BackupScheduleClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `BackupSchedule` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -80,7 +82,7 @@ pub type BackupScheduleInformer = ::kube_codegen_runtime::TypedInformer<
 pub struct BackupScheduleLister(
     ::kube_codegen_runtime::ScopedLister<
         BackupSchedule,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >,
 );
 
@@ -88,7 +90,7 @@ pub struct BackupScheduleLister(
 impl ::core::ops::Deref for BackupScheduleLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         BackupSchedule,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

@@ -43,7 +43,7 @@ impl OpsV1Client {
     pub fn backupschedules(
         &self,
         namespace: &str,
-    ) -> BackupScheduleClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> BackupScheduleClient<::kube_codegen_runtime::client::scope::Namespaced> {
         BackupScheduleClient::new(
             self.client.clone(),
             namespace,
@@ -55,7 +55,7 @@ impl OpsV1Client {
     #[inline]
     pub fn backupschedules_all(
         &self,
-    ) -> BackupScheduleClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> BackupScheduleClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         BackupScheduleClient::all(self.client.clone(), self.field_manager.clone())
     }
 }

@@ -12,15 +12,17 @@ use super::applyconfigurations::DashboardApplyConfiguration;
 /// `DashboardClient<Namespaced>` works in one namespace and has every verb of `DashboardVerbs`;
 /// `DashboardClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct DashboardClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct DashboardClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Dashboard, S, DashboardVerbs>,
 );
 
 /// The verbs of [`DashboardClient`]: every verb `+genclient` gives but the status ones.
-pub type DashboardVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::NoStatus,
-    ::kube_codegen_runtime::verbs::WithConfiguration<DashboardApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::NoScale,
+pub type DashboardVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::NoStatus,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<
+        DashboardApplyConfiguration,
+    >,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -32,7 +34,7 @@ impl<S> ::core::ops::Deref for DashboardClient<S> {
     }
 }
 
-impl DashboardClient<::kube_codegen_runtime::scope::Namespaced> {
+impl DashboardClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Dashboard` objects of one namespace.
     #[inline]
     pub fn new(
@@ -50,7 +52,7 @@ impl DashboardClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl DashboardClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl DashboardClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Dashboard` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -74,7 +76,7 @@ pub type DashboardInformer = ::kube_codegen_runtime::TypedInformer<
 pub struct DashboardLister(
     ::kube_codegen_runtime::ScopedLister<
         Dashboard,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >,
 );
 
@@ -82,7 +84,7 @@ pub struct DashboardLister(
 impl ::core::ops::Deref for DashboardLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         Dashboard,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

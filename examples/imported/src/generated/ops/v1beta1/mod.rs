@@ -42,7 +42,7 @@ impl OpsV1beta1Client {
     pub fn dashboards(
         &self,
         namespace: &str,
-    ) -> DashboardClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> DashboardClient<::kube_codegen_runtime::client::scope::Namespaced> {
         DashboardClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -50,7 +50,7 @@ impl OpsV1beta1Client {
     #[inline]
     pub fn dashboards_all(
         &self,
-    ) -> DashboardClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> DashboardClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         DashboardClient::all(self.client.clone(), self.field_manager.clone())
     }
 }

@@ -36,7 +36,9 @@ impl PlatformV1Client {
 
     /// `Tenant` objects (cluster-scoped).
     #[inline]
-    pub fn tenants(&self) -> TenantClient<::kube_codegen_runtime::scope::Cluster> {
+    pub fn tenants(
+        &self,
+    ) -> TenantClient<::kube_codegen_runtime::client::scope::Cluster> {
         TenantClient::new(self.client.clone(), self.field_manager.clone())
     }
 }

@@ -11,17 +11,17 @@ use super::applyconfigurations::TenantApplyConfiguration;
 ///
 /// `Tenant` is cluster-scoped: `TenantClient` takes no namespace and has every verb of `TenantVerbs`.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct TenantClient<S = ::kube_codegen_runtime::scope::Cluster>(
+pub struct TenantClient<S = ::kube_codegen_runtime::client::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<Tenant, S, TenantVerbs>,
 );
 
 /// The verbs of [`TenantClient`]: every verb `+genclient` gives.
-pub type TenantVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::WithStatus<
+pub type TenantVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::WithStatus<
         <Tenant as ::kube::core::object::HasStatus>::Status,
     >,
-    ::kube_codegen_runtime::verbs::WithConfiguration<TenantApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::NoScale,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<TenantApplyConfiguration>,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -33,7 +33,7 @@ impl<S> ::core::ops::Deref for TenantClient<S> {
     }
 }
 
-impl TenantClient<::kube_codegen_runtime::scope::Cluster> {
+impl TenantClient<::kube_codegen_runtime::client::scope::Cluster> {
     /// A client for the `Tenant` objects of the cluster.
     #[inline]
     pub fn new(
@@ -51,7 +51,7 @@ pub type TenantInformer = ::kube_codegen_runtime::TypedInformer<Tenant, TenantLi
 /// `list`, `by_index` and `get(name)` (the runtime's `ScopedLister`).
 pub type TenantLister = ::kube_codegen_runtime::ScopedLister<
     Tenant,
-    ::kube_codegen_runtime::scope::Cluster,
+    ::kube_codegen_runtime::client::scope::Cluster,
 >;
 
 impl Tenant {

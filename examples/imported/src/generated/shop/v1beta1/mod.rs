@@ -39,7 +39,7 @@ impl ShopV1beta1Client {
     pub fn widgets(
         &self,
         namespace: &str,
-    ) -> WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> WidgetClient<::kube_codegen_runtime::client::scope::Namespaced> {
         WidgetClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -47,7 +47,7 @@ impl ShopV1beta1Client {
     #[inline]
     pub fn widgets_all(
         &self,
-    ) -> WidgetClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> WidgetClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         WidgetClient::all(self.client.clone(), self.field_manager.clone())
     }
 }

@@ -12,15 +12,15 @@ use super::applyconfigurations::WidgetApplyConfiguration;
 /// `WidgetClient<Namespaced>` works in one namespace and has every verb of `WidgetVerbs`;
 /// `WidgetClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct WidgetClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct WidgetClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Widget, S, WidgetVerbs>,
 );
 
 /// The verbs of [`WidgetClient`]: every verb `+genclient` gives but the status ones.
-pub type WidgetVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::NoStatus,
-    ::kube_codegen_runtime::verbs::WithConfiguration<WidgetApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::NoScale,
+pub type WidgetVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::NoStatus,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<WidgetApplyConfiguration>,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -32,7 +32,7 @@ impl<S> ::core::ops::Deref for WidgetClient<S> {
     }
 }
 
-impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
+impl WidgetClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Widget` objects of one namespace.
     #[inline]
     pub fn new(
@@ -50,7 +50,7 @@ impl WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl WidgetClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl WidgetClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Widget` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -71,7 +71,7 @@ pub type WidgetInformer = ::kube_codegen_runtime::TypedInformer<Widget, WidgetLi
 pub struct WidgetLister(
     ::kube_codegen_runtime::ScopedLister<
         Widget,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >,
 );
 
@@ -79,7 +79,7 @@ pub struct WidgetLister(
 impl ::core::ops::Deref for WidgetLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         Widget,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

@@ -39,7 +39,7 @@ impl TestingV1Client {
     pub fn probes(
         &self,
         namespace: &str,
-    ) -> ProbeClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> ProbeClient<::kube_codegen_runtime::client::scope::Namespaced> {
         ProbeClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -47,7 +47,7 @@ impl TestingV1Client {
     #[inline]
     pub fn probes_all(
         &self,
-    ) -> ProbeClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> ProbeClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         ProbeClient::all(self.client.clone(), self.field_manager.clone())
     }
 }

@@ -12,15 +12,15 @@ use super::applyconfigurations::ProbeApplyConfiguration;
 /// `ProbeClient<Namespaced>` works in one namespace and has every verb of `ProbeVerbs`;
 /// `ProbeClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct ProbeClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct ProbeClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Probe, S, ProbeVerbs>,
 );
 
 /// The verbs of [`ProbeClient`]: every verb `+genclient` gives but the status ones.
-pub type ProbeVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::NoStatus,
-    ::kube_codegen_runtime::verbs::WithConfiguration<ProbeApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::NoScale,
+pub type ProbeVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::NoStatus,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<ProbeApplyConfiguration>,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -32,7 +32,7 @@ impl<S> ::core::ops::Deref for ProbeClient<S> {
     }
 }
 
-impl ProbeClient<::kube_codegen_runtime::scope::Namespaced> {
+impl ProbeClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Probe` objects of one namespace.
     #[inline]
     pub fn new(
@@ -50,7 +50,7 @@ impl ProbeClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl ProbeClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl ProbeClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Probe` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -71,7 +71,7 @@ pub type ProbeInformer = ::kube_codegen_runtime::TypedInformer<Probe, ProbeListe
 pub struct ProbeLister(
     ::kube_codegen_runtime::ScopedLister<
         Probe,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >,
 );
 
@@ -79,7 +79,7 @@ pub struct ProbeLister(
 impl ::core::ops::Deref for ProbeLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         Probe,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

@@ -12,15 +12,15 @@ use super::applyconfigurations::BackupApplyConfiguration;
 /// `BackupClient<Namespaced>` works in one namespace and has every verb of `BackupVerbs`;
 /// `BackupClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct BackupClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct BackupClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Backup, S, BackupVerbs>,
 );
 
 /// The verbs of [`BackupClient`]: every verb `+genclient` gives but the status ones.
-pub type BackupVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::NoStatus,
-    ::kube_codegen_runtime::verbs::WithConfiguration<BackupApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::NoScale,
+pub type BackupVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::NoStatus,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<BackupApplyConfiguration>,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -32,7 +32,7 @@ impl<S> ::core::ops::Deref for BackupClient<S> {
     }
 }
 
-impl BackupClient<::kube_codegen_runtime::scope::Namespaced> {
+impl BackupClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Backup` objects of one namespace.
     #[inline]
     pub fn new(
@@ -50,7 +50,7 @@ impl BackupClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl BackupClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl BackupClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Backup` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -71,7 +71,7 @@ pub type BackupInformer = ::kube_codegen_runtime::TypedInformer<Backup, BackupLi
 pub struct BackupLister(
     ::kube_codegen_runtime::ScopedLister<
         Backup,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >,
 );
 
@@ -79,7 +79,7 @@ pub struct BackupLister(
 impl ::core::ops::Deref for BackupLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         Backup,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

@@ -41,7 +41,7 @@ impl VeleroV1Client {
     pub fn backups(
         &self,
         namespace: &str,
-    ) -> BackupClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> BackupClient<::kube_codegen_runtime::client::scope::Namespaced> {
         BackupClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -49,7 +49,7 @@ impl VeleroV1Client {
     #[inline]
     pub fn backups_all(
         &self,
-    ) -> BackupClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> BackupClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         BackupClient::all(self.client.clone(), self.field_manager.clone())
     }
 
@@ -58,7 +58,7 @@ impl VeleroV1Client {
     pub fn restores(
         &self,
         namespace: &str,
-    ) -> RestoreClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> RestoreClient<::kube_codegen_runtime::client::scope::Namespaced> {
         RestoreClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -66,7 +66,7 @@ impl VeleroV1Client {
     #[inline]
     pub fn restores_all(
         &self,
-    ) -> RestoreClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> RestoreClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         RestoreClient::all(self.client.clone(), self.field_manager.clone())
     }
 }

@@ -12,15 +12,15 @@ use super::applyconfigurations::RestoreApplyConfiguration;
 /// `RestoreClient<Namespaced>` works in one namespace and has every verb of `RestoreVerbs`;
 /// `RestoreClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct RestoreClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct RestoreClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Restore, S, RestoreVerbs>,
 );
 
 /// The verbs of [`RestoreClient`]: every verb `+genclient` gives but the status ones.
-pub type RestoreVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::NoStatus,
-    ::kube_codegen_runtime::verbs::WithConfiguration<RestoreApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::WithScale,
+pub type RestoreVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::NoStatus,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<RestoreApplyConfiguration>,
+    ::kube_codegen_runtime::client::verbs::WithScale,
 >;
 
 #[automatically_derived]
@@ -32,7 +32,7 @@ impl<S> ::core::ops::Deref for RestoreClient<S> {
     }
 }
 
-impl RestoreClient<::kube_codegen_runtime::scope::Namespaced> {
+impl RestoreClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Restore` objects of one namespace.
     #[inline]
     pub fn new(
@@ -50,7 +50,7 @@ impl RestoreClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl RestoreClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl RestoreClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Restore` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -71,7 +71,7 @@ pub type RestoreInformer = ::kube_codegen_runtime::TypedInformer<Restore, Restor
 pub struct RestoreLister(
     ::kube_codegen_runtime::ScopedLister<
         Restore,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >,
 );
 
@@ -79,7 +79,7 @@ pub struct RestoreLister(
 impl ::core::ops::Deref for RestoreLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         Restore,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

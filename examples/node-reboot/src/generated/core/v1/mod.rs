@@ -34,7 +34,7 @@ impl CoreV1Client {
 
     /// `Node` objects (cluster-scoped).
     #[inline]
-    pub fn nodes(&self) -> NodeClient<::kube_codegen_runtime::scope::Cluster> {
+    pub fn nodes(&self) -> NodeClient<::kube_codegen_runtime::client::scope::Cluster> {
         NodeClient::new(self.client.clone(), self.field_manager.clone())
     }
 }

@@ -10,16 +10,16 @@ use crate::apis::core::v1::Node;
 ///
 /// `Node` is cluster-scoped: `NodeClient` takes no namespace and has every verb of `NodeVerbs`.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct NodeClient<S = ::kube_codegen_runtime::scope::Cluster>(
+pub struct NodeClient<S = ::kube_codegen_runtime::client::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<Node, S, NodeVerbs>,
 );
 
-/// The verbs `+genclient` gives [`NodeClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+/// The verbs `+genclient` gives [`NodeClient`]: each is an `impl` of a trait of `kube_codegen_runtime::client::verbs`.
 pub enum NodeVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for NodeVerbs {}
-impl ::kube_codegen_runtime::verbs::List for NodeVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for NodeVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for NodeVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Get for NodeVerbs {}
+impl ::kube_codegen_runtime::client::verbs::List for NodeVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Watch for NodeVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Patch for NodeVerbs {}
 #[automatically_derived]
 impl<S> ::core::ops::Deref for NodeClient<S> {
     type Target = ::kube_codegen_runtime::TypedClient<Node, S, NodeVerbs>;
@@ -29,7 +29,7 @@ impl<S> ::core::ops::Deref for NodeClient<S> {
     }
 }
 
-impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
+impl NodeClient<::kube_codegen_runtime::client::scope::Cluster> {
     /// A client for the `Node` objects of the cluster.
     #[inline]
     pub fn new(
@@ -47,5 +47,5 @@ pub type NodeInformer = ::kube_codegen_runtime::TypedInformer<Node, NodeLister>;
 /// `list`, `by_index` and `get(name)` (the runtime's `ScopedLister`).
 pub type NodeLister = ::kube_codegen_runtime::ScopedLister<
     Node,
-    ::kube_codegen_runtime::scope::Cluster,
+    ::kube_codegen_runtime::client::scope::Cluster,
 >;

@@ -37,13 +37,15 @@ impl CoreV1Client {
     pub fn pods(
         &self,
         namespace: &str,
-    ) -> PodClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> PodClient<::kube_codegen_runtime::client::scope::Namespaced> {
         PodClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
     /// `Pod` objects in every namespace: list and watch only.
     #[inline]
-    pub fn pods_all(&self) -> PodClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    pub fn pods_all(
+        &self,
+    ) -> PodClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         PodClient::all(self.client.clone(), self.field_manager.clone())
     }
 }

@@ -38,7 +38,9 @@ impl CoreV1Client {
 
     /// `Namespace` objects (cluster-scoped).
     #[inline]
-    pub fn namespaces(&self) -> NamespaceClient<::kube_codegen_runtime::scope::Cluster> {
+    pub fn namespaces(
+        &self,
+    ) -> NamespaceClient<::kube_codegen_runtime::client::scope::Cluster> {
         NamespaceClient::new(self.client.clone(), self.field_manager.clone())
     }
 
@@ -47,7 +49,7 @@ impl CoreV1Client {
     pub fn secrets(
         &self,
         namespace: &str,
-    ) -> SecretClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> SecretClient<::kube_codegen_runtime::client::scope::Namespaced> {
         SecretClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -55,7 +57,7 @@ impl CoreV1Client {
     #[inline]
     pub fn secrets_all(
         &self,
-    ) -> SecretClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> SecretClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         SecretClient::all(self.client.clone(), self.field_manager.clone())
     }
 }

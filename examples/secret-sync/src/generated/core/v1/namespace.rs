@@ -10,15 +10,15 @@ use crate::apis::core::v1::Namespace;
 ///
 /// `Namespace` is cluster-scoped: `NamespaceClient` takes no namespace and has every verb of `NamespaceVerbs`.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct NamespaceClient<S = ::kube_codegen_runtime::scope::Cluster>(
+pub struct NamespaceClient<S = ::kube_codegen_runtime::client::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<Namespace, S, NamespaceVerbs>,
 );
 
-/// The verbs `+genclient` gives [`NamespaceClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+/// The verbs `+genclient` gives [`NamespaceClient`]: each is an `impl` of a trait of `kube_codegen_runtime::client::verbs`.
 pub enum NamespaceVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for NamespaceVerbs {}
-impl ::kube_codegen_runtime::verbs::List for NamespaceVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for NamespaceVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Get for NamespaceVerbs {}
+impl ::kube_codegen_runtime::client::verbs::List for NamespaceVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Watch for NamespaceVerbs {}
 #[automatically_derived]
 impl<S> ::core::ops::Deref for NamespaceClient<S> {
     type Target = ::kube_codegen_runtime::TypedClient<Namespace, S, NamespaceVerbs>;
@@ -28,7 +28,7 @@ impl<S> ::core::ops::Deref for NamespaceClient<S> {
     }
 }
 
-impl NamespaceClient<::kube_codegen_runtime::scope::Cluster> {
+impl NamespaceClient<::kube_codegen_runtime::client::scope::Cluster> {
     /// A client for the `Namespace` objects of the cluster.
     #[inline]
     pub fn new(
@@ -49,5 +49,5 @@ pub type NamespaceInformer = ::kube_codegen_runtime::TypedInformer<
 /// `list`, `by_index` and `get(name)` (the runtime's `ScopedLister`).
 pub type NamespaceLister = ::kube_codegen_runtime::ScopedLister<
     Namespace,
-    ::kube_codegen_runtime::scope::Cluster,
+    ::kube_codegen_runtime::client::scope::Cluster,
 >;

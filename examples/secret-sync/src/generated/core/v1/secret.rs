@@ -12,15 +12,15 @@ use super::applyconfigurations::SecretApplyConfiguration;
 /// `SecretClient<Namespaced>` works in one namespace and has every verb of `SecretVerbs`;
 /// `SecretClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct SecretClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct SecretClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Secret, S, SecretVerbs>,
 );
 
 /// The verbs of [`SecretClient`]: every verb `+genclient` gives but the status ones.
-pub type SecretVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::NoStatus,
-    ::kube_codegen_runtime::verbs::WithConfiguration<SecretApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::NoScale,
+pub type SecretVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::NoStatus,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<SecretApplyConfiguration>,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -32,7 +32,7 @@ impl<S> ::core::ops::Deref for SecretClient<S> {
     }
 }
 
-impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
+impl SecretClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Secret` objects of one namespace.
     #[inline]
     pub fn new(
@@ -50,7 +50,7 @@ impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl SecretClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl SecretClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Secret` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -71,7 +71,7 @@ pub type SecretInformer = ::kube_codegen_runtime::TypedInformer<Secret, SecretLi
 pub struct SecretLister(
     ::kube_codegen_runtime::ScopedLister<
         Secret,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >,
 );
 
@@ -79,7 +79,7 @@ pub struct SecretLister(
 impl ::core::ops::Deref for SecretLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         Secret,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

@@ -37,7 +37,7 @@ impl WidgetsV1Client {
     pub fn widgets(
         &self,
         namespace: &str,
-    ) -> WidgetClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> WidgetClient<::kube_codegen_runtime::client::scope::Namespaced> {
         WidgetClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -45,7 +45,7 @@ impl WidgetsV1Client {
     #[inline]
     pub fn widgets_all(
         &self,
-    ) -> WidgetClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> WidgetClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         WidgetClient::all(self.client.clone(), self.field_manager.clone())
     }
 }

@@ -45,7 +45,7 @@ impl GardenV1Client {
     #[inline]
     pub fn greenhouses(
         &self,
-    ) -> GreenhouseClient<::kube_codegen_runtime::scope::Cluster> {
+    ) -> GreenhouseClient<::kube_codegen_runtime::client::scope::Cluster> {
         GreenhouseClient::new(self.client.clone(), self.field_manager.clone())
     }
 
@@ -54,7 +54,7 @@ impl GardenV1Client {
     pub fn planters(
         &self,
         namespace: &str,
-    ) -> PlanterClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> PlanterClient<::kube_codegen_runtime::client::scope::Namespaced> {
         PlanterClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -62,7 +62,7 @@ impl GardenV1Client {
     #[inline]
     pub fn planters_all(
         &self,
-    ) -> PlanterClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> PlanterClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         PlanterClient::all(self.client.clone(), self.field_manager.clone())
     }
 
@@ -71,13 +71,15 @@ impl GardenV1Client {
     pub fn sheds(
         &self,
         namespace: &str,
-    ) -> ShedClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> ShedClient<::kube_codegen_runtime::client::scope::Namespaced> {
         ShedClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
     /// `Shed` objects in every namespace: list and watch only.
     #[inline]
-    pub fn sheds_all(&self) -> ShedClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    pub fn sheds_all(
+        &self,
+    ) -> ShedClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         ShedClient::all(self.client.clone(), self.field_manager.clone())
     }
 }

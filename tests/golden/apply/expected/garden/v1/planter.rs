@@ -12,17 +12,17 @@ use super::applyconfigurations::PlanterApplyConfiguration;
 /// `PlanterClient<Namespaced>` works in one namespace and has every verb of `PlanterVerbs`;
 /// `PlanterClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct PlanterClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct PlanterClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Planter, S, PlanterVerbs>,
 );
 
 /// The verbs of [`PlanterClient`]: every verb `+genclient` gives.
-pub type PlanterVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::WithStatus<
+pub type PlanterVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::WithStatus<
         <Planter as ::kube::core::object::HasStatus>::Status,
     >,
-    ::kube_codegen_runtime::verbs::WithConfiguration<PlanterApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::NoScale,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<PlanterApplyConfiguration>,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -34,7 +34,7 @@ impl<S> ::core::ops::Deref for PlanterClient<S> {
     }
 }
 
-impl PlanterClient<::kube_codegen_runtime::scope::Namespaced> {
+impl PlanterClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Planter` objects of one namespace.
     #[inline]
     pub fn new(
@@ -52,7 +52,7 @@ impl PlanterClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl PlanterClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl PlanterClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Planter` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -73,7 +73,7 @@ pub type PlanterInformer = ::kube_codegen_runtime::TypedInformer<Planter, Plante
 pub struct PlanterLister(
     ::kube_codegen_runtime::ScopedLister<
         Planter,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >,
 );
 
@@ -81,7 +81,7 @@ pub struct PlanterLister(
 impl ::core::ops::Deref for PlanterLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         Planter,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

@@ -12,17 +12,17 @@ use super::applyconfigurations::ShedApplyConfiguration;
 /// `ShedClient<Namespaced>` works in one namespace and has every verb of `ShedVerbs`;
 /// `ShedClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct ShedClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct ShedClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Shed, S, ShedVerbs>,
 );
 
 /// The verbs of [`ShedClient`]: every verb `+genclient` gives.
-pub type ShedVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::WithStatus<
+pub type ShedVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::WithStatus<
         <Shed as ::kube::core::object::HasStatus>::Status,
     >,
-    ::kube_codegen_runtime::verbs::WithConfiguration<ShedApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::NoScale,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<ShedApplyConfiguration>,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -34,7 +34,7 @@ impl<S> ::core::ops::Deref for ShedClient<S> {
     }
 }
 
-impl ShedClient<::kube_codegen_runtime::scope::Namespaced> {
+impl ShedClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Shed` objects of one namespace.
     #[inline]
     pub fn new(
@@ -52,7 +52,7 @@ impl ShedClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl ShedClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl ShedClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Shed` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -71,14 +71,17 @@ pub type ShedInformer = ::kube_codegen_runtime::TypedInformer<Shed, ShedLister>;
 /// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `sheds(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct ShedLister(
-    ::kube_codegen_runtime::ScopedLister<Shed, ::kube_codegen_runtime::scope::Namespaced>,
+    ::kube_codegen_runtime::ScopedLister<
+        Shed,
+        ::kube_codegen_runtime::client::scope::Namespaced,
+    >,
 );
 
 #[automatically_derived]
 impl ::core::ops::Deref for ShedLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         Shed,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

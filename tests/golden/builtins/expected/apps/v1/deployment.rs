@@ -12,17 +12,19 @@ use super::applyconfigurations::DeploymentApplyConfiguration;
 /// `DeploymentClient<Namespaced>` works in one namespace and has every verb of `DeploymentVerbs`;
 /// `DeploymentClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct DeploymentClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct DeploymentClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Deployment, S, DeploymentVerbs>,
 );
 
 /// The verbs of [`DeploymentClient`]: every verb `+genclient` gives.
-pub type DeploymentVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::WithStatus<
+pub type DeploymentVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::WithStatus<
         ::k8s_openapi::api::apps::v1::DeploymentStatus,
     >,
-    ::kube_codegen_runtime::verbs::WithConfiguration<DeploymentApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::WithScale,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<
+        DeploymentApplyConfiguration,
+    >,
+    ::kube_codegen_runtime::client::verbs::WithScale,
 >;
 
 #[automatically_derived]
@@ -34,7 +36,7 @@ impl<S> ::core::ops::Deref for DeploymentClient<S> {
     }
 }
 
-impl DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
+impl DeploymentClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Deployment` objects of one namespace.
     #[inline]
     pub fn new(
@@ -52,7 +54,7 @@ impl DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl DeploymentClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl DeploymentClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Deployment` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -76,7 +78,7 @@ pub type DeploymentInformer = ::kube_codegen_runtime::TypedInformer<
 pub struct DeploymentLister(
     ::kube_codegen_runtime::ScopedLister<
         Deployment,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >,
 );
 
@@ -84,7 +86,7 @@ pub struct DeploymentLister(
 impl ::core::ops::Deref for DeploymentLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         Deployment,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

@@ -47,7 +47,7 @@ impl AppsV1Client {
     pub fn deployments(
         &self,
         namespace: &str,
-    ) -> DeploymentClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> DeploymentClient<::kube_codegen_runtime::client::scope::Namespaced> {
         DeploymentClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -55,7 +55,7 @@ impl AppsV1Client {
     #[inline]
     pub fn deployments_all(
         &self,
-    ) -> DeploymentClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> DeploymentClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         DeploymentClient::all(self.client.clone(), self.field_manager.clone())
     }
 
@@ -64,7 +64,7 @@ impl AppsV1Client {
     pub fn replicasets(
         &self,
         namespace: &str,
-    ) -> ReplicaSetClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> ReplicaSetClient<::kube_codegen_runtime::client::scope::Namespaced> {
         ReplicaSetClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -72,7 +72,7 @@ impl AppsV1Client {
     #[inline]
     pub fn replicasets_all(
         &self,
-    ) -> ReplicaSetClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> ReplicaSetClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         ReplicaSetClient::all(self.client.clone(), self.field_manager.clone())
     }
 }

@@ -11,16 +11,16 @@ use crate::builtins_apis::apps::v1::ReplicaSet;
 /// `ReplicaSetClient<Namespaced>` works in one namespace and has every verb of `ReplicaSetVerbs`;
 /// `ReplicaSetClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct ReplicaSetClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct ReplicaSetClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<ReplicaSet, S, ReplicaSetVerbs>,
 );
 
-/// The verbs `+genclient` gives [`ReplicaSetClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+/// The verbs `+genclient` gives [`ReplicaSetClient`]: each is an `impl` of a trait of `kube_codegen_runtime::client::verbs`.
 pub enum ReplicaSetVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for ReplicaSetVerbs {}
-impl ::kube_codegen_runtime::verbs::List for ReplicaSetVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for ReplicaSetVerbs {}
-impl ::kube_codegen_runtime::verbs::Scale for ReplicaSetVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Get for ReplicaSetVerbs {}
+impl ::kube_codegen_runtime::client::verbs::List for ReplicaSetVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Watch for ReplicaSetVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Scale for ReplicaSetVerbs {}
 #[automatically_derived]
 impl<S> ::core::ops::Deref for ReplicaSetClient<S> {
     type Target = ::kube_codegen_runtime::TypedClient<ReplicaSet, S, ReplicaSetVerbs>;
@@ -30,7 +30,7 @@ impl<S> ::core::ops::Deref for ReplicaSetClient<S> {
     }
 }
 
-impl ReplicaSetClient<::kube_codegen_runtime::scope::Namespaced> {
+impl ReplicaSetClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `ReplicaSet` objects of one namespace.
     #[inline]
     pub fn new(
@@ -48,7 +48,7 @@ impl ReplicaSetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl ReplicaSetClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl ReplicaSetClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `ReplicaSet` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -72,7 +72,7 @@ pub type ReplicaSetInformer = ::kube_codegen_runtime::TypedInformer<
 pub struct ReplicaSetLister(
     ::kube_codegen_runtime::ScopedLister<
         ReplicaSet,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >,
 );
 
@@ -80,7 +80,7 @@ pub struct ReplicaSetLister(
 impl ::core::ops::Deref for ReplicaSetLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         ReplicaSet,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

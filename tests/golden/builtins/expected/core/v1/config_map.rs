@@ -12,15 +12,17 @@ use super::applyconfigurations::ConfigMapApplyConfiguration;
 /// `ConfigMapClient<Namespaced>` works in one namespace and has every verb of `ConfigMapVerbs`;
 /// `ConfigMapClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct ConfigMapClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct ConfigMapClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<ConfigMap, S, ConfigMapVerbs>,
 );
 
 /// The verbs of [`ConfigMapClient`]: every verb `+genclient` gives but the status ones.
-pub type ConfigMapVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::NoStatus,
-    ::kube_codegen_runtime::verbs::WithConfiguration<ConfigMapApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::NoScale,
+pub type ConfigMapVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::NoStatus,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<
+        ConfigMapApplyConfiguration,
+    >,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -32,7 +34,7 @@ impl<S> ::core::ops::Deref for ConfigMapClient<S> {
     }
 }
 
-impl ConfigMapClient<::kube_codegen_runtime::scope::Namespaced> {
+impl ConfigMapClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `ConfigMap` objects of one namespace.
     #[inline]
     pub fn new(
@@ -50,7 +52,7 @@ impl ConfigMapClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl ConfigMapClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl ConfigMapClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `ConfigMap` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -74,7 +76,7 @@ pub type ConfigMapInformer = ::kube_codegen_runtime::TypedInformer<
 pub struct ConfigMapLister(
     ::kube_codegen_runtime::ScopedLister<
         ConfigMap,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >,
 );
 
@@ -82,7 +84,7 @@ pub struct ConfigMapLister(
 impl ::core::ops::Deref for ConfigMapLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         ConfigMap,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

@@ -48,7 +48,7 @@ impl CoreV1Client {
     pub fn configmaps(
         &self,
         namespace: &str,
-    ) -> ConfigMapClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> ConfigMapClient<::kube_codegen_runtime::client::scope::Namespaced> {
         ConfigMapClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -56,13 +56,13 @@ impl CoreV1Client {
     #[inline]
     pub fn configmaps_all(
         &self,
-    ) -> ConfigMapClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> ConfigMapClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         ConfigMapClient::all(self.client.clone(), self.field_manager.clone())
     }
 
     /// `Node` objects (cluster-scoped).
     #[inline]
-    pub fn nodes(&self) -> NodeClient<::kube_codegen_runtime::scope::Cluster> {
+    pub fn nodes(&self) -> NodeClient<::kube_codegen_runtime::client::scope::Cluster> {
         NodeClient::new(self.client.clone(), self.field_manager.clone())
     }
 
@@ -71,13 +71,15 @@ impl CoreV1Client {
     pub fn pods(
         &self,
         namespace: &str,
-    ) -> PodClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> PodClient<::kube_codegen_runtime::client::scope::Namespaced> {
         PodClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
     /// `Pod` objects in every namespace: list and watch only.
     #[inline]
-    pub fn pods_all(&self) -> PodClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    pub fn pods_all(
+        &self,
+    ) -> PodClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         PodClient::all(self.client.clone(), self.field_manager.clone())
     }
 
@@ -86,7 +88,7 @@ impl CoreV1Client {
     pub fn secrets(
         &self,
         namespace: &str,
-    ) -> SecretClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> SecretClient<::kube_codegen_runtime::client::scope::Namespaced> {
         SecretClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -94,7 +96,7 @@ impl CoreV1Client {
     #[inline]
     pub fn secrets_all(
         &self,
-    ) -> SecretClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> SecretClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         SecretClient::all(self.client.clone(), self.field_manager.clone())
     }
 }

@@ -11,15 +11,17 @@ use super::applyconfigurations::NodeApplyConfiguration;
 ///
 /// `Node` is cluster-scoped: `NodeClient` takes no namespace and has every verb of `NodeVerbs`.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct NodeClient<S = ::kube_codegen_runtime::scope::Cluster>(
+pub struct NodeClient<S = ::kube_codegen_runtime::client::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<Node, S, NodeVerbs>,
 );
 
 /// The verbs of [`NodeClient`]: every verb `+genclient` gives.
-pub type NodeVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::WithStatus<::k8s_openapi::api::core::v1::NodeStatus>,
-    ::kube_codegen_runtime::verbs::WithConfiguration<NodeApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::NoScale,
+pub type NodeVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::WithStatus<
+        ::k8s_openapi::api::core::v1::NodeStatus,
+    >,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<NodeApplyConfiguration>,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -31,7 +33,7 @@ impl<S> ::core::ops::Deref for NodeClient<S> {
     }
 }
 
-impl NodeClient<::kube_codegen_runtime::scope::Cluster> {
+impl NodeClient<::kube_codegen_runtime::client::scope::Cluster> {
     /// A client for the `Node` objects of the cluster.
     #[inline]
     pub fn new(
@@ -49,5 +51,5 @@ pub type NodeInformer = ::kube_codegen_runtime::TypedInformer<Node, NodeLister>;
 /// `list`, `by_index` and `get(name)` (the runtime's `ScopedLister`).
 pub type NodeLister = ::kube_codegen_runtime::ScopedLister<
     Node,
-    ::kube_codegen_runtime::scope::Cluster,
+    ::kube_codegen_runtime::client::scope::Cluster,
 >;

@@ -12,15 +12,17 @@ use super::applyconfigurations::PodApplyConfiguration;
 /// `PodClient<Namespaced>` works in one namespace and has every verb of `PodVerbs`;
 /// `PodClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct PodClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct PodClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Pod, S, PodVerbs>,
 );
 
 /// The verbs of [`PodClient`]: every verb `+genclient` gives.
-pub type PodVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::WithStatus<::k8s_openapi::api::core::v1::PodStatus>,
-    ::kube_codegen_runtime::verbs::WithConfiguration<PodApplyConfiguration>,
-    ::kube_codegen_runtime::verbs::NoScale,
+pub type PodVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::WithStatus<
+        ::k8s_openapi::api::core::v1::PodStatus,
+    >,
+    ::kube_codegen_runtime::client::verbs::WithConfiguration<PodApplyConfiguration>,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -32,7 +34,7 @@ impl<S> ::core::ops::Deref for PodClient<S> {
     }
 }
 
-impl PodClient<::kube_codegen_runtime::scope::Namespaced> {
+impl PodClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Pod` objects of one namespace.
     #[inline]
     pub fn new(
@@ -50,7 +52,7 @@ impl PodClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl PodClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl PodClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Pod` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -69,14 +71,17 @@ pub type PodInformer = ::kube_codegen_runtime::TypedInformer<Pod, PodLister>;
 /// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `pods(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct PodLister(
-    ::kube_codegen_runtime::ScopedLister<Pod, ::kube_codegen_runtime::scope::Namespaced>,
+    ::kube_codegen_runtime::ScopedLister<
+        Pod,
+        ::kube_codegen_runtime::client::scope::Namespaced,
+    >,
 );
 
 #[automatically_derived]
 impl ::core::ops::Deref for PodLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         Pod,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

@@ -11,14 +11,14 @@ use crate::builtins_apis::core::v1::Secret;
 /// `SecretClient<Namespaced>` works in one namespace and has every verb of `SecretVerbs`;
 /// `SecretClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct SecretClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct SecretClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Secret, S, SecretVerbs>,
 );
 
-/// The verbs `+genclient` gives [`SecretClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+/// The verbs `+genclient` gives [`SecretClient`]: each is an `impl` of a trait of `kube_codegen_runtime::client::verbs`.
 pub enum SecretVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for SecretVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for SecretVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Create for SecretVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Get for SecretVerbs {}
 #[automatically_derived]
 impl<S> ::core::ops::Deref for SecretClient<S> {
     type Target = ::kube_codegen_runtime::TypedClient<Secret, S, SecretVerbs>;
@@ -28,7 +28,7 @@ impl<S> ::core::ops::Deref for SecretClient<S> {
     }
 }
 
-impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
+impl SecretClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Secret` objects of one namespace.
     #[inline]
     pub fn new(
@@ -46,7 +46,7 @@ impl SecretClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl SecretClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl SecretClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Secret` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(

@@ -37,7 +37,7 @@ impl ShopV1Client {
     pub fn gadgets(
         &self,
         namespace: &str,
-    ) -> GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> GadgetClient<::kube_codegen_runtime::client::scope::Namespaced> {
         GadgetClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -45,7 +45,7 @@ impl ShopV1Client {
     #[inline]
     pub fn gadgets_all(
         &self,
-    ) -> GadgetClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> GadgetClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         GadgetClient::all(self.client.clone(), self.field_manager.clone())
     }
 }

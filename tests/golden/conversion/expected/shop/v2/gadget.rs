@@ -11,15 +11,15 @@ use crate::conversion_apis::shop::v2::gadget::Gadget;
 /// `GadgetClient<Namespaced>` works in one namespace and has every verb of `GadgetVerbs`;
 /// `GadgetClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct GadgetClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct GadgetClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Gadget, S, GadgetVerbs>,
 );
 
 /// The verbs of [`GadgetClient`]: every verb `+genclient` gives but the status ones.
-pub type GadgetVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::NoStatus,
-    ::kube_codegen_runtime::verbs::NoConfiguration,
-    ::kube_codegen_runtime::verbs::NoScale,
+pub type GadgetVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::NoStatus,
+    ::kube_codegen_runtime::client::verbs::NoConfiguration,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -31,7 +31,7 @@ impl<S> ::core::ops::Deref for GadgetClient<S> {
     }
 }
 
-impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
+impl GadgetClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Gadget` objects of one namespace.
     #[inline]
     pub fn new(
@@ -49,7 +49,7 @@ impl GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl GadgetClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl GadgetClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Gadget` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -70,7 +70,7 @@ pub type GadgetInformer = ::kube_codegen_runtime::TypedInformer<Gadget, GadgetLi
 pub struct GadgetLister(
     ::kube_codegen_runtime::ScopedLister<
         Gadget,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >,
 );
 
@@ -78,7 +78,7 @@ pub struct GadgetLister(
 impl ::core::ops::Deref for GadgetLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         Gadget,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

@@ -11,15 +11,15 @@ use crate::filters_apis::filters::v1beta1::types::Limited;
 /// `LimitedClient<Namespaced>` works in one namespace and has every verb of `LimitedVerbs`;
 /// `LimitedClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct LimitedClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct LimitedClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Limited, S, LimitedVerbs>,
 );
 
-/// The verbs `+genclient` gives [`LimitedClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+/// The verbs `+genclient` gives [`LimitedClient`]: each is an `impl` of a trait of `kube_codegen_runtime::client::verbs`.
 pub enum LimitedVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for LimitedVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for LimitedVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyStatus for LimitedVerbs {
+impl ::kube_codegen_runtime::client::verbs::Create for LimitedVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Get for LimitedVerbs {}
+impl ::kube_codegen_runtime::client::verbs::ApplyStatus for LimitedVerbs {
     type Status = <Limited as ::kube::core::object::HasStatus>::Status;
 }
 
@@ -32,7 +32,7 @@ impl<S> ::core::ops::Deref for LimitedClient<S> {
     }
 }
 
-impl LimitedClient<::kube_codegen_runtime::scope::Namespaced> {
+impl LimitedClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Limited` objects of one namespace.
     #[inline]
     pub fn new(
@@ -50,7 +50,7 @@ impl LimitedClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl LimitedClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl LimitedClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Limited` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(

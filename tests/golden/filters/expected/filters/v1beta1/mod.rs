@@ -47,7 +47,7 @@ impl FiltersV1beta1Client {
     pub fn limiteds(
         &self,
         namespace: &str,
-    ) -> LimitedClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> LimitedClient<::kube_codegen_runtime::client::scope::Namespaced> {
         LimitedClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -55,7 +55,7 @@ impl FiltersV1beta1Client {
     #[inline]
     pub fn limiteds_all(
         &self,
-    ) -> LimitedClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> LimitedClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         LimitedClient::all(self.client.clone(), self.field_manager.clone())
     }
 
@@ -64,7 +64,7 @@ impl FiltersV1beta1Client {
     pub fn opaques(
         &self,
         namespace: &str,
-    ) -> OpaqueClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> OpaqueClient<::kube_codegen_runtime::client::scope::Namespaced> {
         OpaqueClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -72,13 +72,13 @@ impl FiltersV1beta1Client {
     #[inline]
     pub fn opaques_all(
         &self,
-    ) -> OpaqueClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> OpaqueClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         OpaqueClient::all(self.client.clone(), self.field_manager.clone())
     }
 
     /// `Rack` objects (cluster-scoped).
     #[inline]
-    pub fn racks(&self) -> RackClient<::kube_codegen_runtime::scope::Cluster> {
+    pub fn racks(&self) -> RackClient<::kube_codegen_runtime::client::scope::Cluster> {
         RackClient::new(self.client.clone(), self.field_manager.clone())
     }
 
@@ -87,7 +87,7 @@ impl FiltersV1beta1Client {
     pub fn readers(
         &self,
         namespace: &str,
-    ) -> ReaderClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> ReaderClient<::kube_codegen_runtime::client::scope::Namespaced> {
         ReaderClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -95,7 +95,7 @@ impl FiltersV1beta1Client {
     #[inline]
     pub fn readers_all(
         &self,
-    ) -> ReaderClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> ReaderClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         ReaderClient::all(self.client.clone(), self.field_manager.clone())
     }
 
@@ -103,7 +103,7 @@ impl FiltersV1beta1Client {
     #[inline]
     pub fn renamedthings(
         &self,
-    ) -> RenamedClient<::kube_codegen_runtime::scope::Cluster> {
+    ) -> RenamedClient<::kube_codegen_runtime::client::scope::Cluster> {
         RenamedClient::new(self.client.clone(), self.field_manager.clone())
     }
 
@@ -112,7 +112,7 @@ impl FiltersV1beta1Client {
     pub fn skippers(
         &self,
         namespace: &str,
-    ) -> SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> SkipperClient<::kube_codegen_runtime::client::scope::Namespaced> {
         SkipperClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -120,7 +120,7 @@ impl FiltersV1beta1Client {
     #[inline]
     pub fn skippers_all(
         &self,
-    ) -> SkipperClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> SkipperClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         SkipperClient::all(self.client.clone(), self.field_manager.clone())
     }
 }

@@ -11,11 +11,11 @@ use crate::filters_apis::filters::v1beta1::types::Opaque;
 /// `OpaqueClient<Namespaced>` works in one namespace and has every verb of `OpaqueVerbs`;
 /// `OpaqueClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct OpaqueClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct OpaqueClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Opaque, S, OpaqueVerbs>,
 );
 
-/// The verbs `+genclient` gives [`OpaqueClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+/// The verbs `+genclient` gives [`OpaqueClient`]: each is an `impl` of a trait of `kube_codegen_runtime::client::verbs`.
 pub enum OpaqueVerbs {}
 #[automatically_derived]
 impl<S> ::core::ops::Deref for OpaqueClient<S> {
@@ -26,7 +26,7 @@ impl<S> ::core::ops::Deref for OpaqueClient<S> {
     }
 }
 
-impl OpaqueClient<::kube_codegen_runtime::scope::Namespaced> {
+impl OpaqueClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Opaque` objects of one namespace.
     #[inline]
     pub fn new(
@@ -44,7 +44,7 @@ impl OpaqueClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl OpaqueClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl OpaqueClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Opaque` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(

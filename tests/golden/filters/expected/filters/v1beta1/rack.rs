@@ -10,15 +10,15 @@ use crate::filters_apis::filters::v1beta1::types::Rack;
 ///
 /// `Rack` is cluster-scoped: `RackClient` takes no namespace and has every verb of `RackVerbs`.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct RackClient<S = ::kube_codegen_runtime::scope::Cluster>(
+pub struct RackClient<S = ::kube_codegen_runtime::client::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<Rack, S, RackVerbs>,
 );
 
 /// The verbs of [`RackClient`]: every verb `+genclient` gives but the status ones.
-pub type RackVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::NoStatus,
-    ::kube_codegen_runtime::verbs::NoConfiguration,
-    ::kube_codegen_runtime::verbs::NoScale,
+pub type RackVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::NoStatus,
+    ::kube_codegen_runtime::client::verbs::NoConfiguration,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -30,7 +30,7 @@ impl<S> ::core::ops::Deref for RackClient<S> {
     }
 }
 
-impl RackClient<::kube_codegen_runtime::scope::Cluster> {
+impl RackClient<::kube_codegen_runtime::client::scope::Cluster> {
     /// A client for the `Rack` objects of the cluster.
     #[inline]
     pub fn new(
@@ -48,7 +48,7 @@ pub type RackInformer = ::kube_codegen_runtime::TypedInformer<Rack, RackLister>;
 /// `list`, `by_index` and `get(name)` (the runtime's `ScopedLister`).
 pub type RackLister = ::kube_codegen_runtime::ScopedLister<
     Rack,
-    ::kube_codegen_runtime::scope::Cluster,
+    ::kube_codegen_runtime::client::scope::Cluster,
 >;
 
 impl Rack {

@@ -11,15 +11,15 @@ use crate::filters_apis::filters::v1beta1::types::Reader;
 /// `ReaderClient<Namespaced>` works in one namespace and has every verb of `ReaderVerbs`;
 /// `ReaderClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct ReaderClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct ReaderClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Reader, S, ReaderVerbs>,
 );
 
-/// The verbs `+genclient` gives [`ReaderClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+/// The verbs `+genclient` gives [`ReaderClient`]: each is an `impl` of a trait of `kube_codegen_runtime::client::verbs`.
 pub enum ReaderVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for ReaderVerbs {}
-impl ::kube_codegen_runtime::verbs::List for ReaderVerbs {}
-impl ::kube_codegen_runtime::verbs::Watch for ReaderVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Get for ReaderVerbs {}
+impl ::kube_codegen_runtime::client::verbs::List for ReaderVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Watch for ReaderVerbs {}
 #[automatically_derived]
 impl<S> ::core::ops::Deref for ReaderClient<S> {
     type Target = ::kube_codegen_runtime::TypedClient<Reader, S, ReaderVerbs>;
@@ -29,7 +29,7 @@ impl<S> ::core::ops::Deref for ReaderClient<S> {
     }
 }
 
-impl ReaderClient<::kube_codegen_runtime::scope::Namespaced> {
+impl ReaderClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Reader` objects of one namespace.
     #[inline]
     pub fn new(
@@ -47,7 +47,7 @@ impl ReaderClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl ReaderClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl ReaderClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Reader` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -68,7 +68,7 @@ pub type ReaderInformer = ::kube_codegen_runtime::TypedInformer<Reader, ReaderLi
 pub struct ReaderLister(
     ::kube_codegen_runtime::ScopedLister<
         Reader,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >,
 );
 
@@ -76,7 +76,7 @@ pub struct ReaderLister(
 impl ::core::ops::Deref for ReaderLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         Reader,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

@@ -10,15 +10,15 @@ use crate::filters_apis::filters::v1beta1::types::Renamed;
 ///
 /// `Renamed` is cluster-scoped: `RenamedClient` takes no namespace and has every verb of `RenamedVerbs`.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct RenamedClient<S = ::kube_codegen_runtime::scope::Cluster>(
+pub struct RenamedClient<S = ::kube_codegen_runtime::client::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<Renamed, S, RenamedVerbs>,
 );
 
 /// The verbs of [`RenamedClient`]: every verb `+genclient` gives but the status ones.
-pub type RenamedVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::NoStatus,
-    ::kube_codegen_runtime::verbs::NoConfiguration,
-    ::kube_codegen_runtime::verbs::NoScale,
+pub type RenamedVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::NoStatus,
+    ::kube_codegen_runtime::client::verbs::NoConfiguration,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -30,7 +30,7 @@ impl<S> ::core::ops::Deref for RenamedClient<S> {
     }
 }
 
-impl RenamedClient<::kube_codegen_runtime::scope::Cluster> {
+impl RenamedClient<::kube_codegen_runtime::client::scope::Cluster> {
     /// A client for the `Renamed` objects of the cluster.
     #[inline]
     pub fn new(
@@ -48,7 +48,7 @@ pub type RenamedInformer = ::kube_codegen_runtime::TypedInformer<Renamed, Rename
 /// `list`, `by_index` and `get(name)` (the runtime's `ScopedLister`).
 pub type RenamedLister = ::kube_codegen_runtime::ScopedLister<
     Renamed,
-    ::kube_codegen_runtime::scope::Cluster,
+    ::kube_codegen_runtime::client::scope::Cluster,
 >;
 
 impl Renamed {

@@ -11,20 +11,20 @@ use crate::filters_apis::filters::v1beta1::types::Skipper;
 /// `SkipperClient<Namespaced>` works in one namespace and has every verb of `SkipperVerbs`;
 /// `SkipperClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct SkipperClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct SkipperClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Skipper, S, SkipperVerbs>,
 );
 
-/// The verbs `+genclient` gives [`SkipperClient`]: each is an `impl` of a trait of `kube_codegen_runtime::verbs`.
+/// The verbs `+genclient` gives [`SkipperClient`]: each is an `impl` of a trait of `kube_codegen_runtime::client::verbs`.
 pub enum SkipperVerbs {}
-impl ::kube_codegen_runtime::verbs::Create for SkipperVerbs {}
-impl ::kube_codegen_runtime::verbs::Update for SkipperVerbs {}
-impl ::kube_codegen_runtime::verbs::Delete for SkipperVerbs {}
-impl ::kube_codegen_runtime::verbs::Get for SkipperVerbs {}
-impl ::kube_codegen_runtime::verbs::List for SkipperVerbs {}
-impl ::kube_codegen_runtime::verbs::Patch for SkipperVerbs {}
-impl ::kube_codegen_runtime::verbs::Apply for SkipperVerbs {}
-impl ::kube_codegen_runtime::verbs::ApplyStatus for SkipperVerbs {
+impl ::kube_codegen_runtime::client::verbs::Create for SkipperVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Update for SkipperVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Delete for SkipperVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Get for SkipperVerbs {}
+impl ::kube_codegen_runtime::client::verbs::List for SkipperVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Patch for SkipperVerbs {}
+impl ::kube_codegen_runtime::client::verbs::Apply for SkipperVerbs {}
+impl ::kube_codegen_runtime::client::verbs::ApplyStatus for SkipperVerbs {
     type Status = <Skipper as ::kube::core::object::HasStatus>::Status;
 }
 
@@ -37,7 +37,7 @@ impl<S> ::core::ops::Deref for SkipperClient<S> {
     }
 }
 
-impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
+impl SkipperClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Skipper` objects of one namespace.
     #[inline]
     pub fn new(
@@ -55,7 +55,7 @@ impl SkipperClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl SkipperClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl SkipperClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Skipper` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(

@@ -11,15 +11,15 @@ use crate::groups_apis::apps::v1::app::App;
 /// `AppClient<Namespaced>` works in one namespace and has every verb of `AppVerbs`;
 /// `AppClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct AppClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct AppClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<App, S, AppVerbs>,
 );
 
 /// The verbs of [`AppClient`]: every verb `+genclient` gives but the status ones.
-pub type AppVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::NoStatus,
-    ::kube_codegen_runtime::verbs::NoConfiguration,
-    ::kube_codegen_runtime::verbs::NoScale,
+pub type AppVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::NoStatus,
+    ::kube_codegen_runtime::client::verbs::NoConfiguration,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -31,7 +31,7 @@ impl<S> ::core::ops::Deref for AppClient<S> {
     }
 }
 
-impl AppClient<::kube_codegen_runtime::scope::Namespaced> {
+impl AppClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `App` objects of one namespace.
     #[inline]
     pub fn new(
@@ -49,7 +49,7 @@ impl AppClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl AppClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl AppClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `App` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -68,14 +68,17 @@ pub type AppInformer = ::kube_codegen_runtime::TypedInformer<App, AppLister>;
 /// `list` and `by_index` over all namespaces come from the runtime's `ScopedLister`; `apps(namespace)` gets one namespace's view.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
 pub struct AppLister(
-    ::kube_codegen_runtime::ScopedLister<App, ::kube_codegen_runtime::scope::Namespaced>,
+    ::kube_codegen_runtime::ScopedLister<
+        App,
+        ::kube_codegen_runtime::client::scope::Namespaced,
+    >,
 );
 
 #[automatically_derived]
 impl ::core::ops::Deref for AppLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         App,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

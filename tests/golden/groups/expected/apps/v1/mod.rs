@@ -37,13 +37,15 @@ impl AppsV1Client {
     pub fn apps(
         &self,
         namespace: &str,
-    ) -> AppClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> AppClient<::kube_codegen_runtime::client::scope::Namespaced> {
         AppClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
     /// `App` objects in every namespace: list and watch only.
     #[inline]
-    pub fn apps_all(&self) -> AppClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    pub fn apps_all(
+        &self,
+    ) -> AppClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         AppClient::all(self.client.clone(), self.field_manager.clone())
     }
 }

@@ -34,7 +34,9 @@ impl ExtensionsExampleV1Client {
 
     /// `Plugin` objects (cluster-scoped).
     #[inline]
-    pub fn plugins(&self) -> PluginClient<::kube_codegen_runtime::scope::Cluster> {
+    pub fn plugins(
+        &self,
+    ) -> PluginClient<::kube_codegen_runtime::client::scope::Cluster> {
         PluginClient::new(self.client.clone(), self.field_manager.clone())
     }
 }

@@ -10,15 +10,15 @@ use crate::groups_apis::extensions::v1::plugin::Plugin;
 ///
 /// `Plugin` is cluster-scoped: `PluginClient` takes no namespace and has every verb of `PluginVerbs`.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct PluginClient<S = ::kube_codegen_runtime::scope::Cluster>(
+pub struct PluginClient<S = ::kube_codegen_runtime::client::scope::Cluster>(
     ::kube_codegen_runtime::TypedClient<Plugin, S, PluginVerbs>,
 );
 
 /// The verbs of [`PluginClient`]: every verb `+genclient` gives but the status ones.
-pub type PluginVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::NoStatus,
-    ::kube_codegen_runtime::verbs::NoConfiguration,
-    ::kube_codegen_runtime::verbs::NoScale,
+pub type PluginVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::NoStatus,
+    ::kube_codegen_runtime::client::verbs::NoConfiguration,
+    ::kube_codegen_runtime::client::verbs::NoScale,
 >;
 
 #[automatically_derived]
@@ -30,7 +30,7 @@ impl<S> ::core::ops::Deref for PluginClient<S> {
     }
 }
 
-impl PluginClient<::kube_codegen_runtime::scope::Cluster> {
+impl PluginClient<::kube_codegen_runtime::client::scope::Cluster> {
     /// A client for the `Plugin` objects of the cluster.
     #[inline]
     pub fn new(
@@ -48,7 +48,7 @@ pub type PluginInformer = ::kube_codegen_runtime::TypedInformer<Plugin, PluginLi
 /// `list`, `by_index` and `get(name)` (the runtime's `ScopedLister`).
 pub type PluginLister = ::kube_codegen_runtime::ScopedLister<
     Plugin,
-    ::kube_codegen_runtime::scope::Cluster,
+    ::kube_codegen_runtime::client::scope::Cluster,
 >;
 
 impl Plugin {

@@ -41,7 +41,7 @@ impl ShopV1Client {
     pub fn coupons(
         &self,
         namespace: &str,
-    ) -> CouponClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> CouponClient<::kube_codegen_runtime::client::scope::Namespaced> {
         CouponClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -49,7 +49,7 @@ impl ShopV1Client {
     #[inline]
     pub fn coupons_all(
         &self,
-    ) -> CouponClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> CouponClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         CouponClient::all(self.client.clone(), self.field_manager.clone())
     }
 
@@ -58,7 +58,7 @@ impl ShopV1Client {
     pub fn orders(
         &self,
         namespace: &str,
-    ) -> OrderClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> OrderClient<::kube_codegen_runtime::client::scope::Namespaced> {
         OrderClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -66,7 +66,7 @@ impl ShopV1Client {
     #[inline]
     pub fn orders_all(
         &self,
-    ) -> OrderClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> OrderClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         OrderClient::all(self.client.clone(), self.field_manager.clone())
     }
 }

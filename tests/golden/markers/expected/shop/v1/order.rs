@@ -11,17 +11,17 @@ use crate::markers_apis::shop::v1::order::Order;
 /// `OrderClient<Namespaced>` works in one namespace and has every verb of `OrderVerbs`;
 /// `OrderClient<AllNamespaces>` spans all namespaces and can only list and watch.
 #[derive(::core::clone::Clone, ::core::fmt::Debug)]
-pub struct OrderClient<S = ::kube_codegen_runtime::scope::Namespaced>(
+pub struct OrderClient<S = ::kube_codegen_runtime::client::scope::Namespaced>(
     ::kube_codegen_runtime::TypedClient<Order, S, OrderVerbs>,
 );
 
 /// The verbs of [`OrderClient`]: every verb `+genclient` gives.
-pub type OrderVerbs = ::kube_codegen_runtime::verbs::Every<
-    ::kube_codegen_runtime::verbs::WithStatus<
+pub type OrderVerbs = ::kube_codegen_runtime::client::verbs::Every<
+    ::kube_codegen_runtime::client::verbs::WithStatus<
         <Order as ::kube::core::object::HasStatus>::Status,
     >,
-    ::kube_codegen_runtime::verbs::NoConfiguration,
-    ::kube_codegen_runtime::verbs::WithScale,
+    ::kube_codegen_runtime::client::verbs::NoConfiguration,
+    ::kube_codegen_runtime::client::verbs::WithScale,
 >;
 
 #[automatically_derived]
@@ -33,7 +33,7 @@ impl<S> ::core::ops::Deref for OrderClient<S> {
     }
 }
 
-impl OrderClient<::kube_codegen_runtime::scope::Namespaced> {
+impl OrderClient<::kube_codegen_runtime::client::scope::Namespaced> {
     /// A client for the `Order` objects of one namespace.
     #[inline]
     pub fn new(
@@ -51,7 +51,7 @@ impl OrderClient<::kube_codegen_runtime::scope::Namespaced> {
     }
 }
 
-impl OrderClient<::kube_codegen_runtime::scope::AllNamespaces> {
+impl OrderClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
     /// A client for the `Order` objects of every namespace: it can only list and watch.
     #[inline]
     pub fn all(
@@ -72,7 +72,7 @@ pub type OrderInformer = ::kube_codegen_runtime::TypedInformer<Order, OrderListe
 pub struct OrderLister(
     ::kube_codegen_runtime::ScopedLister<
         Order,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >,
 );
 
@@ -80,7 +80,7 @@ pub struct OrderLister(
 impl ::core::ops::Deref for OrderLister {
     type Target = ::kube_codegen_runtime::ScopedLister<
         Order,
-        ::kube_codegen_runtime::scope::Namespaced,
+        ::kube_codegen_runtime::client::scope::Namespaced,
     >;
     #[inline]
     fn deref(&self) -> &Self::Target {

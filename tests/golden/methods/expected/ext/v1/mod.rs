@@ -38,7 +38,7 @@ impl ExtV1Client {
     pub fn gadgets(
         &self,
         namespace: &str,
-    ) -> GadgetClient<::kube_codegen_runtime::scope::Namespaced> {
+    ) -> GadgetClient<::kube_codegen_runtime::client::scope::Namespaced> {
         GadgetClient::new(self.client.clone(), namespace, self.field_manager.clone())
     }
 
@@ -46,13 +46,13 @@ impl ExtV1Client {
     #[inline]
     pub fn gadgets_all(
         &self,
-    ) -> GadgetClient<::kube_codegen_runtime::scope::AllNamespaces> {
+    ) -> GadgetClient<::kube_codegen_runtime::client::scope::AllNamespaces> {
         GadgetClient::all(self.client.clone(), self.field_manager.clone())
     }
 
     /// `Gizmo` objects (cluster-scoped).
     #[inline]
-    pub fn gizmos(&self) -> GizmoClient<::kube_codegen_runtime::scope::Cluster> {
+    pub fn gizmos(&self) -> GizmoClient<::kube_codegen_runtime::client::scope::Cluster> {
         GizmoClient::new(self.client.clone(), self.field_manager.clone())
     }
 }

@@ -6,7 +6,7 @@
 //! generated code per kind is its constructors, its `+genclient:method` extension methods
 //! and its verb set, and this module holds the methods. Two type parameters decide which
 //! methods a client has:
-//! - `S`, the [scope](crate::scope): verbs on one object by name need [`ByName`]
+//! - `S`, the [scope](crate::client::scope): verbs on one object by name need [`ByName`]
 //!   (`Namespaced` or `Cluster`), so `FooClient<AllNamespaces>` can only list and watch;
 //! - `V`, the kind's verb set: a type the generator declares next to the client
 //!   (`FooVerbs`) and marks with one trait of [`verbs`] per verb the `+genclient` markers
@@ -39,8 +39,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::apply::ObjectConfiguration;
-use crate::scope::{AllNamespaces, ByName, Cluster, Namespaced};
-use crate::verbs;
+use crate::client::scope::{AllNamespaces, ByName, Cluster, Namespaced};
+use crate::client::verbs;
 
 /// The field manager a clientset writes with, for server-side apply.
 #[derive(Debug, Clone, PartialEq, Eq)]

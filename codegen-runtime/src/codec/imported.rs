@@ -26,7 +26,7 @@ use std::marker::PhantomData;
 
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 
-use crate::decode::Key;
+use crate::informer::decode::Key;
 
 /// A struct read from a JSON object: what [`struct_codec!`](crate::struct_codec!) implements.
 pub trait ReadObject<'de>: Sized {
@@ -153,20 +153,20 @@ impl<T: ReadVariant> Visitor<'_> for VariantVisitor<T> {
 #[macro_export]
 macro_rules! struct_codec {
     ($ty:ident { $($($required:ident)? $json:literal => $field:ident),* $(,)? }) => {
-        impl<'de> $crate::codec::ReadObject<'de> for $ty {
+        impl<'de> $crate::codec::imported::ReadObject<'de> for $ty {
             fn read_object<A: $crate::serde::de::MapAccess<'de>>(
                 mut map: A,
             ) -> ::core::result::Result<Self, A::Error> {
                 $(let mut $field = ::core::option::Option::None;)*
                 loop {
-                    let key = match $crate::codec::next_key(&mut map) {
+                    let key = match $crate::codec::imported::next_key(&mut map) {
                         ::core::result::Result::Ok(::core::option::Option::Some(key)) => key,
                         ::core::result::Result::Ok(::core::option::Option::None) => break,
                         ::core::result::Result::Err(e) => return ::core::result::Result::Err(e),
                     };
                     let read = match &*key {
                         $($json => $crate::__codec_read!(map, $field $($required)?),)*
-                        _ => $crate::codec::skip_value(&mut map),
+                        _ => $crate::codec::imported::skip_value(&mut map),
                     };
                     if let ::core::result::Result::Err(e) = read {
                         return ::core::result::Result::Err(e);
@@ -177,7 +177,7 @@ macro_rules! struct_codec {
             }
         }
 
-        impl $crate::apply_codec::WriteFields for $ty {
+        impl $crate::codec::apply::WriteFields for $ty {
             fn write_fields<M: $crate::serde::ser::SerializeMap>(
                 &self,
                 map: &mut M,
@@ -188,7 +188,7 @@ macro_rules! struct_codec {
             }
         }
 
-        $crate::__codec_serde!($ty, $crate::codec::deserialize, $crate::apply_codec::serialize);
+        $crate::__codec_serde!($ty, $crate::codec::imported::deserialize, $crate::codec::apply::serialize);
     };
 }
 
@@ -213,7 +213,7 @@ macro_rules! struct_codec {
 #[macro_export]
 macro_rules! enum_codec {
     ($ty:ident { $($json:literal => $variant:ident),* $(,)? }) => {
-        impl $crate::codec::ReadVariant for $ty {
+        impl $crate::codec::imported::ReadVariant for $ty {
             const VARIANTS: &'static [&'static str] = &[$($json),*];
 
             fn from_json(json: &str) -> ::core::option::Option<Self> {
@@ -224,7 +224,7 @@ macro_rules! enum_codec {
             }
         }
 
-        $crate::__codec_serde!($ty, $crate::codec::deserialize_variant);
+        $crate::__codec_serde!($ty, $crate::codec::imported::deserialize_variant);
 
         impl $crate::serde::Serialize for $ty {
             fn serialize<S: $crate::serde::Serializer>(
@@ -274,10 +274,10 @@ macro_rules! __codec_serde {
 #[macro_export]
 macro_rules! __codec_read {
     ($map:ident, $field:ident required) => {
-        $crate::codec::read_some(&mut $field, &mut $map)
+        $crate::codec::imported::read_some(&mut $field, &mut $map)
     };
     ($map:ident, $field:ident) => {
-        $crate::codec::read(&mut $field, &mut $map)
+        $crate::codec::imported::read(&mut $field, &mut $map)
     };
 }
 
@@ -286,7 +286,7 @@ macro_rules! __codec_read {
 macro_rules! __codec_take {
     ($json:literal, $field:ident required) => {
         let ::core::option::Option::Some($field) = $field else {
-            return ::core::result::Result::Err($crate::codec::missing($json));
+            return ::core::result::Result::Err($crate::codec::imported::missing($json));
         };
     };
     ($json:literal, $field:ident) => {};
@@ -304,7 +304,7 @@ macro_rules! __codec_write {
     };
     ($self:ident, $map:ident, $json:literal $field:ident) => {
         if let ::core::result::Result::Err(e) =
-            $crate::apply_codec::entry($map, $json, &$self.$field)
+            $crate::codec::apply::entry($map, $json, &$self.$field)
         {
             return ::core::result::Result::Err(e);
         }

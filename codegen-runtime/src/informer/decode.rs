@@ -1,7 +1,7 @@
 //! Decoding watched objects without their `metadata.managedFields`.
 //!
 //! The factory drops `managedFields` from what it caches unless a kind keeps them
-//! ([`transform`](crate::transform)). Dropping them after decoding still builds them first:
+//! ([`transform`](crate::informer::transform)). Dropping them after decoding still builds them first:
 //! k8s-openapi holds each entry's `fieldsV1` as a `serde_json::Value` tree, about 200 small
 //! allocations a Pod, freed as soon as they are made. Between the objects the cache keeps,
 //! those short-lived blocks leave pages half used that the allocator cannot give back. An
@@ -27,7 +27,7 @@ use serde::de::{
     SeqAccess, Visitor,
 };
 
-use crate::resource_of::resource_of_kind;
+use crate::informer::resource_of::resource_of_kind;
 
 /// `K` decoded without `metadata.managedFields`: the same object with that field `None`.
 ///

@@ -26,7 +26,7 @@ use serde::ser::{Error as _, Serialize, SerializeMap, Serializer};
 #[doc(no_inline)]
 pub use serde_json::{Map, Value};
 
-use crate::decode::Key;
+use crate::informer::decode::Key;
 
 /// The fields of an apply configuration, read one key at a time.
 pub trait ReadFields<'de>: Default {
@@ -184,7 +184,7 @@ impl<'de, T: ReadFields<'de>> Visitor<'de> for FieldsVisitor<T> {
 #[macro_export]
 macro_rules! apply_codec {
     ($ty:ident { $($json:tt => $field:ident),* $(,)? }) => {
-        impl<'de> $crate::apply_codec::ReadFields<'de> for $ty {
+        impl<'de> $crate::codec::apply::ReadFields<'de> for $ty {
             const FLATTENED: bool = false $(|| $crate::__apply_codec_flattened!($json))*;
 
             fn read_field<A: $crate::serde::de::MapAccess<'de>>(
@@ -199,7 +199,7 @@ macro_rules! apply_codec {
 
             fn read_flattened<E: $crate::serde::de::Error>(
                 &mut self,
-                rest: &mut $crate::apply_codec::Map<::std::string::String, $crate::apply_codec::Value>,
+                rest: &mut $crate::codec::apply::Map<::std::string::String, $crate::codec::apply::Value>,
             ) -> ::core::result::Result<(), E> {
                 let _ = &rest;
                 $($crate::__apply_codec_read_flattened!(self, rest, $json $field);)*
@@ -207,7 +207,7 @@ macro_rules! apply_codec {
             }
         }
 
-        impl $crate::apply_codec::WriteFields for $ty {
+        impl $crate::codec::apply::WriteFields for $ty {
             fn write_fields<M: $crate::serde::ser::SerializeMap>(
                 &self,
                 map: &mut M,
@@ -218,7 +218,7 @@ macro_rules! apply_codec {
             }
         }
 
-        $crate::__codec_serde!($ty, $crate::apply_codec::deserialize, $crate::apply_codec::serialize);
+        $crate::__codec_serde!($ty, $crate::codec::apply::deserialize, $crate::codec::apply::serialize);
     };
 }
 
@@ -230,7 +230,7 @@ macro_rules! __apply_codec_read {
     ($self:ident, $key:ident, $map:ident, _ $field:ident) => {};
     ($self:ident, $key:ident, $map:ident, $json:literal $field:ident) => {
         if $key == $json {
-            return $crate::apply_codec::read(&mut $self.$field, $map);
+            return $crate::codec::apply::read(&mut $self.$field, $map);
         }
     };
 }
@@ -252,7 +252,7 @@ macro_rules! __apply_codec_flattened {
 #[macro_export]
 macro_rules! __apply_codec_read_flattened {
     ($self:ident, $rest:ident, _ $field:ident) => {
-        $self.$field = $crate::apply_codec::flattened($rest)?;
+        $self.$field = $crate::codec::apply::flattened($rest)?;
     };
     ($self:ident, $rest:ident, $json:literal $field:ident) => {};
 }
@@ -262,7 +262,7 @@ macro_rules! __apply_codec_read_flattened {
 #[macro_export]
 macro_rules! __apply_codec_write {
     ($self:ident, $map:ident, _ $field:ident) => {
-        $crate::apply_codec::write_flattened($map, &$self.$field)?;
+        $crate::codec::apply::write_flattened($map, &$self.$field)?;
     };
     // A named field is written as an optional field of `struct_codec!` is.
     ($self:ident, $map:ident, $json:literal $field:ident) => {

@@ -12,7 +12,7 @@
 //! Use it for a kind cached in large numbers whose full objects are read seldom (a
 //! controller that looks at a few Pods of a whole cluster's). A controller that reads every
 //! cached object on every reconcile is better served by the full informer; one that reads
-//! metadata only, by a [`metadata`](crate::metadata)-only informer, which does not fetch the
+//! metadata only, by a [`metadata`](crate::informer::metadata)-only informer, which does not fetch the
 //! rest at all.
 //!
 //! The encoding is made once per event from the decoded object, which the informer decodes
@@ -29,10 +29,10 @@ use kube::api::ObjectMeta;
 use serde::de::{DeserializeOwned, Deserializer, Error as _};
 use serde::{Deserialize, Serialize};
 
-use crate::factory::{ScopeApi, SharedInformerFactory};
+use crate::informer::factory::{ScopeApi, SharedInformerFactory};
 use crate::informer::SharedInformer;
-use crate::lister::Lister;
-use crate::resource_of::resource_of_kind;
+use crate::informer::lister::Lister;
+use crate::informer::resource_of::resource_of_kind;
 
 /// `K` as an encoded informer caches it: its `metadata` decoded, the rest as JSON.
 ///

@@ -21,8 +21,8 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-pub use crate::watch_backoff::WatchBackoff;
-use crate::watch_backoff::{Retry, is_gone};
+pub use crate::informer::watch_backoff::WatchBackoff;
+use crate::informer::watch_backoff::{Retry, is_gone};
 
 /// Receives an informer's changes. Every method has an empty default.
 ///
@@ -107,7 +107,7 @@ impl<K: Send + Sync + 'static> EventHandler<K> for Handlers<K> {
 /// A function from an object to the values it is indexed under.
 pub type IndexFn<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
 /// A change applied to every object before it is cached (to drop fields and save memory);
-/// the factory's default is [`drop_managed_fields`](crate::transform::drop_managed_fields).
+/// the factory's default is [`drop_managed_fields`](crate::informer::transform::drop_managed_fields).
 pub type Transform<K> = Arc<dyn Fn(&mut K) + Send + Sync>;
 
 /// What the informer watches and how.
@@ -119,7 +119,7 @@ pub struct InformerOptions<K> {
     /// Applied to every object before caching.
     pub transform: Option<Transform<K>>,
     /// Decode objects without `metadata.managedFields`: their text is stepped over, never
-    /// built (see [`decode`](crate::decode)). The factory sets it for the kinds whose
+    /// built (see [`decode`](crate::informer::decode)). The factory sets it for the kinds whose
     /// `managedFields` it drops.
     pub skip_managed_fields: bool,
     /// How long to wait after a watch error before watching again.
@@ -330,8 +330,8 @@ where
     }
 
     /// A read-only, cache-backed view with namespace and label-selector queries.
-    pub fn lister(&self) -> crate::lister::Lister<K> {
-        crate::lister::Lister::new(self.clone())
+    pub fn lister(&self) -> crate::informer::lister::Lister<K> {
+        crate::informer::lister::Lister::new(self.clone())
     }
 
     /// Registers event handlers; added after start, it first gets `on_add` for every cached object.
@@ -361,7 +361,7 @@ where
         futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|o| (o, rx)) })
     }
 
-    /// Adds an index: `func` gives the values an object is indexed under (see [`Lister::by_index`](crate::lister::Lister::by_index)).
+    /// Adds an index: `func` gives the values an object is indexed under (see [`Lister::by_index`](crate::informer::lister::Lister::by_index)).
     pub fn add_indexer(
         &self,
         name: &str,
@@ -530,7 +530,7 @@ where
     fn watch(&self) -> EventStream<K> {
         let config = self.options.watcher.clone();
         if self.options.skip_managed_fields {
-            Box::pin(crate::decode::watch(&self.api, &self.dyntype, config))
+            Box::pin(crate::informer::decode::watch(&self.api, &self.dyntype, config))
         } else {
             Box::pin(watcher(self.api.clone(), config))
         }

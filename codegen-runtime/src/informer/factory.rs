@@ -105,20 +105,20 @@ struct KeepManagedFields {
     all: bool,
     kinds: HashSet<TypeId>,
     managers: HashMap<TypeId, Arc<[String]>>,
-    aside: HashMap<TypeId, crate::managed_aside::ManagedFieldsAside>,
+    aside: HashMap<TypeId, crate::informer::managed_aside::ManagedFieldsAside>,
 }
 
 impl KeepManagedFields {
-    fn keeps<K: 'static>(&self) -> crate::transform::Keep {
+    fn keeps<K: 'static>(&self) -> crate::informer::transform::Keep {
         let kind = TypeId::of::<K>();
         if self.all || self.kinds.contains(&kind) {
-            crate::transform::Keep::All
+            crate::informer::transform::Keep::All
         } else if let Some(managers) = self.managers.get(&kind) {
-            crate::transform::Keep::Managers(managers.clone())
+            crate::informer::transform::Keep::Managers(managers.clone())
         } else if let Some(aside) = self.aside.get(&kind) {
-            crate::transform::Keep::Aside(aside.clone())
+            crate::informer::transform::Keep::Aside(aside.clone())
         } else {
-            crate::transform::Keep::None
+            crate::informer::transform::Keep::None
         }
     }
 }
@@ -185,7 +185,7 @@ impl FactoryBuilder {
     }
 
     /// Cache `K` with its `managedFields`, which the factory drops from every kind by
-    /// default (see [`transform`](crate::transform)): for a controller that calls
+    /// default (see [`transform`](crate::informer::transform)): for a controller that calls
     /// `extract_*` on objects from `K`'s lister. `K` is the cached type:
     /// `PartialObjectMeta<Pod>` for the metadata-only informer of Pods, `DynamicObject` for
     /// every informer of a kind known at run time.
@@ -217,7 +217,7 @@ impl FactoryBuilder {
     }
 
     /// Cache `K` without `managedFields`, the entries of `aside`'s managers kept aside as JSON
-    /// text (see [`managed_aside`](crate::managed_aside)): about a tenth of their memory as a
+    /// text (see [`managed_aside`](crate::informer::managed_aside)): about a tenth of their memory as a
     /// parsed tree. `aside.restore(&cached)` gives a cached object back with them, for
     /// `extract_*`. Entries of deleted objects are forgotten. [`keep_managed_fields_of`]
     /// and [`keep_managed_fields_for`] win over it.
@@ -227,7 +227,7 @@ impl FactoryBuilder {
     #[must_use]
     pub fn managed_fields_aside_for<K: 'static>(
         mut self,
-        aside: crate::managed_aside::ManagedFieldsAside,
+        aside: crate::informer::managed_aside::ManagedFieldsAside,
     ) -> Self {
         self.managed_fields.aside.insert(TypeId::of::<K>(), aside);
         self
@@ -347,8 +347,8 @@ impl SharedInformerFactory {
             .and_then(|t| t.downcast_ref::<Transform<K>>())
             .cloned();
         let keep = self.inner.managed_fields.keeps::<K>();
-        let skip_managed_fields = matches!(keep, crate::transform::Keep::None);
-        let transform = crate::transform::with_default(keep, own);
+        let skip_managed_fields = matches!(keep, crate::informer::transform::Keep::None);
+        let transform = crate::informer::transform::with_default(keep, own);
         InformerOptions {
             watcher: self.inner.watcher.clone(),
             resync: self

@@ -12,7 +12,7 @@
 //! or extracts from a GET.
 //!
 //! A kind whose `managedFields` are dropped is also decoded without them
-//! ([`decode`](crate::decode)): their text is stepped over and never built, so the cache
+//! ([`decode`](crate::informer::decode)): their text is stepped over and never built, so the cache
 //! does not fill with pages half used by trees made only to be thrown away.
 
 use std::sync::Arc;
@@ -52,7 +52,7 @@ pub(crate) enum Keep {
     /// The entries of these managers.
     Managers(Arc<[String]>),
     /// None on the object; some managers' entries kept aside.
-    Aside(crate::managed_aside::ManagedFieldsAside),
+    Aside(crate::informer::managed_aside::ManagedFieldsAside),
 }
 
 /// The transform an informer runs: `managedFields` cut down as `keep` says, then `own`.

@@ -16,9 +16,9 @@ use kube::Resource;
 use kube::api::{ApiResource, DynamicObject};
 use kube::core::PartialObjectMeta;
 
-use crate::factory::{ScopeApi, SharedInformerFactory};
+use crate::informer::factory::{ScopeApi, SharedInformerFactory};
 use crate::informer::SharedInformer;
-use crate::lister::Lister;
+use crate::informer::lister::Lister;
 
 /// The metadata-only informer of `K`: `SharedInformer<PartialObjectMeta<K>>`, with handlers,
 /// streams, indexers and sync state like any informer.
@@ -61,7 +61,7 @@ impl SharedInformerFactory {
         ar: ApiResource,
         namespaced: bool,
     ) -> MetadataInformer<DynamicObject> {
-        let key = crate::factory::resource_key(&ar.group, &ar.version, &ar.plural);
+        let key = crate::informer::factory::resource_key(&ar.group, &ar.version, &ar.plural);
         self.get_or_insert(key, || {
             let api = self.api_with(&ar, namespaced);
             let options = self.options::<PartialObjectMeta<DynamicObject>>();
