@@ -21,42 +21,7 @@ pub fn admit(schema: &Value, obj: &mut Value, unknown: &mut Vec<String>) -> Vec<
         ));
         return errors;
     };
-    let props = schema.get("properties").and_then(Value::as_object);
-    let preserve = preserves(schema);
-    let keys: Vec<String> = root.keys().cloned().collect();
-    for key in keys {
-        if matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
-            continue;
-        }
-        match props.and_then(|p| p.get(&key)) {
-            Some(sub) => {
-                let value = root.get_mut(&key).expect("key listed above");
-                default_and_prune(sub, value, &key, unknown);
-                if value.is_null() && !nullable(sub) {
-                    root.remove(&key);
-                }
-            }
-            None if !preserve => {
-                unknown.push(key.clone());
-                root.remove(&key);
-            }
-            None => {}
-        }
-    }
-    if let Some(props) = props {
-        for (key, sub) in props {
-            if matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
-                continue;
-            }
-            if !root.contains_key(key)
-                && let Some(default) = sub.get("default")
-            {
-                let mut value = default.clone();
-                default_and_prune(sub, &mut value, key, &mut Vec::new());
-                root.insert(key.clone(), value);
-            }
-        }
-    }
+    coerce_root(schema, root, true, unknown);
     let mut stripped = Map::new();
     for (k, v) in root.iter() {
         if !matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
@@ -80,6 +45,72 @@ pub fn admit(schema: &Value, obj: &mut Value, unknown: &mut Vec<String>) -> Vec<
     }
     validate(&root_schema, &Value::Object(stripped), "", "", &mut errors);
     errors
+}
+
+/// What kube-apiserver's storage codec does to a custom resource on its way into or out of
+/// a version: unknown fields pruned, `null`s the schema does not allow dropped and, with
+/// `defaults`, the version's defaults applied. `apiVersion`, `kind` and `metadata` at the
+/// root are left alone. Returns the pruned paths, which the storage codec discards: only
+/// the request's own decoding warns about them or refuses them.
+///
+/// Writing through a version other than the storage version, the object is converted, then
+/// coerced by the storage version's schema (without defaults); reading, coerced and
+/// defaulted by the version it is stored in, converted, then coerced by the version asked
+/// for (without defaults).
+pub fn coerce(schema: &Value, obj: &mut Value, defaults: bool) -> Vec<String> {
+    let mut unknown = Vec::new();
+    if let Some(root) = obj.as_object_mut() {
+        coerce_root(schema, root, defaults, &mut unknown);
+    }
+    unknown
+}
+
+/// [`coerce`] of an object's root.
+fn coerce_root(
+    schema: &Value,
+    root: &mut Map<String, Value>,
+    defaults: bool,
+    unknown: &mut Vec<String>,
+) {
+    let props = schema.get("properties").and_then(Value::as_object);
+    let preserve = preserves(schema);
+    let keys: Vec<String> = root.keys().cloned().collect();
+    for key in keys {
+        if matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
+            continue;
+        }
+        match props.and_then(|p| p.get(&key)) {
+            Some(sub) => {
+                let value = root.get_mut(&key).expect("key listed above");
+                coerce_at(sub, value, &key, defaults, unknown);
+                if value.is_null() && !nullable(sub) {
+                    root.remove(&key);
+                }
+            }
+            None if !preserve => {
+                unknown.push(key.clone());
+                root.remove(&key);
+            }
+            None => {}
+        }
+    }
+    if !defaults {
+        return;
+    }
+    if let Some(props) = props {
+        for (key, sub) in props {
+            if matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
+                continue;
+            }
+            if !root.contains_key(key)
+                && let Some(default) = sub.get("default")
+            {
+                let mut value = default.clone();
+                coerce_at(sub, &mut value, key, true, &mut Vec::new());
+                root.insert(key.clone(), value);
+            }
+        }
+    }
 }
 
 /// Ratcheting, as kube-apiserver does it on updates: schema errors at a value that is
@@ -226,7 +257,13 @@ fn nullable(schema: &Value) -> bool {
 
 /// Fills defaults of missing properties and drops unknown ones, recursively; `path` is
 /// where `value` sits, for the paths of what is dropped.
-fn default_and_prune(schema: &Value, value: &mut Value, path: &str, unknown: &mut Vec<String>) {
+fn coerce_at(
+    schema: &Value,
+    value: &mut Value,
+    path: &str,
+    defaults: bool,
+    unknown: &mut Vec<String>,
+) {
     match value {
         Value::Object(map) => {
             if let Some(props) = schema.get("properties").and_then(Value::as_object) {
@@ -235,7 +272,7 @@ fn default_and_prune(schema: &Value, value: &mut Value, path: &str, unknown: &mu
                     match props.get(&key) {
                         Some(sub) => {
                             let v = map.get_mut(&key).expect("key listed above");
-                            default_and_prune(sub, v, &child(path, &key), unknown);
+                            coerce_at(sub, v, &child(path, &key), defaults, unknown);
                             if v.is_null() && !nullable(sub) {
                                 map.remove(&key);
                             }
@@ -247,19 +284,19 @@ fn default_and_prune(schema: &Value, value: &mut Value, path: &str, unknown: &mu
                         None => {}
                     }
                 }
-                for (key, sub) in props {
+                for (key, sub) in props.iter().filter(|_| defaults) {
                     if !map.contains_key(key)
                         && let Some(default) = sub.get("default")
                     {
                         let mut v = default.clone();
-                        default_and_prune(sub, &mut v, key, &mut Vec::new());
+                        coerce_at(sub, &mut v, key, true, &mut Vec::new());
                         map.insert(key.clone(), v);
                     }
                 }
             } else if let Some(items) = schema.get("additionalProperties").filter(|a| a.is_object())
             {
                 for (k, v) in map.iter_mut() {
-                    default_and_prune(items, v, &child(path, k), unknown);
+                    coerce_at(items, v, &child(path, k), defaults, unknown);
                 }
             } else if !preserves(schema) && schema.get("additionalProperties").is_none() {
                 // An object with neither properties nor additionalProperties keeps nothing.
@@ -274,7 +311,7 @@ fn default_and_prune(schema: &Value, value: &mut Value, path: &str, unknown: &mu
         Value::Array(items) => {
             if let Some(item_schema) = schema.get("items") {
                 for (i, v) in items.iter_mut().enumerate() {
-                    default_and_prune(item_schema, v, &format!("{path}[{i}]"), unknown);
+                    coerce_at(item_schema, v, &format!("{path}[{i}]"), defaults, unknown);
                 }
             }
         }

@@ -102,8 +102,8 @@ pub enum Error {
     Undone(Box<Error>),
     /// `create` failed, and the crate was put back as it was.
     Restored(Box<Error>),
-    /// `compat` found breaking changes: the report goes to standard output, the summary
-    /// after `error:`.
+    /// `compat` found changes of the class `--fail-on` names (or worse): the report goes to
+    /// standard output, the summary after `error:`.
     Breaking {
         /// The findings, as printed on standard output.
         report: String,

@@ -27,6 +27,7 @@ mod output;
 mod paths;
 mod rbac;
 mod scaffold;
+mod scratch;
 mod verify;
 mod webhooks;
 
@@ -69,13 +70,15 @@ enum Command {
     /// (`kubectl kustomize config/default`): the same objects, the namespace the release's.
     Chart(chart::ChartArgs),
     /// Compare an API with a baseline (CRD manifests or a cluster's CRDs) and classify each
-    /// change as breaking or compatible; exit 1 when one is breaking, 2 on unreadable input.
+    /// change as breaking, tightening or compatible; exit 1 on a change of the `--fail-on`
+    /// class or worse, 2 on input it cannot compare.
     Compat(compat::CompatArgs),
     /// Check the API types against the Kubernetes API conventions (kube-api-linter's rules,
     /// for Rust); exit 1 on a finding not silenced, 2 when the tree cannot be read.
     Lint(lint::LintArgs),
     /// Rewrite every object of a CRD in its storage version and trim
-    /// `status.storedVersions` to it, so older versions can be removed (resumable).
+    /// `status.storedVersions` to it, so older versions can be removed (resumable; passes
+    /// again when the CRD changes meanwhile, fails rather than trim what it cannot prove).
     MigrateStorage(migrate::MigrateArgs),
     /// Development mode's cluster changes: `dev restore` puts back what a development run
     /// that died left (CRD conversions and webhook configurations pointing at it).

@@ -57,7 +57,15 @@ pub fn run(args: &MigrateArgs) -> Result<Outcome, Error> {
         .map_err(|e| format!("error: migrating `{}`: {e}", args.crd))
     })
     .map_err(|e| Error::Failed(e.strip_prefix("error: ").unwrap_or(&e).to_owned()))?;
-    let resumed = if done.resumed { " (resumed)" } else { "" };
+    let resumed = match (done.resumed, done.passes) {
+        (true, 1) => " (resumed)".to_owned(),
+        (false, 1) => String::new(),
+        // The CRD changed during a pass: every object was rewritten again.
+        (resumed, n) => format!(
+            " ({}{n} passes: the CRD changed during the first)",
+            if resumed { "resumed, " } else { "" }
+        ),
+    };
     Ok(Outcome::new(if done.complete {
         format!(
             "kube-codegen: {} object(s) of {} rewritten as {}{resumed}; status.storedVersions was {:?}, now [\"{}\"]",

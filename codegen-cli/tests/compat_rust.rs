@@ -1,6 +1,8 @@
 //! `kube-codegen compat --input`: a crate's API types changed in every way the gate
 //! classifies, each finding reported at the Rust field or marker that made it (file, line,
-//! caret column), acknowledgements honoured, and no breaking finding for a compatible change.
+//! caret column), with its class, acknowledgements honoured, and no breaking finding for a
+//! compatible change; a kind whose hub is marked `+kube-codegen:conversion` is compared as
+//! deployed, converting through the webhook.
 //!
 //! The baseline is what `kube-codegen crds` writes for the crate's first API tree; the
 //! tree is then changed in place and compared. The crate shares this workspace's target
@@ -358,16 +360,16 @@ fn tree(after: bool) -> Vec<(String, String)> {
     files
 }
 
-/// One expected finding: what it is, its CRD, version, path, change id, whether breaking,
-/// and where it is shown: the file (below `src/apis`), a text that picks the line, and
-/// the text the caret starts under on that line.
+/// One expected finding: what it is, its CRD, version, path, change id, class, and where it
+/// is shown: the file (below `src/apis`), a text that picks the line, and the text the caret
+/// starts under on that line.
 struct Row {
     what: &'static str,
     crd: &'static str,
     version: Option<&'static str>,
     path: &'static str,
     change: &'static str,
-    breaking: bool,
+    class: &'static str,
     file: &'static str,
     line: &'static str,
     caret: &'static str,
@@ -380,7 +382,7 @@ const fn widget(
     what: &'static str,
     path: &'static str,
     change: &'static str,
-    breaking: bool,
+    class: &'static str,
     line: &'static str,
     caret: &'static str,
 ) -> Row {
@@ -390,7 +392,7 @@ const fn widget(
         version: Some("v1"),
         path,
         change,
-        breaking,
+        class,
         file: W,
         line,
         caret,
@@ -412,7 +414,7 @@ const fn crd(
         version: None,
         path,
         change,
-        breaking: true,
+        class: "breaking",
         file,
         line,
         caret,
@@ -421,59 +423,59 @@ const fn crd(
 
 #[rustfmt::skip]
 const ROWS: &[Row] = &[
-    // Breaking, at the marker that sets the changed keyword.
-    widget("maximum lowered", "spec.maxBound", "bound-tightened", true, "Maximum=5", "5"),
-    widget("minimum raised", "spec.minBound", "bound-tightened", true, "Minimum=3", "3"),
-    widget("maxLength lowered", "spec.nameLen", "bound-tightened", true, "MaxLength=32", "32"),
-    widget("minLength added", "spec.minLen", "bound-tightened", true, "MinLength=1", "1"),
-    widget("maxItems lowered", "spec.tags", "bound-tightened", true, "MaxItems=4", "4"),
-    widget("items bounded", "spec.itemsBound[*]", "bound-tightened", true, "items:MaxLength=20", "20"),
-    widget("multipleOf changed", "spec.multiple", "bound-tightened", true, "MultipleOf=3", "3"),
-    widget("pattern added", "spec.patterned", "pattern-changed", true, "Pattern=`^[a-z]+$`", "`"),
-    widget("pattern changed", "spec.repatterned", "pattern-changed", true, "Pattern=`^[a-z0-9]+$`", "`"),
-    widget("enum value removed (marker)", "spec.enumMarker", "enum-value-removed", true, "Enum=a;b\n", "a;b"),
-    widget("list type changed", "spec.listed", "list-type-changed", true, "+listType=set", "set"),
-    widget("list map keys changed", "spec.ports", "list-type-changed", true, "+listMapKey=port", "port"),
-    widget("CEL rule added", "spec.ruled", "cel-rule-added", true, "size() < 10", "rule="),
-    widget("CEL rule changed", "spec.reruled", "cel-rule-changed", true, "size() < 5", "rule="),
-    widget("default changed", "spec.defaulted", "default-changed", true, "default=2", "2"),
-    // Breaking, at the field's type.
-    widget("type changed", "spec.retyped", "type-changed", true, "pub retyped:", "Option<String>"),
-    widget("format changed", "spec.reformatted", "format-changed", true, "pub reformatted:", "Option<i64>"),
-    widget("made required", "spec.madeRequired", "field-required", true, "pub made_required:", "String"),
-    widget("null refused", "spec.madeRequired", "nullable-removed", true, "pub made_required:", "String"),
-    widget("enum value removed (Rust enum)", "spec.color", "enum-value-removed", true, "pub color:", "Option<Color>"),
-    widget("map value type changed", "spec.labels[*]", "type-changed", true, "pub labels:", "Option<"),
+    // Tightening or breaking, at the marker that sets the changed keyword.
+    widget("maximum lowered", "spec.maxBound", "bound-tightened", "tightening", "Maximum=5", "5"),
+    widget("minimum raised", "spec.minBound", "bound-tightened", "tightening", "Minimum=3", "3"),
+    widget("maxLength lowered", "spec.nameLen", "bound-tightened", "tightening", "MaxLength=32", "32"),
+    widget("minLength added", "spec.minLen", "bound-tightened", "tightening", "MinLength=1", "1"),
+    widget("maxItems lowered", "spec.tags", "bound-tightened", "tightening", "MaxItems=4", "4"),
+    widget("items bounded", "spec.itemsBound[*]", "bound-tightened", "tightening", "items:MaxLength=20", "20"),
+    widget("multipleOf changed", "spec.multiple", "bound-tightened", "tightening", "MultipleOf=3", "3"),
+    widget("pattern added", "spec.patterned", "pattern-changed", "tightening", "Pattern=`^[a-z]+$`", "`"),
+    widget("pattern changed", "spec.repatterned", "pattern-changed", "tightening", "Pattern=`^[a-z0-9]+$`", "`"),
+    widget("enum value removed (marker)", "spec.enumMarker", "enum-value-removed", "tightening", "Enum=a;b\n", "a;b"),
+    widget("list type changed", "spec.listed", "list-type-changed", "breaking", "+listType=set", "set"),
+    widget("list map keys changed", "spec.ports", "list-type-changed", "breaking", "+listMapKey=port", "port"),
+    widget("CEL rule added", "spec.ruled", "cel-rule-added", "tightening", "size() < 10", "rule="),
+    widget("CEL rule changed", "spec.reruled", "cel-rule-changed", "tightening", "size() < 5", "rule="),
+    widget("default changed", "spec.defaulted", "default-changed", "breaking", "default=2", "2"),
+    // Tightening or breaking, at the field's type.
+    widget("type changed", "spec.retyped", "type-changed", "breaking", "pub retyped:", "Option<String>"),
+    widget("made required", "spec.madeRequired", "field-required", "tightening", "pub made_required:", "String"),
+    widget("null refused", "spec.madeRequired", "nullable-removed", "tightening", "pub made_required:", "String"),
+    widget("enum value removed (Rust enum)", "spec.color", "enum-value-removed", "tightening", "pub color:", "Option<Color>"),
+    widget("map value type changed", "spec.labels[*]", "type-changed", "breaking", "pub labels:", "Option<"),
     // Breaking, at the field, or the struct a field left.
-    widget("preserve-unknown-fields removed", "spec.extra", "preserve-unknown-removed", true, "pub extra:", "extra"),
-    widget("field removed", "spec.removed", "field-removed", true, "pub struct WidgetSpec", "WidgetSpec"),
-    widget("field renamed (old name)", "spec.oldName", "field-removed", true, "pub struct WidgetSpec", "WidgetSpec"),
-    widget("status field removed", "status.count", "field-removed", true, "pub struct WidgetStatus", "WidgetStatus"),
-    Row { file: "shop/v1/types.rs", ..widget("nested field removed", "spec.nested.gone", "field-removed", true, "pub struct Inner", "Inner") },
-    Row { file: "shop/v1/types.rs", ..widget("nested field removed, second use", "spec.extra.gone", "field-removed", true, "pub struct Inner", "Inner") },
+    widget("preserve-unknown-fields removed", "spec.extra", "preserve-unknown-removed", "breaking", "pub extra:", "extra"),
+    widget("field removed", "spec.removed", "field-removed", "breaking", "pub struct WidgetSpec", "WidgetSpec"),
+    widget("field renamed (old name)", "spec.oldName", "field-removed", "breaking", "pub struct WidgetSpec", "WidgetSpec"),
+    widget("status field removed", "status.count", "field-removed", "breaking", "pub struct WidgetStatus", "WidgetStatus"),
+    Row { file: "shop/v1/types.rs", ..widget("nested field removed", "spec.nested.gone", "field-removed", "breaking", "pub struct Inner", "Inner") },
+    Row { file: "shop/v1/types.rs", ..widget("nested field removed, second use", "spec.extra.gone", "field-removed", "breaking", "pub struct Inner", "Inner") },
     // Breaking, acknowledged at the field.
-    widget("acknowledged type change", "spec.acked", "type-changed", true, "pub acked:", "Option<String>"),
+    widget("acknowledged type change", "spec.acked", "type-changed", "breaking", "pub acked:", "Option<String>"),
     // Breaking changes to the CRD as a whole, at the `#[kube(...)]` key.
     crd("scope changed", "gadgets.shop.example.com", "spec.scope", "scope-changed", "shop/v1/others.rs", "kind = \"Gadget\"", "kube("),
     crd("plural changed", "gizmos.shop.example.com", "spec.names.plural", "plural-changed", "shop/v1/others.rs", "kind = \"Gizmo\"", "\"gizmoes\""),
     crd("kind changed", "doodads.shop.example.com", "spec.names.kind", "kind-changed", "shop/v1/others.rs", "plural = \"doodads\"", "\"Doohickey\""),
     crd("group changed", "tools.tools.example.com", "spec.group", "group-changed", "tools/v1/tool.rs", "#[kube(", "\"tooling.example.com\""),
     // Compatible.
-    widget("maximum raised", "spec.loosened", "validation-loosened", false, "Maximum=50", "50"),
-    widget("enum value added", "spec.enumGrown", "enum-value-added", false, "Enum=a;b;c", "a;b;c"),
-    widget("no longer required", "spec.madeOptional", "validation-loosened", false, "pub made_optional:", "made_optional"),
-    widget("minItems removed", "spec.minItems", "validation-loosened", false, "pub min_items:", "min_items"),
-    widget("pattern removed", "spec.unpatterned", "validation-loosened", false, "pub unpatterned:", "unpatterned"),
-    widget("description changed", "spec.described", "description-changed", false, "pub described:", "described"),
-    widget("optional field added", "spec.added", "field-added", false, "pub added:", "added"),
-    widget("field renamed (new name)", "spec.newName", "field-added", false, "pub renamed:", "renamed"),
+    widget("maximum raised", "spec.loosened", "validation-loosened", "compatible", "Maximum=50", "50"),
+    widget("enum value added", "spec.enumGrown", "enum-value-added", "compatible", "Enum=a;b;c", "a;b;c"),
+    widget("no longer required", "spec.madeOptional", "validation-loosened", "compatible", "pub made_optional:", "made_optional"),
+    widget("null accepted", "spec.madeOptional", "nullable-added", "compatible", "pub made_optional:", "Option<String>"),
+    widget("minItems removed", "spec.minItems", "validation-loosened", "compatible", "pub min_items:", "min_items"),
+    widget("pattern removed", "spec.unpatterned", "validation-loosened", "compatible", "pub unpatterned:", "unpatterned"),
+    widget("format int32 to int64 (int64 checks what the type does)", "spec.reformatted", "validation-loosened", "compatible", "pub reformatted:", "reformatted"),
+    widget("optional field added", "spec.added", "field-added", "compatible", "pub added:", "added"),
+    widget("field renamed (new name)", "spec.newName", "field-added", "compatible", "pub renamed:", "renamed"),
     Row {
         what: "version added",
         crd: "things.shop.example.com",
         version: Some("v2"),
         path: "",
         change: "version-added",
-        breaking: false,
+        class: "compatible",
         file: "shop/v2/thing.rs",
         line: "pub struct ThingSpec",
         caret: "ThingSpec",
@@ -552,13 +554,13 @@ fn every_change_in_the_rust_types_is_classified_and_shown_at_its_field_or_marker
         let (line, column) = line_and_column(&text, row.line, row.caret);
         let want_file = format!("src/apis/{}", row.file);
         let got = (
-            f["breaking"].as_bool(),
+            f["class"].as_str(),
             f["file"].as_str(),
             f["line"].as_u64(),
             f["column"].as_u64(),
         );
         let want = (
-            Some(row.breaking),
+            Some(row.class),
             Some(want_file.as_str()),
             Some(line as u64),
             Some(column as u64),
@@ -588,20 +590,21 @@ fn every_change_in_the_rust_types_is_classified_and_shown_at_its_field_or_marker
     let report = stdout(&text);
     assert!(
         report.contains(
-            "breaking: widgets.shop.example.com v1: spec.maxBound: maximum changed from 10 to 5 [bound-tightened]\n  --> src/apis/shop/v1/widget.rs:12:41\n   |\n12 |     /// +kubebuilder:validation:Maximum=5\n   |                                         ^\n"
+            "tightening: widgets.shop.example.com v1: spec.maxBound: maximum changed from 10 to 5: new objects, and writes that change spec.maxBound, must pass; stored objects stay readable, and writable while it is left unchanged (validation ratcheting, Kubernetes 1.30 and later) [bound-tightened]\n  --> src/apis/shop/v1/widget.rs:12:41\n   |\n12 |     /// +kubebuilder:validation:Maximum=5\n   |                                         ^\n"
         ),
         "{report}"
     );
     assert!(
         report.contains(
-            "acknowledged: widgets.shop.example.com v1: spec.acked: type changed from integer to string [type-changed]\n  --> src/apis/shop/v1/widget.rs:61:16\n   |\n61 |     pub acked: Option<String>,\n   |                ^^^^^^^^^^^^^^\n  = note: acknowledged at src/apis/shop/v1/widget.rs:60:42: no release ever set it\n"
+            "acknowledged breaking: widgets.shop.example.com v1: spec.acked: type changed from integer to string: stored values of the old type no longer fit, and clients of one type fail on the other [type-changed]\n  --> src/apis/shop/v1/widget.rs:61:16\n   |\n61 |     pub acked: Option<String>,\n   |                ^^^^^^^^^^^^^^\n  = note: acknowledged at src/apis/shop/v1/widget.rs:60:42: no release ever set it\n"
         ),
         "{report}"
     );
-    let breaking = ROWS.iter().filter(|r| r.breaking).count() - 1;
+    let breaking = ROWS.iter().filter(|r| r.class == "breaking").count() - 1;
+    let tightening = ROWS.iter().filter(|r| r.class == "tightening").count();
     assert!(
         stderr(&text).contains(&format!(
-            "error: {} changes, {breaking} breaking (1 more acknowledged)",
+            "error: {} changes, {breaking} breaking, {tightening} tightening (1 more acknowledged)",
             ROWS.len()
         )),
         "{}",
@@ -632,14 +635,149 @@ fn every_change_in_the_rust_types_is_classified_and_shown_at_its_field_or_marker
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let report = stdout(&out);
-    assert!(report.starts_with("acknowledged: widgets.shop.example.com v1: spec.acked: type changed from string to boolean [type-changed]\n"), "{report}");
+    assert!(report.starts_with("acknowledged breaking: widgets.shop.example.com v1: spec.acked: type changed from string to boolean: stored values of the old type no longer fit, and clients of one type fail on the other [type-changed]\n"), "{report}");
     assert!(
-        report.contains("warning: widgets.shop.example.com v1: `+kube-codegen:compat:acknowledge` acknowledges no breaking change against this baseline; remove it once the baseline has the change\n  --> src/apis/shop/v1/widget.rs:63:42\n"),
+        report.contains("warning: widgets.shop.example.com v1: `+kube-codegen:compat:acknowledge` acknowledges no breaking or tightening change against this baseline; remove it once the baseline has the change\n  --> src/apis/shop/v1/widget.rs:63:42\n"),
         "{report}"
     );
     assert!(
-        stderr(&out).contains("1 change, 0 breaking (1 more acknowledged)"),
+        stderr(&out).contains("1 change, 0 breaking, 0 tightening (1 more acknowledged)"),
         "{}",
         stderr(&out)
+    );
+}
+
+/// A kind in two versions whose fields differ: `hub` is the storage version, marked
+/// `+kube-codegen:conversion` when `convert`.
+fn gear(version: &str, hub: bool, convert: bool) -> String {
+    let mut markers = String::new();
+    if hub {
+        markers.push_str("/// +kubebuilder:storageversion\n");
+    }
+    if convert {
+        markers.push_str("/// +kube-codegen:conversion\n");
+    }
+    let field = if version == "v1" { "size" } else { "count" };
+    format!(
+        r#"use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{{Deserialize, Serialize}};
+
+/// A gear.
+{markers}#[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[kube(group = "gears.example.com", version = "{version}", kind = "Gear", namespaced)]
+pub struct GearSpec {{
+    pub {field}: Option<i32>,
+}}
+"#
+    )
+}
+
+/// The gears tree: v1 alone, or v1 and v2 with v2 the storage version (the hub), marked
+/// `+kube-codegen:conversion` when `convert`.
+fn gears(after: bool, convert: bool) -> Vec<(String, String)> {
+    let mut files = vec![
+        ("mod.rs".to_owned(), "pub mod gears;\n".to_owned()),
+        (
+            "gears/v1/mod.rs".to_owned(),
+            "//! +groupName=gears.example.com\npub mod gear;\n".to_owned(),
+        ),
+        ("gears/v1/gear.rs".to_owned(), gear("v1", false, false)),
+    ];
+    if after {
+        files.push((
+            "gears/mod.rs".to_owned(),
+            "pub mod v1;\npub mod v2;\n".to_owned(),
+        ));
+        files.push((
+            "gears/v2/mod.rs".to_owned(),
+            "//! +groupName=gears.example.com\npub mod gear;\n".to_owned(),
+        ));
+        files.push(("gears/v2/gear.rs".to_owned(), gear("v2", true, convert)));
+    } else {
+        files.push(("gears/mod.rs".to_owned(), "pub mod v1;\n".to_owned()));
+    }
+    files
+}
+
+/// `(change, class)` of each finding of a JSON report, sorted.
+fn changes(out: &Output) -> Vec<(String, String)> {
+    let list: Value = serde_json::from_str(&stdout(out)).unwrap();
+    let mut list: Vec<(String, String)> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["change"].as_str().unwrap().to_owned(),
+                f["class"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    list.sort();
+    list
+}
+
+/// The storage version moved to a version with other fields: with the hub marked
+/// `+kube-codegen:conversion`, the crate serves the conversion webhook, which the deployed
+/// CRD converts through (`crds --kustomize` patches it in beside the CRD files, which name no
+/// Service), so the move is compatible; without it, objects stored as v1 would be read as v2
+/// unchanged, which is breaking.
+#[test]
+fn a_conversion_hub_is_compared_as_converting_through_the_webhook() {
+    let krate = fresh_crate("compat-conversion");
+    let write_gears = |after: bool, convert: bool| {
+        let files = gears(after, convert);
+        let files: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        api_tree(&krate, &files);
+    };
+    write_gears(false, false);
+    let out = cli(
+        &krate,
+        &["crds", "--input", "src/apis", "--output", "baseline"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let compat = || {
+        cli(
+            &krate,
+            &[
+                "compat",
+                "--baseline",
+                "baseline",
+                "--input",
+                "src/apis",
+                "--format",
+                "json",
+            ],
+        )
+    };
+
+    write_gears(true, true);
+    let out = compat();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let compatible = |change: &str| (change.to_owned(), "compatible".to_owned());
+    assert_eq!(
+        changes(&out),
+        [
+            compatible("storage-version-changed"),
+            compatible("version-added")
+        ]
+    );
+
+    write_gears(true, false);
+    let out = compat();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        changes(&out),
+        [
+            (
+                "storage-changed-without-conversion".to_owned(),
+                "breaking".to_owned()
+            ),
+            compatible("version-added"),
+        ]
     );
 }

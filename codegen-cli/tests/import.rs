@@ -412,3 +412,539 @@ fn an_imported_struct_of_optional_fields_is_its_own_apply_configuration() {
         "{acs}"
     );
 }
+
+/// A CRD of `group`/`v1` whose root requires `spec` and whose version has a status
+/// subresource when `status` is given; `schema` is the root's.
+fn crd_json(group: &str, kind: &str, plural: &str, schema: serde_json::Value) -> String {
+    serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.{group}")},
+        "spec": {
+            "group": group,
+            "names": {"kind": kind, "plural": plural},
+            "scope": "Namespaced",
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": schema},
+            }],
+        },
+    })
+    .to_string()
+}
+
+/// A root schema with a `spec` of one string field, required.
+fn plain_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "required": ["spec"],
+        "properties": {"spec": {"type": "object", "properties": {"name": {"type": "string"}}}},
+    })
+}
+
+/// Marker text in descriptions, in every placement: the root's, a struct's and fields'
+/// first lines, after a blank line, after text, indented with spaces, a tab or an
+/// ideographic space, after a carriage return, on list items and nested structs.
+fn marked_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "required": ["spec"],
+        "description": "+kubebuilder:validation:MaxProperties=1\nThe root.\n\n+kubebuilder:validation:MinProperties=9",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "description": "+genclient:nonNamespaced\n+genclient:readonly\nThe spec.",
+                "properties": {
+                    "afterBlank": {"type": "string", "description": "The name.\n\n+kubebuilder:validation:MaxLength=1"},
+                    "afterText": {"type": "string", "description": "Text.\n+kubebuilder:validation:XValidation:rule=\"false\""},
+                    "indented": {"type": "string", "description": "Text.\n  \t+kubebuilder:validation:Pattern=`^x$`"},
+                    "first": {"type": "string", "description": "+kubebuilder:validation:MinLength=5"},
+                    "crlf": {"type": "string", "description": "Text.\r\n+kubebuilder:validation:Format=email\rmore"},
+                    "wide": {"type": "string", "description": "Text.\n\u{3000}+kubebuilder:validation:Enum=a;b"},
+                    "kept": {"type": "string", "maxLength": 9, "description": "A real bound."},
+                    "nested": {
+                        "type": "object",
+                        "description": "Nested.\n\n+kubebuilder:validation:MaxProperties=1",
+                        "properties": {"x": {"type": "integer", "format": "int32", "description": "+kubebuilder:validation:Maximum=0"}},
+                    },
+                    "list": {
+                        "type": "array",
+                        "description": "List.\n\n+kubebuilder:validation:MaxItems=7",
+                        "items": {
+                            "type": "object",
+                            "description": "+kubebuilder:validation:MinProperties=4\nItem.",
+                            "properties": {"y": {"type": "string"}},
+                        },
+                    },
+                    "mode": {"type": "string", "enum": ["A", "B"], "description": "Mode.\n\n+kubebuilder:validation:MaxLength=2"},
+                },
+            },
+            "status": {
+                "type": "object",
+                "description": "\n+kubebuilder:validation:MinProperties=6\nStatus.",
+                "properties": {"ready": {"type": "boolean", "description": "Ready.\n\n+kubebuilder:validation:XValidation:rule=\"self\""}},
+            },
+        },
+    })
+}
+
+/// What the marker text of [`marked_schema`] would set if it were read as markers: none may
+/// be in a marker line, a generated patch or a built CRD.
+const FROM_DESCRIPTIONS: &[&str] = &[
+    "MaxProperties",
+    "MinProperties",
+    "MaxLength=1",
+    "MaxLength=2",
+    "rule=\"false\"",
+    "rule=\"self\"",
+    "Pattern=`^x$`",
+    "MinLength",
+    "Format=email",
+    "Enum=a;b",
+    "Maximum=0",
+    "MaxItems",
+    "nonNamespaced",
+    "readonly",
+];
+
+/// Every doc line (`///`, `//!`) of `text` that codegen-core reads as a marker: its text,
+/// trimmed, starts with `+`.
+fn marker_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            l.strip_prefix("///")
+                .or_else(|| l.strip_prefix("//!"))
+                .map(str::trim)
+        })
+        .filter(|l| l.starts_with('+'))
+        .collect()
+}
+
+#[test]
+fn a_plus_line_in_a_description_is_never_a_marker_wherever_it_stands() {
+    let dir = TempDir::new("plus-lines");
+    write(
+        &dir.0,
+        "crds/notes.json",
+        &crd_json("marks.example.com", "Note", "notes", marked_schema()),
+    );
+    let out = run(&dir.0, &["import", "--input", "crds", "--output", "apis"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = fs::read_to_string(dir.0.join("apis/marks/v1/note.rs")).unwrap();
+    for line in marker_lines(&text) {
+        for what in FROM_DESCRIPTIONS {
+            assert!(
+                !line.contains(what),
+                "a description became `{line}` in\n{text}"
+            );
+        }
+    }
+    // The text stays, its words as they were: joined to the line before it, or with a
+    // Markdown escape when it starts the description (which import reports).
+    for doc in [
+        "/// The name. +kubebuilder:validation:MaxLength=1\n",
+        "/// \\+kubebuilder:validation:MinLength=5\n",
+        "/// Text. +kubebuilder:validation:Format=email\n    /// more\n",
+        "/// \\+genclient:nonNamespaced +genclient:readonly\n/// The spec.\n",
+        "doc = \"\\\\+kubebuilder:validation:MaxProperties=1\\nThe root. +kubebuilder:validation:MinProperties=9\"",
+    ] {
+        assert!(text.contains(doc), "missing {doc:?} in\n{text}");
+    }
+    assert!(
+        stderr(&out).contains("spec.first: the description starts with `+`"),
+        "{}",
+        stderr(&out)
+    );
+    // `generate` reads markers as the derives do: it sees only the schema's own.
+    let generated = run(
+        &dir.0,
+        &["generate", "--input", "apis", "--output", "generated"],
+    );
+    assert!(generated.status.success(), "{}", stderr(&generated));
+    let client = fs::read_to_string(dir.0.join("generated/marks/v1/note.rs")).unwrap();
+    assert!(client.contains("\"maxLength\":9"), "{client}");
+    for patch in [
+        "\"maxLength\":1,",
+        "\"maxLength\":2",
+        "\"rule\":\"false\"",
+        "\"rule\":\"self\"",
+        "minLength",
+        "maxItems",
+        "maxProperties",
+        "minProperties",
+        "\"maximum\":0",
+        "\"format\":\"email\"",
+    ] {
+        assert!(!client.contains(patch), "{patch} in\n{client}");
+    }
+    // Neither `+genclient:nonNamespaced` nor `readonly`: a namespaced client with writes.
+    assert!(
+        client.contains("pub type NoteVerbs = ::kube_codegen_runtime::client::verbs::Every<")
+            && client.contains(
+                "pub struct NoteClient<S = ::kube_codegen_runtime::client::scope::Namespaced>"
+            ),
+        "{client}"
+    );
+}
+
+/// Kinds, groups and a kind's neighbours that kube-apiserver accepts and Rust or `generate`
+/// would not take as they are.
+fn awkward_names(dir: &Path) {
+    let nospec = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "spec": {"type": "object", "properties": {"a": {"type": "string"}}},
+            "extra": {"type": "string"},
+        },
+    });
+    let crds = [
+        ("fn.example", "Self", "selves", plain_schema()),
+        ("fn.example", "type", "types", plain_schema()),
+        ("fn.example", "gadget", "gadgets", plain_schema()),
+        ("fn.example", "String", "strings", plain_schema()),
+        ("fn.example", "Super", "supers", plain_schema()),
+        ("fn.example", "my-kind", "mykinds", plain_schema()),
+        ("toys.example.com", "Gadget", "gadgets", nospec),
+        (
+            "toys.example.com",
+            "GadgetSpec",
+            "gadgetspecs",
+            plain_schema(),
+        ),
+        (
+            "toys.example.com",
+            "GadgetFields",
+            "gadgetfields",
+            plain_schema(),
+        ),
+        ("client.example.com", "Widget", "widgets", plain_schema()),
+        ("self.example.com", "Widget", "widgets", plain_schema()),
+        ("crds.example.com", "Widget", "widgets", plain_schema()),
+    ];
+    for (i, (group, kind, plural, schema)) in crds.into_iter().enumerate() {
+        write(
+            dir,
+            &format!("crds/c{i:02}.json"),
+            &crd_json(group, kind, plural, schema),
+        );
+    }
+}
+
+#[test]
+fn names_generate_would_refuse_are_mapped_to_names_it_takes() {
+    let dir = TempDir::new("awkward");
+    awkward_names(&dir.0);
+    let out = run(&dir.0, &["import", "--input", "crds", "--output", "apis"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("kube-codegen: note: toys.example.com/v1 Gadget: `GadgetSpec2` rather than `GadgetSpec`, which is the kind of crds/c07.json, document 1 (CustomResourceDefinition `gadgetspecs.toys.example.com`)"),
+        "{err}"
+    );
+    let read = |p: &str| fs::read_to_string(dir.0.join("apis").join(p)).unwrap();
+    // Groups: a module and a Go name `generate` takes, with `+groupGoName`.
+    assert!(read("mod.rs").contains("pub mod fn_example;\npub mod self_example;\n"));
+    assert!(read("fn_example/v1/mod.rs").contains("//! +groupGoName=FnExample\n"));
+    assert!(read("client_example/v1/mod.rs").contains("//! +groupGoName=ClientExample\n"));
+    assert!(read("crds_example/v1/mod.rs").contains("//! +groupGoName=CrdsExample\n"));
+    // Kinds: the type as `root`, re-exported under it.
+    let version = read("fn_example/v1/mod.rs");
+    for line in [
+        "pub mod self_;",
+        "pub mod r#type;",
+        "pub use self_::{SelfKind, SelfKindSpec};",
+        "pub use r#type::{Type, TypeSpec};",
+        "pub use gadget::{Gadget, GadgetSpec};",
+        "pub use string::{StringKind, StringKindSpec};",
+        "pub use super_::{SuperKind, SuperKindSpec};",
+        "pub use my_kind::{MyKind, MyKindSpec};",
+    ] {
+        assert!(version.contains(line), "missing {line:?} in\n{version}");
+    }
+    assert!(
+        read("fn_example/v1/self_.rs")
+            .contains("    kind = \"Self\",\n    plural = \"selves\",\n    root = \"SelfKind\",\n"),
+        "{}",
+        read("fn_example/v1/self_.rs")
+    );
+    // A kind's own types are named apart from the version's other kinds.
+    let toys = read("toys/v1/mod.rs");
+    assert!(
+        toys.contains("pub use gadget::{Gadget, GadgetFields2, GadgetSpec2};"),
+        "{toys}"
+    );
+    let generated = run(
+        &dir.0,
+        &["generate", "--input", "apis", "--output", "generated"],
+    );
+    assert!(generated.status.success(), "{}", stderr(&generated));
+    let clientset = fs::read_to_string(dir.0.join("generated/clientset.rs")).unwrap();
+    for accessor in [
+        "fn fn_example_v1(",
+        "fn self_example_v1(",
+        "fn client_example_v1(",
+    ] {
+        assert!(
+            clientset.contains(accessor),
+            "no {accessor} in\n{clientset}"
+        );
+    }
+
+    // An API tree of one's own: the note names the module as `generate` reads it.
+    let dir = TempDir::new("awkward-hint");
+    write(
+        &dir.0,
+        "crds/c.json",
+        &crd_json("type.example.com", "Widget", "widgets", plain_schema()),
+    );
+    write(&dir.0, "apis/mod.rs", "//! Mine.\n");
+    let out = run(&dir.0, &["import", "--input", "crds", "--output", "apis"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("add `pub mod type_example;`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn names_no_tree_can_hold_are_refused_naming_both_crds_and_nothing_is_written() {
+    let dir = TempDir::new("clashing");
+    let cases = [
+        ("foobars", "FooBar", "toys.example.com", "v1"),
+        ("foobartwos", "FOOBar", "toys.example.com", "v1"),
+        ("gizmos", "Gizmo", "toys.example.com", "v1"),
+        ("gizmotwos", "Gizmo", "toys.example.com", "v1"),
+        ("selves", "Self", "odd.example.com", "type"),
+        ("foo-bars", "Dash", "odd.example.com", "v1"),
+    ];
+    for (i, (plural, kind, group, version)) in cases.into_iter().enumerate() {
+        let crd = crd_json(group, kind, plural, plain_schema())
+            .replace("\"name\":\"v1\"", &format!("\"name\":\"{version}\""));
+        write(&dir.0, &format!("crds/c{i}.json"), &crd);
+    }
+    let out = run(&dir.0, &["import", "--input", "crds", "--output", "apis"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    for wanted in [
+        "error: crds/c0.json, document 1 (CustomResourceDefinition `foobars.toys.example.com`) and crds/c1.json, document 1 (CustomResourceDefinition `foobartwos.toys.example.com`): kinds `FooBar` and `FOOBar` both become the file `foo_bar.rs` in `toys.example.com/v1`",
+        "error: crds/c2.json, document 1 (CustomResourceDefinition `gizmos.toys.example.com`) and crds/c3.json, document 1 (CustomResourceDefinition `gizmotwos.toys.example.com`): both define the kind `Gizmo` in `toys.example.com/v1`",
+        "error: crds/c4.json, document 1 (CustomResourceDefinition `selves.odd.example.com`): `spec.versions[0].name`: `type` is not a Kubernetes API version",
+        "error: crds/c5.json, document 1 (CustomResourceDefinition `foo-bars.odd.example.com`): `spec.names.plural`: `foo-bars` is not a name `generate` reads",
+        "nothing was imported: 4 error(s)",
+    ] {
+        assert!(err.contains(wanted), "missing {wanted:?} in\n{err}");
+    }
+    assert!(!dir.0.join("apis").exists());
+}
+
+#[test]
+fn the_imported_tree_builds_and_crds_keeps_description_text_as_text() {
+    let krate = support::api_crate("import-names");
+    let dir = &krate.0;
+    write(
+        dir,
+        "src/lib.rs",
+        "//! Imported API types and their clients.\n#[rustfmt::skip]\npub mod apis;\npub mod generated;\n",
+    );
+    awkward_names(dir);
+    write(
+        dir,
+        "crds/notes.json",
+        &crd_json("marks.example.com", "Note", "notes", marked_schema()),
+    );
+    // Owned, so that `crds` builds every kind's CRD.
+    let out = run(
+        dir,
+        &[
+            "import", "--input", "crds", "--output", "src/apis", "--owned",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run(
+        dir,
+        &[
+            "generate",
+            "--input",
+            "src/apis",
+            "--output",
+            "src/generated",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    // `crds` builds the crate (types and generated clients) and the CRDs from it.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kube-codegen"))
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", support::target_dir())
+        .args(["crds", "--input", "src/apis", "--output", "config/crd"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    for file in [
+        "fn.example_selves.yaml",
+        "fn.example_types.yaml",
+        "fn.example_strings.yaml",
+        "fn.example_supers.yaml",
+        "fn.example_mykinds.yaml",
+        "toys.example.com_gadgets.yaml",
+        "toys.example.com_gadgetspecs.yaml",
+        "toys.example.com_gadgetfields.yaml",
+        "self.example.com_widgets.yaml",
+    ] {
+        assert!(dir.join("config/crd").join(file).exists(), "no {file}");
+    }
+    let built: serde_json::Value = serde_saphyr::from_str(
+        &fs::read_to_string(dir.join("config/crd/marks.example.com_notes.yaml")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(built["spec"]["scope"], "Namespaced");
+    let root = &built["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+    let json = root.to_string();
+    for set in [
+        "\"maxProperties\"",
+        "\"minProperties\"",
+        "\"minLength\"",
+        "\"maxItems\"",
+        "\"maximum\"",
+        "\"pattern\"",
+        "\"x-kubernetes-validations\"",
+        "\"format\":\"email\"",
+    ] {
+        assert!(!json.contains(set), "{set} in {json}");
+    }
+    let spec = &root["properties"]["spec"]["properties"];
+    assert_eq!(spec["kept"]["maxLength"], 9);
+    assert!(spec["afterBlank"].get("maxLength").is_none(), "{json}");
+    assert!(spec["mode"].get("maxLength").is_none(), "{json}");
+    // The descriptions keep their words (whitespace aside), the marker text among them.
+    let words = |v: &serde_json::Value| {
+        v.as_str()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let original = marked_schema();
+    for field in [
+        "afterBlank",
+        "afterText",
+        "indented",
+        "crlf",
+        "wide",
+        "mode",
+    ] {
+        assert_eq!(
+            words(&spec[field]["description"]),
+            words(&original["properties"]["spec"]["properties"][field]["description"]),
+            "{field}"
+        );
+    }
+    assert_eq!(
+        words(&root["description"]),
+        "\\+kubebuilder:validation:MaxProperties=1 The root. +kubebuilder:validation:MinProperties=9"
+    );
+}
+
+/// A CRD `<plural>.limits.example.com` whose spec has one property, `a`, of schema `a`.
+fn sized_crd(plural: &str, kind: &str, a: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.limits.example.com")},
+        "spec": {
+            "group": "limits.example.com",
+            "names": {"kind": kind, "plural": plural},
+            "scope": "Namespaced",
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "required": ["spec"],
+                    "properties": {"spec": {"type": "object", "properties": {"a": a}}},
+                }},
+            }],
+        },
+    })
+}
+
+#[test]
+fn limits_are_kube_apiservers_and_hold_per_document() {
+    let dir = TempDir::new("limits");
+    // 29 levels of properties: kube-apiserver takes them (so did nothing else here before).
+    let mut deep = serde_json::json!({"type": "string"});
+    for _ in 0..29 {
+        deep = serde_json::json!({"type": "object", "properties": {"a": deep}});
+    }
+    let deep = serde_saphyr::to_string(&sized_crd("deeps", "Deep", deep)).unwrap();
+    // Four CRDs in one file, each with a default of 32,000 keys: each holds more values
+    // than a quarter of what the reader once allowed a whole file.
+    let big = |i: usize| {
+        let keys: serde_json::Map<String, serde_json::Value> = (0..32_000)
+            .map(|k| (format!("k{k}"), serde_json::Value::from(k)))
+            .collect();
+        let field = serde_json::json!({
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": true,
+            "default": keys,
+        });
+        serde_saphyr::to_string(&sized_crd(&format!("bigs{i}"), &format!("Big{i}"), field)).unwrap()
+    };
+    let many = (0..4).map(big).collect::<Vec<_>>().join("---\n");
+    write(&dir.0, "crds/deep.yaml", &deep);
+    write(&dir.0, "crds/many.yaml", &many);
+    // A `List` whose items are each under the request limit, together over it.
+    let described = |plural: &str, kind: &str, bytes: usize| {
+        sized_crd(
+            plural,
+            kind,
+            serde_json::json!({"type": "string", "description": "x".repeat(bytes)}),
+        )
+    };
+    let list = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [described("lefts", "Left", 1_700_000), described("rights", "Right", 1_700_000)],
+    });
+    write(&dir.0, "crds/list.json", &list.to_string());
+    let out = run(&dir.0, &["import", "--input", "crds", "--output", "apis"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(dir.0.join("apis/limits/v1/big3.rs").exists());
+    assert!(dir.0.join("apis/limits/v1/right.rs").exists());
+
+    // Over 3 MiB as the JSON a client sends: the server's 413, with the document; nothing
+    // is written.
+    let dir = TempDir::new("limits-refused");
+    let small = serde_saphyr::to_string(&described("smalls", "Small", 10)).unwrap();
+    let large = serde_saphyr::to_string(&described("larges", "Large", 3 * 1024 * 1024)).unwrap();
+    write(&dir.0, "crds/in.yaml", &format!("{small}---\n{large}"));
+    let out = run(&dir.0, &["import", "--input", "crds", "--output", "apis"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("error: crds/in.yaml, document 2 (`larges.limits.example.com`): Request entity too large: limit is 3145728: the object is 3146"),
+        "{err}"
+    );
+    assert!(!dir.0.join("apis").exists());
+
+    // Deeper than kube-apiserver's decoders read: which limit, the document and the line.
+    let nested = format!(
+        "{small}---\nx: {}{}\n",
+        "[".repeat(10_001),
+        "]".repeat(10_001)
+    );
+    write(&dir.0, "crds/in.yaml", &nested);
+    let out = run(&dir.0, &["import", "--input", "crds", "--output", "apis"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "error: crds/in.yaml, document 2: nested more than 10000 levels deep at line "
+        ) && err.contains(
+            "more than kube-apiserver's decoders read (`yaml: exceeded max depth of 10000`)"
+        ),
+        "{err}"
+    );
+    assert!(!dir.0.join("apis").exists());
+}

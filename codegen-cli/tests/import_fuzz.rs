@@ -1,9 +1,12 @@
 //! A fuzzer for `import -> generate`: real CRDs (every CRD in this repository, the
 //! examples' inputs among them) mutated with a seeded generator (validation keywords added,
 //! removed or of another type, types changed, properties renamed, copied or required,
-//! root properties added), kept only when the in-memory API server, which validates CRDs as
-//! kube-apiserver 1.36 does, accepts them. For each kept case import must not panic, what
-//! import accepts `generate` must accept too, and what `generate` accepted `crds` must build
+//! root properties added; kinds, groups, versions and plurals renamed to what kube-apiserver
+//! accepts and Rust or `generate` may not; a second kind beside some whose Rust names would
+//! meet the first's), kept only when the in-memory API server, which validates CRDs as
+//! kube-apiserver 1.36 does, accepts them. For each kept case import must not panic, must
+//! refuse (exit 1) only with a reason, not a write error or invalid Rust, what import
+//! accepts `generate` must accept too, and what `generate` accepted `crds` must build
 //! into CRDs the API server accepts (checked on the first `IMPORT_FUZZ_CRDS` such cases,
 //! default 6, in one crate: `crds` compiles the types, which takes a while).
 //!
@@ -339,6 +342,102 @@ fn own_group(crd: &mut Value, case: usize) {
     crd["spec"]["group"] = Value::from(group);
 }
 
+/// Kinds kube-apiserver accepts that are not plain Rust type names, or whose snake case is
+/// not a module `generate` can write, or that the files import writes use for a type.
+const KINDS: &[&str] = &[
+    "Self",
+    "type",
+    "gadget",
+    "String",
+    "Super",
+    "Crate",
+    "my-kind",
+    "Time",
+    "Option",
+    "Applyconfigurations",
+    "FOOBar",
+];
+
+/// First labels of groups that are not module or accessor names `generate` takes as they
+/// are, or that its output already uses.
+const LABELS: &[&str] = &[
+    "fn",
+    "self",
+    "super",
+    "type",
+    "client",
+    "crds",
+    "informers",
+    "start",
+    "1x",
+    "a-b",
+];
+
+/// Versions kube-apiserver accepts, of the form `generate` reads or not.
+const VERSIONS: &[&str] = &["type", "latest", "v1", "v2beta1", "v1alpha2"];
+
+/// One CRD-level rename: the kind, a first label before the group, the first version or the
+/// plural (with a `-`, which kube-apiserver accepts and accessors cannot take).
+fn rename(rng: &mut Rng, crd: &mut Value) {
+    match rng.below(4) {
+        0 => crd["spec"]["names"]["kind"] = Value::from(*rng.pick(KINDS)),
+        1 => {
+            let group = format!(
+                "{}.{}",
+                rng.pick(LABELS),
+                crd["spec"]["group"].as_str().unwrap_or("")
+            );
+            crd["spec"]["group"] = Value::from(group);
+        }
+        2 => {
+            if let Some(v) = crd["spec"]["versions"].get_mut(0) {
+                v["name"] = Value::from(*rng.pick(VERSIONS));
+            }
+        }
+        _ => {
+            let plural = format!(
+                "{}-x",
+                crd["spec"]["names"]["plural"].as_str().unwrap_or("")
+            );
+            crd["spec"]["names"]["plural"] = Value::from(plural);
+        }
+    }
+    let name = format!(
+        "{}.{}",
+        crd["spec"]["names"]["plural"].as_str().unwrap_or(""),
+        crd["spec"]["group"].as_str().unwrap_or("")
+    );
+    crd["metadata"]["name"] = Value::from(name);
+}
+
+/// A second CRD in the group and version of `crd` whose kind would share a Rust name with
+/// its kind: `<Kind>Spec`, `<Kind>Status` or `<Kind>Fields` (import names its own types
+/// apart), or the kind with another casing (`FooBar`, `FOOBar`: one file; refused).
+fn neighbour(rng: &mut Rng, crd: &Value) -> Value {
+    let mut other = crd.clone();
+    let kind = crd["spec"]["names"]["kind"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    let kind = match rng.below(4) {
+        0 => format!("{kind}Spec"),
+        1 => format!("{kind}Status"),
+        2 => format!("{kind}Fields"),
+        _ => {
+            let mut chars = kind.chars();
+            let first: String = chars.by_ref().take(2).collect();
+            format!("{}{}", first.to_uppercase(), chars.as_str())
+        }
+    };
+    let plural = format!("{}x", crd["spec"]["names"]["plural"].as_str().unwrap_or(""));
+    other["spec"]["names"] = serde_json::json!({"kind": kind, "plural": plural});
+    other["metadata"]["name"] = Value::from(format!(
+        "{plural}.{}",
+        crd["spec"]["group"].as_str().unwrap_or("")
+    ));
+    other
+}
+
 /// Imports `cases` (which `generate` accepted) into one crate at `dir` and runs `crds` on
 /// it: it must write every CRD, and the API server must accept each. The failures, written
 /// as [`failure`] does.
@@ -370,7 +469,12 @@ pub mod apis;
             .map(|(case, crd)| failure(*case, what, crd, output))
             .collect()
     };
-    let import = run(dir, &["import", "--input", "crds", "--output", "src/apis"]);
+    let import = run(
+        dir,
+        &[
+            "import", "--input", "crds", "--output", "src/apis", "--owned",
+        ],
+    );
     if !import.status.success() {
         return all("import refused the cases together", &stderr(&import));
     }
@@ -449,6 +553,9 @@ async fn what_import_accepts_generate_accepts() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(6);
     let (mut kept, mut imported, mut failures) = (0, 0, Vec::new());
+    // Cases with a renamed kind, group, version or plural, and with a neighbour: imported,
+    // refused.
+    let (mut odd_names, mut odd_refused) = (0, 0);
     let mut for_crds = Vec::new();
     for case in 0..cases {
         let mut crd = rng.pick(&corpus).clone();
@@ -466,17 +573,46 @@ async fn what_import_accepts_generate_accepts() {
             mutate(&mut rng, &mut crd, &pointer);
         }
         own_group(&mut crd, case);
+        // Names kube-apiserver accepts and `generate` might not: import maps them to names
+        // it takes, or refuses them with a reason.
+        let renamed = rng.below(4) == 0;
+        if renamed {
+            rename(&mut rng, &mut crd);
+        }
         if !accepted(&crd).await {
             continue;
         }
+        // Another kind beside it whose Rust names would meet its own.
+        let second = (rng.below(8) == 0).then(|| neighbour(&mut rng, &crd));
+        let second = match second {
+            Some(other) if accepted(&other).await => Some(other),
+            _ => None,
+        };
         kept += 1;
+        let odd = renamed || second.is_some();
         let dir = tmp.0.join(format!("case-{case}"));
-        fs::create_dir_all(&dir).unwrap();
-        fs::write(dir.join("crd.json"), crd.to_string()).unwrap();
-        let import = run(&dir, &["import", "--input", "crd.json", "--output", "apis"]);
+        fs::create_dir_all(dir.join("crds")).unwrap();
+        fs::write(dir.join("crds/crd.json"), crd.to_string()).unwrap();
+        if let Some(other) = &second {
+            fs::write(dir.join("crds/other.json"), other.to_string()).unwrap();
+        }
+        let import = run(&dir, &["import", "--input", "crds", "--output", "apis"]);
         match import.status.code() {
             Some(0) => {}
-            Some(1) => continue,
+            // A refusal says why; a write error or an invalid file is import's bug.
+            Some(1) => {
+                odd_refused += usize::from(odd);
+                let err = stderr(&import);
+                if err.contains("(a bug)") || err.contains("cannot write") {
+                    failures.push(failure(
+                        case,
+                        "import failed instead of refusing",
+                        &crd,
+                        &err,
+                    ));
+                }
+                continue;
+            }
             _ => {
                 failures.push(failure(
                     case,
@@ -488,6 +624,7 @@ async fn what_import_accepts_generate_accepts() {
             }
         }
         imported += 1;
+        odd_names += usize::from(odd);
         let generate = run(
             &dir,
             &["generate", "--input", "apis", "--output", "generated"],
@@ -499,14 +636,14 @@ async fn what_import_accepts_generate_accepts() {
                 &crd,
                 &stderr(&generate),
             ));
-        } else if for_crds.len() < crds_cases {
+        } else if for_crds.len() < crds_cases && second.is_none() && !renamed {
             for_crds.push((case, crd));
         }
         let _ = fs::remove_dir_all(&dir);
     }
     failures.extend(crds_accepts(&tmp.0.join("crate"), &for_crds).await);
     eprintln!(
-        "import fuzz: {cases} cases from seed {seed}: {kept} accepted by the API server, {imported} imported, {} through `crds`, {} failures",
+        "import fuzz: {cases} cases from seed {seed}: {kept} accepted by the API server, {imported} imported ({odd_names} with odd names or a neighbour; {odd_refused} such refused), {} through `crds`, {} failures",
         for_crds.len(),
         failures.len()
     );

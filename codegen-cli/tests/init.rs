@@ -129,6 +129,7 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     assert!(verify.status.success(), "verify:\n{}", stderr(&verify));
     missing_rbac_marker_is_a_403(&dir);
     lints_clean(&dir);
+    consumed_api(&dir);
 
     // A second kind, cluster-scoped, in another group: both green.
     let restore = [
@@ -150,7 +151,8 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     let test = in_crate(&dir, "cargo", &["test", "--quiet"]);
     let out = String::from_utf8_lossy(&test.stdout);
     assert!(test.status.success(), "{out}{}", stderr(&test));
-    assert_eq!(out.matches("1 passed").count(), 2, "{out}");
+    // The two kinds' tests, and the consumed VolumeSnapshot's.
+    assert_eq!(out.matches("1 passed").count(), 3, "{out}");
     let verify = in_crate(&dir, "hack/verify-codegen.sh", &[]);
     assert!(verify.status.success(), "verify:\n{}", stderr(&verify));
     assert!(
@@ -324,6 +326,12 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
         script.contains("--conversion-service backup-operator-system/backup-operator-webhook"),
         "{script}"
     );
+    // The CA is injected into this CRD alone: the ClusterRole names it.
+    let webhooks = fs::read_to_string(dir.join("src/webhooks/mod.rs")).unwrap();
+    assert!(
+        webhooks.contains("resources=customresourcedefinitions,verbs=get;patch,resourceNames=restorejobs.restore.example.com\n"),
+        "{webhooks}"
+    );
     // Served in the crate's test: the sample round-trips, and the fake reads every version
     // through the webhook.
     let test = in_crate(
@@ -350,10 +358,19 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     .unwrap();
     let update = in_crate(&dir, "hack/update-codegen.sh", &[]);
     assert!(update.status.success(), "{}", stderr(&update));
-    // config/crd itself never names the Service: applying it alone is always safe.
+    // config/crd itself never names the Service: applying it never points at a missing webhook.
     let crd =
         fs::read_to_string(dir.join("config/crd/restore.example.com_restorejobs.yaml")).unwrap();
     assert!(!crd.contains("conversion:"), "{crd}");
+    let role = fs::read_to_string(dir.join("config/rbac/role.yaml")).unwrap();
+    let crd_rules: Vec<&str> = role
+        .split("\n- ")
+        .filter(|rule| rule.contains("customresourcedefinitions"))
+        .collect();
+    assert!(
+        crd_rules.len() == 1 && crd_rules[0].contains("restorejobs.restore.example.com"),
+        "CRDs only by name: {role}"
+    );
     let conversion = fs::read_to_string(dir.join("config/crd-conversion/Kustomization")).unwrap();
     assert!(
         conversion.contains("strategy: Webhook")
@@ -424,6 +441,109 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
         fs::read_to_string(dir.join("src/controllers/backup.rs")).unwrap(),
         before
     );
+}
+
+/// The CSI snapshotter's VolumeSnapshot CRD imported as an API the operator consumes: the
+/// crate gets its client (a test in the crate creates and reads one on the fake, with the
+/// CRD installed from the snapshotter's own manifest), and nothing of it reaches the
+/// crate's CRDs, kustomizations, chart, `crds()`, API pages or lint.
+fn consumed_api(dir: &Path) {
+    let manifest = repo()
+        .join("codegen-cli/tests/testdata/import/snapshot.storage.k8s.io_volumesnapshots.yaml");
+    let import = in_crate(
+        dir,
+        env!("CARGO_BIN_EXE_kube-codegen"),
+        &[
+            "import",
+            "--input",
+            manifest.to_str().unwrap(),
+            "--output",
+            "src/apis",
+        ],
+    );
+    assert!(import.status.success(), "{}", stderr(&import));
+    assert!(
+        stderr(&import).contains("add `pub mod snapshot;`"),
+        "{}",
+        stderr(&import)
+    );
+    let apis = dir.join("src/apis/mod.rs");
+    let text = fs::read_to_string(&apis).unwrap();
+    fs::write(
+        &apis,
+        format!("{text}#[rustfmt::skip]\npub mod snapshot;\n"),
+    )
+    .unwrap();
+    let kind = fs::read_to_string(dir.join("src/apis/snapshot/v1/volume_snapshot.rs")).unwrap();
+    assert!(kind.contains("/// +kube-codegen:consumed\n"), "{kind}");
+    let update = in_crate(dir, "hack/update-codegen.sh", &[]);
+    assert!(update.status.success(), "{}", stderr(&update));
+    let mentions = |path: &Path| -> Vec<String> {
+        let mut found = Vec::new();
+        for entry in walk(path) {
+            let text = fs::read_to_string(&entry).unwrap_or_default();
+            if text.contains("VolumeSnapshot") || text.contains("volumesnapshots") {
+                found.push(entry.display().to_string());
+            }
+        }
+        found
+    };
+    for place in ["config", "charts", "docs/api", "src/generated/crds.rs"] {
+        let found = mentions(&dir.join(place));
+        assert!(found.is_empty(), "the consumed kind in {place}: {found:?}");
+    }
+    let default = in_crate(dir, "kubectl", &["kustomize", "config/default"]);
+    if default.status.success() {
+        let objects = String::from_utf8_lossy(&default.stdout);
+        assert!(!objects.contains("volumesnapshots"), "{objects}");
+    }
+    lints_clean(dir);
+    write(
+        dir,
+        "tests/snapshots.rs",
+        &format!(
+            r#"//! The consumed VolumeSnapshot through its generated client, its CRD installed from the
+//! snapshotter's manifest.
+
+use backup_operator::generated::Clientset;
+use kube_codegen_runtime::FieldManager;
+
+#[tokio::test]
+async fn a_consumed_kind_has_a_working_client() {{
+    let fake = fake_apiserver::FakeApiServer::new();
+    fake.seed_yaml(include_str!({manifest:?})).unwrap();
+    let client = kube::Client::new(fake, "default");
+    let clients = Clientset::new(client, FieldManager::new("test"));
+    let snapshots = clients.snapshot_v1().volumesnapshots("default");
+    let snapshot: backup_operator::apis::snapshot::v1::VolumeSnapshot = serde_json::from_value(serde_json::json!({{
+        "apiVersion": "snapshot.storage.k8s.io/v1", "kind": "VolumeSnapshot",
+        "metadata": {{"name": "daily"}},
+        "spec": {{"source": {{"persistentVolumeClaimName": "data"}}}},
+    }}))
+    .unwrap();
+    snapshots.create(&snapshot, &Default::default()).await.unwrap();
+    let read = snapshots.get("daily").await.unwrap();
+    assert_eq!(read.spec.source.persistent_volume_claim_name.as_deref(), Some("data"));
+}}
+"#
+        ),
+    );
+    let test = in_crate(dir, "cargo", &["test", "--quiet", "--test", "snapshots"]);
+    let out = String::from_utf8_lossy(&test.stdout);
+    assert!(test.status.success(), "{out}{}", stderr(&test));
+    assert!(out.contains("1 passed"), "{out}");
+}
+
+/// Every file under `path` (or `path` itself).
+fn walk(path: &Path) -> Vec<std::path::PathBuf> {
+    if path.is_file() {
+        return vec![path.to_path_buf()];
+    }
+    let mut out = Vec::new();
+    for entry in fs::read_dir(path).into_iter().flatten().flatten() {
+        out.extend(walk(&entry.path()));
+    }
+    out
 }
 
 /// `main.rs` has one configuration surface: every flag in `--help` with its environment

@@ -169,6 +169,7 @@ fn resource(row: &Row, vis: syn::Visibility, ident: syn::Ident, span: Span) -> R
         builtin: true,
         storage_version: false,
         conversion: false,
+        consumed: false,
         verbs: Vec::new(),
         methods: Vec::new(),
         kube: Default::default(),

@@ -133,7 +133,7 @@ pub(crate) fn path(text: &str) -> syn::Result<syn::Path> {
 
 /// `name` as one segment of a Rust path: itself, or `r#name` for a keyword; an error for a
 /// name that cannot be a module (`my-group`, `1x`, `_`, `self`).
-pub(crate) fn module_segment(name: &str) -> Result<String, String> {
+pub fn module_segment(name: &str) -> Result<String, String> {
     if NOT_RAW.contains(&name) {
         return Err(format!(
             "`{name}` is a Rust keyword that cannot name a module"
@@ -173,7 +173,7 @@ pub(crate) fn module_segment(name: &str) -> Result<String, String> {
 
 /// Whether `plural` can name a resource and an accessor: lowercase letters and digits,
 /// starting with a letter.
-pub(crate) fn is_plural_name(plural: &str) -> bool {
+pub fn is_plural_name(plural: &str) -> bool {
     plural.starts_with(|c: char| c.is_ascii_lowercase())
         && plural
             .bytes()
@@ -182,7 +182,7 @@ pub(crate) fn is_plural_name(plural: &str) -> bool {
 
 /// Whether `name` can be a Rust identifier once used as written (`+groupGoName`) or in
 /// snake case (module and accessor names).
-pub(crate) fn is_ident_like(name: &str) -> bool {
+pub fn is_ident_like(name: &str) -> bool {
     name.starts_with(|c: char| c.is_ascii_alphabetic())
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && syn::parse_str::<syn::Ident>(&heck::ToSnakeCase::to_snake_case(name)).is_ok()

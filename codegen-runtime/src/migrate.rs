@@ -69,6 +69,10 @@ pub struct Migrated {
     /// Whether the run completed (`storedVersions` trimmed); `false` when `stop_after`
     /// stopped it first.
     pub complete: bool,
+    /// Full passes over the objects: more than one when the CRD changed during a pass (every
+    /// object is then rewritten again, so that none written meanwhile stays in another
+    /// version).
+    pub passes: u32,
 }
 
 /// Why a migration did not run or stopped.
@@ -87,6 +91,16 @@ pub enum MigrateError {
         /// Why.
         why: String,
     },
+    /// The CRD changed while objects were being rewritten and kept changing through the
+    /// final passes, or its storage version moved away from the one migrated to: objects
+    /// written meanwhile may be stored in another version, so `status.storedVersions` was
+    /// left as it was.
+    Changed {
+        /// The CRD.
+        crd: String,
+        /// What changed, in words.
+        what: String,
+    },
     /// A request failed.
     Api(kube::Error),
 }
@@ -100,6 +114,10 @@ impl std::fmt::Display for MigrateError {
             MigrateError::NoConversion { crd, from, to, why } => write!(
                 f,
                 "objects of `{crd}` stored as {from} cannot be converted to {to}: {why}"
+            ),
+            MigrateError::Changed { crd, what } => write!(
+                f,
+                "`{crd}` changed during the migration ({what}): objects written meanwhile may be stored in another version, so status.storedVersions was left as it was; run the migration again once the CRD is stable"
             ),
             MigrateError::Api(e) => write!(f, "{e}"),
         }
@@ -200,10 +218,22 @@ fn key(obj: &DynamicObject) -> String {
     }
 }
 
+/// How many full passes a migration makes at most while the CRD keeps changing under it.
+pub const MAX_PASSES: u32 = 3;
+
 /// Rewrites every object of the CRD `crd` in its storage version and trims
 /// `status.storedVersions`, reporting progress after each page. Resumes an interrupted run
 /// from its checkpoint; refuses (before writing anything) when objects are stored in a
 /// version the CRD cannot convert.
+///
+/// It proves what it trims. The CRD's `metadata.generation` (which every change of its spec
+/// moves) is read before a pass and again after it: when it moved, the storage version may
+/// have moved and back, and an object written meanwhile may be stored in another version, so
+/// every object is rewritten again, up to [`MAX_PASSES`] passes. When the storage version is
+/// no longer the one migrated to, or the CRD still changed during the last pass, nothing is
+/// trimmed and the migration fails ([`MigrateError::Changed`]). The trim itself carries the
+/// CRD's `resourceVersion` as read after the last pass, so a change in between is a
+/// conflict, checked again.
 pub async fn migrate_storage(
     client: &Client,
     crd: &str,
@@ -226,67 +256,69 @@ pub async fn migrate_storage(
         to: to.clone(),
         ..Checkpoint::default()
     });
-    let all: Api<DynamicObject> = Api::all_with(client.clone(), &target.resource);
-    let pause = Duration::from_secs_f64(1.0 / options.writes_per_second.max(0.001));
-    let mut rewritten = 0u64;
-    loop {
-        let mut params = ListParams::default().limit(options.page_size);
-        if !at.continue_token.is_empty() {
-            params = params.continue_token(&at.continue_token);
-        }
-        let page = match retried(|| all.list(&params)).await {
-            Ok(page) => page,
-            // The token expired (compaction): list again from the start, skipping what the
-            // checkpoint says is done (lists come in key order).
-            Err(kube::Error::Api(e)) if e.code == 410 && !at.continue_token.is_empty() => {
-                at.continue_token.clear();
-                continue;
-            }
-            Err(kube::Error::Api(e)) if e.code >= 500 && !target.stored.is_empty() => {
-                return Err(MigrateError::NoConversion {
-                    crd: target.crd.clone(),
-                    from: target.stored.join(", "),
-                    to: to.clone(),
-                    why: format!("reading the objects failed: {}", e.message),
-                });
-            }
-            Err(e) => return Err(e.into()),
-        };
-        for obj in &page.items {
-            if !at.after.is_empty() && key(obj) <= at.after {
-                continue;
-            }
-            if options.stop_after.is_some_and(|n| rewritten >= n) {
-                save(&crds, crd, &at).await?;
-                return Ok(Migrated {
-                    storage_version: to,
-                    stored_before: target.stored,
-                    rewritten,
-                    resumed,
-                    complete: false,
-                });
-            }
-            rewrite(client, &target, obj).await?;
-            rewritten += 1;
-            at.after = key(obj);
-            tokio::time::sleep(pause).await;
-        }
-        at.continue_token = page.metadata.continue_.clone().unwrap_or_default();
-        progress(&Progress {
-            rewritten,
-            remaining: page.metadata.remaining_item_count.map(|n| n.max(0) as u64),
-        });
-        if at.continue_token.is_empty() {
-            break;
-        }
-        save(&crds, crd, &at).await?;
-    }
-    crds.patch_status(
+    let mut generation = definition.metadata.generation;
+    let mut run = Run {
+        client,
+        crds: &crds,
         crd,
-        &PatchParams::default(),
-        &Patch::Merge(json!({"status": {"storedVersions": [to]}})),
-    )
-    .await?;
+        target: &target,
+        options,
+        rewritten: 0,
+    };
+    let mut passes = 0;
+    loop {
+        passes += 1;
+        if !run.pass(&mut at, &mut progress).await? {
+            return Ok(Migrated {
+                storage_version: to,
+                stored_before: target.stored.clone(),
+                rewritten: run.rewritten,
+                resumed,
+                complete: false,
+                passes,
+            });
+        }
+        // What the CRD is now: the pass counts only if it did not change meanwhile.
+        let now = crds.get(crd).await?;
+        let storage = now
+            .spec
+            .versions
+            .iter()
+            .find(|v| v.storage)
+            .map(|v| v.name.clone());
+        if storage.as_deref() != Some(to.as_str()) {
+            return Err(MigrateError::Changed {
+                crd: crd.to_owned(),
+                what: format!(
+                    "its storage version is now {}, not {to}",
+                    storage.as_deref().unwrap_or("none")
+                ),
+            });
+        }
+        if now.metadata.generation == generation {
+            match trim(&crds, crd, &now, &to).await? {
+                true => break,
+                // The CRD changed between the read and the trim: look again.
+                false => continue,
+            }
+        }
+        if passes >= MAX_PASSES {
+            return Err(MigrateError::Changed {
+                crd: crd.to_owned(),
+                what: format!(
+                    "its generation moved from {} to {} during each of {passes} passes",
+                    generation.unwrap_or(0),
+                    now.metadata.generation.unwrap_or(0)
+                ),
+            });
+        }
+        // Another pass, from the start, over every object.
+        generation = now.metadata.generation;
+        at = Checkpoint {
+            to: to.clone(),
+            ..Checkpoint::default()
+        };
+    }
     crds.patch(
         crd,
         &PatchParams::default(),
@@ -295,11 +327,106 @@ pub async fn migrate_storage(
     .await?;
     Ok(Migrated {
         storage_version: to,
-        stored_before: target.stored,
-        rewritten,
+        stored_before: target.stored.clone(),
+        rewritten: run.rewritten,
         resumed,
         complete: true,
+        passes,
     })
+}
+
+/// `status.storedVersions` set to `to` alone, on the condition that the CRD is still `now`
+/// (its `resourceVersion`); `false` when it is not.
+async fn trim(
+    crds: &Api<CustomResourceDefinition>,
+    crd: &str,
+    now: &CustomResourceDefinition,
+    to: &str,
+) -> Result<bool, MigrateError> {
+    let precondition = now.metadata.resource_version.clone().unwrap_or_default();
+    let patch = json!({
+        "metadata": {"resourceVersion": precondition},
+        "status": {"storedVersions": [to]},
+    });
+    match crds
+        .patch_status(crd, &PatchParams::default(), &Patch::Merge(patch))
+        .await
+    {
+        Ok(_) => Ok(true),
+        Err(kube::Error::Api(e)) if e.code == 409 => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// One migration's state across its passes.
+struct Run<'a> {
+    client: &'a Client,
+    crds: &'a Api<CustomResourceDefinition>,
+    crd: &'a str,
+    target: &'a Target,
+    options: &'a MigrateOptions,
+    rewritten: u64,
+}
+
+impl Run<'_> {
+    /// One pass over every object after `at`, page by page, saving the checkpoint after each
+    /// page; `false` when `stop_after` stopped it first.
+    async fn pass(
+        &mut self,
+        at: &mut Checkpoint,
+        progress: &mut impl FnMut(&Progress),
+    ) -> Result<bool, MigrateError> {
+        let (target, options) = (self.target, self.options);
+        let to = &target.resource.version;
+        let all: Api<DynamicObject> = Api::all_with(self.client.clone(), &target.resource);
+        let pause = Duration::from_secs_f64(1.0 / options.writes_per_second.max(0.001));
+        loop {
+            let mut params = ListParams::default().limit(options.page_size);
+            if !at.continue_token.is_empty() {
+                params = params.continue_token(&at.continue_token);
+            }
+            let page = match retried(|| all.list(&params)).await {
+                Ok(page) => page,
+                // The token expired (compaction): list again from the start, skipping what
+                // the checkpoint says is done (lists come in key order).
+                Err(kube::Error::Api(e)) if e.code == 410 && !at.continue_token.is_empty() => {
+                    at.continue_token.clear();
+                    continue;
+                }
+                Err(kube::Error::Api(e)) if e.code >= 500 && !target.stored.is_empty() => {
+                    return Err(MigrateError::NoConversion {
+                        crd: target.crd.clone(),
+                        from: target.stored.join(", "),
+                        to: to.clone(),
+                        why: format!("reading the objects failed: {}", e.message),
+                    });
+                }
+                Err(e) => return Err(e.into()),
+            };
+            for obj in &page.items {
+                if !at.after.is_empty() && key(obj) <= at.after {
+                    continue;
+                }
+                if options.stop_after.is_some_and(|n| self.rewritten >= n) {
+                    save(self.crds, self.crd, at).await?;
+                    return Ok(false);
+                }
+                rewrite(self.client, target, obj).await?;
+                self.rewritten += 1;
+                at.after = key(obj);
+                tokio::time::sleep(pause).await;
+            }
+            at.continue_token = page.metadata.continue_.clone().unwrap_or_default();
+            progress(&Progress {
+                rewritten: self.rewritten,
+                remaining: page.metadata.remaining_item_count.map(|n| n.max(0) as u64),
+            });
+            if at.continue_token.is_empty() {
+                return Ok(true);
+            }
+            save(self.crds, self.crd, at).await?;
+        }
+    }
 }
 
 async fn save(

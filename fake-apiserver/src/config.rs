@@ -35,7 +35,7 @@ pub struct Config {
 /// | `header_timeout`: a request head, from the connection or from its first byte | 32 s (kube-apiserver's `ReadHeaderTimeout`) | closed |
 /// | `body_timeout`: a request body, from its head | 60 s (kube-apiserver's `--request-timeout`) | 408, closed |
 /// | `idle_timeout`: between requests of a kept-alive connection | 90 s (kube-apiserver's `IdleTimeout`) | closed |
-/// | `max_connections` open at once | 1024 | a new one is closed at once; those open keep being served |
+/// | `max_connections` open at once | 16 384 (kube-apiserver has no such limit; this holds thousands of watches, each a connection of its own over HTTP/1.1, within a process's usual file limit) | a new one is closed at once; those open keep being served |
 /// | `shutdown_grace` | 5 s | see [`Served::stop`](crate::Served::stop) |
 ///
 /// Requests being handled and watches being streamed have no deadline here (a test's
@@ -60,7 +60,7 @@ impl Default for HttpLimits {
             header_timeout: Duration::from_secs(32),
             body_timeout: Duration::from_secs(60),
             idle_timeout: Duration::from_secs(90),
-            max_connections: 1024,
+            max_connections: 16_384,
             shutdown_grace: Duration::from_secs(5),
         }
     }

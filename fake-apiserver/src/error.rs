@@ -19,6 +19,10 @@ pub struct ApiError {
     pub warnings: Vec<String>,
 }
 
+/// The key under which an error's `details` carry the `metadata.continue` of its Status
+/// (written there, not as details).
+pub(crate) const LIST_CONTINUE: &str = "\u{0}listContinue";
+
 impl ApiError {
     fn new(code: u16, reason: &str, message: impl Into<String>) -> Self {
         Self {
@@ -73,6 +77,31 @@ impl ApiError {
             format!("{prefix}{qualified} \"{name}\" already exists"),
         )
         .with_details(object_details(group, plural, name))
+    }
+
+    /// An object of a CRD stored in a version the CRD no longer has: kube-apiserver's
+    /// converter refuses it (`request to convert CR from an invalid group/version`). A get
+    /// answers 500 with that message; a list, served by a watch cache that cannot list the
+    /// kind, answers 429 with it (retry after 6 s) until the object is gone.
+    pub fn invalid_stored_version(stored: &str, listing: Option<(&str, &str)>) -> Self {
+        let cause = format!("request to convert CR from an invalid group/version: {stored}");
+        match listing {
+            None => Self::new(500, "", cause),
+            Some((group_version, kind)) => Self::new(
+                429,
+                "TooManyRequests",
+                format!(
+                    "storage is (re)initializing: failed to list {group_version}, Kind={kind}: {cause}"
+                ),
+            )
+            .with_details(json!({"retryAfterSeconds": 6})),
+        }
+    }
+
+    /// 401 for credentials the server does not know: kube-apiserver's answer, whatever the
+    /// request asked.
+    pub fn unauthorized() -> Self {
+        Self::new(401, "Unauthorized", "Unauthorized")
     }
 
     /// 409 when `generateName` found no free name in eight tries.
@@ -252,8 +281,14 @@ impl ApiError {
             "reason": self.reason,
             "code": self.code,
         });
-        if let Some(details) = &self.details {
-            status["details"] = details.clone();
+        match self.details.as_ref().and_then(|d| d.get(LIST_CONTINUE)) {
+            // A list's 410 hands out a token to go on with, in the Status's metadata.
+            Some(token) => status["metadata"] = json!({"continue": token}),
+            None => {
+                if let Some(details) = &self.details {
+                    status["details"] = details.clone();
+                }
+            }
         }
         if self.reason.is_empty() {
             // An internal error has no reason (`StatusReasonUnknown` is left out).

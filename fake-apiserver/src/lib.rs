@@ -93,7 +93,7 @@ pub use apiserver_rules as rules;
 pub use config::{Config, HttpLimits};
 pub use error::ApiError;
 pub use http::control::{Action, Matcher};
-pub use http::serve::{Served, kubeconfig};
+pub use http::serve::{Served, kubeconfig, kubeconfig_with_token};
 pub use rules::field::FieldError;
 pub use server::{AsUser, FakeApiServer};
 pub use store::ssa;

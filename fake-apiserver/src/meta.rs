@@ -54,23 +54,6 @@ pub(crate) fn without(obj: &Value, keys: &[&str]) -> Value {
     copy
 }
 
-/// Metadata that only the server sets; compared to decide whether an update is a no-op.
-pub(crate) fn user_meta(obj: &Value) -> Value {
-    let mut meta = obj.get("metadata").cloned().unwrap_or(Value::Null);
-    if let Some(m) = meta.as_object_mut() {
-        for k in [
-            "resourceVersion",
-            "managedFields",
-            "generation",
-            "creationTimestamp",
-            "uid",
-        ] {
-            m.remove(k);
-        }
-    }
-    meta
-}
-
 /// The `metadata.resourceVersion` of an object, as a number.
 pub fn rv_of(obj: &Value) -> u64 {
     obj.pointer("/metadata/resourceVersion")

@@ -272,6 +272,20 @@ impl FakeApiServer {
         }
     }
 
+    /// A bearer token that authenticates `user` over HTTP ([`serve`](Self::serve)), as a
+    /// token of a real cluster would: requests with it are authorized as that user (and
+    /// may impersonate only what its RBAC allows). Each call gives a new token. A token
+    /// the server did not give out is answered `401 Unauthorized`.
+    pub fn token_for_user(&self, user: User) -> String {
+        self.controls.mint_token(user)
+    }
+
+    /// A bearer token of ServiceAccount `name` of `namespace` (its user and groups), as
+    /// its pod's projected token would be: see [`token_for_user`](Self::token_for_user).
+    pub fn token_for_service_account(&self, namespace: &str, name: &str) -> String {
+        self.token_for_user(User::service_account(namespace, name))
+    }
+
     /// A handle acting as ServiceAccount `name` of `namespace`
     /// (`system:serviceaccount:<namespace>:<name>`, with its groups), as a controller's pod
     /// would with its token: `kube::Client::new(server.as_service_account("ns", "ctl"), "ns")`.

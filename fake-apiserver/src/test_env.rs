@@ -163,6 +163,26 @@ impl TestEnv {
         serde_json::to_value(created).map_err(|e| err("created object", e))
     }
 
+    /// Applies every object of the manifests at `path` (a YAML or JSON file, several
+    /// documents and `List`s allowed, or a directory of `.yaml`, `.yml` and `.json` files,
+    /// read in name order) as [`TestEnv::apply`] does, CustomResourceDefinitions first: how a
+    /// test installs a CRD it consumes (one `kube-codegen import` read, whose `crds()` leaves
+    /// it out) from its owner's manifest. Returns the stored objects; nothing is applied when
+    /// a file cannot be read or parsed.
+    pub async fn apply_manifests(
+        &self,
+        path: impl AsRef<std::path::Path>,
+    ) -> Result<Vec<Value>, TestEnvError> {
+        let mut objects = read_manifests(path.as_ref())?;
+        // A stable partition: CRDs before the objects of their kinds.
+        objects.sort_by_key(|o| o["kind"] != "CustomResourceDefinition");
+        let mut out = Vec::with_capacity(objects.len());
+        for object in objects {
+            out.push(self.apply(object).await?);
+        }
+        Ok(out)
+    }
+
     async fn wait_established(
         &self,
         api: &Api<DynamicObject>,
@@ -204,6 +224,55 @@ impl TestEnv {
             Err(e) => Err(err(&format!("deleting namespace {}", self.namespace), e)),
         }
     }
+}
+
+/// Every object of the manifests at `path`: a file, or the manifest files of a directory in
+/// name order (not its subdirectories).
+fn read_manifests(path: &std::path::Path) -> Result<Vec<Value>, TestEnvError> {
+    let shown = path.display();
+    let files = if path.is_dir() {
+        let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(path)
+            .map_err(|e| err(&format!("reading {shown}"), e))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.is_file()
+                    && p.extension()
+                        .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
+            })
+            .collect();
+        files.sort();
+        files
+    } else {
+        vec![path.to_path_buf()]
+    };
+    let mut out = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| err(&format!("reading {}", file.display()), e))?;
+        let docs: Vec<Value> = serde_saphyr::from_multiple(&text)
+            .map_err(|e| err(&format!("parsing {}", file.display()), e))?;
+        for doc in docs {
+            match doc {
+                Value::Null => {}
+                Value::Object(ref o) if o.get("kind") == Some(&json!("List")) => {
+                    out.extend(
+                        o.get("items")
+                            .and_then(Value::as_array)
+                            .cloned()
+                            .unwrap_or_default(),
+                    );
+                }
+                Value::Object(_) => out.push(doc),
+                _ => {
+                    return Err(TestEnvError(format!(
+                        "{}: a document is not an object",
+                        file.display()
+                    )));
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Waits until the object `name` of `api`, if it is being deleted, is gone.

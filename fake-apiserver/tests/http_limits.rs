@@ -352,3 +352,58 @@ async fn shutdown_closes_slow_clients_at_once_and_lets_a_request_being_answered_
         "the listener is closed"
     );
 }
+
+/// The process's soft limit of open files (Linux), when it can be read.
+fn open_file_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line.split_whitespace().nth(3)?.parse().ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_thousand_watches_are_held_and_a_get_is_still_answered() {
+    const WATCHES: usize = 2_000;
+    // Both ends of every connection are in this process.
+    if open_file_limit().is_some_and(|n| n < 2 * WATCHES as u64 + 256) {
+        eprintln!("skipped: `ulimit -n` is below {}", 2 * WATCHES + 256);
+        return;
+    }
+    let (_server, served) = serve(HttpLimits::default()).await;
+    let watch = format!("{CONFIGMAPS}?watch=true&timeoutSeconds=60");
+    let mut watches = Vec::with_capacity(WATCHES);
+    for _ in 0..WATCHES {
+        let mut stream = TcpStream::connect(served.addr).await.unwrap();
+        stream
+            .write_all(&request("GET", &watch, "application/json", b""))
+            .await
+            .unwrap();
+        watches.push(stream);
+    }
+    // Every watch is answered: its head arrives.
+    for stream in &mut watches {
+        let mut head = [0u8; 12];
+        timeout(MARGIN, stream.read_exact(&mut head))
+            .await
+            .expect("a watch answered in time")
+            .expect("a watch head");
+        assert_eq!(&head, b"HTTP/1.1 200");
+    }
+    let (code, _) = once(served.addr, "GET", CONFIGMAPS, "application/json", b"").await;
+    assert_eq!(code, 200);
+    drop(watches);
+    served.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_with_hundreds_of_headers_is_answered() {
+    let (_server, served) = serve(HttpLimits::default()).await;
+    let mut head = format!("GET {CONFIGMAPS} HTTP/1.1\r\nHost: fake\r\n");
+    for i in 0..300 {
+        head.push_str(&format!("X-Extra-{i}: {i}\r\n"));
+    }
+    head.push_str("\r\n");
+    let mut stream = TcpStream::connect(served.addr).await.unwrap();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let (code, _) = timeout(MARGIN, response(&mut stream)).await.unwrap();
+    assert_eq!(code, 200);
+}

@@ -24,10 +24,12 @@ pub async fn demo(mut options: Options) -> Result<()> {
     let fake = FakeApiServer::new();
     // Foo's admission webhooks, served in process with a development certificate and
     // installed on the in-memory server, which calls them as a cluster would.
-    let cert_dir = std::env::temp_dir().join(format!("sample-controller-{}", std::process::id()));
+    // The key goes into a directory of the process's own (random name, owner-only, removed
+    // when the demo ends), never a predictable path someone could plant a link at.
+    let cert_dir = kube_codegen_runtime::webhook::dev::PrivateDir::new("sample-controller")?;
     options.webhooks.get_or_insert(run::WebhookOptions {
         addr: ([127, 0, 0, 1], 0).into(),
-        cert_dir: Some(cert_dir.clone()),
+        cert_dir: Some(cert_dir.path().to_owned()),
         install: true,
     });
     for crd in crate::generated::crds()? {
@@ -107,7 +109,7 @@ pub async fn demo(mut options: Options) -> Result<()> {
 
     let _ = stop.send(());
     let health = controller.await??;
-    let _ = std::fs::remove_dir_all(&cert_dir);
+    drop(cert_dir);
     stand_in.abort();
     println!(
         "\nstopped gracefully after {} Foo and {} Icecream reconciles ({} errors); {} writes reached the API server",

@@ -214,9 +214,16 @@ async fn main() -> ExitCode {
             }
         }
     };
-    // The embedded demo prints its own report; its logs stay at warnings unless RUST_LOG says otherwise.
+    // The embedded demo prints its own report; its logs stay at warnings unless RUST_LOG says
+    // otherwise. kube-client logs a whole response body at warn when it cannot decode it (a
+    // list of thousands after a kind's schema moved); the informers report that once,
+    // bounded, so kube-client's own is left to RUST_LOG.
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-        tracing_subscriber::EnvFilter::new(if config.is_none() { "warn" } else { "info" })
+        tracing_subscriber::EnvFilter::new(if config.is_none() {
+            "warn,kube_client::client=error"
+        } else {
+            "info,kube_client::client=error"
+        })
     });
     tracing_subscriber::fmt()
         .with_env_filter(filter)

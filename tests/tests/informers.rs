@@ -524,3 +524,93 @@ async fn a_projection_of_a_kind_is_cached_and_listed_like_the_kind() {
     wait_for("z cached", || lister.namespace("b").get("z").is_ok()).await;
     factory.shutdown().await;
 }
+
+/// What an informer of an older version of a kind expects: `spec.pvcName`, which objects
+/// stored since the kind moved on do not have.
+mod snapshots {
+    use kube::CustomResource;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    #[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+    #[kube(
+        group = "decode.example.com",
+        version = "v1",
+        kind = "Snap",
+        namespaced
+    )]
+    #[serde(rename_all = "camelCase")]
+    pub struct SnapSpec {
+        pub pvc_name: String,
+    }
+}
+
+#[tokio::test]
+async fn objects_that_do_not_decode_are_counted_and_the_cache_waits_for_them() {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use kube::CustomResourceExt;
+    use kube::api::{ApiResource, DynamicObject};
+    use snapshots::Snap;
+
+    let (_fake, client) = setup();
+    // The CRD keeps what the type does not require (a later schema of the kind, say).
+    let mut crd = serde_json::to_value(Snap::crd()).unwrap();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"] =
+        json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    crds.create(
+        &PostParams::default(),
+        &serde_json::from_value(crd).unwrap(),
+    )
+    .await
+    .unwrap();
+    let resource = ApiResource::erase::<Snap>(&());
+    let raw: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &resource);
+    for (name, spec) in [
+        ("old", json!({"pvcName": "data"})),
+        ("moved", json!({"source": "data"})),
+    ] {
+        let obj = json!({"apiVersion": "decode.example.com/v1", "kind": "Snap",
+            "metadata": {"name": name}, "spec": spec});
+        raw.create(
+            &PostParams::default(),
+            &serde_json::from_value(obj).unwrap(),
+        )
+        .await
+        .unwrap();
+    }
+    let factory = SharedInformerFactory::new(client.clone());
+    let informer = factory.informer::<Snap>();
+    factory.start();
+    let synced = factory
+        .wait_for_cache_sync(Duration::from_millis(1500))
+        .await;
+    assert_eq!(
+        synced.get("snaps.decode.example.com/v1"),
+        Some(&false),
+        "{synced:?}"
+    );
+    // Retried (200 ms, doubling), each failure counted as a decode error too.
+    assert!(
+        informer.decode_errors() >= 2,
+        "{}",
+        informer.decode_errors()
+    );
+    assert_eq!(informer.decode_errors(), informer.watch_errors());
+    // Once the object fits again, the informer syncs and caches both.
+    raw.patch(
+        "moved",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"pvcName": "data"}})),
+    )
+    .await
+    .unwrap();
+    let synced = factory.wait_for_cache_sync(Duration::from_secs(10)).await;
+    assert_eq!(
+        synced.get("snaps.decode.example.com/v1"),
+        Some(&true),
+        "{synced:?}"
+    );
+    assert_eq!(informer.store().state().len(), 2);
+    factory.shutdown().await;
+}

@@ -58,7 +58,10 @@ pub fn validate(
         ("v1", "Pod") if old.is_none() => workloads::pod(new, &mut errors),
         ("v1", "Service") => service::validate(new, &mut errors),
         ("rbac.authorization.k8s.io/v1", "Role") => rbac::role(new, true, &mut errors),
-        ("rbac.authorization.k8s.io/v1", "ClusterRole") => rbac::role(new, false, &mut errors),
+        ("rbac.authorization.k8s.io/v1", "ClusterRole") => {
+            rbac::role(new, false, &mut errors);
+            rbac::aggregation(new, &mut errors);
+        }
         ("rbac.authorization.k8s.io/v1", "RoleBinding") => {
             rbac::binding(new, old, true, &mut errors)
         }

@@ -30,7 +30,8 @@ pub(crate) fn role(obj: &Value, namespaced: bool, errors: &mut Vec<FieldError>) 
                     &rule["nonResourceURLs"],
                     "namespaced rules cannot apply to non-resource URLs",
                 ));
-            } else if list("resources") > 0 || list("apiGroups") > 0 {
+            }
+            if list("resources") > 0 || list("apiGroups") > 0 || list("resourceNames") > 0 {
                 errors.push(FieldError::invalid(
                     format!("{p}.nonResourceURLs"),
                     &rule["nonResourceURLs"],
@@ -54,6 +55,23 @@ pub(crate) fn role(obj: &Value, namespaced: bool, errors: &mut Vec<FieldError>) 
     }
 }
 
+/// A ClusterRole's `aggregationRule`, when it has one: at least one selector.
+pub(crate) fn aggregation(obj: &Value, errors: &mut Vec<FieldError>) {
+    let Some(rule) = obj.get("aggregationRule").filter(|r| !r.is_null()) else {
+        return;
+    };
+    let selectors = rule
+        .get("clusterRoleSelectors")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    if selectors == 0 {
+        errors.push(FieldError::required(
+            "aggregationRule.clusterRoleSelectors",
+            "at least one clusterRoleSelector required if aggregationRule is non-nil",
+        ));
+    }
+}
+
 pub(crate) fn binding(
     obj: &Value,
     old: Option<&Value>,
@@ -63,15 +81,6 @@ pub(crate) fn binding(
     let empty = json!({});
     let role_ref = obj.get("roleRef").unwrap_or(&empty);
     let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-    if let Some(old) = old
-        && old.get("roleRef") != obj.get("roleRef")
-    {
-        errors.push(FieldError::invalid(
-            "roleRef",
-            &go_role_ref(role_ref),
-            "cannot change roleRef",
-        ));
-    }
     let group = s(role_ref, "apiGroup");
     if group != RBAC {
         errors.push(FieldError::not_supported(
@@ -93,8 +102,13 @@ pub(crate) fn binding(
             kinds,
         ));
     }
-    if s(role_ref, "name").is_empty() {
+    let role_name = s(role_ref, "name");
+    if role_name.is_empty() {
         errors.push(FieldError::required("roleRef.name", ""));
+    } else {
+        for why in crate::names::path_segment(&role_name, false) {
+            errors.push(FieldError::invalid_str("roleRef.name", &role_name, why));
+        }
     }
     for (i, subject) in obj
         .get("subjects")
@@ -107,14 +121,55 @@ pub(crate) fn binding(
         if s(subject, "name").is_empty() {
             errors.push(FieldError::required(format!("{p}.name"), ""));
         }
-        let kind = s(subject, "kind");
-        if !matches!(kind.as_str(), "ServiceAccount" | "User" | "Group") {
-            errors.push(FieldError::not_supported(
+        let (kind, name, group) = (
+            s(subject, "kind"),
+            s(subject, "name"),
+            s(subject, "apiGroup"),
+        );
+        match kind.as_str() {
+            "ServiceAccount" => {
+                if !name.is_empty() {
+                    for why in crate::names::dns1123_subdomain(&name) {
+                        errors.push(FieldError::invalid_str(format!("{p}.name"), &name, why));
+                    }
+                }
+                if !group.is_empty() {
+                    errors.push(FieldError::not_supported(
+                        format!("{p}.apiGroup"),
+                        &json!(group),
+                        &[""],
+                    ));
+                }
+                // A RoleBinding's ServiceAccount without a namespace is of the binding's.
+                if !namespaced && s(subject, "namespace").is_empty() {
+                    errors.push(FieldError::required(format!("{p}.namespace"), ""));
+                }
+            }
+            "User" | "Group" => {
+                if group != RBAC {
+                    errors.push(FieldError::not_supported(
+                        format!("{p}.apiGroup"),
+                        &json!(group),
+                        &[RBAC],
+                    ));
+                }
+            }
+            _ => errors.push(FieldError::not_supported(
                 format!("{p}.kind"),
                 &json!(kind),
                 &["ServiceAccount", "User", "Group"],
-            ));
+            )),
         }
+    }
+    // Last, after the object's own errors.
+    if let Some(old) = old
+        && old.get("roleRef") != obj.get("roleRef")
+    {
+        errors.push(FieldError::invalid(
+            "roleRef",
+            &go_role_ref(role_ref),
+            "cannot change roleRef",
+        ));
     }
 }
 

@@ -1,16 +1,47 @@
-//! What changed between two sets of CRDs, each change classified as breaking (stored objects
-//! or existing clients stop working) or compatible.
+//! What changed between two sets of CRDs, each change in a [`Class`]: breaking (clients of a
+//! version fail, or stored objects become unreadable, lost or unwritable as they are),
+//! tightening (new writes can be refused, while stored objects stay readable and, under
+//! validation ratcheting, writable while unchanged) or compatible.
 //!
-//! The rules follow what kube-apiserver does with an updated CRD: objects already stored are
-//! not revalidated until they are written, so a tightened schema breaks the next update of an
-//! object that was valid; a removed field is pruned from stored objects on their next write;
-//! a removed served version breaks every client that uses it.
+//! The rules follow what kube-apiserver 1.36 does with an updated CRD: a removed field is
+//! pruned from every read at once; a removed or unserved version fails every client of it;
+//! value validation (bounds, patterns, enums, formats, rules below the root, `required`
+//! below the root) is ratcheted on update (Kubernetes 1.30 and later: an error at a node
+//! whose value did not change is only a warning), but never on create and never for
+//! transition rules; conversion `None` only relabels stored objects. Differences that
+//! kube-apiserver does not make (an unset list type and `atomic`, descriptions, the order of
+//! `enum` values, ...) are not findings: see [`super::normal`].
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
+use super::normal;
 use super::schema::Walk;
+
+/// How a change affects what is already stored and who already uses it, from least to most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Class {
+    /// Nothing that worked stops working.
+    Compatible,
+    /// New writes can be refused; stored objects stay readable and, under validation
+    /// ratcheting, writable while the part the change is about is left unchanged.
+    Tightening,
+    /// Clients of a version fail, or stored objects become unreadable, lose data, or can no
+    /// longer be written as they are.
+    Breaking,
+}
+
+impl Class {
+    /// `breaking`, `tightening` or `compatible`, as the report writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Compatible => "compatible",
+            Class::Tightening => "tightening",
+            Class::Breaking => "breaking",
+        }
+    }
+}
 
 /// One change between the baseline and the current CRDs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,9 +55,9 @@ pub struct Finding {
     pub path: String,
     /// What kind of change, as a stable id (`field-removed`, `bound-tightened`, ...).
     pub change: &'static str,
-    /// Whether stored objects or existing clients may stop working.
-    pub breaking: bool,
-    /// What changed, in words.
+    /// How it affects stored objects and existing clients.
+    pub class: Class,
+    /// What changed and what it does, in words.
     pub message: String,
     /// The schema keyword the change is about (`maximum`, `pattern`, `required`, ...), when
     /// it is about one: with `--input`, the marker that sets it is where the change is shown.
@@ -58,7 +89,7 @@ pub fn compare(baseline: &[Value], current: &[Value]) -> Vec<Finding> {
                             name,
                             &field[1..].replace('/', "."),
                             if what == "group" { "group-changed" } else { "plural-changed" },
-                            true,
+                            Class::Breaking,
                             format!(
                                 "{what} changed from `{}` to `{}` (the CRD is now `{other}`): every client and stored object of the old name is lost",
                                 text(was, field),
@@ -72,7 +103,7 @@ pub fn compare(baseline: &[Value], current: &[Value]) -> Vec<Finding> {
                 name,
                 "",
                 "crd-removed",
-                true,
+                Class::Breaking,
                 "the CRD is gone: its objects are deleted with it".to_owned(),
             )),
         }
@@ -83,7 +114,7 @@ pub fn compare(baseline: &[Value], current: &[Value]) -> Vec<Finding> {
                 name,
                 "",
                 "crd-added",
-                false,
+                Class::Compatible,
                 "a new CRD".to_owned(),
             ));
         }
@@ -110,7 +141,7 @@ fn crd_finding(
     crd: &str,
     path: &str,
     change: &'static str,
-    breaking: bool,
+    class: Class,
     message: String,
 ) -> Finding {
     Finding {
@@ -118,7 +149,7 @@ fn crd_finding(
         version: None,
         path: path.to_owned(),
         change,
-        breaking,
+        class,
         message,
         key: None,
     }
@@ -145,6 +176,20 @@ fn served(version: &Value) -> bool {
         .unwrap_or(false)
 }
 
+/// The CRD's conversion strategy: `None` when unset.
+fn strategy(crd: &Value) -> &str {
+    crd.pointer("/spec/conversion/strategy")
+        .and_then(Value::as_str)
+        .unwrap_or("None")
+}
+
+/// What pruning and decoding read of a version's schema (see [`normal::structural`]).
+fn structure(version: &Value) -> Value {
+    let empty = Value::Null;
+    let schema = version.pointer("/schema/openAPIV3Schema").unwrap_or(&empty);
+    normal::structural(&normal::schema(schema))
+}
+
 fn compare_crd(name: &str, was: &Value, now: &Value, out: &mut Vec<Finding>) {
     for (field, change) in [
         ("/spec/names/kind", "kind-changed"),
@@ -155,7 +200,7 @@ fn compare_crd(name: &str, was: &Value, now: &Value, out: &mut Vec<Finding>) {
                 name,
                 &field[1..].replace('/', "."),
                 change,
-                true,
+                Class::Breaking,
                 format!(
                     "changed from `{}` to `{}`: clients and stored objects of the old one no longer match",
                     text(was, field),
@@ -165,14 +210,15 @@ fn compare_crd(name: &str, was: &Value, now: &Value, out: &mut Vec<Finding>) {
         }
     }
     compare_names(name, was, now, out);
-    let stored: BTreeSet<&str> = match was
+    // What the cluster says it stored in, when the baseline is the cluster's.
+    let known: Option<BTreeSet<&str>> = was
         .pointer("/status/storedVersions")
         .and_then(Value::as_array)
-    {
-        Some(list) => list.iter().filter_map(Value::as_str).collect(),
-        // A manifest has no status: what it stored is at least its storage version.
-        None => storage_version(was).into_iter().collect(),
-    };
+        .map(|list| list.iter().filter_map(Value::as_str).collect());
+    // A manifest has no status: what it stored is at least its storage version.
+    let stored = known
+        .clone()
+        .unwrap_or_else(|| storage_version(was).into_iter().collect());
     let old_versions: BTreeMap<&str, &Value> = versions(was)
         .into_iter()
         .map(|v| (v.get("name").and_then(Value::as_str).unwrap_or(""), v))
@@ -188,16 +234,32 @@ fn compare_crd(name: &str, was: &Value, now: &Value, out: &mut Vec<Finding>) {
             ""
         };
         match new_versions.get(version) {
-            None => out.push(version_finding(
+            None if served(old) => out.push(version_finding(
                 name,
                 version,
                 "",
                 "version-removed",
-                true,
+                Class::Breaking,
                 format!(
                     "version {version} is no longer in the CRD: clients of it fail{stored_note}"
                 ),
             )),
+            // Not served: no client uses it, but objects may have been stored in it before.
+            None => {
+                let none_stored = known.as_ref().is_some_and(|k| !k.contains(version));
+                out.push(version_finding(
+                    name,
+                    version,
+                    "",
+                    "version-removed",
+                    if none_stored { Class::Compatible } else { Class::Breaking },
+                    if none_stored {
+                        format!("version {version}, not served and with no objects stored in it, is no longer in the CRD")
+                    } else {
+                        format!("version {version}, not served, is no longer in the CRD: kube-apiserver refuses the update while `status.storedVersions` lists it (objects were stored in it once)")
+                    },
+                ));
+            }
             Some(new) => {
                 if served(old) && !served(new) {
                     out.push(version_finding(
@@ -205,7 +267,7 @@ fn compare_crd(name: &str, was: &Value, now: &Value, out: &mut Vec<Finding>) {
                         version,
                         "",
                         "version-unserved",
-                        true,
+                        Class::Breaking,
                         format!(
                             "version {version} is no longer served: clients of it fail{stored_note}"
                         ),
@@ -219,7 +281,7 @@ fn compare_crd(name: &str, was: &Value, now: &Value, out: &mut Vec<Finding>) {
                 let empty = Value::Null;
                 let old_schema = old.pointer("/schema/openAPIV3Schema").unwrap_or(&empty);
                 let new_schema = new.pointer("/schema/openAPIV3Schema").unwrap_or(&empty);
-                ctx.schema("", old_schema, new_schema);
+                ctx.root(old_schema, new_schema);
                 ctx.subresources(old, new);
                 version_extras(name, version, old, new, out);
             }
@@ -232,12 +294,13 @@ fn compare_crd(name: &str, was: &Value, now: &Value, out: &mut Vec<Finding>) {
                 version,
                 "",
                 "version-added",
-                false,
+                Class::Compatible,
                 format!("version {version} is new"),
             ));
         }
     }
     compare_storage(name, was, now, &new_versions, &old_versions, out);
+    compare_conversion(name, was, now, &new_versions, out);
 }
 
 /// What a version shows and serves besides its schema: printer columns (kubectl's output
@@ -266,7 +329,7 @@ fn version_extras(name: &str, version: &str, old: &Value, new: &Value, out: &mut
             version,
             "additionalPrinterColumns",
             "printer-columns-changed",
-            false,
+            Class::Compatible,
             format!(
                 "printer columns changed (kubectl's output only): removed {gone:?}, added {added:?}"
             ),
@@ -290,7 +353,7 @@ fn version_extras(name: &str, version: &str, old: &Value, new: &Value, out: &mut
             version,
             "selectableFields",
             "selectable-field-removed",
-            true,
+            Class::Breaking,
             format!("selectable field `{gone}` removed: field selectors on it are refused"),
         ));
     }
@@ -300,7 +363,7 @@ fn version_extras(name: &str, version: &str, old: &Value, new: &Value, out: &mut
             version,
             "selectableFields",
             "selectable-field-added",
-            false,
+            Class::Compatible,
             format!("selectable field `{added}` added"),
         ));
     }
@@ -311,7 +374,7 @@ fn version_extras(name: &str, version: &str, old: &Value, new: &Value, out: &mut
             version,
             "deprecated",
             "version-deprecated",
-            false,
+            Class::Compatible,
             format!("version {version} is now deprecated: clients get a warning"),
         ));
     }
@@ -336,13 +399,18 @@ fn compare_names(name: &str, was: &Value, now: &Value, out: &mut Vec<Finding>) {
                 name,
                 &format!("spec.names.{field}"),
                 "names-changed",
-                false,
+                Class::Compatible,
                 format!("{field} changed from {old:?} to {new:?}"),
             ));
         }
     }
 }
 
+/// A moved storage version: breaking only with conversion `None` between versions whose
+/// stored shape differs. Objects stored as the old version are then read as the new one
+/// unchanged, so what matters is what pruning and decoding read ([`normal::structural`]);
+/// versions that differ only in validation (a new rule, a bound) read each other's objects
+/// without loss, and the validation itself is compared version by version.
 fn compare_storage(
     name: &str,
     was: &Value,
@@ -358,28 +426,20 @@ fn compare_storage(
     if old_storage == new_storage {
         return;
     }
-    let strategy = now
-        .pointer("/spec/conversion/strategy")
-        .and_then(Value::as_str)
-        .unwrap_or("None");
-    let schema_of = |versions: &BTreeMap<&str, &Value>, v: &str| {
-        versions
-            .get(v)
-            .and_then(|v| v.pointer("/schema/openAPIV3Schema"))
-            .cloned()
-    };
-    let same_schema = schema_of(new_versions, old_storage)
-        .or_else(|| schema_of(old_versions, old_storage))
-        == schema_of(new_versions, new_storage);
-    let breaking = strategy == "None" && !same_schema;
+    let structure_of =
+        |versions: &BTreeMap<&str, &Value>, v: &str| versions.get(v).map(|v| structure(v));
+    let same_structure = structure_of(new_versions, old_storage)
+        .or_else(|| structure_of(old_versions, old_storage))
+        == structure_of(new_versions, new_storage);
+    let breaking = strategy(now) == "None" && !same_structure;
     out.push(crd_finding(
         name,
         "spec.versions[*].storage",
         if breaking { "storage-changed-without-conversion" } else { "storage-version-changed" },
-        breaking,
+        if breaking { Class::Breaking } else { Class::Compatible },
         if breaking {
             format!(
-                "the storage version moved from {old_storage} to {new_storage}, whose schemas differ, with conversion `None`: objects stored as {old_storage} are read as {new_storage} unchanged"
+                "the storage version moved from {old_storage} to {new_storage}, whose stored shapes (types or fields) differ, with conversion `None`: objects stored as {old_storage} are read as {new_storage} unchanged, and what {new_storage} does not have is pruned"
             )
         } else {
             format!(
@@ -389,12 +449,41 @@ fn compare_storage(
     ));
 }
 
+/// Conversion through a webhook given up (`None`) while the served versions' stored shapes
+/// differ: objects are then only relabelled with the version asked for.
+fn compare_conversion(
+    name: &str,
+    was: &Value,
+    now: &Value,
+    new_versions: &BTreeMap<&str, &Value>,
+    out: &mut Vec<Finding>,
+) {
+    if strategy(was) != "Webhook" || strategy(now) != "None" {
+        return;
+    }
+    let shapes: Vec<Value> = new_versions
+        .values()
+        .filter(|v| served(v))
+        .map(|v| structure(v))
+        .collect();
+    if shapes.windows(2).all(|w| w[0] == w[1]) {
+        return;
+    }
+    out.push(crd_finding(
+        name,
+        "spec.conversion.strategy",
+        "conversion-removed",
+        Class::Breaking,
+        "conversion changed from `Webhook` to `None` while the served versions' stored shapes differ: objects read in another version than they are stored in keep the stored shape".to_owned(),
+    ));
+}
+
 pub(super) fn version_finding(
     crd: &str,
     version: &str,
     path: &str,
     change: &'static str,
-    breaking: bool,
+    class: Class,
     message: String,
 ) -> Finding {
     Finding {
@@ -402,7 +491,7 @@ pub(super) fn version_finding(
         version: Some(version.to_owned()),
         path: path.to_owned(),
         change,
-        breaking,
+        class,
         message,
         key: None,
     }

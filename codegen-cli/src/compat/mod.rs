@@ -1,10 +1,14 @@
 //! `kube-codegen compat`: the changes between a baseline API (CRD manifests, or the CRDs a
 //! cluster serves) and the current one (CRD manifests, or a crate's Rust API tree), each
-//! classified as breaking or compatible; exit 1 when a breaking change is found that no
-//! `+kube-codegen:compat:acknowledge` marker acknowledges. With a Rust tree, each finding is
-//! shown at the Rust token that made it (`source`).
+//! classed breaking, tightening or compatible ([`diff::Class`]); exit 1 when a change of the
+//! `--fail-on` class or worse is found that no `+kube-codegen:compat:acknowledge` marker
+//! acknowledges, 2 when an input cannot be compared (unreadable, no CRD in it, a CRD given
+//! twice, a directory that links back into itself). With a Rust tree, each finding is shown
+//! at the Rust token that made it (`source`).
 
 pub mod diff;
+mod normal;
+mod rules;
 mod schema;
 mod source;
 #[cfg(test)]
@@ -19,11 +23,12 @@ use serde_json::{Value, json};
 use crate::error::{Error, Op, Outcome, plural};
 use crate::import::read;
 
-use diff::Finding;
+use diff::{Class, Finding};
 use kube_codegen_core::tree::locate::At;
 use source::{Located, Sources};
 
-/// The marker that acknowledges a breaking change, as users write it after the `+`.
+/// The marker that acknowledges a breaking or tightening change, as users write it after
+/// the `+`.
 const ACKNOWLEDGE: &str = "kube-codegen:compat:acknowledge";
 
 /// Arguments of `kube-codegen compat`.
@@ -50,15 +55,23 @@ pub struct CompatArgs {
     )]
     current: Option<PathBuf>,
     /// The API as it is now, from a crate's Rust API tree (`src/apis`): its CRDs are built as
-    /// `kube-codegen crds` builds them, and each finding is shown at the Rust marker, type,
-    /// field or struct that made it (`file:line:col` and a caret). A breaking change on a
-    /// field (or struct) marked `+kube-codegen:compat:acknowledge="<reason>"` is printed as
-    /// acknowledged and does not fail the run.
+    /// `kube-codegen crds` builds them, with conversion through the webhook for the kinds
+    /// whose storage version is marked `+kube-codegen:conversion` (as they are deployed), and
+    /// each finding is shown at the Rust marker, type, field or struct that made it
+    /// (`file:line:col` and a caret). A breaking or tightening change on a field (or struct)
+    /// marked `+kube-codegen:compat:acknowledge="<reason>"` is printed as acknowledged and
+    /// does not fail the run.
     #[arg(long, value_name = "DIR")]
     input: Option<PathBuf>,
+    /// The class of change that fails the run (exit 1): `breaking` (clients of a version
+    /// fail; stored objects become unreadable, lost or unwritable as they are), or
+    /// `tightening` (that, and new writes that can be refused while stored objects stay
+    /// readable and, under validation ratcheting, writable while unchanged).
+    #[arg(long, value_enum, default_value_t = FailOn::Tightening)]
+    fail_on: FailOn,
     /// How to print the findings: text, or a JSON array (`crd`, `version`, `path`, `change`,
-    /// `breaking`, `message`; with `--input`, `file`, `line` and `column` where the sources
-    /// show it, and `acknowledged`, the reason, when a marker acknowledges it).
+    /// `class`, `breaking`, `message`; with `--input`, `file`, `line` and `column` where the
+    /// sources show it, and `acknowledged`, the reason, when a marker acknowledges it).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// The kubeconfig for `--baseline-cluster` (default: `KUBECONFIG`, `~/.kube/config`, or
@@ -70,25 +83,45 @@ pub struct CompatArgs {
     context: Option<String>,
 }
 
+/// The class of change that fails the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    /// Breaking changes only.
+    Breaking,
+    /// Breaking and tightening changes.
+    Tightening,
+}
+
+impl FailOn {
+    /// The least class that fails.
+    fn class(self) -> Class {
+        match self {
+            FailOn::Breaking => Class::Breaking,
+            FailOn::Tightening => Class::Tightening,
+        }
+    }
+}
+
 /// How findings are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
-    /// One line per finding, breaking ones first.
+    /// One line per finding, each starting with its class: breaking ones first, then
+    /// tightening, acknowledged and compatible ones.
     Text,
     /// A JSON array of findings.
     Json,
 }
 
-/// Compares, prints the findings on standard output, and fails when one is breaking and
-/// not acknowledged.
+/// Compares, prints the findings on standard output, and fails when one of the `--fail-on`
+/// class or worse is not acknowledged.
 pub fn run(args: &CompatArgs) -> Result<Outcome, Error> {
     let (current, sources) = match (&args.current, &args.input) {
         (Some(path), _) => (manifests(path)?, None),
         (None, Some(input)) => {
             let sources = Sources::load(input)?;
-            (crate_crds(input)?, Some(sources))
+            (crate_crds(input, &sources)?, Some(sources))
         }
-        (None, None) => unreachable!("clap requires --current or --input"),
+        (None, None) => return Err(bad_input("give `--current` or `--input`".to_owned())),
     };
     let baseline = match &args.baseline {
         Some(path) => manifests(path)?,
@@ -116,12 +149,15 @@ pub fn run(args: &CompatArgs) -> Result<Outcome, Error> {
         Format::Json => json_report(&shown, sources.as_ref()),
     };
     let acknowledged = shown.iter().filter(|s| s.acknowledged().is_some()).count();
-    let breaking = shown
-        .iter()
-        .filter(|s| s.finding.breaking && s.acknowledged().is_none())
-        .count();
+    let count = |class: Class| {
+        shown
+            .iter()
+            .filter(|s| s.finding.class == class && s.acknowledged().is_none())
+            .count()
+    };
+    let (breaking, tightening) = (count(Class::Breaking), count(Class::Tightening));
     let summary = format!(
-        "{} change{}, {breaking} breaking{}, between {} baseline and {} current CRD{}",
+        "{} change{}, {breaking} breaking, {tightening} tightening{}, between {} baseline and {} current CRD{}",
         findings.len(),
         plural(findings.len()),
         if acknowledged > 0 {
@@ -133,8 +169,23 @@ pub fn run(args: &CompatArgs) -> Result<Outcome, Error> {
         current.len(),
         plural(current.len())
     );
-    if breaking > 0 {
-        return Err(Error::Breaking { report, summary });
+    let failing = shown
+        .iter()
+        .filter(|s| s.finding.class >= args.fail_on.class() && s.acknowledged().is_none())
+        .count();
+    if failing > 0 {
+        let what = match args.fail_on {
+            FailOn::Breaking => "breaking",
+            FailOn::Tightening => "breaking or tightening",
+        };
+        return Err(Error::Breaking {
+            report,
+            summary: format!(
+                "{summary}: failed on {failing} {what} change{} (`--fail-on {}`)",
+                plural(failing),
+                args.fail_on.class().as_str()
+            ),
+        });
     }
     Ok(Outcome::new(format!("kube-codegen: {summary}")).with_report(report))
 }
@@ -146,35 +197,62 @@ struct Shown<'a> {
 }
 
 impl Shown<'_> {
-    /// The acknowledgement that covers this finding, when it is breaking.
+    /// The acknowledgement that covers this finding, when it is breaking or tightening.
     fn acknowledged(&self) -> Option<&(String, At)> {
         self.located
             .as_ref()
             .and_then(|l| l.acknowledged)
-            .filter(|_| self.finding.breaking)
+            .filter(|_| self.finding.class > Class::Compatible)
     }
 
-    /// `breaking`, `acknowledged` or `compatible`, and the order they are printed in.
-    fn severity(&self) -> (usize, &'static str) {
-        match (self.finding.breaking, self.acknowledged().is_some()) {
-            (true, false) => (0, "breaking"),
-            (true, true) => (1, "acknowledged"),
-            (false, _) => (2, "compatible"),
+    /// How the finding is labelled (its class, or `acknowledged <class>`), and the order
+    /// labels are printed in.
+    fn severity(&self) -> (usize, String) {
+        let class = self.finding.class;
+        match (class, self.acknowledged().is_some()) {
+            (Class::Compatible, _) => (4, class.as_str().to_owned()),
+            (_, true) => (
+                if class == Class::Breaking { 2 } else { 3 },
+                format!("acknowledged {}", class.as_str()),
+            ),
+            (Class::Breaking, false) => (0, class.as_str().to_owned()),
+            (Class::Tightening, false) => (1, class.as_str().to_owned()),
         }
     }
 }
 
-/// The CRDs below `path` (other objects there are passed over); anything unreadable is bad
-/// input (exit 2).
+/// The CRDs below `path` (other objects there are passed over). Bad input (exit 2): anything
+/// unreadable, no CRD at all (an empty file from a wrong `git show` path, say), a CRD given
+/// twice (the comparison would see only one), a directory that links back to one it is in.
 fn manifests(path: &Path) -> Result<Vec<Value>, Error> {
+    no_loops(path)?;
     let files = read::files(path).map_err(|e| bad_input(strip_error(&e)))?;
     let mut out = Vec::new();
     let mut problems = Vec::new();
+    let mut origins: BTreeMap<String, String> = BTreeMap::new();
     for file in files {
         let text = std::fs::read_to_string(&file)
             .map_err(|e| Error::BadInput(Box::new(Error::io(Op::Read, &file, e))))?;
         match read::parse_crds(&file.display().to_string(), &text) {
-            Ok(sources) => out.extend(sources.into_iter().map(|s| s.crd)),
+            Ok(sources) => {
+                for source in sources {
+                    let name = source
+                        .crd
+                        .pointer("/metadata/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned();
+                    if let Some(first) = origins.get(&name) {
+                        problems.push(format!(
+                            "error: {}: the CustomResourceDefinition `{name}` is already in {first}; give each CRD once",
+                            source.origin
+                        ));
+                        continue;
+                    }
+                    origins.insert(name, source.origin);
+                    out.push(source.crd);
+                }
+            }
             Err(mut errors) => problems.append(&mut errors),
         }
     }
@@ -189,18 +267,101 @@ fn manifests(path: &Path) -> Result<Vec<Value>, Error> {
             ),
         })));
     }
+    if out.is_empty() {
+        return Err(bad_input(format!(
+            "no CustomResourceDefinition in `{}`: nothing to compare (is it the right path?)",
+            path.display()
+        )));
+    }
     Ok(out)
 }
 
+/// Refuses a directory below `path` that is (through a symbolic link) one of the
+/// directories it is in: listing it would never end, or read the same files again and again.
+fn no_loops(path: &Path) -> Result<(), Error> {
+    if !path.is_dir() {
+        return Ok(());
+    }
+    let looping = |dir: &Path, target: &Path| {
+        bad_input(format!(
+            "`{}` links back to `{}`, a directory it is in: a symbolic link loop",
+            dir.display(),
+            target.display()
+        ))
+    };
+    let root = std::fs::canonicalize(path)
+        .map_err(|e| Error::BadInput(Box::new(Error::io(Op::Read, path, e))))?;
+    // Each directory to list, and the real directories it is in (itself included).
+    let mut stack = vec![(path.to_owned(), vec![root])];
+    while let Some((dir, inside)) = stack.pop() {
+        // What cannot be listed here is left to the listing itself to report.
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let entry = entry.path();
+            if !entry.is_dir() {
+                continue;
+            }
+            let Ok(real) = std::fs::canonicalize(&entry) else {
+                continue;
+            };
+            if inside.contains(&real) {
+                return Err(looping(&entry, &real));
+            }
+            let mut below = inside.clone();
+            below.push(real);
+            stack.push((entry, below));
+        }
+    }
+    Ok(())
+}
+
 /// The CRDs of a crate's API tree, built into a temporary directory as `crds` builds them.
-fn crate_crds(input: &Path) -> Result<Vec<Value>, Error> {
-    let out = std::env::temp_dir().join(format!("kube-codegen-compat-{}", std::process::id()));
+/// The kinds whose storage version (the hub) is marked `+kube-codegen:conversion` convert
+/// through the webhook once deployed (`crds --kustomize` patches it in beside the CRD
+/// files, which name no Service), so they are compared with conversion `Webhook`.
+fn crate_crds(input: &Path, sources: &Sources) -> Result<Vec<Value>, Error> {
+    let scratch = crate::scratch::Scratch::new("kube-codegen-compat")
+        .map_err(|e| Error::io(Op::Write, std::env::temp_dir(), e))?;
+    let out = scratch.path().join("crds");
     let options = crate::crds::Options::new(input.to_owned(), out.clone());
     let built = crate::crds::run(&options).map_err(|e| Error::BadInput(Box::new(e)));
-    let crds = built.and_then(|_| manifests(&out));
-    // The directory is ours alone; whether it could be removed changes nothing reported.
-    let _ = std::fs::remove_dir_all(&out);
-    crds
+    let crds = built.and_then(|_| {
+        let written = std::fs::read_dir(&out).is_ok_and(|mut entries| entries.next().is_some());
+        if written {
+            manifests(&out)
+        } else {
+            Err(bad_input(format!(
+                "`{}` defines no CRDs: nothing to compare",
+                input.display()
+            )))
+        }
+    });
+    // The directory is ours alone, removed when `scratch` goes.
+    drop(scratch);
+    let mut crds = crds?;
+    let hubs = sources.conversion_hubs();
+    for crd in &mut crds {
+        let name = crd
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let storage = crd
+            .pointer("/spec/versions")
+            .and_then(Value::as_array)
+            .and_then(|versions| {
+                versions
+                    .iter()
+                    .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+            })
+            .and_then(|v| v.get("name").and_then(Value::as_str))
+            .unwrap_or("");
+        if hubs.contains(&(name.to_owned(), storage.to_owned())) {
+            crd["spec"]["conversion"] = json!({"strategy": "Webhook"});
+        }
+    }
+    Ok(crds)
 }
 
 /// The installed CRDs of the names `current` defines, status included.
@@ -247,6 +408,7 @@ fn text(shown: &[Shown<'_>], sources: Option<&Sources>) -> String {
     for s in &sorted {
         let f = s.finding;
         let severity = s.severity().1;
+        let severity = severity.as_str();
         let version = f
             .version
             .as_deref()
@@ -276,7 +438,7 @@ fn text(shown: &[Shown<'_>], sources: Option<&Sources>) -> String {
                 out.push_str(&sources.render(
                     "warning",
                     &ack.1,
-                    &format!("{crd} {version}: `+{ACKNOWLEDGE}` acknowledges no breaking change against this baseline; remove it once the baseline has the change"),
+                    &format!("{crd} {version}: `+{ACKNOWLEDGE}` acknowledges no breaking or tightening change against this baseline; remove it once the baseline has the change"),
                 ));
             }
         }
@@ -296,7 +458,8 @@ fn json_report(shown: &[Shown<'_>], sources: Option<&Sources>) -> String {
                 "version": f.version,
                 "path": f.path,
                 "change": f.change,
-                "breaking": f.breaking,
+                "class": f.class.as_str(),
+                "breaking": f.class == Class::Breaking,
                 "message": f.message,
             });
             let at = s.located.as_ref().and_then(|l| sources?.position(l.at));

@@ -2,6 +2,7 @@
 //! the changed keyword, the field's type, the field, or the struct that lost a field), as
 //! `generate` shows a bad marker, and the `+kube-codegen:compat:acknowledge` that covers it.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use kube_codegen_core::diag::Diagnostic;
@@ -35,7 +36,12 @@ const AT_TYPE: &[&str] = &[
     "enum-value-added",
     "field-required",
     "nullable-removed",
+    "nullable-added",
 ];
+
+/// The marker on a kind's storage version (its hub) that has the crate serve the kind's
+/// conversion webhook.
+const CONVERSION: &str = "+kube-codegen:conversion";
 
 impl Sources {
     /// Reads the API tree under `input`.
@@ -93,6 +99,45 @@ impl Sources {
         let file = self.files.get(at.file)?;
         let pos = render::position(file, &diagnostic(at, ""));
         Some((file.path.display().to_string(), pos.line, pos.column))
+    }
+
+    /// The CRD and version of each kind version whose spec struct is marked
+    /// `+kube-codegen:conversion` (which `generate` accepts on the storage version only).
+    pub(super) fn conversion_hubs(&self) -> BTreeSet<(String, String)> {
+        let mut out = BTreeSet::new();
+        for k in &self.kinds {
+            let Some(file) = self.files.get(k.kind.file) else {
+                continue;
+            };
+            // `// +marker` line comments are markers too, read as `///+marker` (the same
+            // length, so positions stay).
+            let text: String = file
+                .text
+                .split_inclusive('\n')
+                .map(|line| {
+                    let indent = line.len() - line.trim_start().len();
+                    if line[indent..].starts_with("// +") {
+                        format!("{}///+{}", &line[..indent], &line[indent + 4..])
+                    } else {
+                        line.to_owned()
+                    }
+                })
+                .collect();
+            let Ok(ast) = syn::parse_file(&text) else {
+                continue;
+            };
+            let at = k.kind.loc.span.start();
+            let marked = ast.items.iter().any(|item| match item {
+                syn::Item::Struct(s) => {
+                    s.ident.span().start() == at && has_marker(&s.attrs, CONVERSION)
+                }
+                _ => false,
+            });
+            if marked {
+                out.insert((k.crd.clone(), k.version.clone()));
+            }
+        }
+        out
     }
 
     /// Every acknowledgement in the tree, with the CRD and version it is in.
@@ -156,4 +201,27 @@ fn schema_at<'s>(k: &'s KindSource, f: &Finding) -> Option<Located<'s>> {
             None => path.rsplit_once('.')?.0,
         };
     }
+}
+
+/// Whether a doc line of `attrs` is `marker`, alone or followed by `:` arguments.
+fn has_marker(attrs: &[syn::Attribute], marker: &str) -> bool {
+    attrs.iter().any(|attr| {
+        let syn::Meta::NameValue(nv) = &attr.meta else {
+            return false;
+        };
+        let syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(doc),
+            ..
+        }) = &nv.value
+        else {
+            return false;
+        };
+        attr.path().is_ident("doc")
+            && doc.value().lines().map(str::trim).any(|line| {
+                line == marker
+                    || line
+                        .strip_prefix(marker)
+                        .is_some_and(|rest| rest.starts_with(':'))
+            })
+    })
 }

@@ -317,10 +317,44 @@ pub(super) fn add_conversion(dir: &Path, names: &Names) -> Result<(), Error> {
             &above(&text, WEBHOOK_SERVER_MARKER, SERVE_CONVERSIONS),
         )?;
     }
+    allow_ca_injection(&module, names)?;
     for script in ["hack/update-codegen.sh", "hack/verify-codegen.sh"] {
         point_crds_at_service(&dir.join(script), names)?;
     }
     write_files(dir, &files)
+}
+
+/// The RBAC marker that lets the operator inject its CA into this kind's CRD, and no other:
+/// `get;patch` on `customresourcedefinitions` with the CRD's name, under the webhooks'
+/// other RBAC markers in `module`.
+fn allow_ca_injection(module: &Path, names: &Names) -> Result<(), Error> {
+    let text = read(module)?;
+    let line = format!(
+        "// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;patch,resourceNames={}.{}",
+        names.plural, names.group
+    );
+    if text.contains(&line) {
+        return Ok(());
+    }
+    // Below the template's line that says so, else the last RBAC marker of the header.
+    let Some(last) = text
+        .lines()
+        .find(|l| l.starts_with("// adds a kind's line below."))
+        .or_else(|| {
+            text.lines()
+                .rev()
+                .find(|l| l.starts_with("// +kubebuilder:rbac:"))
+        })
+    else {
+        return Err(Error::Refused(format!(
+            "`{}` has no `// +kubebuilder:rbac:` marker to add the CRD's after; add `{line}` by hand",
+            module.display()
+        )));
+    };
+    write(
+        module,
+        &text.replacen(&format!("{last}\n"), &format!("{last}\n{line}\n"), 1),
+    )
 }
 
 /// `tests/<kind>_conversion.rs`.

@@ -71,11 +71,12 @@ const EMBEDDED_MARKER: &str =
 /// sample is created.
 const EMBEDDED_WEBHOOKS: &str = r#"    // The webhooks, in process with a development certificate, installed on the in-memory
     // API server, which calls them as a cluster would (admission and conversion).
-    let cert_dir = format!("__CRATE__-embedded-{}", std::process::id());
-    let cert_dir = std::env::temp_dir().join(cert_dir);
+    // The key in a directory of the process's own: a random name, owner-only, removed when
+    // the webhooks stop.
+    let cert_dir = kube_codegen_runtime::webhook::dev::PrivateDir::new("__CRATE__-embedded")?;
     let options = __CRATE_IDENT__::webhooks::Options {
         addr: ([127, 0, 0, 1], 0).into(),
-        cert_dir: Some(cert_dir.clone()),
+        cert_dir: Some(cert_dir.path().to_owned()),
         install: true,
         leading: None,
     };
@@ -83,7 +84,7 @@ const EMBEDDED_WEBHOOKS: &str = r#"    // The webhooks, in process with a develo
     let mut tasks = tasks;
     tasks.push(tokio::spawn(async move {
         let served = serving.await;
-        let _ = std::fs::remove_dir_all(cert_dir);
+        drop(cert_dir);
         served
     }));
     let manifests = __CRATE_IDENT__::webhooks::MANIFESTS;
@@ -96,9 +97,23 @@ const EMBEDDED_WEBHOOKS: &str = r#"    // The webhooks, in process with a develo
         let list = |k: &&str| fake.list("admissionregistration.k8s.io/v1", k, None).len();
         kinds.iter().map(list).sum()
     };
-    for _ in 0..400 {
-        if installed() >= wanted {
-            break;
+    // The CRDs the webhooks convert: the sample is written once their conversion is
+    // installed too, else it would be stored unconverted.
+    let converting: Vec<String> = __CRATE_IDENT__::webhooks::server()
+        .conversion_crds()
+        .into_iter()
+        .map(|(_, crd)| crd.to_owned())
+        .collect();
+    let converts = |name: &String| {
+        let crds = fake.list("apiextensions.k8s.io/v1", "CustomResourceDefinition", None);
+        crds.iter().any(|c| {
+            c["metadata"]["name"] == name.as_str() && c["spec"]["conversion"]["strategy"] == "Webhook"
+        })
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while installed() < wanted || !converting.iter().all(converts) {
+        if std::time::Instant::now() > deadline {
+            return Err("the webhooks were not installed on the embedded API server within 30 s".into());
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }

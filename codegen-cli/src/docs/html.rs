@@ -1,9 +1,10 @@
 //! The HTML pages of `docs`: the model's pages as self-contained documents (inline CSS, no
-//! script, no external asset), with the Markdown pages' anchors, and every text escaped.
+//! script, no external asset), with the Markdown pages' anchors (the model's, unique in a
+//! page), every text escaped, and no link that runs script.
 
 use std::fmt::Write as _;
 
-use super::model::{Inline, Kind, Object, Page, Span, anchor};
+use super::model::{Inline, Kind, Object, Page, Span, href, prose, url_segment};
 
 /// The stylesheet of every page: readable tables, code set apart, nothing fetched.
 const STYLE: &str = "body{font-family:system-ui,sans-serif;line-height:1.5;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}\
@@ -16,17 +17,21 @@ a{color:#0645ad}";
 /// A page of one group and version, after `head` (the header and the command, as HTML
 /// comments).
 pub fn page(head: &str, page: &Page) -> String {
-    let title = format!("{}/{}", page.group, page.version);
+    let title = page.title();
     let mut out = document_start(head, &title);
     out.push_str("<p><a href=\"index.html\">API reference</a></p>\n");
-    let _ = writeln!(out, "<h1>{}</h1>", escape(&title));
+    let _ = writeln!(
+        out,
+        "<h1 id=\"{}\">{}</h1>",
+        escape(&page.anchor),
+        escape(&title)
+    );
     out.push_str("<ul>\n");
     for kind in &page.kinds {
         let _ = writeln!(
             out,
-            "<li><a href=\"#{}\">{}</a></li>",
-            escape(&anchor(&kind.name)),
-            escape(&kind.name)
+            "<li>{}</li>",
+            link(&escape(&kind.name), &format!("#{}", kind.anchor))
         );
     }
     out.push_str("</ul>\n");
@@ -42,12 +47,11 @@ pub fn index(head: &str, pages: &[Page]) -> String {
     let mut out = document_start(head, "API reference");
     out.push_str("<h1>API reference</h1>\n<ul>\n");
     for page in pages {
+        let destination = format!("{}.html", url_segment(&page.stem()));
         let _ = writeln!(
             out,
-            "<li><a href=\"{}.html\">{}/{}</a></li>",
-            escape(&page.stem()),
-            escape(&page.group),
-            escape(&page.version)
+            "<li>{}</li>",
+            link(&escape(&page.title()), &destination)
         );
     }
     out.push_str("</ul>\n</body>\n</html>\n");
@@ -79,6 +83,15 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// `<a href="destination">shown</a>`, or `shown` alone when the destination could run
+/// script.
+fn link(shown: &str, destination: &str) -> String {
+    match href(destination) {
+        Some(destination) => format!("<a href=\"{}\">{shown}</a>", escape(&destination)),
+        None => shown.to_owned(),
+    }
+}
+
 /// `text` safe inside an HTML comment: no `-->` (nor `--!>`) to end it early.
 pub fn comment_safe(text: &str) -> String {
     text.replace("-->", "-- >").replace("--!>", "--! >")
@@ -100,28 +113,10 @@ fn joined(phrases: &[Inline]) -> String {
     phrases.iter().map(inline).collect::<Vec<_>>().join("; ")
 }
 
-/// A description (a doc comment): escaped, its `code` spans as `<code>` when its backticks
-/// pair up, its blank lines as paragraph breaks (`<br><br>` in a cell).
-fn prose(text: &str, paragraph_break: &str) -> String {
-    let paragraphs: Vec<String> = text
-        .split("\n\n")
-        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            if p.matches('`').count() % 2 == 1 {
-                return escape(&p);
-            }
-            let spans: Inline = p
-                .split('`')
-                .enumerate()
-                .map(|(i, part)| match i % 2 {
-                    0 => Span::Text(part.to_owned()),
-                    _ => Span::Code(part.to_owned()),
-                })
-                .collect();
-            inline(&spans)
-        })
-        .collect();
+/// A description (a doc comment): escaped, its `code` spans (as the model pairs backticks)
+/// as `<code>`, its blank lines as paragraph breaks (`<br><br>` in a cell).
+fn description(text: &str, paragraph_break: &str) -> String {
+    let paragraphs: Vec<String> = prose(text).iter().map(inline).collect();
     paragraphs.join(paragraph_break)
 }
 
@@ -130,7 +125,7 @@ fn kind_section(page: &mut String, kind: &Kind) {
     let _ = write!(
         page,
         "<h2 id=\"{}\">{}</h2>\n<p>{}</p>\n",
-        escape(&anchor(&kind.name)),
+        escape(&kind.anchor),
         escape(&kind.name),
         inline(&kind.summary)
     );
@@ -143,7 +138,7 @@ fn kind_section(page: &mut String, kind: &Kind) {
                 escape(&c.name),
                 escape(&c.ty),
                 escape(&c.json_path),
-                prose(&c.description, "<br><br>")
+                description(&c.description, "<br><br>")
             );
         }
         page.push_str("</tbody>\n</table>\n");
@@ -164,7 +159,11 @@ fn object_section(page: &mut String, object: &Object) {
             escape(&object.path)
         );
         if !object.description.is_empty() {
-            let _ = writeln!(page, "<p>{}</p>", prose(&object.description, "</p>\n<p>"));
+            let _ = writeln!(
+                page,
+                "<p>{}</p>",
+                description(&object.description, "</p>\n<p>")
+            );
         }
     }
     if !object.rules.is_empty() {
@@ -173,14 +172,14 @@ fn object_section(page: &mut String, object: &Object) {
     page.push_str("<table>\n<thead><tr><th>field</th><th>type</th><th>description</th><th>validation</th></tr></thead>\n<tbody>\n");
     for field in &object.fields {
         let ty = match &field.link {
-            Some(target) => format!("<a href=\"#{}\">{}</a>", escape(target), escape(&field.ty)),
+            Some(target) => link(&escape(&field.ty), &format!("#{target}")),
             None => escape(&field.ty),
         };
         let _ = writeln!(
             page,
             "<tr><td><code>{}</code></td><td>{ty}</td><td>{}</td><td>{}</td></tr>",
             escape(&field.name),
-            prose(&field.description, "<br><br>"),
+            description(&field.description, "<br><br>"),
             joined(&field.checks)
         );
     }

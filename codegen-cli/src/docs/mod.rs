@@ -112,8 +112,9 @@ const HTML: output::Style = output::Style {
 /// Builds the CRDs of `--input` (as `crds` does, into a scratch directory) and writes (or
 /// verifies) their reference pages.
 pub fn run(args: &Options) -> Result<Outcome, Error> {
-    let scratch = std::env::temp_dir().join(format!("kube-codegen-docs-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&scratch);
+    let scratch = crate::scratch::Scratch::new("kube-codegen-docs")
+        .map_err(|e| Error::io(Op::Write, std::env::temp_dir(), e))?;
+    let scratch = scratch.path();
     let mut build = crds::Options::new(args.input.clone(), scratch.join("crds"));
     // A conversion patched in beside the CRDs, not into them: the pages describe schemas, and
     // `crds` then has no missing conversion webhook to warn about.
@@ -121,7 +122,6 @@ pub fn run(args: &Options) -> Result<Outcome, Error> {
     build.kustomize = Some(scratch.join("kustomize"));
     let built = crds::run(&build);
     let crds = built.and_then(|_| read_crds(&scratch.join("crds")));
-    let _ = std::fs::remove_dir_all(&scratch);
     let root = paths::root(&args.output);
     let command = format!(
         "kube-codegen docs --input {} --output {}{}",
@@ -168,7 +168,11 @@ pub fn pages(crds: &[Value], command: &str, format: Format) -> Vec<OutputFile> {
     let pages = model::pages(crds);
     let mut out = Vec::new();
     if format != Format::Html {
-        let head = format!("{}\n<!-- {command} -->\n\n", MARKDOWN.header);
+        let head = format!(
+            "{}\n<!-- {} -->\n\n",
+            MARKDOWN.header,
+            html::comment_safe(command)
+        );
         for page in &pages {
             out.push(OutputFile {
                 path: format!("{}.md", page.stem()).into(),

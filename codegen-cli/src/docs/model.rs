@@ -1,8 +1,19 @@
 //! The one walk of the CRDs' schemas both renderers share: pages (one per group and version),
 //! their kinds, each kind's printer columns and objects, each object's fields with their
 //! types, links and checks, as plain values that know nothing of Markdown or HTML.
+//!
+//! Everything here is third-party text (the CRDs' names, descriptions, values) except what
+//! the model says itself; the renderers escape all of it. What is markup-neutral is decided
+//! here, once for both formats:
+//! - a description is prose in paragraphs, where only the user's `code` spans (backticks
+//!   paired as CommonMark pairs them) are kept as code: emphasis, links and HTML a doc
+//!   comment may hold are shown as written, never rendered;
+//! - each heading's anchor is the one mdBook (and, for ASCII names, GitHub) gives the
+//!   heading's text, numbered `-1`, `-2`, ... in page order when two headings would share one,
+//!   and a field links to its own object's anchor;
+//! - a link's destination is never one that runs script ([`href`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use serde_json::Value;
 
@@ -33,6 +44,8 @@ pub struct Page {
     pub group: String,
     /// Version, `v1alpha1`.
     pub version: String,
+    /// The anchor of the page's title.
+    pub anchor: String,
     /// Its kinds, in the order of the CRDs.
     pub kinds: Vec<Kind>,
 }
@@ -42,6 +55,11 @@ impl Page {
     pub fn stem(&self) -> String {
         format!("{}_{}", self.group, self.version)
     }
+
+    /// The page's title: `<group>/<version>`.
+    pub fn title(&self) -> String {
+        format!("{}/{}", self.group, self.version)
+    }
 }
 
 /// One kind in one version.
@@ -49,6 +67,8 @@ impl Page {
 pub struct Kind {
     /// The kind, `Backup`.
     pub name: String,
+    /// The anchor of the kind's heading (unique in its page).
+    pub anchor: String,
     /// Its apiVersion, scope, resource, short names, subresources, storage and deprecation.
     pub summary: Inline,
     /// Its printer columns.
@@ -73,9 +93,10 @@ pub struct Column {
 /// One object schema with properties.
 #[derive(Debug)]
 pub struct Object {
-    /// Where it is: `Backup`, `Backup.spec`, `Backup.status.conditions[]`.
+    /// Where it is: `Backup`, `Backup.spec`, `Backup.status.conditions[]`; a field whose
+    /// name would read as more than one step is quoted: `Backup.spec["a.b"]`.
     pub path: String,
-    /// The heading's anchor.
+    /// The heading's anchor, unique in its page (the kind's own for the root).
     pub anchor: String,
     /// Whether it is the kind's root (shown under the kind's heading, without its own).
     pub root: bool,
@@ -96,6 +117,8 @@ pub struct Field {
     pub ty: String,
     /// The anchor of the object its type leads to, if any.
     pub link: Option<String>,
+    /// The index, in its kind's objects, of the object its type leads to.
+    target: Option<usize>,
     /// Its description.
     pub description: String,
     /// What it checks: required, default, bounds, pattern, enum values, rules.
@@ -114,12 +137,45 @@ pub fn pages(crds: &[Value]) -> Vec<Page> {
     }
     by_page
         .into_iter()
-        .map(|((group, version), kinds)| Page {
-            group,
-            version,
-            kinds,
+        .map(|((group, version), kinds)| {
+            let mut page = Page {
+                group,
+                version,
+                anchor: String::new(),
+                kinds,
+            };
+            number_anchors(&mut page);
+            page
         })
         .collect()
+}
+
+/// Gives the page's headings their anchors in the order the page shows them (its title, then
+/// each kind's heading and its objects' headings) as mdBook numbers repeats, and points each
+/// field at the anchor of its own object.
+fn number_anchors(page: &mut Page) {
+    let mut used = HashSet::new();
+    page.anchor = unique(anchor(&page.title()), &mut used);
+    for kind in &mut page.kinds {
+        kind.anchor = unique(anchor(&kind.name), &mut used);
+        let anchors: Vec<String> = kind
+            .objects
+            .iter()
+            .map(|o| {
+                if o.root {
+                    kind.anchor.clone()
+                } else {
+                    unique(anchor(&o.path), &mut used)
+                }
+            })
+            .collect();
+        for (object, own) in kind.objects.iter_mut().zip(&anchors) {
+            object.anchor = own.clone();
+            for field in &mut object.fields {
+                field.link = field.target.and_then(|i| anchors.get(i).cloned());
+            }
+        }
+    }
 }
 
 /// A JSON string's text, empty when it is not one.
@@ -127,16 +183,165 @@ pub fn text(v: &Value) -> String {
     v.as_str().unwrap_or_default().to_owned()
 }
 
-/// The anchor mdBook and GitHub give a heading made of `title`.
+/// `text` on one line, as a heading or a table cell shows it: control characters (line
+/// breaks included) as spaces, runs of white space as one space, none at either end.
+pub fn one_line(text: &str) -> String {
+    let spaced: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    spaced.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The anchor mdBook gives a heading whose text is `title` (shown on one line): lowercase,
+/// letters, digits, `_` and `-` kept, spaces as `-`, everything else dropped. GitHub gives
+/// the same to ASCII titles.
 pub fn anchor(title: &str) -> String {
-    title
+    one_line(title)
+        .to_lowercase()
         .chars()
         .filter_map(|c| match c {
-            c if c.is_alphanumeric() || c == '_' || c == '-' => Some(c.to_ascii_lowercase()),
-            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '_' || c == '-' => Some(c),
+            c if c.is_whitespace() => Some('-'),
             _ => None,
         })
         .collect()
+}
+
+/// `id`, or the first of `id-1`, `id-2`, ... not in `used`, as mdBook numbers headings that
+/// would share an anchor (and GitHub does, but for an `x-1` written as such); the result
+/// joins `used`.
+pub fn unique(id: String, used: &mut HashSet<String>) -> String {
+    let mut candidate = id.clone();
+    let mut n = 0u32;
+    while used.contains(&candidate) {
+        n += 1;
+        candidate = format!("{id}-{n}");
+    }
+    used.insert(candidate.clone());
+    candidate
+}
+
+/// A link's destination as the pages write it, or `None` when a browser would run it: a
+/// `javascript:`, `vbscript:` or `data:` URL, read as a browser reads a scheme (case
+/// ignored, leading spaces and control characters dropped, tabs and line breaks inside
+/// ignored). What is kept has the characters that could end or bend a Markdown or HTML
+/// destination (spaces, control characters, `()<>"'\&` and backticks) percent-encoded.
+pub fn href(destination: &str) -> Option<String> {
+    let scheme: String = destination
+        .trim_start_matches(|c: char| c <= ' ' || c.is_control())
+        .chars()
+        .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
+        .take_while(|c| *c != ':')
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let has_scheme = destination.contains(':');
+    if has_scheme && matches!(scheme.as_str(), "javascript" | "vbscript" | "data") {
+        return None;
+    }
+    let mut out = String::with_capacity(destination.len());
+    for c in destination.chars() {
+        if c <= ' ' || c.is_control() || "()<>\"'\\&`".contains(c) {
+            percent_encode(c, &mut out);
+        } else {
+            out.push(c);
+        }
+    }
+    Some(out)
+}
+
+/// `name` as one segment of a relative URL: everything but ASCII letters, digits and `-._~`
+/// percent-encoded (so a page's name can never read as a scheme or a path).
+pub fn url_segment(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() || "-._~".contains(c) {
+            out.push(c);
+        } else {
+            percent_encode(c, &mut out);
+        }
+    }
+    out
+}
+
+/// Appends `c` to `out` as `%XX` escapes of its UTF-8 bytes.
+fn percent_encode(c: char, out: &mut String) {
+    let mut bytes = [0u8; 4];
+    for b in c.encode_utf8(&mut bytes).bytes() {
+        out.push_str(&format!("%{b:02X}"));
+    }
+}
+
+/// A description as paragraphs (split at blank lines, each on one line) of prose and the
+/// `code` spans its backticks make: a run of backticks opens a span that the next run of
+/// the same length closes (one space stripped from each end when both have one, as
+/// CommonMark does); a run that nothing closes is prose.
+pub fn prose(text: &str) -> Vec<Inline> {
+    let mut paragraphs = Vec::new();
+    let mut current = String::new();
+    for line in text.lines().chain([""]) {
+        if line.trim().is_empty() {
+            let paragraph = one_line(&current);
+            if !paragraph.is_empty() {
+                paragraphs.push(code_spans(&paragraph));
+            }
+            current.clear();
+        } else {
+            current.push(' ');
+            current.push_str(line);
+        }
+    }
+    paragraphs
+}
+
+/// One paragraph's prose and code spans.
+fn code_spans(paragraph: &str) -> Inline {
+    let bytes = paragraph.as_bytes();
+    let run_at = |at: usize| bytes[at..].iter().take_while(|b| **b == b'`').count();
+    let mut out = Vec::new();
+    let (mut text_from, mut at) = (0, 0);
+    while at < bytes.len() {
+        if bytes[at] != b'`' {
+            at += 1;
+            continue;
+        }
+        let open = run_at(at);
+        let content_from = at + open;
+        let mut scan = content_from;
+        let mut close = None;
+        while scan < bytes.len() {
+            if bytes[scan] != b'`' {
+                scan += 1;
+                continue;
+            }
+            let run = run_at(scan);
+            if run == open {
+                close = Some(scan);
+                break;
+            }
+            scan += run;
+        }
+        match close {
+            Some(end) => {
+                if text_from < at {
+                    out.push(text_span(&paragraph[text_from..at]));
+                }
+                let code = &paragraph[content_from..end];
+                let stripped = match code.strip_prefix(' ').and_then(|c| c.strip_suffix(' ')) {
+                    Some(inner) if !code.trim_matches(' ').is_empty() => inner,
+                    _ => code,
+                };
+                out.push(code_span(stripped));
+                at = end + open;
+                text_from = at;
+            }
+            None => at = content_from,
+        }
+    }
+    if text_from < bytes.len() {
+        out.push(text_span(&paragraph[text_from..]));
+    }
+    out
 }
 
 fn kind(crd: &Value, version: &Value) -> Kind {
@@ -156,11 +361,17 @@ fn kind(crd: &Value, version: &Value) -> Kind {
                 .collect()
         });
     let mut found = Vec::new();
-    collect_objects(&name, &version["schema"]["openAPIV3Schema"], &mut found);
+    collect_objects(
+        &name,
+        &version["schema"]["openAPIV3Schema"],
+        true,
+        &mut found,
+    );
     Kind {
         summary: summary(crd, version),
         columns,
-        objects: found.into_iter().map(|(p, o)| object(&p, o)).collect(),
+        objects: found.iter().map(object).collect(),
+        anchor: String::new(),
         name,
     }
 }
@@ -201,40 +412,78 @@ fn summary(crd: &Value, version: &Value) -> Inline {
     out
 }
 
-/// Every object schema under `schema` with properties, by path (`Backup.spec`), outermost
-/// first.
-fn collect_objects<'a>(path: &str, schema: &'a Value, out: &mut Vec<(String, &'a Value)>) {
-    if let Some(items) = schema.get("items") {
-        return collect_objects(&format!("{path}[]"), items, out);
-    }
-    if let Some(values) = schema.get("additionalProperties").filter(|v| v.is_object()) {
-        return collect_objects(&format!("{path}{{}}"), values, out);
-    }
-    let Some(properties) = schema["properties"].as_object() else {
-        return;
-    };
-    out.push((path.to_owned(), schema));
-    for (name, property) in properties {
-        if path.contains('.') || !matches!(name.as_str(), "apiVersion" | "kind" | "metadata") {
-            collect_objects(&format!("{path}.{name}"), property, out);
-        }
-    }
+/// An object schema found under a kind's schema.
+struct Found<'a> {
+    /// Its path, `Backup.spec`.
+    path: String,
+    /// Whether it is the kind's root.
+    root: bool,
+    /// Its schema.
+    schema: &'a Value,
+    /// The index of the object each of its fields leads to, by field name.
+    targets: BTreeMap<String, usize>,
 }
 
-/// The path of the object a field's schema leads to, if it leads to one.
-fn object_path(path: &str, schema: &Value) -> Option<String> {
+/// Every object schema under `schema` with properties, by path (`Backup.spec`), outermost
+/// first; the index of the one `schema` itself leads to, if any.
+fn collect_objects<'a>(
+    path: &str,
+    schema: &'a Value,
+    root: bool,
+    out: &mut Vec<Found<'a>>,
+) -> Option<usize> {
     if let Some(items) = schema.get("items") {
-        return object_path(&format!("{path}[]"), items);
+        return collect_objects(&format!("{path}[]"), items, false, out);
     }
     if let Some(values) = schema.get("additionalProperties").filter(|v| v.is_object()) {
-        return object_path(&format!("{path}{{}}"), values);
+        return collect_objects(&format!("{path}{{}}"), values, false, out);
     }
-    schema["properties"].is_object().then(|| path.to_owned())
+    let properties = schema["properties"].as_object()?;
+    let at = out.len();
+    out.push(Found {
+        path: path.to_owned(),
+        root,
+        schema,
+        targets: BTreeMap::new(),
+    });
+    for (name, property) in properties {
+        if root && matches!(name.as_str(), "apiVersion" | "kind" | "metadata") {
+            continue;
+        }
+        let child = format!("{path}{}", step(name));
+        if let Some(target) = collect_objects(&child, property, false, out)
+            && let Some(found) = out.get_mut(at)
+        {
+            found.targets.insert(name.clone(), target);
+        }
+    }
+    Some(at)
+}
+
+/// A field's step in a path: `.name`, or `["a.b"]` (JSON-quoted) for a name that would
+/// read as more than one step or none (empty, or with a dot, bracket, brace, quote or
+/// white space).
+fn step(name: &str) -> String {
+    let plain = !name.is_empty()
+        && !name.chars().any(|c| {
+            matches!(c, '.' | '[' | ']' | '{' | '}' | '"') || c.is_whitespace() || c.is_control()
+        });
+    if plain {
+        format!(".{name}")
+    } else {
+        format!("[{}]", Value::from(name))
+    }
 }
 
 /// One object and its fields.
-fn object(path: &str, schema: &Value) -> Object {
-    let root = !path.contains('.');
+fn object(found: &Found) -> Object {
+    let Found {
+        path,
+        root,
+        schema,
+        targets,
+    } = found;
+    let root = *root;
     let required: Vec<&str> = schema["required"]
         .as_array()
         .into_iter()
@@ -244,9 +493,6 @@ fn object(path: &str, schema: &Value) -> Object {
     let fields = schema["properties"].as_object().into_iter().flatten();
     let fields = fields
         .map(|(name, field)| {
-            let link = object_path(&format!("{path}.{name}"), field)
-                .filter(|_| !(root && matches!(name.as_str(), "apiVersion" | "kind" | "metadata")))
-                .map(|target| anchor(&target));
             let mut checks = validations(field);
             if required.contains(&name.as_str()) {
                 checks.insert(0, vec![text_span("required")]);
@@ -254,15 +500,16 @@ fn object(path: &str, schema: &Value) -> Object {
             Field {
                 name: name.clone(),
                 ty: type_name(field),
-                link,
+                link: None,
+                target: targets.get(name).copied(),
                 description: text(&field["description"]),
                 checks,
             }
         })
         .collect();
     Object {
-        path: path.to_owned(),
-        anchor: anchor(path),
+        path: path.clone(),
+        anchor: String::new(),
         root,
         description: if root {
             String::new()

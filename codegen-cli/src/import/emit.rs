@@ -2,10 +2,12 @@
 //! through prettyplease) so the `//` comments that name what could not be carried over stay
 //! next to their fields; each file is parsed back to be sure it is Rust.
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use super::doc::{comment_text, doc_text};
 use super::names::file_stem;
 use super::names::serde_camel;
 use super::resource::{kube_attrs, resource_markers};
@@ -24,17 +26,26 @@ pub struct KindVersion {
     pub version: String,
     /// Kind.
     pub kind: String,
+    /// The kind's Rust type ([`kind_type`](super::names::kind_type)): the kind, or
+    /// `#[kube(root = ...)]`.
+    pub rust_kind: String,
     /// Module (file stem) of the kind.
     pub module: String,
     /// The file's text below the header.
     pub text: String,
     /// Every exception, with its path, for the summary.
     pub exceptions: Vec<Exception>,
-    /// Whether the kind has a `<Kind>Status` struct.
-    pub has_status: bool,
+    /// The status struct (`<Kind>Status`), if the kind has one.
+    pub status: Option<String>,
     /// The structs re-exported beside the kind besides its status: `<Kind>Spec`, or with
     /// `no_spec` `<Kind>Fields` and the spec's struct when there is one.
     pub top: Vec<String>,
+    /// Every type name of the version taken once this kind's are: the reserved ones and its
+    /// structs and enums.
+    pub taken: BTreeSet<String>,
+    /// The kind's top structs not named `<Kind>Spec`, `<Kind>Status` or `<Kind>Fields`
+    /// because another kind of the version has that name: `(wanted, given)`.
+    pub renamed: Vec<(String, String)>,
 }
 
 /// Everything about one CRD version that the Rust types carry.
@@ -47,6 +58,13 @@ pub struct VersionInput<'a> {
     pub versions: usize,
     /// Where the CRD came from.
     pub origin: &'a str,
+    /// `import --owned`: the kind becomes the crate's own API (no `+kube-codegen:consumed`).
+    pub owned: bool,
+    /// The kind's Rust type ([`kind_type`](super::names::kind_type)).
+    pub rust_kind: &'a str,
+    /// The type names the version's other kinds take (their types, and what kinds before
+    /// this one named), which this kind's types avoid.
+    pub taken: &'a BTreeSet<String>,
 }
 
 /// The string at `pointer` in `v`, or `""`.
@@ -66,10 +84,20 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
-    let mut types = Types::default();
-    let spec_name = format!("{kind}Spec");
-    let status_name = format!("{kind}Status");
-    let fields_name = format!("{kind}Fields");
+    let rust_kind = input.rust_kind;
+    let mut types = Types::reserving(input.taken.clone());
+    let mut renamed = Vec::new();
+    let mut top_name = |suffix: &str| {
+        let wanted = format!("{rust_kind}{suffix}");
+        let given = types.unique(&wanted);
+        if given != wanted {
+            renamed.push((wanted, given.clone()));
+        }
+        given
+    };
+    let spec_name = top_name("Spec");
+    let status_name = top_name("Status");
+    let fields_name = top_name("Fields");
     let (spec, status, root_notes) = if at_root(&root) {
         top_fields(
             &mut types,
@@ -95,7 +123,23 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
     exceptions.dedup();
     let namespaced = text(crd, "/spec/scope") == "Namespaced";
     let status_type = status.as_ref().map(|_| status_name.as_str());
-    let mut kube = kube_attrs(crd, v, &root, status_type);
+    let mut kube = kube_attrs(crd, v, &root, status_type, rust_kind);
+    if spec.is_none() {
+        // The spec is an empty struct: `generate` finds no field for a selectable field in it.
+        kube.retain(|k| {
+            let inside = k.starts_with("selectable = \".spec.");
+            if inside {
+                exceptions.push(Exception {
+                    path: "spec".into(),
+                    what: format!(
+                        "the selectable field {} is in a spec that has no struct; left out",
+                        k.trim_start_matches("selectable = ")
+                    ),
+                });
+            }
+            !inside
+        });
+    }
     if no_spec {
         kube.push("no_spec".into());
     }
@@ -113,15 +157,19 @@ pub fn kind_version(input: &VersionInput<'_>) -> KindVersion {
         kube: &kube,
         resource_markers: &resource_markers,
     });
+    renamed.retain(|(_, given)| top.contains(given) || status.as_ref() == Some(given));
     KindVersion {
         group,
         version,
+        rust_kind: rust_kind.to_owned(),
         module: file_stem(&kind),
         kind,
         text: out,
         exceptions,
-        has_status: status.is_some(),
+        status,
         top,
+        taken: types.taken().clone(),
+        renamed,
     }
 }
 
@@ -210,13 +258,18 @@ fn module_head(out: &mut String, file: &KindFile<'_>) {
         file.group,
         file.version,
         text(crd, "/metadata/name"),
-        file.input.origin
+        comment_text(file.input.origin)
     );
     if !file.exceptions.is_empty() {
         out.push_str("//!\n//! Not carried over (each is also noted at its field):\n");
         for e in file.exceptions {
             let path = if e.path.is_empty() { "(root)" } else { &e.path };
-            let _ = writeln!(out, "//! - `{path}`: {}", e.what);
+            let _ = writeln!(
+                out,
+                "//! - `{}`: {}",
+                comment_text(path),
+                comment_text(&e.what)
+            );
         }
     }
     out.push('\n');
@@ -258,7 +311,7 @@ fn struct_text(out: &mut String, file: &KindFile<'_>, s: &Struct) {
         markers.push("nullable=false".into());
     }
     for e in &s.exceptions {
-        let _ = writeln!(out, "// Not carried over: {e}");
+        let _ = writeln!(out, "// Not carried over: {}", comment_text(e));
     }
     doc_block(out, "", s.doc.as_deref(), &markers);
     // Every field optional: `..Default::default()` builds it.
@@ -326,7 +379,7 @@ fn types_push_empty_spec(
 
 fn field(out: &mut String, f: &Field) {
     for e in &f.exceptions {
-        let _ = writeln!(out, "    // Not carried over: {e}");
+        let _ = writeln!(out, "    // Not carried over: {}", comment_text(e));
     }
     doc_block(out, "    ", f.doc.as_deref(), &f.markers);
     if serde_camel(&f.rust) != f.json {
@@ -341,10 +394,11 @@ fn field(out: &mut String, f: &Field) {
     }
 }
 
-/// `///` lines: the description, a blank line, then the markers.
+/// `///` lines: the description, a blank line, then the markers. No line of the description
+/// reads as a marker ([`doc_text`]).
 fn doc_block(out: &mut String, indent: &str, doc: Option<&str>, markers: &[String]) {
     if let Some(doc) = doc {
-        for line in &doc_lines(doc) {
+        for line in doc_text(doc).text.split('\n') {
             let line = line.trim_end();
             if line.is_empty() {
                 let _ = writeln!(out, "{indent}///");
@@ -359,25 +413,6 @@ fn doc_block(out: &mut String, indent: &str, doc: Option<&str>, markers: &[Strin
     for m in markers {
         let _ = writeln!(out, "{indent}/// +{m}");
     }
-}
-
-/// A description's lines, with any line that starts with `+` joined to the line before it:
-/// on its own it would be read as a marker and dropped from the description, joined it
-/// says the same (descriptions compare with whitespace aside).
-fn doc_lines(doc: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for line in doc.lines() {
-        match out.last_mut() {
-            Some(prev) if line.trim_start().starts_with('+') && !prev.trim().is_empty() => {
-                prev.push(' ');
-                prev.push_str(line.trim());
-            }
-            // Nothing to join it to: left out (import reports it).
-            None if line.trim_start().starts_with('+') => {}
-            _ => out.push(line.to_owned()),
-        }
-    }
-    out
 }
 
 /// A Rust string literal.

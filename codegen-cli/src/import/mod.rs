@@ -2,12 +2,16 @@
 //! `kube-codegen generate` and `kube-codegen crds` read.
 //!
 //! The pipeline: [`read`] the manifests (and check each CRD as kube-apiserver would),
-//! turn every version's schema into Rust [`types`] with markers, [`emit`] one file per kind
-//! and version plus the `mod.rs` files, and write them all or nothing.
+//! `plan` the names of every kind, group and version as `generate` will read them (or
+//! refuse what no tree can hold), turn every version's schema into Rust [`types`] with
+//! markers, [`emit`] one file per kind and version plus the `mod.rs` files, and write them
+//! all or nothing.
 
+mod doc;
 pub mod emit;
 mod modules;
 mod names;
+mod plan;
 pub mod read;
 mod resource;
 mod root;
@@ -68,6 +72,12 @@ pub struct ImportArgs {
         action = clap::ArgAction::Set
     )]
     pub apply_configurations: bool,
+    /// Take ownership of the imported kinds: write them without `+kube-codegen:consumed`, so
+    /// `crds`, `docs`, `lint`, the chart, `crds()` and conversion treat them as the crate's
+    /// own API. By default imported kinds are consumed: the crate gets their clients,
+    /// listers, informers and apply configurations, and their CRDs stay their owners'.
+    #[arg(long)]
+    pub owned: bool,
 }
 
 impl ImportArgs {
@@ -83,6 +93,9 @@ impl ImportArgs {
         cmd.push_str(&format!(" --output {}", paths::shown(&self.output, &root)));
         if !self.apply_configurations {
             cmd.push_str(" --apply-configurations=false");
+        }
+        if self.owned {
+            cmd.push_str(" --owned");
         }
         cmd
     }
@@ -103,7 +116,11 @@ pub fn run(args: &ImportArgs) -> Result<Outcome, Error> {
 /// The summary, or every problem found.
 fn import(args: &ImportArgs) -> Result<String, Vec<String>> {
     let sources = sources(args)?;
-    let kinds: Vec<KindVersion> = sources.iter().flat_map(kind_versions).collect();
+    let plans = plan::plans(&sources)?;
+    let groups: BTreeSet<String> = plans.iter().map(|p| p.group.clone()).collect();
+    let modules =
+        modules::group_modules(&groups).map_err(|clashes| plan::group_clashes(&plans, &clashes))?;
+    let kinds = plan::kind_versions(&plans, args.owned);
     let header = format!(
         "{}\n// Regenerate with: {}\n\n",
         emit::HEADER_LINE,
@@ -114,8 +131,6 @@ fn import(args: &ImportArgs) -> Result<String, Vec<String>> {
         Ok(text) => text.lines().next() == Some(emit::HEADER_LINE),
         Err(_) => true,
     };
-    let groups: BTreeSet<String> = kinds.iter().map(|k| k.group.clone()).collect();
-    let modules = modules::group_modules(&groups);
     let mut files = Vec::new();
     for k in &kinds {
         let path = modules::kind_path(&modules, k);
@@ -131,10 +146,11 @@ fn import(args: &ImportArgs) -> Result<String, Vec<String>> {
             contents: format!("{header}{text}"),
         });
     }
-    let mut notes = Vec::new();
+    let mut notes = plan::renamed_notes(&kinds, &plans);
     if !root_is_ours {
         let text = std::fs::read_to_string(&root_mod).unwrap_or_default();
-        for module in modules.values() {
+        for names in modules.values() {
+            let module = kube_codegen_core::naming::ident(&names.module);
             if !text.contains(&format!("pub mod {module};")) {
                 notes.push(format!(
                     "kube-codegen: note: add `pub mod {module};` to {} (it was not written by import, so it is left as it is)",
@@ -170,7 +186,7 @@ fn sources(args: &ImportArgs) -> Result<Vec<read::Source>, Vec<String>> {
             Ok(found) => {
                 for (name, crd) in found {
                     let origin = format!("CustomResourceDefinition {name} from the cluster");
-                    parsed.push(read::parse(&origin, &crd).map(|mut s| {
+                    parsed.push(read::parse_served(&origin, &crd).map(|mut s| {
                         for src in &mut s {
                             src.origin = origin.clone();
                         }
@@ -216,27 +232,6 @@ fn sources(args: &ImportArgs) -> Result<Vec<read::Source>, Vec<String>> {
     } else {
         Err(errors)
     }
-}
-
-/// Every version of one CRD, as Rust.
-fn kind_versions(source: &read::Source) -> Vec<KindVersion> {
-    let versions = source
-        .crd
-        .pointer("/spec/versions")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    versions
-        .iter()
-        .map(|v| {
-            emit::kind_version(&emit::VersionInput {
-                crd: &source.crd,
-                version: v,
-                versions: versions.len(),
-                origin: &source.origin,
-            })
-        })
-        .collect()
 }
 
 /// What was not carried over, the notes, the counts and what `written` says of the files.

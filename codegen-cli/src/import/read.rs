@@ -2,6 +2,11 @@
 //! `List` objects. Every CRD is checked as kube-apiserver checks a new one (names, versions,
 //! structural schemas, ...), so what the import reads is something a cluster accepts; each
 //! problem names the document and the JSON path.
+//!
+//! The limits are kube-apiserver's, per document: a CRD is refused when its JSON (the body
+//! a client sends for it, each item of a `List` on its own) is over the server's request
+//! limit of 3 MiB, with the server's 413 message; documents nest up to the 10,000 levels its
+//! JSON and YAML decoders read; there is no count of values beyond what that size implies.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -74,9 +79,116 @@ enum Others {
     Skip,
 }
 
+/// The CRDs of an object read from a cluster (`shown` names it): checked as a file's are, but
+/// for the request limit, which the object as the server returns it (with its status and
+/// managed fields) may be over although the server took it.
+pub fn parse_served(shown: &str, text: &str) -> Result<Vec<Source>, Vec<String>> {
+    parse_docs(shown, text, Others::Refuse, SizeLimit::Any)
+}
+
+/// kube-apiserver's limit on a request body (`--max-request-body-bytes`, 3 MiB): a larger
+/// one is a 413 before it is decoded.
+pub const MAX_REQUEST_BYTES: usize = 3 * 1024 * 1024;
+
+/// How deep kube-apiserver's decoders read: Go's JSON scanner and go-yaml (under
+/// `sigs.k8s.io/yaml`) both stop past 10,000 nested arrays and objects.
+pub const MAX_DEPTH: usize = 10_000;
+
+/// Whether documents are held to [`MAX_REQUEST_BYTES`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SizeLimit {
+    /// Each object as a request body (files).
+    Request,
+    /// Any size (objects the server already holds).
+    Any,
+}
+
 fn parse_with(shown: &str, text: &str, others: Others) -> Result<Vec<Source>, Vec<String>> {
-    let docs: Vec<Value> = serde_saphyr::from_multiple(text)
-        .map_err(|e| vec![format!("error: {shown}: not valid YAML: {e}")])?;
+    parse_docs(shown, text, others, SizeLimit::Request)
+}
+
+/// The reader's limits for `text`: kube-apiserver's depth ([`MAX_DEPTH`], flow collections
+/// as deep as block ones, since JSON is all flow; the parser's own flow limit one further,
+/// so that the depth is what stops a document), counted per document; nodes, events and
+/// scalar bytes no more than the text could hold (each needs a byte of it), so that only
+/// the size of a document limits it, as on the server.
+fn options(text: &str) -> serde_saphyr::Options {
+    let room = text.len().saturating_mul(2).max(1 << 16);
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_depth = MAX_DEPTH;
+    budget.flow_nesting_limit = MAX_DEPTH + 1;
+    budget.max_nodes = room;
+    budget.max_events = room;
+    budget.max_total_scalar_bytes = room;
+    budget.max_reader_input_bytes = None;
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    options
+}
+
+/// What a YAML error says: the depth limit in kube-apiserver's words, anything else as the
+/// reader says it.
+fn yaml_error(shown: &str, document: usize, e: &serde_saphyr::Error) -> String {
+    if let serde_saphyr::Error::Budget {
+        breach: serde_saphyr::budget::BudgetBreach::Depth { .. },
+        location,
+    } = e
+    {
+        return format!(
+            "error: {shown}, document {document}: nested more than {MAX_DEPTH} levels deep at line {}, column {}, more than kube-apiserver's decoders read (`yaml: exceeded max depth of {MAX_DEPTH}`)",
+            location.line(),
+            location.column()
+        );
+    }
+    format!("error: {shown}: not valid YAML: {e}")
+}
+
+/// The size of `v` as the request body a Go client sends for it: compact JSON, with `<`,
+/// `>` and `&` escaped as `\u003c` and U+2028 and U+2029 as `\u2028` (Go's `encoding/json`).
+pub fn request_bytes(v: &Value) -> usize {
+    let json = serde_json::to_string(v).unwrap_or_default();
+    let escaped: usize = json
+        .chars()
+        .map(|c| match c {
+            '<' | '>' | '&' => 5,
+            '\u{2028}' | '\u{2029}' => 3,
+            _ => 0,
+        })
+        .sum();
+    json.len() + escaped
+}
+
+/// The 413 kube-apiserver answers for an object over [`MAX_REQUEST_BYTES`], or `None`.
+fn too_large(origin: &str, doc: &Value, sized: SizeLimit) -> Option<String> {
+    if sized == SizeLimit::Any {
+        return None;
+    }
+    let bytes = request_bytes(doc);
+    (bytes > MAX_REQUEST_BYTES).then(|| {
+        let name = doc
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .map_or_else(String::new, |n| format!(" (`{n}`)"));
+        format!(
+            "error: {origin}{name}: Request entity too large: limit is {MAX_REQUEST_BYTES}: the object is {bytes} bytes as the JSON a client sends; kube-apiserver refuses it"
+        )
+    })
+}
+
+fn parse_docs(
+    shown: &str,
+    text: &str,
+    others: Others,
+    sized: SizeLimit,
+) -> Result<Vec<Source>, Vec<String>> {
+    let mut reader = text.as_bytes();
+    let mut docs: Vec<Value> = Vec::new();
+    for doc in serde_saphyr::read_with_options::<_, Value>(&mut reader, options(text)) {
+        match doc {
+            Ok(doc) => docs.push(doc),
+            Err(e) => return Err(vec![yaml_error(shown, docs.len() + 1, &e)]),
+        }
+    }
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for (i, doc) in docs.into_iter().enumerate() {
@@ -99,6 +211,11 @@ fn parse_with(shown: &str, text: &str, others: Others) -> Result<Vec<Source>, Ve
                 if others == Others::Skip && !is_crd(item) {
                     continue;
                 }
+                // A client sends each item of a `List` on its own.
+                if let Some(e) = too_large(&origin, item, sized) {
+                    errors.push(e);
+                    continue;
+                }
                 match check(&origin, item) {
                     Ok(()) => out.push(Source {
                         origin,
@@ -110,6 +227,10 @@ fn parse_with(shown: &str, text: &str, others: Others) -> Result<Vec<Source>, Ve
             continue;
         }
         if others == Others::Skip && !is_crd(&doc) {
+            continue;
+        }
+        if let Some(e) = too_large(&origin, &doc, sized) {
+            errors.push(e);
             continue;
         }
         match check(&origin, &doc) {

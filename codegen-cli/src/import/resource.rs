@@ -9,13 +9,15 @@ use super::emit::{VersionInput, lit, text};
 use super::types::{self, Exception};
 use crate::json;
 
-/// The resource's `#[kube(...)]` arguments: names, scope, status, scale, printer columns,
-/// selectable fields and the root description.
+/// The resource's `#[kube(...)]` arguments: names (with `root` when the kind's Rust type
+/// `rust_kind` is not the kind), scope, status, scale, printer columns, selectable fields
+/// and the root description.
 pub(super) fn kube_attrs(
     crd: &Value,
     v: &Value,
     root: &Map<String, Value>,
     status: Option<&str>,
+    rust_kind: &str,
 ) -> Vec<String> {
     let group = text(crd, "/spec/group");
     let kind = text(crd, "/spec/names/kind");
@@ -27,6 +29,9 @@ pub(super) fn kube_attrs(
         format!("kind = {}", lit(kind)),
         format!("plural = {}", lit(plural)),
     ];
+    if rust_kind != kind {
+        kube.push(format!("root = {}", lit(rust_kind)));
+    }
     let singular = text(crd, "/spec/names/singular");
     if !singular.is_empty() && singular != kind.to_lowercase() {
         kube.push(format!("singular = {}", lit(singular)));
@@ -114,6 +119,11 @@ pub(super) fn resource_markers(
     let mut resource_markers = vec!["genclient".to_owned()];
     if !namespaced {
         resource_markers.push("genclient:nonNamespaced".into());
+    }
+    if !input.owned {
+        // Someone else's API: its CRD stays theirs (no `crds`, chart, docs, lint or
+        // conversion of ours).
+        resource_markers.push("kube-codegen:consumed".into());
     }
     if let Some(approval) = crd
         .pointer("/metadata/annotations")

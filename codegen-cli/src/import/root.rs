@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value};
 
 use super::resource::ROOT_REQUIRED;
-use super::types::{Exception, Types};
+use super::types::{Exception, Types, description_notes};
 use crate::json;
 
 /// Whether a version's properties must sit at the root (`#[kube(no_spec)]`): its schema does
@@ -133,6 +133,11 @@ fn root_notes_of(
     has_status: bool,
 ) -> Vec<Exception> {
     let mut notes: Vec<Exception> = Vec::new();
+    // The root's description is `#[kube(doc = ...)]`, which the built CRD reads as a
+    // description, dropping lines that start with `+` as it does everywhere.
+    for n in description_notes(root) {
+        note(&mut notes, "", n);
+    }
     if let Some(meta) = props.get("metadata").and_then(Value::as_object)
         && meta.keys().any(|k| k != "type")
     {

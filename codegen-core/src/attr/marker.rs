@@ -125,6 +125,9 @@ pub(crate) const KNOWN: &[(&str, Place, Option<bool>)] = &[
     ("kubebuilder:storageversion", Place::Type, None),
     // Ours: the kind's conversion webhook wiring is generated (`conversion.rs`).
     ("kube-codegen:conversion", Place::Type, None),
+    // Ours: a kind someone else owns (written by `import`): clients, listers, informers and
+    // apply configurations, but no CRD, docs, lint or conversion of ours.
+    ("kube-codegen:consumed", Place::Type, None),
     // Ours: a `status` without the status subresource, a `listKind`, and root properties
     // kube writes itself (`metadata`, ...) in the root's `required`, as a CRD may say them.
     ("kube-codegen:noStatusSubresource", Place::Type, None),

@@ -442,6 +442,12 @@ const DOCS: &[Doc] = &[
         example: "/// +kube-codegen:conversion",
     },
     Doc {
+        name: "kube-codegen:consumed",
+        args: "",
+        writes: "(ours, on every version of a kind) nothing: the kind is someone else's API (`import` writes it), so it gets clients, listers, informers and apply configurations, and no CRD, docs, lint or conversion of ours",
+        example: "/// +kube-codegen:consumed",
+    },
+    Doc {
         name: "kube-codegen:noStatusSubresource",
         args: "",
         writes: "(ours) with `#[kube(status = ...)]`, no status subresource: the status is a plain field, the client has no status verbs",

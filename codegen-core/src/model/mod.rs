@@ -212,6 +212,10 @@ pub struct Resource {
     /// `+kube-codegen:conversion` (on the storage version): the kind's versions convert
     /// through it, and `conversion.rs` wires them.
     pub(crate) conversion: bool,
+    /// `+kube-codegen:consumed`: the kind is someone else's API (imported from their CRD):
+    /// it gets clients, listers, informers and apply configurations, but its CRD is not
+    /// ours to build, install, convert, document or lint.
+    pub(crate) consumed: bool,
     /// `+kubebuilder:ac:generate=true` (on the type or, with the CLI, its package), or a
     /// built-in kind: an apply configuration and typed `apply` are generated.
     pub(crate) apply_configuration: bool,
@@ -377,6 +381,7 @@ pub(crate) fn resource_from_input(
         builtin: false,
         storage_version: storage_version_marker(&input.attrs),
         conversion: has_marker(&input.attrs, "+kube-codegen:conversion"),
+        consumed: has_marker(&input.attrs, "+kube-codegen:consumed"),
         apply_configuration: has_marker(&input.attrs, "+kubebuilder:ac:generate=true"),
         verbs: Vec::new(),
         methods: Vec::new(),

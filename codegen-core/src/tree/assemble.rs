@@ -21,6 +21,10 @@ pub(super) fn assemble(
         out.extend(version(&group_dir, version_dir, dir, errors, &mut crds));
     }
     out.sort_by(|a, b| (&a.group, &a.version).cmp(&(&b.group, &b.version)));
+    checks::consumed(&crds, errors);
+    // A consumed kind's CRD is its owner's: not built, installed, converted, documented or
+    // linted here.
+    crds.retain(|c| !c.resource.resource.consumed);
     checks::storage_versions(&mut crds, errors);
     checks::group_modules(&out, errors);
     ApiTree {

@@ -211,6 +211,62 @@ pub(super) fn storage_versions(crds: &mut [CrdVersion], errors: &mut Vec<FileDia
     }
 }
 
+/// A kind is consumed (`+kube-codegen:consumed`) in every version or in none: its CRD is
+/// either someone else's or ours, never half of each. A consumed kind has no conversion of
+/// ours.
+pub(super) fn consumed(crds: &[CrdVersion], errors: &mut Vec<FileDiagnostics>) {
+    let mut kinds: BTreeMap<(&str, &str), Vec<&CrdVersion>> = BTreeMap::new();
+    for c in crds {
+        kinds
+            .entry((c.group.as_str(), c.resource.resource.kind.as_str()))
+            .or_default()
+            .push(c);
+    }
+    for ((group, kind), versions) in kinds {
+        let consumed: Vec<&str> = versions
+            .iter()
+            .filter(|c| c.resource.resource.consumed)
+            .map(|c| c.version.as_str())
+            .collect();
+        if consumed.is_empty() {
+            continue;
+        }
+        if consumed.len() != versions.len() {
+            let owned: Vec<&str> = versions
+                .iter()
+                .filter(|c| !c.resource.resource.consumed)
+                .map(|c| c.version.as_str())
+                .collect();
+            for c in versions.iter().filter(|c| !c.resource.resource.consumed) {
+                push(
+                    errors,
+                    c.resource.file,
+                    Diagnostic::new(
+                        c.resource.resource.span,
+                        format!(
+                            "`{kind}` of `{group}` is marked `+kube-codegen:consumed` in {} but not in {}: its CRD is either someone else's or ours; mark every version, or remove the marker from every version to own it",
+                            consumed.join(", "),
+                            owned.join(", ")
+                        ),
+                    ),
+                );
+            }
+        }
+        for c in versions.iter().filter(|c| c.resource.resource.conversion) {
+            push(
+                errors,
+                c.resource.file,
+                Diagnostic::new(
+                    c.resource.resource.span,
+                    format!(
+                        "`{kind}` of `{group}` is consumed (`+kube-codegen:consumed`): its versions convert through its owner's webhook, not ours; remove `+kube-codegen:conversion`"
+                    ),
+                ),
+            );
+        }
+    }
+}
+
 /// `+kube-codegen:conversion` sits on the storage version of a kind served in several.
 fn conversion(same: &[CrdVersion], errors: &mut Vec<FileDiagnostics>) {
     for c in same.iter().filter(|c| c.resource.resource.conversion) {

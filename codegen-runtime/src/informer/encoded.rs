@@ -29,8 +29,8 @@ use kube::api::ObjectMeta;
 use serde::de::{DeserializeOwned, Deserializer, Error as _};
 use serde::{Deserialize, Serialize};
 
-use crate::informer::factory::{ScopeApi, SharedInformerFactory};
 use crate::informer::SharedInformer;
+use crate::informer::factory::{ScopeApi, SharedInformerFactory};
 use crate::informer::lister::Lister;
 use crate::informer::resource_of::resource_of_kind;
 

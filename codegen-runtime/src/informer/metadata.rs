@@ -16,8 +16,8 @@ use kube::Resource;
 use kube::api::{ApiResource, DynamicObject};
 use kube::core::PartialObjectMeta;
 
-use crate::informer::factory::{ScopeApi, SharedInformerFactory};
 use crate::informer::SharedInformer;
+use crate::informer::factory::{ScopeApi, SharedInformerFactory};
 use crate::informer::lister::Lister;
 
 /// The metadata-only informer of `K`: `SharedInformer<PartialObjectMeta<K>>`, with handlers,

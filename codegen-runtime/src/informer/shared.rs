@@ -22,7 +22,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 pub use crate::informer::watch_backoff::WatchBackoff;
-use crate::informer::watch_backoff::{Retry, is_gone};
+use crate::informer::watch_backoff::{Retry, bounded, is_gone, undecodable};
 
 /// Receives an informer's changes. Every method has an empty default.
 ///
@@ -202,6 +202,7 @@ where
     stop: watch::Sender<bool>,
     task: Mutex<Option<JoinHandle<()>>>,
     watch_errors: std::sync::atomic::AtomicU64,
+    decode_errors: std::sync::atomic::AtomicU64,
 }
 
 /// One watch and one cache of `K`, shared by every consumer. Cheap to clone.
@@ -294,6 +295,7 @@ where
                 stop: watch::channel(false).0,
                 task: Mutex::new(None),
                 watch_errors: std::sync::atomic::AtomicU64::new(0),
+                decode_errors: std::sync::atomic::AtomicU64::new(0),
             }),
         }
     }
@@ -322,6 +324,11 @@ where
     /// for a metadata-only informer, `(encoded)` for an encoded one).
     pub fn name(&self) -> &str {
         &self.inner.name
+    }
+
+    /// The cached object `name` of `namespace` (`None` for a cluster-scoped kind).
+    pub fn object(&self, namespace: Option<&str>, name: &str) -> Option<Arc<K>> {
+        self.inner.reader.get(&self.object_ref(namespace, name))
     }
 
     /// The cache, as kube's reflector `Store` (what `Controller::for_shared_stream` takes).
@@ -422,6 +429,15 @@ where
     pub fn watch_errors(&self) -> u64 {
         self.inner
             .watch_errors
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How many of those errors were objects the server sent that do not decode as `K`
+    /// (each run of them logged once at error, bounded in size): the kind's schema or
+    /// storage version moved away from this type, which waiting does not mend.
+    pub fn decode_errors(&self) -> u64 {
+        self.inner
+            .decode_errors
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
@@ -526,11 +542,37 @@ where
         ObjectRef::from_obj_with(obj, self.dyntype.clone())
     }
 
+    /// Counts and logs a failed list or watch. Objects that do not decode as `K` are
+    /// reported once per run of such failures (`decoding_failed`): the same objects fail
+    /// again on every retry, and a list of thousands would flood the log.
+    fn report(&self, err: &watcher::Error, decoding_failed: &mut bool) {
+        self.watch_errors
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let Some(why) = undecodable(err) else {
+            tracing::warn!(resource = %self.name, error = %bounded(&err.to_string(), 1000), "watch error");
+            return;
+        };
+        if !*decoding_failed {
+            tracing::error!(
+                resource = %self.name,
+                error = %bounded(&why, 400),
+                "objects from the API server do not decode as this informer's type: the kind's schema or storage version has probably moved (see the book's how-to on moving a storage version); retrying quietly"
+            );
+        }
+        *decoding_failed = true;
+        self.decode_errors
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// A new watch of the objects, decoded without managedFields when the options say so.
     fn watch(&self) -> EventStream<K> {
         let config = self.options.watcher.clone();
         if self.options.skip_managed_fields {
-            Box::pin(crate::informer::decode::watch(&self.api, &self.dyntype, config))
+            Box::pin(crate::informer::decode::watch(
+                &self.api,
+                &self.dyntype,
+                config,
+            ))
         } else {
             Box::pin(watcher(self.api.clone(), config))
         }
@@ -546,6 +588,7 @@ where
             .resync
             .map(|p| tokio::time::interval_at(tokio::time::Instant::now() + p, p));
         let mut before_relist: Option<HashMap<ObjectRef<K>, Arc<K>>> = None;
+        let mut decoding_failed = false;
         loop {
             // An event that is ready now is taken without polling the stop signal and the
             // resync timer as futures (a list of thousands arrives at once); the stop flag
@@ -571,9 +614,7 @@ where
             let mut event = match event {
                 None => break,
                 Some(Err(err)) => {
-                    self.watch_errors
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    tracing::warn!(resource = %self.name, error = %err, "watch error");
+                    self.report(&err, &mut decoding_failed);
                     if is_gone(&err) {
                         // The resource version is gone: list again now, from scratch.
                         stream = new_stream();
@@ -588,6 +629,10 @@ where
                 }
                 Some(Ok(event)) => {
                     retry.reset();
+                    if decoding_failed {
+                        tracing::info!(resource = %self.name, "objects decode again");
+                        decoding_failed = false;
+                    }
                     event
                 }
             };

@@ -12,10 +12,10 @@ use kube::Resource;
 use kube::core::Selector;
 use serde::de::DeserializeOwned;
 
-use crate::informer::factory::{ScopeApi, SharedInformerFactory};
-use crate::informer::SharedInformer;
-use crate::informer::lister::{Lister, NamespaceLister, NotFound};
 use crate::client::scope::{Cluster, Namespaced};
+use crate::informer::SharedInformer;
+use crate::informer::factory::{ScopeApi, SharedInformerFactory};
+use crate::informer::lister::{Lister, NamespaceLister, NotFound};
 
 /// The objects of kind `K` in a lister's cache, with what scope `S` allows: `list` and
 /// `by_index` always, `get(name)` for a cluster-scoped kind ([`Cluster`]) and

@@ -1,5 +1,5 @@
-//! How long an informer waits after a failed list or watch, and which failures need a new
-//! list at once.
+//! How long an informer waits after a failed list or watch, which failures need a new
+//! list at once, and which are objects that do not decode (which waiting does not mend).
 
 use std::time::Duration;
 
@@ -75,6 +75,41 @@ pub(crate) fn is_gone(err: &watcher::Error) -> bool {
         | watcher::Error::WatchFailed(e) => api_code(e),
         watcher::Error::NoResourceVersion => false,
     }
+}
+
+/// Why `err` is an object that does not decode as the informer's type, if it is: a list's
+/// body (kube's `SerdeError`), or a watch event kube read as a `Status` of code 0 (kube-client
+/// turns a line it cannot decode into an empty `Status`).
+pub(crate) fn undecodable(err: &watcher::Error) -> Option<String> {
+    let of = |e: &kube::Error| match e {
+        kube::Error::SerdeError(e) => Some(e.to_string()),
+        kube::Error::Api(s) if s.code == 0 && s.message.is_empty() => {
+            Some("a watch event's object does not decode as this type".to_owned())
+        }
+        _ => None,
+    };
+    match err {
+        watcher::Error::InitialListFailed(e)
+        | watcher::Error::WatchStartFailed(e)
+        | watcher::Error::WatchFailed(e) => of(e),
+        watcher::Error::WatchError(s) if s.code == 0 && s.message.is_empty() => {
+            Some("a watch event's object does not decode as this type".to_owned())
+        }
+        _ => None,
+    }
+}
+
+/// `text`, cut to at most `max` bytes (on a character boundary) with `...` when cut: what
+/// goes to the log of an error whose text may quote what the server sent.
+pub(crate) fn bounded(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &text[..end])
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@
 //! [`record`]), and [`restore`] puts back what a development run that died (`kill -9`) left.
 //! Development mode calls it at start; `kube-codegen dev restore` calls it by hand.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use kube::api::{PatchParams, PostParams};
 use kube::core::DynamicObject;
@@ -66,7 +66,7 @@ pub fn certificate(dir: &Path, hosts: &[String]) -> std::io::Result<String> {
     // The key first: the server reloads when either file changes, and a certificate without
     // its key would be refused until the key arrives.
     write_private(&dir.join("tls.key"), key.serialize_pem().as_bytes())?;
-    std::fs::write(dir.join("tls.crt"), cert.pem())?;
+    write_private(&dir.join("tls.crt"), cert.pem().as_bytes())?;
     Ok(ca.pem())
 }
 
@@ -78,22 +78,81 @@ fn this_year() -> i32 {
     1970 + i32::try_from(secs / 31_556_952).unwrap_or(0)
 }
 
-#[cfg(unix)]
+/// Writes `bytes` to `path` without following what is there: into a new file beside it
+/// (created, never opened if it exists, owner-only on Unix), then renamed over `path`, so a
+/// symbolic link planted at `path` is replaced, not written through.
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)?;
-    file.write_all(bytes)
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temporary = dir.join(format!(".{name}.{}", random_hex()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let written = options
+        .open(&temporary)
+        .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()));
+    match written.and_then(|()| std::fs::rename(&temporary, path)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&temporary);
+            Err(e)
+        }
+    }
 }
 
-#[cfg(not(unix))]
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    std::fs::write(path, bytes)
+/// 128 random bits as hex, from the operating system (the clock where there is none).
+fn random_hex() -> String {
+    let mut bytes = [0u8; 16];
+    let random = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes));
+    if random.is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        bytes = (nanos ^ u128::from(std::process::id())).to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A directory of this process's own for development certificates: created under the
+/// system's temporary directory with a random name (`<prefix>-<32 hex digits>`), owner-only
+/// on Unix, never one that existed before (so nobody can have planted links in it), and
+/// removed with what it holds when dropped.
+#[derive(Debug)]
+pub struct PrivateDir {
+    path: PathBuf,
+}
+
+impl PrivateDir {
+    /// Creates one.
+    ///
+    /// # Errors
+    ///
+    /// When the directory cannot be created.
+    pub fn new(prefix: &str) -> std::io::Result<Self> {
+        let path = std::env::temp_dir().join(format!("{prefix}-{}", random_hex()));
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&path)?;
+        Ok(Self { path })
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for PrivateDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
 }
 
 /// Webhook configurations written to a cluster by [`install`].
@@ -360,5 +419,41 @@ impl InstalledConversion {
         record::restore_object(&self.client, kind, &self.crd, Some(&self.field_manager))
             .await
             .map(drop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_key_is_never_written_through_a_planted_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = PrivateDir::new("kube-codegen-dev-test").unwrap();
+        let mode = std::fs::metadata(dir.path()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        // Someone else's file, and a link to it where the key goes.
+        let elsewhere = PrivateDir::new("kube-codegen-dev-victim").unwrap();
+        let victim = elsewhere.path().join("victim");
+        std::fs::write(&victim, "theirs").unwrap();
+        std::os::unix::fs::symlink(&victim, dir.path().join("tls.key")).unwrap();
+        certificate(dir.path(), &["127.0.0.1".to_owned()]).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "theirs");
+        let key = dir.path().join("tls.key");
+        let meta = std::fs::symlink_metadata(&key).unwrap();
+        assert!(
+            meta.file_type().is_file(),
+            "the link was replaced by the key"
+        );
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        assert!(
+            std::fs::read_to_string(&key)
+                .unwrap()
+                .contains("PRIVATE KEY")
+        );
+        let path = dir.path().to_owned();
+        drop(dir);
+        assert!(!path.exists(), "removed when dropped");
     }
 }

@@ -1,5 +1,5 @@
-//! The generated clients of imported kinds: the CRDs built from the imported types are
-//! accepted, objects round-trip through typed clients, apply configurations and informers,
+//! The generated clients of imported kinds: with the CRDs installed from their owners'
+//! manifests, objects round-trip through typed clients, apply configurations and informers,
 //! and the server enforces the validation the markers kept. On the fake API server, or on the
 //! cluster `KUBE_TEST_KUBECONFIG` names (the runtime's `TestEnv`): each test works in a
 //! namespace of its own and removes it, and the cluster-scoped objects it labelled, when it
@@ -33,20 +33,19 @@ use serde_json::json;
 /// The label on the cluster-scoped objects a test creates: its namespace's name.
 const TEST_LABEL: &str = "imported-apis.example.com/test";
 
-/// Runs `body` with a client and a fresh namespace, every imported CRD installed as `crds()`
-/// builds them, then cleans up (see the module's doc).
+/// Runs `body` with a client and a fresh namespace, every imported CRD installed from its
+/// original manifest, then cleans up (see the module's doc).
 async fn case<F, Fut>(body: F)
 where
     F: FnOnce(Client, String) -> Fut,
     Fut: Future<Output = ()>,
 {
     let env = TestEnv::start().await.expect("a test environment");
-    for crd in imported_apis::generated::crds().expect("valid CRDs") {
-        let name = crd.metadata.name.clone().unwrap_or_default();
-        env.apply(&crd)
-            .await
-            .unwrap_or_else(|e| panic!("the API server refused the CRD `{name}`: {e}"));
-    }
+    // The imported kinds are consumed: their CRDs are their owners', installed from the
+    // manifests they were imported from.
+    env.apply_manifests(concat!(env!("CARGO_MANIFEST_DIR"), "/crds"))
+        .await
+        .unwrap_or_else(|e| panic!("the API server refused the imported CRDs: {e}"));
     let (client, ns) = (env.client(), env.namespace().to_owned());
     let outcome = AssertUnwindSafe(body(client.clone(), ns.clone()))
         .catch_unwind()

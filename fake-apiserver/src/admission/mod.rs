@@ -36,10 +36,16 @@ pub struct Ctx {
     pub(crate) force: bool,
     /// What the CRD's conversion webhook has converted for this request.
     pub(crate) conversions: Conversions,
+    /// Who writes: RBAC escalation prevention looks at what they hold.
+    pub(crate) user: authorization::User,
+    /// A server-side apply (or a PUT of an RBAC kind) that finds nothing to update
+    /// creates: authorized as `create` too, once the object is valid.
+    pub(crate) authorize_create: bool,
 }
 
 impl Ctx {
-    /// The server's own writes (the namespaces every cluster has).
+    /// The server's own writes (the namespaces every cluster has, what its controllers
+    /// write): as a member of `system:masters`.
     pub(crate) fn system() -> Self {
         Self::named("fake-apiserver")
     }
@@ -53,6 +59,8 @@ impl Ctx {
             warnings: Vec::new(),
             force: false,
             conversions: Conversions::default(),
+            user: authorization::User::admin(),
+            authorize_create: false,
         }
     }
 }

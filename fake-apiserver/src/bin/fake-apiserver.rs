@@ -34,6 +34,10 @@ struct Args {
     /// How many events to keep for watches that resume from a resourceVersion.
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     history: usize,
+    /// How many connections are open at once (each watch holds one); one more is closed
+    /// when accepted. The process's open-file limit (`ulimit -n`) must allow as many.
+    #[arg(long, value_name = "N", default_value_t = fake_apiserver::HttpLimits::default().max_connections)]
+    max_connections: usize,
 }
 
 #[tokio::main]
@@ -42,6 +46,10 @@ async fn main() -> ExitCode {
     let server = FakeApiServer::with_config(fake_apiserver::Config {
         action_log: args.action_log,
         history: args.history.max(1),
+        http: fake_apiserver::HttpLimits {
+            max_connections: args.max_connections.max(1),
+            ..fake_apiserver::HttpLimits::default()
+        },
         ..fake_apiserver::Config::default()
     });
     for file in &args.seed {

@@ -13,7 +13,6 @@ use serde_json::{Value, json};
 
 use crate::error::ApiError;
 use crate::resource::ResourceType;
-use crate::store::State;
 
 /// The reason of the internal error that asks the handler to convert objects first; it
 /// never reaches a client.
@@ -97,14 +96,59 @@ pub(crate) fn pending_of(err: &ApiError) -> Option<(Vec<Value>, String)> {
     ))
 }
 
-/// `objects` (as stored) in `rt`'s version: rewritten where no webhook converts them, else
-/// as this request converted them, or a [`pending`] error naming all it has not.
+/// `objects` (as stored) in `rt`'s version: read as kube-apiserver's storage codec reads
+/// them where no webhook converts them ([`ResourceType::read_as_served`]), else as this
+/// request converted them, pruned by `rt`'s schema, or a [`pending`] error naming all it
+/// has not.
 pub(crate) fn serve_all(
     rt: &ResourceType,
     objects: Vec<Value>,
     done: &Conversions,
 ) -> Result<Vec<Value>, ApiError> {
-    to_version(rt, &rt.api_version(), objects, done)
+    let desired = rt.api_version();
+    if let Some(stored) = objects.iter().find_map(|o| removed_version(rt, o)) {
+        return Err(ApiError::invalid_stored_version(&stored, None));
+    }
+    let mut missing = Vec::new();
+    let out = objects
+        .into_iter()
+        .map(|mut obj| {
+            let from = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+            if rt.conversion.is_none() || from == desired {
+                rt.read_as_served(&mut obj);
+                return obj;
+            }
+            match done.lookup(&obj, &desired) {
+                Some(mut converted) => {
+                    // The webhook's answer, pruned by the schema of the version asked for.
+                    if let Some(schema) = &rt.schema {
+                        apiserver_rules::schema::coerce(schema, &mut converted, false);
+                    }
+                    converted
+                }
+                None => {
+                    missing.push(obj.clone());
+                    obj
+                }
+            }
+        })
+        .collect();
+    if missing.is_empty() {
+        Ok(out)
+    } else {
+        Err(pending(missing, &desired))
+    }
+}
+
+/// The `apiVersion` of `obj`, a custom resource stored in a version its CRD no longer has
+/// (removed while objects were still stored in it), if it is.
+pub(crate) fn removed_version(rt: &ResourceType, obj: &Value) -> Option<String> {
+    if !rt.custom {
+        return None;
+    }
+    let stored = obj.get("apiVersion").and_then(Value::as_str)?;
+    let version = stored.rsplit('/').next().unwrap_or(stored);
+    (!rt.schemas.is_empty() && !rt.schemas.contains_key(version)).then(|| stored.to_owned())
 }
 
 /// One object of [`serve_all`].
@@ -144,22 +188,21 @@ pub(crate) fn to_version(
     }
 }
 
-/// `obj`, written in `rt`'s version, in the storage version: rewritten, or as this request
-/// converted it (else a pending error).
+/// `obj`, written in `rt`'s version, in the storage version, as kube-apiserver's storage
+/// codec writes it: rewritten (strategy `None`) or as this request converted it (else a
+/// pending error), then coerced by the storage version's schema, so that a field the
+/// storage version does not know is not stored.
 pub(crate) fn to_storage(
-    state: &State,
     rt: &ResourceType,
     obj: &mut Value,
     done: &Conversions,
 ) -> Result<(), ApiError> {
-    if rt.storage_version != rt.version
-        && let Some(storage) = state.types.iter().find(|t| {
-            t.group == rt.group && t.plural == rt.plural && t.version == t.storage_version
-        })
-    {
-        let desired = storage.api_version();
-        *obj = to_version(rt, &desired, vec![obj.take()], done)?.remove(0);
+    if !rt.custom || rt.storage_version == rt.version {
+        return Ok(());
     }
+    let desired = format!("{}/{}", rt.group, rt.storage_version);
+    *obj = to_version(rt, &desired, vec![obj.take()], done)?.remove(0);
+    rt.coerce_for_storage(obj, &rt.storage_version);
     Ok(())
 }
 
@@ -218,7 +261,7 @@ mod tests {
 
     #[test]
     fn a_request_that_meets_an_unconverted_object_names_all_it_needs() {
-        let rt = crate::resource::from_crd(&json!({"spec": {"group": "example.com",
+        let rt = crate::resource::crd::from_crd(&json!({"spec": {"group": "example.com",
             "scope": "Namespaced", "names": {"plural": "gizmos", "kind": "Gizmo"},
             "conversion": {"strategy": "Webhook", "webhook": {"clientConfig": {"url": "https://127.0.0.1:1/c"}}},
             "versions": [{"name": "v1", "served": true, "storage": true},

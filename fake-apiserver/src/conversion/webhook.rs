@@ -249,11 +249,24 @@ pub(crate) async fn event_line(
         bytes::Bytes::from(bytes)
     };
     match converted {
-        Ok(object) => {
+        Ok(mut object) => {
+            // Pruned by the schema of the watch's version, as kube-apiserver's storage codec
+            // prunes what the webhook returns.
+            if let Some(schema) = &rt.schema {
+                apiserver_rules::schema::coerce(schema, &mut object, false);
+            }
             event["object"] = object;
             Ok(encode(&event))
         }
-        Err(e) => Err(encode(&json!({"type": "ERROR", "object": e.to_status()}))),
+        // kube-apiserver's watch of etcd wraps an error that is not a Status as an internal
+        // error, with the error as its cause.
+        Err(e) => {
+            let mut status = ApiError::internal(format!("Internal error occurred: {}", e.message));
+            status.details = Some(json!({"causes": [{"message": e.message}]}));
+            Err(encode(
+                &json!({"type": "ERROR", "object": status.to_status()}),
+            ))
+        }
     }
 }
 

@@ -31,6 +31,10 @@ use tokio::time::{Instant, Sleep};
 use super::body::ResponseBody;
 use crate::config::HttpLimits;
 
+/// How many headers a request may have: far more than any client sends (kube-apiserver
+/// has no count, only its 1 MiB limit on a request head).
+const MAX_HEADERS: usize = 4096;
+
 /// Where a connection is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -344,6 +348,9 @@ pub(crate) async fn serve<S>(
     // The deadlines are the socket's (`Watched`): hyper's header timer would also run
     // between requests, where the idle deadline applies.
     http.header_read_timeout(None);
+    // kube-apiserver bounds a request head by its size (1 MiB), not by how many headers it
+    // has; hyper's default of 100 refused ordinary requests with many headers (431).
+    http.max_headers(MAX_HEADERS);
     let conn = http.serve_connection(TokioIo::new(socket), handler);
     let mut conn = std::pin::pin!(conn);
     let grace = tokio::select! {

@@ -220,6 +220,11 @@ pub struct Controls {
     lags: Mutex<Vec<(Option<String>, Duration)>>,
     /// Wakes the watches waiting out a lag when the lags change.
     lags_changed: tokio::sync::Notify,
+    /// The bearer tokens the HTTP server knows besides the default admin's, and whom each
+    /// authenticates.
+    tokens: Mutex<std::collections::BTreeMap<String, crate::admission::authorization::User>>,
+    /// The impersonation mode that last worked for each requestor.
+    impersonation: super::impersonation::Modes,
 }
 
 impl Controls {
@@ -230,7 +235,47 @@ impl Controls {
             faults: Mutex::new(Faults::default()),
             lags: Mutex::default(),
             lags_changed: tokio::sync::Notify::new(),
+            tokens: Mutex::default(),
+            impersonation: super::impersonation::Modes::default(),
         }
+    }
+
+    /// The impersonation mode that last worked for each requestor.
+    pub(crate) fn impersonation(&self) -> &super::impersonation::Modes {
+        &self.impersonation
+    }
+
+    /// A new bearer token that authenticates `user`: 128 bits from the operating system, so
+    /// a token on a shared machine is not guessed.
+    pub fn mint_token(&self, user: crate::admission::authorization::User) -> String {
+        let mut bytes = [0u8; 16];
+        let random = std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes));
+        if random.is_err() {
+            // No /dev/urandom: the clock and a counter, still unique per token.
+            static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            bytes = (nanos ^ (u128::from(n) << 64)).to_le_bytes();
+        }
+        let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let token = format!("fake-{token}");
+        self.tokens
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(token.clone(), user);
+        token
+    }
+
+    /// The user `token` authenticates, when it is one the server gave out.
+    pub fn token_user(&self, token: &str) -> Option<crate::admission::authorization::User> {
+        self.tokens
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(token)
+            .cloned()
     }
 
     /// Makes watches of `resource` (plural; `None` for every resource) deliver each event

@@ -11,10 +11,12 @@ pub mod body;
 pub(crate) mod conn;
 pub mod control;
 pub mod discovery;
+pub mod impersonation;
 pub mod openapi;
 pub mod partial;
 pub mod route;
 pub mod serve;
+pub mod token;
 pub mod watch;
 
 use std::sync::Arc;
@@ -112,6 +114,8 @@ fn verb_of(
         "GET" => Ok("list"),
         _ if all_namespaces => not_allowed(),
         "POST" if !item => Ok("create"),
+        // A ServiceAccount's TokenRequest.
+        "POST" if target.subresource.as_deref() == Some("token") => Ok("create"),
         // Custom resources create from the body even when the path names an object.
         "POST" if rt.custom && !sub => Ok("create"),
         "PUT" if item => Ok("update"),
@@ -164,7 +168,7 @@ async fn handle(
 ) -> Response<ResponseBody> {
     let (parts, body) = req.into_parts();
     let query = Query::parse(parts.uri.query());
-    let user = match auth::authorize(shared, &parts, &query) {
+    let user = match auth::authorize(shared, controls, &parts, &query) {
         Ok(user) => user,
         Err(e) => return body::error(&e),
     };
@@ -187,6 +191,7 @@ async fn handle(
         parts: &parts,
         target: &target,
         rt: &rt,
+        user: &user,
     };
     let mut response = request.handle(&query, body).await;
     body::prepend_warnings(&mut response, &rt.warnings);
@@ -211,6 +216,9 @@ struct ResourceRequest<'a> {
     parts: &'a http::request::Parts,
     target: &'a Target,
     rt: &'a Arc<ResourceType>,
+    /// Who asks (after impersonation): what escalation prevention and the `create` check
+    /// of an apply that creates look at.
+    user: &'a crate::admission::authorization::User,
 }
 
 impl ResourceRequest<'_> {
@@ -226,7 +234,19 @@ impl ResourceRequest<'_> {
             Some("status") if rt.status => {}
             Some("scale") if rt.scale.is_some() => {}
             Some("finalize") if rt.is("", "namespaces") => {}
+            Some("token") if rt.is("", "serviceaccounts") => {}
             Some(_) => return body::error(&ApiError::no_route(parts.uri.path())),
+        }
+        // A name kube-apiserver cannot take from a path (`..`, `a/b` once decoded).
+        if let Some(name) = target.name.as_deref() {
+            let problems = crate::rules::names::path_segment(name, false);
+            if !problems.is_empty() {
+                return body::error(&ApiError::bad_request(format!(
+                    "Name parameter invalid: {}: {}",
+                    crate::rules::field::go_quote(name),
+                    problems.join(";")
+                )));
+            }
         }
         let verb = match verb_of(&parts.method, target, rt, query) {
             Ok(v) => v,
@@ -250,6 +270,23 @@ impl ResourceRequest<'_> {
             Ok(p) => p,
             Err(e) => return body::error(&e),
         };
+        if target.subresource.as_deref() == Some("token") {
+            if verb != "create" {
+                return body::error(&ApiError::method_not_allowed());
+            }
+            let (ns, name) = (target.namespace.as_deref(), target.name.as_deref());
+            return match token::create(
+                self.shared,
+                self.controls,
+                rt,
+                ns.unwrap_or(""),
+                name.unwrap_or(""),
+                &body,
+            ) {
+                Ok(value) => body::json(http::StatusCode::CREATED, &value),
+                Err(e) => body::error(&e),
+            };
+        }
         if verb == "watch" {
             return match ListOptions::parse(query, true) {
                 Ok(options) => {
@@ -268,6 +305,7 @@ impl ResourceRequest<'_> {
             },
             user_agent: header(parts, http::header::USER_AGENT),
             table: accept.contains("as=Table"),
+            user: self.user,
         };
         let content_type = media_type(header(parts, http::header::CONTENT_TYPE));
         let call = Call {

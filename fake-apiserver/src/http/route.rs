@@ -88,9 +88,14 @@ fn target(group: &str, version: &str, rest: &[&str]) -> Route {
         ["namespaces", name, sub @ ("status" | "finalize")] => {
             t("namespaces", None, Some(name), Some(sub))
         }
-        ["namespaces", ns, plural, tail @ ..] if tail.len() <= 2 => {
-            t(plural, Some(ns), tail.first(), tail.get(1))
-        }
+        // An empty namespace (`/namespaces//configmaps`) is every namespace, as
+        // kube-apiserver reads it.
+        ["namespaces", ns, plural, tail @ ..] if tail.len() <= 2 => t(
+            plural,
+            Some(*ns).filter(|ns| !ns.is_empty()),
+            tail.first(),
+            tail.get(1),
+        ),
         [plural, tail @ ..] if tail.len() <= 2 => t(plural, None, tail.first(), tail.get(1)),
         _ => Route::Unknown,
     }

@@ -67,10 +67,17 @@ impl Drop for Served {
     }
 }
 
-/// A kubeconfig for a server at `url`, with namespace `default`.
+/// A kubeconfig for a server at `url`, with namespace `default`, as the default admin.
 pub fn kubeconfig(url: &str) -> String {
+    kubeconfig_with_token(url, super::auth::ADMIN_TOKEN)
+}
+
+/// A kubeconfig for a server at `url`, with namespace `default`, that authenticates with
+/// `token` (one [`FakeApiServer::token_for_user`](crate::FakeApiServer::token_for_user) or
+/// [`token_for_service_account`](crate::FakeApiServer::token_for_service_account) gave).
+pub fn kubeconfig_with_token(url: &str, token: &str) -> String {
     format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: {url}\nusers:\n- name: fake\n  user:\n    token: fake\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: fake\n    namespace: default\ncurrent-context: fake\n"
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: {url}\nusers:\n- name: fake\n  user:\n    token: {token}\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: fake\n    namespace: default\ncurrent-context: fake\n"
     )
 }
 

@@ -76,6 +76,12 @@ pub fn start(
         Ok(since) => since,
         Err(e) => return body::error(&e),
     };
+    // A negative `timeoutSeconds` is a deadline already past: kube-apiserver answers with
+    // that one error event, before any other.
+    if options.timeout_seconds.is_some_and(|t| t < 0) {
+        let expired = ApiError::internal("context deadline exceeded");
+        return body::stream(futures::stream::iter([line("ERROR", &expired.to_status())]));
+    }
     let (watcher, rx) = Watcher::open(rt, target.namespace.as_deref(), labels, fields);
     if let Err(gone) = register(&mut shared.lock(), rt, watcher, since, options) {
         return body::stream(futures::stream::iter([line("ERROR", &gone.to_status())]));

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use super::managed::{self, Managed};
 use super::strategy;
 use crate::admission::Ctx;
+use crate::admission::authorization::{self, Attributes, escalation};
 use crate::admission::decode::type_meta::custom_kind_errors;
 use crate::admission::decode::{check_kind, round_trip};
 use crate::admission::defaulting::{after_field_manager, default_builtin};
@@ -62,6 +63,19 @@ pub(crate) fn create_with(
         let named = if name.is_empty() { &generate } else { &name };
         lifecycle::admit_create(state, rt, ns, named)?;
     }
+    // RBAC escalation prevention, before the object is validated, as the real server's
+    // storage of roles and bindings does it.
+    if escalation::guards(&rt.group, &rt.plural) {
+        escalation::check(
+            state,
+            &ctx.user,
+            &rt.plural,
+            namespace.unwrap_or(""),
+            "",
+            &obj,
+            None,
+        )?;
+    }
     validate(rt, namespace, &name, &mut obj, ctx)?;
     place(rt, namespace, &mut obj);
     let mut errors = admit_schema(rt, &mut obj, None, ctx)?;
@@ -69,6 +83,21 @@ pub(crate) fn create_with(
     if !errors.is_empty() {
         return Err(ApiError::invalid(error_group(rt), &rt.kind, &name, errors)
             .with_warnings(std::mem::take(&mut ctx.warnings)));
+    }
+    if ctx.authorize_create {
+        // An apply (or PUT) that finds nothing to update needs `create` as well as the
+        // verb it was sent with, checked once the object is valid.
+        let create = Attributes {
+            verb: "create".to_owned(),
+            resource_request: true,
+            api_group: rt.group.clone(),
+            api_version: rt.version.clone(),
+            resource: rt.plural.clone(),
+            namespace: namespace.unwrap_or("").to_owned(),
+            name: name.clone(),
+            ..Attributes::default()
+        };
+        authorization::check(state, &ctx.user, &create)?;
     }
     if rt.is("apiextensions.k8s.io", "customresourcedefinitions") {
         strategy::accept_crd(None, &mut obj);
@@ -92,7 +121,11 @@ pub(crate) fn create_with(
     after_field_manager(state, rt, &mut obj, None, ctx.dry_run)?;
     round_trip(rt, &mut obj);
     if ctx.dry_run {
-        return Ok(obj);
+        // What the object would be stored as, read back: as kube-apiserver's dry run
+        // round-trips it through the storage codec.
+        let mut stored = obj;
+        conversion::to_storage(rt, &mut stored, &ctx.conversions)?;
+        return conversion::serve(rt, &stored, &ctx.conversions);
     }
     store(state, rt, key, obj, ctx)
 }
@@ -213,8 +246,8 @@ fn stamp(state: &mut State, rt: &ResourceType, obj: &mut Value) {
     }
 }
 
-/// Stores the new object at a new version (in the storage version), then what follows a
-/// create: an accepted CRD's resources are served, a new namespace gets its defaults.
+/// Stores the new object at a new version (in the storage version, pruned by its schema),
+/// then what follows a create: an accepted CRD's resources are served, a new namespace gets its defaults.
 fn store(
     state: &mut State,
     rt: &ResourceType,
@@ -225,7 +258,10 @@ fn store(
     let rv = state.store.next_rv();
     set_meta(&mut obj, "resourceVersion", json!(rv.to_string()));
     let mut stored = obj.clone();
-    conversion::to_storage(state, rt, &mut stored, &ctx.conversions)?;
+    conversion::to_storage(rt, &mut stored, &ctx.conversions)?;
+    // The answer is the object as stored, read back through the request's version; computed
+    // before anything is written, so a pending conversion changes nothing.
+    let response = conversion::serve(rt, &stored, &ctx.conversions)?;
     state.store.put(key, stored);
     if rt.plural == "customresourcedefinitions" && rt.group == "apiextensions.k8s.io" {
         state.serve_crd(&obj);
@@ -234,5 +270,5 @@ fn store(
         let name = name_of(&obj).unwrap_or("").to_owned();
         controllers::namespaces::ensure_defaults(state, &name);
     }
-    Ok(obj)
+    Ok(response)
 }

@@ -51,6 +51,8 @@ pub(crate) struct Request<'a> {
     pub user_agent: &'a str,
     /// Whether `Accept` asks for a `Table` (`as=Table`).
     pub table: bool,
+    /// Who asks.
+    pub user: &'a crate::admission::authorization::User,
 }
 
 /// Runs a request: through the admission webhooks when configurations register some,
@@ -169,6 +171,15 @@ impl Verb<'_> {
         decode_builtin(at.rt, at.subresource, &obj, &mut ctx)?;
         let mut state = self.req.shared.lock();
         update::check_uid_precondition(&state, at, &obj, ctx.dry_run)?;
+        let missing = !state
+            .store
+            .contains(&State::key(at.rt, at.namespace, at.name));
+        if missing && at.subresource.is_none() && create_on_update(at.rt) {
+            // The RBAC kinds' strategies create on update: authorized as `create` too.
+            ctx.authorize_create = true;
+            let obj = create::create(&mut state, at.rt, at.namespace, obj, &mut ctx)?;
+            return Ok((StatusCode::CREATED, Out::Owned(obj), ctx.warnings));
+        }
         let obj = update::update(&mut state, at, obj, &mut ctx, None)?;
         Ok((StatusCode::OK, Out::Owned(obj), ctx.warnings))
     }
@@ -291,6 +302,8 @@ impl Verb<'_> {
             warnings: Vec::new(),
             force: options.force,
             conversions: self.conversions.clone(),
+            user: self.req.user.clone(),
+            authorize_create: false,
         })
     }
 
@@ -298,9 +311,16 @@ impl Verb<'_> {
     fn delete_ctx(self, dry_run: bool) -> Ctx {
         let mut ctx = Ctx::named(&default_manager(self.req.user_agent));
         ctx.dry_run = dry_run;
+        ctx.user = self.req.user.clone();
         ctx.conversions = self.conversions.clone();
         ctx
     }
+}
+
+/// Whether a PUT of an object that does not exist creates it, as the kind's strategy in
+/// kube-apiserver allows (`AllowCreateOnUpdate`): the RBAC kinds.
+fn create_on_update(rt: &ResourceType) -> bool {
+    crate::admission::authorization::escalation::guards(&rt.group, &rt.plural)
 }
 
 /// The patch types a resource takes; anything else is a 415 (the router's for built-in

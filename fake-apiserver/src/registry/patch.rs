@@ -92,6 +92,8 @@ fn apply(
                 return Err(ApiError::custom(500, "", &e));
             }
             set_meta(&mut applied, "name", json!(at.name));
+            // Authorized as `patch` by the request; creating needs `create` too.
+            ctx.authorize_create = true;
             create_with(state, at.rt, at.namespace, applied, ctx, Some(&managed))
         }
         Some(_) => {

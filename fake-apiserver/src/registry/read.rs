@@ -92,7 +92,17 @@ pub(crate) fn list(
                     "specifying resource version is not allowed when using continue",
                 ));
             }
-            Some(decode_continue(token)?)
+            let (start, token_rv) = decode_continue(token)?;
+            let current = state.store.resource_version();
+            if let Some(token_rv) = token_rv {
+                if token_rv > current {
+                    return Err(ApiError::too_large_resource_version(token_rv, current));
+                }
+                if token_rv < state.store.compacted() {
+                    return Err(continue_expired(&start));
+                }
+            }
+            Some(start)
         }
     };
     let rv = list_version(options, state.store.resource_version())?;
@@ -136,7 +146,7 @@ pub(crate) fn list(
     }
     let mut metadata = json!({"resourceVersion": rv.to_string()});
     if more {
-        metadata["continue"] = json!(encode_continue(last_pos, rv));
+        metadata["continue"] = json!(encode_continue(last_pos, rv as i64));
         if unselected {
             metadata["remainingItemCount"] = json!(remaining);
         }
@@ -145,6 +155,16 @@ pub(crate) fn list(
     let as_stored = items.iter().all(|e| rt.is_api_version(&e.api_version));
     if table || !as_stored {
         let items: Vec<Value> = items.into_iter().filter_map(Encoded::value).collect();
+        if let Some(stored) = items
+            .iter()
+            .find_map(|o| conversion::removed_version(rt, o))
+        {
+            let gv = rt.api_version();
+            return Err(ApiError::invalid_stored_version(
+                &stored,
+                Some((&gv, &rt.kind)),
+            ));
+        }
         let items = conversion::serve_all(rt, items, conversions)?;
         if table {
             return Ok(Out::Owned(super::table::table(rt, &items, metadata)));
@@ -171,18 +191,38 @@ pub(crate) fn list(
 
 /// A continue token as the real server writes it: base64 of
 /// `{"v":"meta.k8s.io/v1","rv":N,"start":"<key>\u0000"}`.
-fn encode_continue(pos: &str, rv: u64) -> String {
+/// A continue token as kube-apiserver writes it: `{"v":"meta.k8s.io/v1","rv":<rv>,
+/// "start":"<key>\u0000"}` in Go's `base64.RawURLEncoding` (URL alphabet, no padding); an
+/// `rv` of -1 continues from the current state (the token a 410 hands out).
+fn encode_continue(pos: &str, rv: i64) -> String {
     let json = json!({"v": "meta.k8s.io/v1", "rv": rv, "start": format!("{pos}\u{0}")});
     base64_encode(json.to_string().as_bytes())
+        .trim_end_matches('=')
+        .replace('+', "-")
+        .replace('/', "_")
 }
 
-fn decode_continue(token: &str) -> Result<String, ApiError> {
+/// The start key of a continue token and its resource version (`None` for -1, the current
+/// state), or kube-apiserver's 400 for one it cannot read.
+fn decode_continue(token: &str) -> Result<(String, Option<u64>), ApiError> {
     let bad = |why: String| ApiError::bad_request(format!("invalid continue token: {why}"));
-    let bytes = base64_decode(token).map_err(|at| {
+    let illegal = |at: usize| {
         bad(format!(
             "continue key is not valid: illegal base64 data at input byte {at}"
         ))
-    })?;
+    };
+    // Go's RawURLEncoding: the URL alphabet, no padding.
+    if let Some(at) = token
+        .bytes()
+        .position(|b| !(b.is_ascii_alphanumeric() || b == b'-' || b == b'_'))
+    {
+        return Err(illegal(at));
+    }
+    let mut standard = token.replace('-', "+").replace('_', "/");
+    while !standard.len().is_multiple_of(4) {
+        standard.push('=');
+    }
+    let bytes = base64_decode(&standard).map_err(illegal)?;
     let parsed: Value = serde_json::from_slice(&bytes)
         .map_err(|e| bad(format!("continue key is not valid: {e}")))?;
     if parsed.get("v").and_then(Value::as_str) != Some("meta.k8s.io/v1") {
@@ -191,16 +231,32 @@ fn decode_continue(token: &str) -> Result<String, ApiError> {
             "continue key is not valid: server does not recognize this encoded version {v}"
         )));
     }
-    if parsed.get("rv").and_then(Value::as_u64).unwrap_or(0) == 0 {
-        return Err(bad(
-            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)".into(),
-        ));
-    }
+    let rv = match parsed.get("rv").and_then(Value::as_i64).unwrap_or(0) {
+        -1 => None,
+        n if n > 0 => Some(n as u64),
+        _ => {
+            return Err(bad(
+                "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)".into(),
+            ));
+        }
+    };
     let start = parsed.get("start").and_then(Value::as_str).unwrap_or("");
     if start.is_empty() {
         return Err(bad(
             "continue key is not valid: encoded start key empty (version meta.k8s.io/v1)".into(),
         ));
     }
-    Ok(start.trim_end_matches('\u{0}').to_owned())
+    Ok((start.trim_end_matches('\u{0}').to_owned(), rv))
+}
+
+/// kube-apiserver's 410 for a continue token older than what it keeps: with a token that
+/// continues from the current state instead.
+fn continue_expired(start: &str) -> ApiError {
+    let mut err = ApiError::custom(
+        410,
+        "Expired",
+        "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.",
+    );
+    err.details = Some(json!({crate::error::LIST_CONTINUE: encode_continue(start, -1)}));
+    err
 }

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use super::managed::{self, Managed};
 use super::strategy;
 use crate::admission::Ctx;
+use crate::admission::authorization::escalation;
 use crate::admission::decode::type_meta::custom_kind_errors;
 use crate::admission::decode::{check_kind, round_trip};
 use crate::admission::defaulting::{after_field_manager, default_builtin};
@@ -14,7 +15,7 @@ use crate::admission::validation::{admit_rules, admit_schema, error_group, revie
 use crate::controllers;
 use crate::conversion;
 use crate::error::ApiError;
-use crate::meta::{finalizers, name_of, rv_of, set_meta, user_meta, without};
+use crate::meta::{finalizers, name_of, rv_of, set_meta, without};
 use crate::resource::{Generation, ObjectRef, ResourceType};
 use crate::rules::field::FieldError;
 use crate::rules::{kinds, meta};
@@ -36,6 +37,20 @@ pub(crate) fn update(
         .store
         .get(&key)
         .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, at.name))?;
+    if new.is_object() && escalation::guards(&rt.group, &rt.plural) {
+        // RBAC escalation prevention comes before the version check and validation, as
+        // the real server's update transform runs before them.
+        let served_old = conversion::serve(rt, &old, &ctx.conversions)?;
+        escalation::check(
+            state,
+            &ctx.user,
+            &rt.plural,
+            at.namespace.unwrap_or(""),
+            at.name,
+            &new,
+            Some(&served_old),
+        )?;
+    }
     check_request(&at, &old, &new)?;
     let immutable = keep_server_fields(&at, &old, &mut new);
     check_finalizers(&at, &old, &new)?;
@@ -60,16 +75,26 @@ pub(crate) fn update(
     managed::record(rt, at.subresource.unwrap_or(""), &mut new, managed);
     after_field_manager(state, rt, &mut new, Some(&old), ctx.dry_run)?;
     round_trip(rt, &mut new);
-    // A write that changes nothing is not a write: no new version, no event.
-    let unchanged = without(&new, &["metadata", "apiVersion", "kind"])
-        == without(&served_old, &["metadata", "apiVersion", "kind"])
-        && user_meta(&new) == user_meta(&old)
-        && new.pointer("/metadata/managedFields") == old.pointer("/metadata/managedFields");
-    if unchanged || ctx.dry_run {
-        set_meta(&mut new, "resourceVersion", json!(rv_of(&old).to_string()));
-        return Ok(if unchanged { served_old } else { new });
+    // A write that changes nothing in storage is not a write: no new version, no event. As
+    // kube-apiserver compares the bytes it would store, an object stored in another version
+    // than the storage version is rewritten (how storage migration works), and a change to
+    // a field the storage version prunes is a write that stores nothing new but its
+    // generation.
+    let mut stored_new = new.clone();
+    conversion::to_storage(rt, &mut stored_new, &ctx.conversions)?;
+    let unchanged = without_version(&stored_new) == without_version(&old);
+    if unchanged {
+        return Ok(served_old);
     }
-    store(state, rt, key, new, ctx)
+    if ctx.dry_run {
+        set_meta(
+            &mut stored_new,
+            "resourceVersion",
+            json!(rv_of(&old).to_string()),
+        );
+        return conversion::serve(rt, &stored_new, &ctx.conversions);
+    }
+    store(state, rt, key, stored_new, ctx)
 }
 
 /// A PUT body's `metadata.uid` is a precondition on the stored object: another one is a
@@ -273,41 +298,51 @@ fn validate(
     Ok(())
 }
 
-/// Stores the updated object at a new version, then what follows an update: an object
-/// being deleted whose last finalizer went is removed; a CRD's resources are served again;
-/// the garbage collector and the root CA publisher look at the change.
+/// `obj` without its `metadata.resourceVersion`: what kube-apiserver's no-op check compares.
+fn without_version(obj: &Value) -> Value {
+    let mut out = obj.clone();
+    if let Some(meta) = out.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("resourceVersion");
+    }
+    out
+}
+
+/// Stores the updated object (already in the storage version) at a new version, then what
+/// follows an update: an object being deleted whose last finalizer went is removed; a CRD's
+/// resources are served again; the garbage collector and the root CA publisher look at the
+/// change. Returns the object as the request's version serves it.
 fn store(
     state: &mut State,
     rt: &ResourceType,
     key: ObjectKey,
-    mut new: Value,
+    mut stored: Value,
     ctx: &Ctx,
 ) -> Result<Value, ApiError> {
     // Removing the last finalizer of an object being deleted deletes it.
     let held_by_spec = rt.is("", "namespaces")
-        && new
+        && stored
             .pointer("/spec/finalizers")
             .and_then(Value::as_array)
             .is_some_and(|f| !f.is_empty());
     let rv = state.store.next_rv();
-    set_meta(&mut new, "resourceVersion", json!(rv.to_string()));
-    let mut stored = new.clone();
-    conversion::to_storage(state, rt, &mut stored, &ctx.conversions)?;
-    if new.pointer("/metadata/deletionTimestamp").is_some()
-        && finalizers(&new).is_empty()
+    set_meta(&mut stored, "resourceVersion", json!(rv.to_string()));
+    // Converted back before anything is written, so a pending conversion changes nothing.
+    let response = conversion::serve(rt, &stored, &ctx.conversions)?;
+    if stored.pointer("/metadata/deletionTimestamp").is_some()
+        && finalizers(&stored).is_empty()
         && !held_by_spec
     {
         state.store.remove(&key, &stored);
-        controllers::after_delete(state, &new);
-        return Ok(new);
+        controllers::after_delete(state, &response);
+        return Ok(response);
     }
     state.store.put(key, stored);
     if rt.group == "apiextensions.k8s.io" && rt.plural == "customresourcedefinitions" {
-        state.serve_crd(&new);
+        state.serve_crd(&response);
     }
     controllers::gc::collect(state);
-    controllers::namespaces::reconcile_root_ca(state, rt, &new);
-    Ok(new)
+    controllers::namespaces::reconcile_root_ca(state, rt, &response);
+    Ok(response)
 }
 
 /// The generation an update gives an object, when its kind counts them.

@@ -95,7 +95,7 @@ impl State {
 
     /// Serves the versions of an accepted CRD, in place of what it served before.
     pub fn serve_crd(&mut self, crd: &Value) {
-        let Ok(new_types) = resource::from_crd(crd) else {
+        let Ok(new_types) = resource::crd::from_crd(crd) else {
             return;
         };
         if let Some(first) = new_types.first() {

@@ -173,7 +173,7 @@ impl Watcher {
         // What the conversion webhook converts is left as stored: the watch's stream calls it.
         let stored = object.get("apiVersion").and_then(Value::as_str);
         if !stored.is_some_and(|v| self.served.converts(v)) {
-            self.served.rewrite(&mut object);
+            self.served.read_as_served(&mut object);
         }
         let line = json!({"type": kind, "object": object});
         let mut bytes = serde_json::to_vec(&line).unwrap_or_default();
@@ -510,6 +510,12 @@ impl Store {
                 self.compacted = e.rv;
             }
         }
+    }
+
+    /// The newest version whose events are no longer kept (0 while all are): a list
+    /// continued from an older version is refused as too old, as etcd's compaction does.
+    pub fn compacted(&self) -> u64 {
+        self.compacted
     }
 
     /// Registers a watch and sends it every retained event after `since`.

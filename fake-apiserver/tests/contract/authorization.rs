@@ -83,7 +83,7 @@ async fn settle(client: &Client, ns: &str, group: &str) {
     }
 }
 
-fn resource_of(object: &Value) -> ApiResource {
+pub(super) fn resource_of(object: &Value) -> ApiResource {
     let kind = object["kind"].as_str().unwrap_or("");
     ApiResource::from_gvk(&GroupVersionKind::gvk(
         "rbac.authorization.k8s.io",
@@ -92,7 +92,7 @@ fn resource_of(object: &Value) -> ApiResource {
     ))
 }
 
-async fn apply(client: &Client, object: &Value) {
+pub(super) async fn apply(client: &Client, object: &Value) {
     let resource = resource_of(object);
     let name = object["metadata"]["name"].as_str().unwrap_or("");
     let api: Api<DynamicObject> = match object["metadata"]["namespace"].as_str() {
@@ -114,7 +114,7 @@ fn sa_user(env: &Env) -> String {
 }
 
 /// Sends a request as `user` (and `groups`), through the admin client's impersonation.
-async fn send_as(
+pub(super) async fn send_as(
     env: &Env,
     user: &str,
     groups: &[&str],

@@ -57,6 +57,8 @@ pub struct Env {
     /// This case's namespace.
     pub ns: String,
     leftovers: Arc<Mutex<Vec<Leftover>>>,
+    /// The fake the client talks to, when it is one.
+    fake: Option<FakeApiServer>,
 }
 
 /// Whether the suite runs against a real cluster.
@@ -64,7 +66,7 @@ pub fn on_cluster() -> bool {
     std::env::var_os("KUBE_CONTRACT_KUBECONFIG").is_some()
 }
 
-async fn client() -> Client {
+async fn client() -> (Client, Option<FakeApiServer>) {
     match std::env::var("KUBE_CONTRACT_KUBECONFIG") {
         Ok(path) => {
             let kubeconfig = kube::config::Kubeconfig::read_from(&path)
@@ -74,9 +76,12 @@ async fn client() -> Client {
                 .expect("a usable kubeconfig");
             // Cases assert the server's first answer; kube retries 429, 503 and 504.
             config.default_retry = false;
-            Client::try_from(config).expect("a client")
+            (Client::try_from(config).expect("a client"), None)
         }
-        Err(_) => Client::new(FakeApiServer::new(), "default"),
+        Err(_) => {
+            let fake = FakeApiServer::new();
+            (Client::new(fake.clone(), "default"), Some(fake))
+        }
     }
 }
 
@@ -86,7 +91,7 @@ where
     F: FnOnce(Env) -> Fut,
     Fut: Future<Output = ()>,
 {
-    let client = client().await;
+    let (client, fake) = client().await;
     let ns = format!("ct-{name}-{}", run_id());
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let mut object = Namespace::default();
@@ -100,6 +105,7 @@ where
         client: client.clone(),
         ns: ns.clone(),
         leftovers: Arc::default(),
+        fake,
     };
     let leftovers = env.leftovers.clone();
     let outcome = AssertUnwindSafe(body(env)).catch_unwind().await;
@@ -183,6 +189,39 @@ impl Env {
             client,
             ns: self.ns.clone(),
             leftovers: Arc::default(),
+            fake: None,
+        }
+    }
+
+    /// A client that authenticates with the bearer `token` (from a TokenRequest) instead
+    /// of the suite's credentials: on a cluster, its server and CA with the token alone; on
+    /// the fake, the same server with an `Authorization` header on every request.
+    pub async fn client_with_token(&self, token: &str) -> Client {
+        let header = http::HeaderValue::from_str(&format!("Bearer {token}")).unwrap();
+        match std::env::var("KUBE_CONTRACT_KUBECONFIG") {
+            Ok(path) => {
+                let kubeconfig = kube::config::Kubeconfig::read_from(&path).unwrap();
+                let mut config =
+                    kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+                        .await
+                        .unwrap();
+                config.auth_info = kube::config::AuthInfo {
+                    token: Some(token.to_owned().into()),
+                    ..Default::default()
+                };
+                config.default_retry = false;
+                Client::try_from(config).expect("a client")
+            }
+            Err(_) => Client::new(
+                tower::ServiceBuilder::new()
+                    .map_request(move |mut req: http::Request<kube::client::Body>| {
+                        req.headers_mut()
+                            .insert(http::header::AUTHORIZATION, header.clone());
+                        req
+                    })
+                    .service(self.fake.clone().expect("the fake")),
+                self.ns.clone(),
+            ),
         }
     }
 

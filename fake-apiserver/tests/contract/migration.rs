@@ -149,3 +149,158 @@ async fn stored_versions_are_kept_and_migration_trims_them() {
     })
     .await;
 }
+
+/// Lists `api` until the server stops answering 429 (kube-apiserver rebuilds a kind's
+/// storage after its CRD changes).
+async fn list_when_ready(
+    api: &Api<DynamicObject>,
+    params: &ListParams,
+) -> Result<kube::core::ObjectList<DynamicObject>, kube::Error> {
+    for _ in 0..30 {
+        match api.list(params).await {
+            Err(kube::Error::Api(status)) if status.code == 429 => {
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            }
+            other => return other,
+        }
+    }
+    api.list(params).await
+}
+
+/// The storage version moves back to the old version and forward again while a migration
+/// runs, and objects are written in the old one meanwhile, at keys the migration has already
+/// passed. The migration sees that the CRD changed (its generation moved) and rewrites every
+/// object once more before it trims `status.storedVersions`; after that the old version can
+/// go and every object still reads. With the storage version left on the old one, it trims
+/// nothing and fails.
+#[tokio::test]
+async fn a_storage_version_that_moves_during_a_migration_is_not_trimmed_away() {
+    case("migration-flip", |env| async move {
+        let group = format!("r{}.flip.example.com", run_id());
+        let name = format!("gizmos.{group}");
+        let crds: Api<CustomResourceDefinition> = Api::all(env.client.clone());
+        env.delete_later(ApiResource::erase::<CustomResourceDefinition>(&()), &name);
+        let resource = |version: &str| ApiResource {
+            group: group.clone(),
+            version: version.to_owned(),
+            api_version: format!("{group}/{version}"),
+            kind: "Gizmo".into(),
+            plural: "gizmos".into(),
+        };
+        apply_crd(&crds, &gizmos(&group, "v1alpha1", &["v1alpha1", "v1"]))
+            .await
+            .unwrap();
+        served(&env.client, &resource("v1alpha1"), &env.ns).await;
+        served(&env.client, &resource("v1"), &env.ns).await;
+        let old: Api<DynamicObject> =
+            Api::namespaced_with(env.client.clone(), &env.ns, &resource("v1alpha1"));
+        let api_version = format!("{group}/v1alpha1");
+        let gizmo = move |name: String, size: i64| -> DynamicObject {
+            serde_json::from_value(json!({
+                "apiVersion": api_version, "kind": "Gizmo",
+                "metadata": {"name": name, "labels": {RUN_LABEL: run_id()}},
+                "spec": {"size": size},
+            }))
+            .unwrap()
+        };
+        for i in 0..40 {
+            old.create(&PostParams::default(), &gizmo(format!("m{i:02}"), i))
+                .await
+                .unwrap();
+        }
+        apply_crd(&crds, &gizmos(&group, "v1", &["v1alpha1", "v1"]))
+            .await
+            .unwrap();
+        served(&env.client, &resource("v1"), &env.ns).await;
+
+        // After the first page: storage back to v1alpha1, three objects written there at
+        // keys before every other (the pass is past them), storage forward to v1 again.
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+        let flip = {
+            let (crds, old, group) = (crds.clone(), old.clone(), group.clone());
+            let gizmo = gizmo.clone();
+            tokio::spawn(async move {
+                rx.recv().await;
+                apply_crd(&crds, &gizmos(&group, "v1alpha1", &["v1alpha1", "v1"]))
+                    .await
+                    .unwrap();
+                for i in 0..3 {
+                    let body = gizmo(format!("a{i}"), 100 + i);
+                    let mut tries = 0;
+                    while let Err(e) = old.create(&PostParams::default(), &body).await {
+                        tries += 1;
+                        assert!(tries < 30, "creating a{i}: {e}");
+                        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                    }
+                }
+                apply_crd(&crds, &gizmos(&group, "v1", &["v1alpha1", "v1"]))
+                    .await
+                    .unwrap();
+            })
+        };
+        let options = MigrateOptions {
+            page_size: 5,
+            writes_per_second: 10.0,
+            stop_after: None,
+        };
+        let done = migrate_storage(&env.client, &name, &options, |_| {
+            let _ = tx.send(());
+        })
+        .await
+        .expect("the migration completes");
+        flip.await.unwrap();
+        assert!(done.complete, "{done:?}");
+        assert!(
+            done.passes >= 2,
+            "a second pass after the CRD changed: {done:?}"
+        );
+        assert!(done.rewritten >= 40 + 43, "{done:?}");
+        assert_eq!(stored_versions(&crds, &name).await, ["v1"]);
+
+        // v1alpha1 may go now, and every object, the three written during the run too, reads
+        // through v1: none is left stored in the version that is gone.
+        apply_crd(&crds, &gizmos(&group, "v1", &["v1"]))
+            .await
+            .unwrap();
+        let new: Api<DynamicObject> =
+            Api::namespaced_with(env.client.clone(), &env.ns, &resource("v1"));
+        let list = list_when_ready(&new, &env.ours())
+            .await
+            .expect("every object reads as v1");
+        assert_eq!(list.items.len(), 43);
+
+        // Storage left on v1alpha1 (served again) during a run: nothing is trimmed.
+        apply_crd(&crds, &gizmos(&group, "v1", &["v1alpha1", "v1"]))
+            .await
+            .unwrap();
+        served(&env.client, &resource("v1alpha1"), &env.ns).await;
+        old.create(&PostParams::default(), &gizmo("z0".into(), 1))
+            .await
+            .unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+        let flip = {
+            let (crds, group) = (crds.clone(), group.clone());
+            tokio::spawn(async move {
+                rx.recv().await;
+                apply_crd(&crds, &gizmos(&group, "v1alpha1", &["v1alpha1", "v1"]))
+                    .await
+                    .unwrap();
+            })
+        };
+        let err = migrate_storage(&env.client, &name, &options, |_| {
+            let _ = tx.send(());
+        })
+        .await
+        .expect_err("the storage version moved away");
+        flip.await.unwrap();
+        assert!(
+            err.to_string()
+                .contains("its storage version is now v1alpha1, not v1"),
+            "{err}"
+        );
+        // The server listed v1alpha1 again when it became the storage version; the
+        // migration left it there.
+        assert_eq!(stored_versions(&crds, &name).await, ["v1", "v1alpha1"]);
+    })
+    .await;
+}

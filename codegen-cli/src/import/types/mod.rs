@@ -24,6 +24,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
+use super::doc::doc_text;
 use super::names::{field_ident, upper_camel, variant_ident};
 use crate::json;
 use markers::object_markers;
@@ -167,10 +168,18 @@ pub struct Types {
     pub exceptions: Vec<Exception>,
     /// Names taken, for unique names.
     taken: BTreeSet<String>,
-    /// Struct names by the canonical JSON of their schema.
-    by_schema: BTreeMap<String, String>,
+    /// Struct names by the structure of their schema ([`Shapes`]).
+    by_schema: BTreeMap<u32, String>,
+    /// The structures of the schemas seen.
+    shapes: Shapes,
     /// Enum names by their values.
     by_values: BTreeMap<Vec<String>, String>,
+}
+
+/// The schema of a property that is not an object: no keys.
+fn empty() -> &'static Map<String, Value> {
+    static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(Map::new)
 }
 
 /// Keys of a schema that the conversion reads; any other key is an exception.
@@ -207,6 +216,20 @@ const KNOWN_KEYS: &[&str] = &[
 ];
 
 impl Types {
+    /// No types yet, none named as any of `taken` (the other kinds' names in a version: the
+    /// version's apply configurations share one module).
+    pub fn reserving(taken: BTreeSet<String>) -> Self {
+        Self {
+            taken,
+            ..Self::default()
+        }
+    }
+
+    /// Every name taken: the reserved ones and those of these types.
+    pub fn taken(&self) -> &BTreeSet<String> {
+        &self.taken
+    }
+
     /// The spec (`name` = `<Kind>Spec`) or status struct of a version from the root schema's
     /// property; `None` when that schema is not an object with properties.
     pub fn top(&mut self, name: &str, path: &str, schema: &Value) -> Option<String> {
@@ -215,15 +238,17 @@ impl Types {
             return None;
         }
         self.taken.insert(name.to_owned());
-        Some(self.structure(name.to_owned(), path, obj))
+        self.shapes.forget_addresses();
+        let made = self.structure(name.to_owned(), path, obj);
+        self.shapes.forget_addresses();
+        Some(made)
     }
 
     /// Makes the struct `name` for the object schema `obj`; later identical schemas reuse it
     /// (see [`Types::named_struct`]).
     fn structure(&mut self, name: String, path: &str, obj: &Map<String, Value>) -> String {
-        self.by_schema
-            .entry(canonical(obj))
-            .or_insert_with(|| name.clone());
+        let key = self.shapes.object(obj);
+        self.by_schema.entry(key).or_insert_with(|| name.clone());
         // Reserve the slot so that nested types come after their parent.
         let index = self.structs.len();
         self.structs.push(Struct {
@@ -243,9 +268,9 @@ impl Types {
                 while !rust_names.insert(rust.clone()) {
                     rust.push('_');
                 }
-                let prop = prop.as_object().cloned().unwrap_or_default();
+                let prop = prop.as_object().unwrap_or(empty());
                 let hint = format!("{name}{}", upper_camel(json));
-                let mut field = self.field(&hint, &field_path, &prop);
+                let mut field = self.field(&hint, &field_path, prop);
                 field.json = json.clone();
                 field.rust = rust;
                 let nullable = prop.get("nullable").and_then(Value::as_bool) == Some(true);
@@ -277,7 +302,7 @@ impl Types {
             }
         }
         let mut markers = Vec::new();
-        let mut exceptions = Vec::new();
+        let mut exceptions = description_notes(obj);
         object_markers(obj, &mut markers);
         for (k, _) in obj {
             if !KNOWN_KEYS.contains(&k.as_str()) {
@@ -323,7 +348,8 @@ impl Types {
         }
     }
 
-    fn unique(&mut self, wanted: &str) -> String {
+    /// `wanted`, or `wanted2`, `wanted3`, ... when it is taken; taken from then on.
+    pub fn unique(&mut self, wanted: &str) -> String {
         let mut name = wanted.to_owned();
         let mut n = 2;
         while !self.taken.insert(name.clone()) {
@@ -338,11 +364,9 @@ impl Types {
         let mut markers = Vec::new();
         let mut exceptions = Vec::new();
         let ty = self.ty(hint, path, s, &mut markers, &mut exceptions, "");
-        if description(s).is_some_and(|d| d.starts_with('+')) {
-            exceptions.push(
-                "the first line of the description starts with `+`, which reads as a marker; it is left out"
-                    .to_owned(),
-            );
+        // A struct's description is the struct's, which notes what of it differs.
+        if !is_struct(s) {
+            exceptions.extend(description_notes(s));
         }
         Field {
             json: String::new(),
@@ -356,7 +380,7 @@ impl Types {
     }
 
     fn named_struct(&mut self, hint: &str, path: &str, s: &Map<String, Value>) -> String {
-        let key = canonical(s);
+        let key = self.shapes.object(s);
         if let Some(existing) = self.by_schema.get(&key) {
             return existing.clone();
         }
@@ -412,18 +436,78 @@ fn has_properties(s: &Map<String, Value>) -> bool {
         .is_some_and(|p| !p.is_empty())
 }
 
-/// The description, if any.
+/// The description, if any, as doc text that reads as no marker ([`doc_text`]).
 pub fn description(s: &Map<String, Value>) -> Option<String> {
+    raw_description(s).map(|d| doc_text(d).text)
+}
+
+/// What of the description the doc text cannot say as the schema does ([`doc_text`]).
+pub fn description_notes(s: &Map<String, Value>) -> Vec<String> {
+    raw_description(s).map_or_else(Vec::new, |d| doc_text(d).notes)
+}
+
+/// The description as the schema has it, trimmed, if any.
+fn raw_description(s: &Map<String, Value>) -> Option<&str> {
     s.get("description")
         .and_then(Value::as_str)
         .map(str::trim)
         .filter(|d| !d.is_empty())
-        .map(str::to_owned)
 }
 
-/// A stable key for structurally equal schemas.
-fn canonical(obj: &Map<String, Value>) -> String {
-    json::sorted(&Value::Object(obj.clone())).to_string()
+/// Structural ids of JSON values: two values have the same id when they are equal, key
+/// order aside. Each object's id is remembered by its address while one schema is read
+/// ([`Shapes::forget_addresses`] after it), so a schema nested `n` deep costs `n`, not
+/// `n * n` as serializing each struct's subtree did.
+#[derive(Debug, Default)]
+struct Shapes {
+    ids: std::collections::HashMap<Shape, u32>,
+    by_address: std::collections::HashMap<usize, u32>,
+}
+
+/// A JSON value with its children as [`Shapes`] ids.
+#[derive(Debug, PartialEq, Eq, Hash)]
+enum Shape {
+    Scalar(String),
+    Array(Vec<u32>),
+    Object(Vec<(String, u32)>),
+}
+
+impl Shapes {
+    fn object(&mut self, obj: &Map<String, Value>) -> u32 {
+        let address = std::ptr::from_ref(obj) as usize;
+        if let Some(id) = self.by_address.get(&address) {
+            return *id;
+        }
+        let mut entries: Vec<(String, u32)> = obj
+            .iter()
+            .map(|(k, v)| (k.clone(), self.value(v)))
+            .collect();
+        entries.sort();
+        let id = self.intern(Shape::Object(entries));
+        self.by_address.insert(address, id);
+        id
+    }
+
+    fn value(&mut self, v: &Value) -> u32 {
+        match v {
+            Value::Object(obj) => self.object(obj),
+            Value::Array(items) => {
+                let ids = items.iter().map(|i| self.value(i)).collect();
+                self.intern(Shape::Array(ids))
+            }
+            other => self.intern(Shape::Scalar(other.to_string())),
+        }
+    }
+
+    fn intern(&mut self, shape: Shape) -> u32 {
+        let next = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
+        *self.ids.entry(shape).or_insert(next)
+    }
+
+    /// Addresses are good while the schema they point into is: forgotten when it is done.
+    fn forget_addresses(&mut self) {
+        self.by_address.clear();
+    }
 }
 
 #[cfg(test)]

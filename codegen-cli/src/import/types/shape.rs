@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::markers::{json_text, push_at, scalar_markers, validation_prefix};
-use super::{KNOWN_KEYS, QUANTITY_PATTERN, Ty, Types, description, has_properties};
+use super::{KNOWN_KEYS, QUANTITY_PATTERN, Ty, Types, description, empty, has_properties};
 use crate::json;
 
 impl Types {
@@ -132,14 +132,13 @@ impl Types {
         let values = s
             .get("additionalProperties")
             .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
+            .unwrap_or(empty());
         let mut inner_markers = Vec::new();
         let mut inner_exc = Vec::new();
         let value_ty = self.ty(
             hint,
             &format!("{path}.{{}}"),
-            &values,
+            values,
             &mut inner_markers,
             &mut inner_exc,
             &format!("{items}values:"),
@@ -181,16 +180,12 @@ impl Types {
         let common = |markers: &mut Vec<String>, exceptions: &mut Vec<String>, skip_enum: bool| {
             scalar_markers(s, items, markers, exceptions, skip_enum, None);
         };
-        let item_schema = s
-            .get("items")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
+        let item_schema = s.get("items").and_then(Value::as_object).unwrap_or(empty());
         let item_hint = hint.to_owned();
         let item_ty = self.ty(
             &item_hint,
             &format!("{path}[]"),
-            &item_schema,
+            item_schema,
             markers,
             exceptions,
             &format!("{items}items:"),

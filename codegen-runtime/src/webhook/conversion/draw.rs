@@ -34,7 +34,7 @@ impl Rng {
     }
 
     /// An integer in `lo..=hi` (`lo` when the range is empty).
-    fn between(&mut self, lo: i128, hi: i128) -> i128 {
+    pub(crate) fn between(&mut self, lo: i128, hi: i128) -> i128 {
         if hi <= lo {
             return lo;
         }
@@ -46,7 +46,7 @@ impl Rng {
     }
 
     /// An index below `n` (`n > 0`).
-    fn index(&mut self, n: usize) -> usize {
+    pub(crate) fn index(&mut self, n: usize) -> usize {
         usize::try_from(self.next() % u64::try_from(n.max(1)).unwrap_or(1)).unwrap_or(0)
     }
 
@@ -106,6 +106,11 @@ pub(crate) fn object(version: &Version<'_>, case: usize, rng: &mut Rng) -> Resul
             return Ok(object);
         }
         refused = apiserver_rules::field::aggregate(&errors);
+        if errors.iter().any(|e| e.detail.contains("should match")) {
+            refused.push_str(
+                "; no string drawn for it matched its pattern: give the field an example that does (`+kubebuilder:example=<value>`), which the draw tries first",
+            );
+        }
     }
     Err(refused)
 }
@@ -311,6 +316,16 @@ fn string(schema: &Value, rng: &mut Rng) -> Value {
         };
         if let Some(found) = given.chain(usual).find(fits) {
             return Value::String(found);
+        }
+        // Strings drawn from the pattern itself, a few times over for its length bounds.
+        if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
+            for _ in 0..8 {
+                match super::pattern::matching(pattern, rng) {
+                    Some(drawn) if fits(&drawn) => return Value::String(drawn),
+                    Some(_) => {}
+                    None => break,
+                }
+            }
         }
     }
     Value::String(word(rng, lo, hi))
@@ -531,10 +546,30 @@ mod tests {
     }
 
     #[test]
+    fn strings_are_drawn_from_their_pattern() {
+        let schema = json!({"type": "object", "required": ["spec"], "properties": {"spec": {"type": "object",
+            "required": ["currency", "window"],
+            "properties": {
+                "currency": {"type": "string", "pattern": "^[A-Z]{3}$"},
+                "window": {"type": "string", "maxLength": 16, "pattern": "^([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+$"}}}}});
+        let version = Version {
+            api_version: "example.com/v1",
+            kind: "Gizmo",
+            namespaced: false,
+            schema: &schema,
+        };
+        let mut rng = Rng::new(5);
+        for case in 0..50 {
+            let o = object(&version, case, &mut rng).unwrap();
+            assert_eq!(o["spec"]["currency"].as_str().unwrap().len(), 3, "{o}");
+        }
+    }
+
+    #[test]
     fn a_schema_nothing_satisfies_is_reported() {
         let schema = json!({"type": "object", "required": ["spec"], "properties": {"spec": {"type": "object",
             "required": ["name"],
-            "properties": {"name": {"type": "string", "pattern": "^zz[0-9]{40}$"}}}}});
+            "properties": {"name": {"type": "string", "maxLength": 10, "pattern": "^zz[0-9]{40}$"}}}}});
         let version = Version {
             api_version: "example.com/v1",
             kind: "Gizmo",
@@ -543,5 +578,6 @@ mod tests {
         };
         let err = object(&version, 0, &mut Rng::new(1)).unwrap_err();
         assert!(err.contains("spec.name in body should match"), "{err}");
+        assert!(err.contains("`+kubebuilder:example=<value>`"), "{err}");
     }
 }

@@ -34,6 +34,7 @@
 
 mod draw;
 mod fields;
+mod pattern;
 mod round_trips;
 mod stash;
 

@@ -12,29 +12,5 @@ pub fn crds() -> ::core::result::Result<
     >,
     ::kube_codegen_runtime::crd::CrdError,
 > {
-    ::core::result::Result::Ok(
-        ::std::vec::Vec::from([
-            crate::apis::batch::v1::batch_run::BatchRun::crd_with_markers()?,
-            crate::apis::batch::v1::blob::Blob::crd_with_markers()?,
-            crate::apis::certs::v1::certificate::Certificate::crd_with_markers()?,
-            crate::apis::certs::v1::cluster_issuer::ClusterIssuer::crd_with_markers()?,
-            crate::apis::monitoring::v1alpha1::alert_route::AlertRoute::crd_with_markers()?,
-            crate::apis::monitoring::v1::service_monitor::ServiceMonitor::crd_with_markers()?,
-            crate::apis::net::v1::route::Route::crd_with_markers()?,
-            crate::apis::ops::v1::backup_schedule::BackupSchedule::crd_with_markers()?,
-            crate::apis::ops::v1beta1::dashboard::Dashboard::crd_with_markers()?,
-            crate::apis::platform::v1::tenant::Tenant::crd_with_markers()?,
-            ::kube_codegen_runtime::crd::merge(
-                ::std::vec::Vec::from([
-                    crate::apis::shop::v1::widget::Widget::crd_with_markers()?,
-                    crate::apis::shop::v1alpha1::widget::Widget::crd_with_markers()?,
-                    crate::apis::shop::v1beta1::widget::Widget::crd_with_markers()?,
-                ]),
-                "v1",
-            )?,
-            crate::apis::testing::v1::probe::Probe::crd_with_markers()?,
-            crate::apis::velero::v1::backup::Backup::crd_with_markers()?,
-            crate::apis::velero::v1::restore::Restore::crd_with_markers()?,
-        ]),
-    )
+    ::core::result::Result::Ok(::std::vec::Vec::from([]))
 }

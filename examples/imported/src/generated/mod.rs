@@ -28,13 +28,13 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/batch/v1/batch_run.rs"),
-    10701461414194195925u64,
+    15230693149225226347u64,
     "generated code is stale: `batch/v1/batch_run.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/batch/v1/blob.rs"),
-    3376812401384495123u64,
+    5389891192968036951u64,
     "generated code is stale: `batch/v1/blob.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
@@ -52,13 +52,13 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/certs/v1/certificate.rs"),
-    12649361968213776328u64,
+    2214793549085657665u64,
     "generated code is stale: `certs/v1/certificate.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/certs/v1/cluster_issuer.rs"),
-    13061472961705999286u64,
+    12900965964111347620u64,
     "generated code is stale: `certs/v1/cluster_issuer.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
@@ -88,13 +88,13 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/monitoring/v1/service_monitor.rs"),
-    17883112781179202032u64,
+    15427875256430256011u64,
     "generated code is stale: `monitoring/v1/service_monitor.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/monitoring/v1alpha1/alert_route.rs"),
-    14356115841213450113u64,
+    13360667787485051251u64,
     "generated code is stale: `monitoring/v1alpha1/alert_route.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
@@ -118,7 +118,7 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/net/v1/route.rs"),
-    2594180894709583711u64,
+    9018269198703026287u64,
     "generated code is stale: `net/v1/route.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
@@ -130,7 +130,7 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/ops/v1/backup_schedule.rs"),
-    8635716505891293240u64,
+    16527130180699299454u64,
     "generated code is stale: `ops/v1/backup_schedule.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
@@ -142,7 +142,7 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/ops/v1beta1/dashboard.rs"),
-    5033180660802792086u64,
+    14311113870118311843u64,
     "generated code is stale: `ops/v1beta1/dashboard.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
@@ -166,7 +166,7 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/platform/v1/tenant.rs"),
-    4166293857959252354u64,
+    16975324471221904045u64,
     "generated code is stale: `platform/v1/tenant.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
@@ -184,7 +184,7 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/shop/v1/widget.rs"),
-    12486879968092162396u64,
+    8255790671756845810u64,
     "generated code is stale: `shop/v1/widget.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
@@ -196,7 +196,7 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/shop/v1alpha1/widget.rs"),
-    14571470309564950002u64,
+    18329015322540433907u64,
     "generated code is stale: `shop/v1alpha1/widget.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
@@ -208,7 +208,7 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/shop/v1beta1/widget.rs"),
-    16586685606737640912u64,
+    12441865610479238471u64,
     "generated code is stale: `shop/v1beta1/widget.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
@@ -226,7 +226,7 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/testing/v1/probe.rs"),
-    285018824483539358u64,
+    14784217994420932603u64,
     "generated code is stale: `testing/v1/probe.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
@@ -238,7 +238,7 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/velero/v1/backup.rs"),
-    14770383644561369320u64,
+    2254346776693361755u64,
     "generated code is stale: `velero/v1/backup.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );
 
@@ -250,6 +250,6 @@ const _: () = ::kube_codegen_runtime::fresh::fresh(
 
 const _: () = ::kube_codegen_runtime::fresh::fresh(
     ::core::include_bytes!("../apis/velero/v1/restore.rs"),
-    16038588107520930070u64,
+    1527260790180352770u64,
     "generated code is stale: `velero/v1/restore.rs` changed since it was generated; run `hack/update-codegen.sh` (it regenerates the CRDs too), or for this tree alone `kube-codegen generate --input examples/imported/src/apis --output examples/imported/src/generated`",
 );

@@ -27,7 +27,8 @@ struct Args {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
-    let config = match kube_codegen_runtime::client::config::load(args.kubeconfig.as_deref()).await {
+    let config = match kube_codegen_runtime::client::config::load(args.kubeconfig.as_deref()).await
+    {
         Ok(config) => config,
         Err(e) => {
             eprintln!("error: {e}");

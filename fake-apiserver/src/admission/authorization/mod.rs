@@ -12,6 +12,8 @@
 
 pub mod access;
 pub mod bootstrap;
+pub mod cover;
+pub mod escalation;
 pub mod rbac;
 pub mod request;
 pub mod types;

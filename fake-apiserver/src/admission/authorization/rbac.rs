@@ -234,6 +234,35 @@ pub fn rules_for(
     user: &User,
     namespace: &str,
 ) -> (Vec<(Source, PolicyRule)>, Vec<String>) {
+    rules_named(policy, user, namespace, Naming::Lister)
+}
+
+/// The rules `user` holds in `namespace`, as escalation prevention reads them: the same
+/// rules, with a missing role named as the registry names it (`roles.rbac...`, where the
+/// authorizer's cache says `role.rbac...`).
+pub fn rules_for_writing(
+    policy: &dyn Policy,
+    user: &User,
+    namespace: &str,
+) -> (Vec<PolicyRule>, Vec<String>) {
+    let (rules, errors) = rules_named(policy, user, namespace, Naming::Registry);
+    (rules.into_iter().map(|(_, r)| r).collect(), errors)
+}
+
+/// How a missing role is named: the authorizer's cache says `role.rbac...`, the registry
+/// `roles.rbac...`.
+#[derive(Clone, Copy)]
+enum Naming {
+    Lister,
+    Registry,
+}
+
+fn rules_named(
+    policy: &dyn Policy,
+    user: &User,
+    namespace: &str,
+    naming: Naming,
+) -> (Vec<(Source, PolicyRule)>, Vec<String>) {
     let mut rules = Vec::new();
     let mut errors = Vec::new();
     let scopes: [(&'static str, Option<&str>); 2] = [
@@ -255,7 +284,7 @@ pub fn rules_for(
             else {
                 continue;
             };
-            let role_rules = match role_rules(policy, &binding) {
+            let role_rules = match role_rules(policy, &binding, naming) {
                 Ok(r) => r,
                 Err(e) => {
                     errors.push(e);
@@ -325,16 +354,24 @@ pub fn aggregate(errors: &[String]) -> String {
 }
 
 /// The rules of the role a binding refers to, or the lister's error.
-fn role_rules(policy: &dyn Policy, binding: &Binding) -> Result<Vec<PolicyRule>, String> {
+fn role_rules(
+    policy: &dyn Policy,
+    binding: &Binding,
+    naming: Naming,
+) -> Result<Vec<PolicyRule>, String> {
     let name = &binding.role_ref.name;
     let (resource, namespace, singular) = match binding.role_ref.kind.as_str() {
         "Role" => ("roles", binding.metadata.namespace.as_str(), "role"),
         "ClusterRole" => ("clusterroles", "", "clusterrole"),
         other => return Err(format!("unsupported role reference kind: \"{other}\"")),
     };
+    let shown = match naming {
+        Naming::Lister => singular,
+        Naming::Registry => resource,
+    };
     let role = policy
         .object(resource, namespace, name)
-        .ok_or_else(|| format!("{singular}.{GROUP} \"{name}\" not found"))?;
+        .ok_or_else(|| format!("{shown}.{GROUP} \"{name}\" not found"))?;
     Ok(effective_rules(policy, &role))
 }
 

@@ -43,15 +43,71 @@ impl std::fmt::Display for Unread {
 /// `data` as a JSON value, or why not: Go's syntax error first, as the real server's
 /// decoders scan before they decode.
 pub(crate) fn parse(data: &[u8]) -> Result<Value, Unread> {
-    serde_json::from_slice(data).map_err(|e| {
+    serde_json::from_slice(data).or_else(|e| {
         if let Some(why) = syntax_error(data) {
-            Unread::Syntax(why)
-        } else if e.to_string().starts_with("recursion limit exceeded") {
-            Unread::Deep(top_level_type(data))
-        } else {
-            Unread::Other(e.to_string())
+            return Err(Unread::Syntax(why));
         }
+        if e.to_string().starts_with("recursion limit exceeded") {
+            return Err(Unread::Deep(top_level_type(data)));
+        }
+        // Go reads invalid UTF-8 and unpaired surrogate escapes in strings as U+FFFD.
+        go_strings(data)
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .ok_or_else(|| Unread::Other(e.to_string()))
     })
+}
+
+/// `data` with what Go's decoder reads as U+FFFD written so: invalid UTF-8 bytes, and
+/// `\uXXXX` escapes of a surrogate that is not half of a pair; `None` when it has neither.
+fn go_strings(data: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(data);
+    let mut changed = matches!(text, std::borrow::Cow::Owned(_));
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let surrogate = |at: usize| -> Option<u32> {
+        if chars.get(at) != Some(&'\\') || chars.get(at + 1) != Some(&'u') {
+            return None;
+        }
+        let hex: String = chars.get(at + 2..at + 6)?.iter().collect();
+        u32::from_str_radix(&hex, 16)
+            .ok()
+            .filter(|c| (0xD800..0xE000).contains(c))
+    };
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] != '\\' {
+            out.push(chars[i]);
+            i += 1;
+            continue;
+        }
+        match surrogate(i) {
+            Some(high) if (0xD800..0xDC00).contains(&high) => {
+                let low = surrogate(i + 6).filter(|c| (0xDC00..0xE000).contains(c));
+                if low.is_some() {
+                    out.extend(&chars[i..i + 12]);
+                    i += 12;
+                } else {
+                    out.push_str("\\ufffd");
+                    changed = true;
+                    i += 6;
+                }
+            }
+            Some(_) => {
+                out.push_str("\\ufffd");
+                changed = true;
+                i += 6;
+            }
+            None => {
+                // Any other escape, kept as it is (with the character it escapes).
+                out.push('\\');
+                if let Some(c) = chars.get(i + 1) {
+                    out.push(*c);
+                }
+                i += 2;
+            }
+        }
+    }
+    changed.then_some(out)
 }
 
 /// The Go name of the type of a JSON value, as `encoding/json` reports it in "cannot

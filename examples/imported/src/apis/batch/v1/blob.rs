@@ -7,6 +7,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 
 /// +genclient
+/// +kube-codegen:consumed
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "batch.example.com",

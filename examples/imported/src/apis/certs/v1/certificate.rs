@@ -12,6 +12,7 @@ use schemars::JsonSchema;
 /// The desired certificate.
 ///
 /// +genclient
+/// +kube-codegen:consumed
 /// +kubebuilder:subresource:status
 /// +kubebuilder:validation:XValidation:rule="!has(self.commonName) || self.commonName.size() <= 64",message="commonName must be at most 64 characters"
 #[derive(CustomResource, Clone, Debug, PartialEq, JsonSchema)]

@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 
 /// +genclient
 /// +genclient:nonNamespaced
+/// +kube-codegen:consumed
 /// +kubebuilder:subresource:status
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(

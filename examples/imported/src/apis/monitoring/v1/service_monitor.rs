@@ -10,6 +10,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 
 /// +genclient
+/// +kube-codegen:consumed
 #[derive(CustomResource, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
     group = "monitoring.example.com",

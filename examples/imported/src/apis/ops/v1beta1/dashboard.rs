@@ -9,6 +9,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 
 /// +genclient
+/// +kube-codegen:consumed
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
     group = "ops.example.com",

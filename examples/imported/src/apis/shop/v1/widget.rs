@@ -9,6 +9,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 
 /// +genclient
+/// +kube-codegen:consumed
 /// +kubebuilder:subresource:status
 /// +kubebuilder:storageversion
 #[derive(CustomResource, Clone, Debug, PartialEq, JsonSchema)]

@@ -7,6 +7,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 
 /// +genclient
+/// +kube-codegen:consumed
 /// +kubebuilder:unservedversion
 /// +kubebuilder:deprecatedversion
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, JsonSchema)]

@@ -7,6 +7,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 
 /// +genclient
+/// +kube-codegen:consumed
 /// +kubebuilder:deprecatedversion:warning="shop.example.com/v1beta1 Widget is deprecated; use shop.example.com/v1"
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(

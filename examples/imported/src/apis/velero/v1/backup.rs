@@ -7,6 +7,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 
 /// +genclient
+/// +kube-codegen:consumed
 /// +kube-codegen:listKind=BackupCollection
 /// +kube-codegen:rootRequired=metadata
 /// +kube-codegen:noStatusSubresource

@@ -7,6 +7,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 
 /// +genclient
+/// +kube-codegen:consumed
 /// +kube-codegen:noStatusSubresource
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
