@@ -97,6 +97,7 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
         "config/rbac/role.yaml",
         "config/manager/deployment.yaml",
         "config/samples/backup_v1alpha1_backup.yaml",
+        "config/grafana/controller-runtime-metrics.json",
         "config/crd/Kustomization",
         "config/crd-conversion/Kustomization",
         "config/rbac/Kustomization",
@@ -130,6 +131,7 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     missing_rbac_marker_is_a_403(&dir);
     lints_clean(&dir);
     consumed_api(&dir);
+    owner_with_children(&dir);
 
     // A second kind, cluster-scoped, in another group: both green.
     let restore = [
@@ -145,7 +147,7 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     let controllers = fs::read_to_string(dir.join("src/controllers/mod.rs")).unwrap();
     assert!(
         controllers.contains("pub mod restore_job;")
-            && controllers.contains("restore_job::run(client.clone(), shutdown.clone())"),
+            && controllers.contains("restore_job::add(manager, client, options);"),
         "{controllers}"
     );
     let test = in_crate(&dir, "cargo", &["test", "--quiet"]);
@@ -164,7 +166,7 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     let v1_path = dir.join("src/apis/restore/v1/restore_job.rs");
     let edited = fs::read_to_string(&v1_path).unwrap().replace(
         "    pub description: Option<String>,\n",
-        "    pub note: Option<String>,\n    /// When to run.\n    ///\n    /// +required\n    /// +kubebuilder:validation:MaxLength=64\n    pub schedule: String,\n    /// How much to keep.\n    ///\n    /// +optional\n    pub keep: Option<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,\n",
+        "    pub note: Option<String>,\n    /// When to run.\n    ///\n    /// +required\n    /// +kubebuilder:validation:MaxLength=64\n    /// +kubebuilder:validation:Pattern=`^(hourly|daily|weekly)( at [0-2][0-9]:[0-5][0-9])?$`\n    pub schedule: String,\n    /// How much to keep.\n    ///\n    /// +optional\n    pub keep: Option<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,\n",
     );
     fs::write(&v1_path, edited).unwrap();
     let sample_path = dir.join("config/samples/restore_v1_restore_job.yaml");
@@ -215,8 +217,33 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
         "--kind",
         "Backup",
     ];
+    // The runtime dependency already has features, with a comment above it, as the apply
+    // how-to has users write: create webhook adds its own to them, keeping both.
+    let manifest = dir.join("Cargo.toml");
+    let cargo = fs::read_to_string(&manifest).unwrap();
+    let runtime_line = cargo
+        .lines()
+        .find(|l| l.starts_with("kube-codegen-runtime = {"))
+        .unwrap()
+        .to_owned();
+    let with_features = runtime_line.replace(" }", ", features = [\"ac-core\"] }");
+    fs::write(
+        &manifest,
+        cargo.replace(
+            &runtime_line,
+            &format!("# core/v1 apply configurations for my events\n{with_features}"),
+        ),
+    )
+    .unwrap();
     let webhook = create(&dir, "webhook", &backup);
     assert!(webhook.status.success(), "{}", stderr(&webhook));
+    let cargo = fs::read_to_string(&manifest).unwrap();
+    assert!(
+        cargo.contains("# core/v1 apply configurations for my events\nkube-codegen-runtime = {")
+            && cargo.contains("features = [\"ac-core\", \"webhook\"] }")
+            && cargo.matches("serde-saphyr").count() == 1,
+        "{cargo}"
+    );
     let main = fs::read_to_string(dir.join("src/main.rs")).unwrap();
     assert!(main.contains("webhooks::serve("), "{main}");
     let test = in_crate(
@@ -287,6 +314,12 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
         v1_file.contains("/// +kubebuilder:storageversion\n#[derive("),
         "{v1_file}"
     );
+    // The version's module re-exports the types the copied file declares, read from it.
+    let v2_mod = fs::read_to_string(dir.join("src/apis/restore/v2/mod.rs")).unwrap();
+    assert!(
+        v2_mod.contains("pub use restore_job::{RestoreJob, RestoreJobSpec, RestoreJobStatus};"),
+        "{v2_mod}"
+    );
     // v2 starts from v1 as the user left it, without the marker of the storage version.
     let v2_first = fs::read_to_string(dir.join("src/apis/restore/v2/restore_job.rs")).unwrap();
     assert!(
@@ -342,6 +375,16 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
     let out = String::from_utf8_lossy(&test.stdout);
     assert!(test.status.success(), "{out}{}", stderr(&test));
     assert!(out.contains("2 passed"), "{out}");
+    // The generated round trip draws objects of both versions from the CRD: `schedule` and
+    // the Quantity `keep` get strings their patterns accept.
+    let round_trip = in_crate(
+        &dir,
+        "cargo",
+        &["test", "--quiet", "--lib", "conversions_round_trip"],
+    );
+    let out = String::from_utf8_lossy(&round_trip.stdout);
+    assert!(round_trip.status.success(), "{out}{}", stderr(&round_trip));
+    assert!(out.contains("1 passed"), "{out}");
     let verify = in_crate(&dir, "hack/verify-codegen.sh", &[]);
     assert!(verify.status.success(), "verify:\n{}", stderr(&verify));
     lints_clean(&dir);
@@ -447,6 +490,94 @@ fn a_new_operator_crate_passes_its_own_tests_and_checks_at_once() {
 /// crate gets its client (a test in the crate creates and reads one on the fake, with the
 /// CRD installed from the snapshotter's own manifest), and nothing of it reaches the
 /// crate's CRDs, kustomizations, chart, `crds()`, API pages or lint.
+/// The crate's reconcile under a controller that owns ConfigMaps: a Backup with a child is
+/// reconciled, then deleted (the child goes by garbage collection, its events map to the
+/// deleted owner); no reconcile counts as an error.
+fn owner_with_children(dir: &Path) {
+    let test = r#"//! Deleting an owner with children is no reconcile error.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use backup_operator::apis::backup::v1alpha1::{Backup, BackupSpec};
+use backup_operator::controllers::backup::{Context, reconcile};
+use backup_operator::generated::Clientset;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::Resource;
+use kube::api::{Api, DeleteParams, PostParams};
+use kube_codegen_runtime::controller::Controller;
+use kube_codegen_runtime::events::{Recorder, Reporter};
+use kube_codegen_runtime::manager::{Manager, ManagerOptions};
+use kube_codegen_runtime::{FieldManager, ReadYourWrites, SharedInformerFactory};
+
+#[tokio::test]
+async fn deleting_an_owner_with_children_is_no_error() {
+    let fake = fake_apiserver::FakeApiServer::new();
+    for crd in backup_operator::generated::crds().unwrap() {
+        fake.seed(crd).unwrap();
+    }
+    let client = kube::Client::new(fake.clone(), "default");
+    let factory = SharedInformerFactory::new(client.clone());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let mut manager = Manager::new(client.clone(), factory.clone(), ManagerOptions::default(), async move {
+        let _ = stopped.await;
+    });
+    let ctx = Arc::new(Context {
+        clients: Clientset::new(client.clone(), FieldManager::new("test").force()),
+        recorder: Recorder::new(client.clone(), Reporter { controller: "test".into(), instance: None }),
+        writes: ReadYourWrites::new(),
+    });
+    let controller = Controller::new("backup", factory.informer::<Backup>())
+        .owns(factory.informer::<ConfigMap>());
+    manager.add(controller, reconcile, ctx);
+    let metrics = manager.metrics().clone();
+    let running = tokio::spawn(manager.run());
+
+    let backups: Api<Backup> = Api::default_namespaced(client.clone());
+    let owner = backups
+        .create(&PostParams::default(), &Backup::new("owner", BackupSpec { replicas: 1, description: None }))
+        .await
+        .unwrap();
+    let mut child = ConfigMap::default();
+    child.metadata.name = Some("child".into());
+    child.metadata.owner_references = Some(vec![owner.controller_owner_ref(&()).unwrap()]);
+    Api::<ConfigMap>::default_namespaced(client.clone())
+        .create(&PostParams::default(), &child)
+        .await
+        .unwrap();
+    for _ in 0..200 {
+        if metrics.reconciles("backup", "success") >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(metrics.reconciles("backup", "success") >= 2, "{}", metrics.encode());
+    backups.delete("owner", &DeleteParams::background()).await.unwrap();
+    for _ in 0..200 {
+        if fake.get("v1", "ConfigMap", Some("default"), "child").is_none() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(fake.get("v1", "ConfigMap", Some("default"), "child").is_none(), "collected");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(metrics.reconcile_errors("backup"), 0, "{}", metrics.encode());
+    let _ = stop.send(());
+    running.await.unwrap().unwrap();
+}
+"#;
+    fs::write(dir.join("tests/owner_with_children.rs"), test).unwrap();
+    let run = in_crate(
+        dir,
+        "cargo",
+        &["test", "--quiet", "--test", "owner_with_children"],
+    );
+    let out = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{out}{}", stderr(&run));
+    assert!(out.contains("1 passed"), "{out}");
+    fs::remove_file(dir.join("tests/owner_with_children.rs")).unwrap();
+}
+
 fn consumed_api(dir: &Path) {
     let manifest = repo()
         .join("codegen-cli/tests/testdata/import/snapshot.storage.k8s.io_volumesnapshots.yaml");
@@ -559,6 +690,11 @@ fn flags_and_embedded_webhooks(dir: &Path) {
         ("--leader-elect", "LEADER_ELECT"),
         ("--health-addr <ADDR>", "HEALTH_ADDR"),
         ("--metrics-addr <ADDR>", "METRICS_ADDR"),
+        (
+            "--max-concurrent-reconciles <N>",
+            "MAX_CONCURRENT_RECONCILES",
+        ),
+        ("--reconcile-timeout <SECONDS>", "RECONCILE_TIMEOUT"),
         ("--webhook-addr <ADDR>", "WEBHOOK_ADDR"),
         ("--cert-dir <DIR>", "WEBHOOK_CERT_DIR"),
         ("--install-webhooks", "INSTALL_WEBHOOKS"),
@@ -590,9 +726,61 @@ fn flags_and_embedded_webhooks(dir: &Path) {
     assert!(embedded.status.success(), "{out}{}", stderr(&embedded));
     assert!(
         out.contains("the webhooks are served in process")
-            && out.contains("\"app.kubernetes.io/managed-by\": \"backup-operator\""),
+            && out.contains("\"app.kubernetes.io/managed-by\": \"backup-operator\"")
+            && out.contains("controller_runtime_reconcile_errors_total{controller=\"backup\"} 0"),
         "{out}"
     );
+    sigterm_during_the_initial_sync(dir);
+}
+
+/// The binary on a server without the crate's CRD, so its cache never syncs: SIGTERM then
+/// ends it within 5 s, with success (the Kubernetes grace period is 30 s).
+fn sigterm_during_the_initial_sync(dir: &Path) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let fake = fake_apiserver::FakeApiServer::new();
+    let served = runtime
+        .block_on(fake.serve(([127, 0, 0, 1], 0).into()))
+        .unwrap();
+    let kubeconfig = dir.join("target/sigterm-kubeconfig.yaml");
+    fs::create_dir_all(kubeconfig.parent().unwrap()).unwrap();
+    fs::write(&kubeconfig, served.kubeconfig()).unwrap();
+    let mut child = Command::new(target_dir().join("debug/backup-operator"))
+        .args(["--kubeconfig", kubeconfig.to_str().unwrap()])
+        .args(["--health-addr", "127.0.0.1:0"])
+        .env("RUST_LOG", "info")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "still waiting for its cache"
+    );
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let signalled = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if signalled.elapsed() > std::time::Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("no exit within 10 s of SIGTERM during the initial sync");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let took = signalled.elapsed();
+    let mut logs = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut logs).unwrap();
+    assert!(status.success(), "{status:?}\n{logs}");
+    assert!(took < std::time::Duration::from_secs(5), "{took:?}\n{logs}");
+    assert!(!logs.contains("caches synced"), "{logs}");
+    let _ = fs::remove_file(&kubeconfig);
+    drop(served);
 }
 
 /// `charts/backup-operator`, rendered with its default values (only the plain substitutions

@@ -3,7 +3,9 @@
 //! - [`controller`]: controllers on the informers, with client-go's work queue (dedup, one
 //!   worker per key, per-key backoff under a token bucket, a lane for live changes ahead of
 //!   initial lists, timeouts, draining shutdown, a leader gate for warm standby) and
-//!   condition helpers; [`metrics`]: controller-runtime's and client-go's metric names.
+//!   condition helpers; [`metrics`]: controller-runtime's and client-go's metric names;
+//!   [`manager`]: the process around the controllers (probes, `/metrics`, SIGTERM, cache
+//!   sync, graceful shutdown) with [`leader`] election and warm standby.
 //! - [`client`]: the verb layer. A generated `FooClient` dereferences to a [`TypedClient`]
 //!   (a [`kube::Api`] and the [`FieldManager`] used for server-side apply); the
 //!   [`client::scope`] marks make a namespaced kind's all-namespaces client list-and-watch
@@ -48,6 +50,8 @@ pub mod crd;
 pub mod events;
 pub mod fresh;
 pub mod informer;
+pub mod leader;
+pub mod manager;
 pub mod metrics;
 pub mod migrate;
 #[cfg(feature = "webhook")]

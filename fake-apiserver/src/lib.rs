@@ -38,6 +38,7 @@
 //!
 //! ```text
 //! server.rs, test_env.rs   FakeApiServer and TestEnv: the public API, over everything below
+//! envtest/       TestEnv's real-binary backend: etcd and kube-apiserver as processes
 //! http/          routing, content negotiation, the action log and faults, watch
 //!                streaming, discovery, OpenAPI, serving on loopback
 //! registry/      the verbs (get, list, create, update, patch, delete; status, scale,
@@ -67,6 +68,8 @@
 //! controller, a file of `controllers/`; a new route, `http/`.
 
 // The public API.
+#[cfg(unix)]
+pub mod envtest;
 mod server;
 #[cfg(feature = "test-env")]
 pub mod test_env;

@@ -1,8 +1,11 @@
-//! One test, either server: [`TestEnv`] runs a test against an in-process
-//! [`FakeApiServer`] by default, and against a real cluster when `KUBE_TEST_KUBECONFIG`
-//! names a kubeconfig, with no change to the test.
+//! One test, any server: [`TestEnv`] runs a test against an in-process [`FakeApiServer`] by
+//! default, against a control plane of real binaries when `KUBEBUILDER_ASSETS` names a
+//! directory of them ([`crate::envtest`], started once per test binary), and against a real
+//! cluster when `KUBE_TEST_KUBECONFIG` names a kubeconfig (it wins when both are set), with
+//! no change to the test; [`TestEnv::builder`] picks one in code instead.
 //!
-//! Each environment has its own namespace (`kt-<random>`), created on both servers, so a
+//! Each environment has its own namespace (`kt-<random>`, the prefix set by
+//! `KUBE_TEST_NAMESPACE_PREFIX` or [`TestEnvBuilder::namespace_prefix`]), so a
 //! test that works in [`TestEnv::namespace`] runs again and again on a shared cluster;
 //! [`TestEnv::cleanup`] deletes it (CRDs are cluster-scoped and stay, as they would after
 //! `kubectl apply`). The fake's test controls ([`TestEnv::fake`]) exist only in process:
@@ -19,6 +22,113 @@ use crate::server::FakeApiServer;
 
 /// The variable naming the kubeconfig of the cluster tests run against instead of the fake.
 pub const KUBECONFIG_VAR: &str = "KUBE_TEST_KUBECONFIG";
+/// The variable giving the namespace prefix (default `kt-`).
+pub const NAMESPACE_PREFIX_VAR: &str = "KUBE_TEST_NAMESPACE_PREFIX";
+
+/// Which server a [`TestEnv`] talks to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Backend {
+    /// The in-process fake.
+    Fake,
+    /// etcd and kube-apiserver started from the binaries in this directory.
+    Binaries(std::path::PathBuf),
+    /// The cluster of this kubeconfig.
+    Cluster(std::path::PathBuf),
+}
+
+impl Backend {
+    /// What the environment variables choose: `KUBE_TEST_KUBECONFIG`, else
+    /// `KUBEBUILDER_ASSETS`, else the fake.
+    pub fn from_env() -> Backend {
+        if let Some(path) = std::env::var_os(KUBECONFIG_VAR).filter(|v| !v.is_empty()) {
+            return Backend::Cluster(path.into());
+        }
+        match std::env::var_os("KUBEBUILDER_ASSETS").filter(|v| !v.is_empty()) {
+            Some(dir) => Backend::Binaries(dir.into()),
+            None => Backend::Fake,
+        }
+    }
+}
+
+/// How to start a [`TestEnv`]: the backend (default [`Backend::from_env`]) and the
+/// namespace prefix.
+#[derive(Debug, Default)]
+pub struct TestEnvBuilder {
+    backend: Option<Backend>,
+    fake: Option<FakeApiServer>,
+    prefix: Option<String>,
+}
+
+impl TestEnvBuilder {
+    /// Runs on `backend` whatever the environment says.
+    pub fn backend(mut self, backend: Backend) -> Self {
+        self.backend = Some(backend);
+        self
+    }
+
+    /// Runs on the real binaries in `assets` (as `KUBEBUILDER_ASSETS` would).
+    pub fn binaries(self, assets: impl Into<std::path::PathBuf>) -> Self {
+        self.backend(Backend::Binaries(assets.into()))
+    }
+
+    /// Runs in process on `server` (seeded or configured by the caller).
+    pub fn fake(mut self, server: FakeApiServer) -> Self {
+        self.backend = Some(Backend::Fake);
+        self.fake = Some(server);
+        self
+    }
+
+    /// Names namespaces `<prefix><random>` (default `kt-`, or `KUBE_TEST_NAMESPACE_PREFIX`):
+    /// on a shared cluster, a prefix of one's own keeps one's namespaces apart. A prefix
+    /// must be a DNS label's start (lower-case letters, digits, `-`), at most 40 characters.
+    pub fn namespace_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = Some(prefix.into());
+        self
+    }
+
+    /// Starts the environment and creates its namespace.
+    pub async fn start(self) -> Result<TestEnv, TestEnvError> {
+        let prefix = match self.prefix {
+            Some(p) => p,
+            None => std::env::var(NAMESPACE_PREFIX_VAR)
+                .ok()
+                .filter(|p| !p.is_empty())
+                .unwrap_or_else(|| "kt-".to_owned()),
+        };
+        let valid = !prefix.is_empty()
+            && prefix.len() <= 40
+            && prefix.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && prefix
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        if !valid {
+            return Err(TestEnvError(format!(
+                "namespace prefix {prefix:?}: it must start a DNS label (a-z, 0-9, '-', starting \
+                 with a letter or digit) and be at most 40 characters"
+            )));
+        }
+        let namespace = fresh_namespace(&prefix);
+        match self.backend.unwrap_or_else(Backend::from_env) {
+            Backend::Fake => {
+                let server = self.fake.unwrap_or_default();
+                let client = kube::Client::new(server.clone(), namespace.clone());
+                TestEnv::with(client, namespace, Some(server), None).await
+            }
+            Backend::Cluster(path) => {
+                let file = kube::config::Kubeconfig::read_from(&path)
+                    .map_err(|e| err(&format!("reading {}", path.display()), e))?;
+                let mut config = kube::Config::from_custom_kubeconfig(file, &Default::default())
+                    .await
+                    .map_err(|e| err("loading the kubeconfig", e))?;
+                config.default_namespace = namespace.clone();
+                let client =
+                    kube::Client::try_from(config).map_err(|e| err("building a client", e))?;
+                TestEnv::with(client, namespace, None, Some(path)).await
+            }
+            Backend::Binaries(assets) => TestEnv::on_binaries(assets, namespace).await,
+        }
+    }
+}
 
 /// Why a test environment could not start or act.
 #[derive(Debug)]
@@ -41,40 +151,90 @@ pub struct TestEnv {
     client: kube::Client,
     namespace: String,
     fake: Option<FakeApiServer>,
+    kubeconfig: Option<std::path::PathBuf>,
 }
 
 impl TestEnv {
-    /// The fake in process, or the cluster of `KUBE_TEST_KUBECONFIG` when it is set; either
-    /// way with a fresh namespace.
+    /// The backend the environment variables choose ([`Backend::from_env`]), with a fresh
+    /// namespace.
     pub async fn start() -> Result<TestEnv, TestEnvError> {
-        match std::env::var_os(KUBECONFIG_VAR).filter(|v| !v.is_empty()) {
-            Some(path) => {
-                let file = kube::config::Kubeconfig::read_from(&path)
-                    .map_err(|e| err(&format!("reading {}", path.to_string_lossy()), e))?;
-                let mut config = kube::Config::from_custom_kubeconfig(file, &Default::default())
-                    .await
-                    .map_err(|e| err("loading the kubeconfig", e))?;
-                let namespace = fresh_namespace();
-                config.default_namespace = namespace.clone();
-                let client =
-                    kube::Client::try_from(config).map_err(|e| err("building a client", e))?;
-                TestEnv::with(client, namespace, None).await
-            }
-            None => TestEnv::in_process(FakeApiServer::new()).await,
-        }
+        TestEnv::builder().start().await
+    }
+
+    /// A builder, to choose the backend or the namespace prefix in code.
+    pub fn builder() -> TestEnvBuilder {
+        TestEnvBuilder::default()
     }
 
     /// Always in process, on `server` (seeded or configured by the caller).
     pub async fn in_process(server: FakeApiServer) -> Result<TestEnv, TestEnvError> {
-        let namespace = fresh_namespace();
-        let client = kube::Client::new(server.clone(), namespace.clone());
-        TestEnv::with(client, namespace, Some(server)).await
+        TestEnv::builder().fake(server).start().await
+    }
+
+    #[cfg(unix)]
+    async fn on_binaries(
+        assets: std::path::PathBuf,
+        namespace: String,
+    ) -> Result<TestEnv, TestEnvError> {
+        use crate::envtest::{ControlPlane, ControlPlaneOptions};
+        // The binary's shared control plane when these are `KUBEBUILDER_ASSETS`'s binaries;
+        // else one for this directory, kept for the rest of the process as the shared one is.
+        let plane = if ControlPlane::assets_from_env().as_deref() == Some(assets.as_path()) {
+            ControlPlane::shared().await
+        } else {
+            static OTHERS: std::sync::Mutex<Vec<&'static ControlPlane>> =
+                std::sync::Mutex::new(Vec::new());
+            let known = OTHERS
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .copied()
+                .find(|p| p.assets() == assets.as_path());
+            match known {
+                Some(p) => Ok(p),
+                None => {
+                    let started = ControlPlane::start(ControlPlaneOptions::new(&assets))
+                        .await
+                        .map(|p| &*Box::leak(Box::new(p)));
+                    if let Ok(p) = started {
+                        OTHERS.lock().unwrap_or_else(|p| p.into_inner()).push(p);
+                    }
+                    started
+                }
+            }
+        }
+        .map_err(|e| err("starting the control plane", e))?;
+        let file = kube::config::Kubeconfig::read_from(plane.kubeconfig())
+            .map_err(|e| err("reading the control plane's kubeconfig", e))?;
+        let mut config = kube::Config::from_custom_kubeconfig(file, &Default::default())
+            .await
+            .map_err(|e| err("loading the control plane's kubeconfig", e))?;
+        config.default_namespace = namespace.clone();
+        let client = kube::Client::try_from(config).map_err(|e| err("building a client", e))?;
+        TestEnv::with(
+            client,
+            namespace,
+            None,
+            Some(plane.kubeconfig().to_path_buf()),
+        )
+        .await
+    }
+
+    #[cfg(not(unix))]
+    async fn on_binaries(
+        _assets: std::path::PathBuf,
+        _namespace: String,
+    ) -> Result<TestEnv, TestEnvError> {
+        Err(TestEnvError(
+            "real binaries (KUBEBUILDER_ASSETS) need a Unix; use a cluster or the fake".into(),
+        ))
     }
 
     async fn with(
         client: kube::Client,
         namespace: String,
         fake: Option<FakeApiServer>,
+        kubeconfig: Option<std::path::PathBuf>,
     ) -> Result<TestEnv, TestEnvError> {
         let ns: DynamicObject = serde_json::from_value(json!({
             "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}
@@ -88,6 +248,7 @@ impl TestEnv {
             client,
             namespace,
             fake,
+            kubeconfig,
         })
     }
 
@@ -101,9 +262,16 @@ impl TestEnv {
         &self.namespace
     }
 
-    /// Whether the test runs against a cluster (`KUBE_TEST_KUBECONFIG`).
+    /// Whether the test runs against a real kube-apiserver: a cluster
+    /// (`KUBE_TEST_KUBECONFIG`) or real binaries (`KUBEBUILDER_ASSETS`).
     pub fn on_cluster(&self) -> bool {
         self.fake.is_none()
+    }
+
+    /// The kubeconfig of the real server (a cluster's, or the control plane's own for real
+    /// binaries), for a binary under test; `None` on the fake.
+    pub fn kubeconfig(&self) -> Option<&std::path::Path> {
+        self.kubeconfig.as_deref()
     }
 
     /// The fake, for its test controls (actions, faults, watches); `None` on a cluster.
@@ -304,9 +472,9 @@ fn namespaces(client: &kube::Client) -> Api<DynamicObject> {
     Api::all_with(client.clone(), &resource)
 }
 
-/// `kt-` and five random characters.
-fn fresh_namespace() -> String {
-    format!("kt-{}", crate::meta::random_suffix(unique()))
+/// `prefix` and five random characters.
+fn fresh_namespace(prefix: &str) -> String {
+    format!("{prefix}{}", crate::meta::random_suffix(unique()))
 }
 
 /// A different seed for each environment of a process.

@@ -108,14 +108,14 @@ pub async fn demo(mut options: Options) -> Result<()> {
     conversion(&client).await?;
 
     let _ = stop.send(());
-    let health = controller.await??;
+    let metrics = controller.await??;
     drop(cert_dir);
     stand_in.abort();
     println!(
         "\nstopped gracefully after {} Foo and {} Icecream reconciles ({} errors); {} writes reached the API server",
-        health.metrics.foo.reconciles(),
-        health.metrics.icecream.reconciles(),
-        health.metrics.foo.errors() + health.metrics.icecream.errors(),
+        metrics.reconciles_total("foo"),
+        metrics.reconciles_total("icecream"),
+        metrics.reconcile_errors("foo") + metrics.reconcile_errors("icecream"),
         fake.writes().len()
     );
     Ok(())

@@ -2,8 +2,8 @@
 //!
 //! `src/apis` is hand-written; `src/generated` is written by `hack/update-codegen.sh` and
 //! checked by `hack/verify-codegen.sh`. The controllers read through generated listers,
-//! write through the generated clientset, and run on `kube::runtime::Controller` fed by the
-//! generated informer factory's shared streams.
+//! write through the generated clientset, and run on `kube_codegen_runtime`'s controllers
+//! and manager over the generated informer factory.
 
 pub mod apis;
 pub mod controller;
@@ -11,8 +11,5 @@ pub mod embedded;
 // Formatted by the generator (prettyplease); rustfmt would make it drift from verify.
 #[rustfmt::skip]
 pub mod generated;
-pub mod health;
-pub mod leader;
-pub mod metrics;
 pub mod run;
 pub mod webhook;

@@ -8,7 +8,9 @@ use std::time::Duration;
 use clap::Parser;
 use clap::builder::BoolishValueParser;
 use kube_codegen_runtime::client::rate_limit::{self, RateLimit};
-use sample_controller::run::{self, LeaseOptions, Options, shutdown_signal};
+use kube_codegen_runtime::leader::LeaderElection;
+use kube_codegen_runtime::metrics::Metrics;
+use sample_controller::run::{self, Options};
 
 /// The Foo and Icecream controllers, driven by code generated with kube-codegen.
 ///
@@ -45,6 +47,11 @@ struct Args {
     /// Hold a coordination.k8s.io Lease while reconciling (for replicas > 1).
     #[arg(long, env = "LEADER_ELECT", value_parser = BoolishValueParser::new())]
     leader_elect: bool,
+    /// With --leader-elect: a standby starts its informers only once it leads (less memory
+    /// on a standby, a failover that lists everything first). Default: standbys keep warm
+    /// caches and take over without listing.
+    #[arg(long, env = "COLD_STANDBY", value_parser = BoolishValueParser::new())]
+    cold_standby: bool,
     /// Lease name.
     #[arg(long, env = "LEASE_NAME", default_value = "sample-controller")]
     lease_name: String,
@@ -79,6 +86,10 @@ struct Args {
     /// Seconds in-flight reconciles get to finish after SIGTERM/SIGINT.
     #[arg(long, env = "SHUTDOWN_DEADLINE", default_value_t = 20)]
     shutdown_deadline: u64,
+    /// Seconds one reconcile may run before it is cancelled and retried with backoff
+    /// (default: no limit).
+    #[arg(long, env = "RECONCILE_TIMEOUT", value_name = "SECONDS")]
+    reconcile_timeout: Option<u64>,
     /// Serve Foo's admission and conversion webhooks over HTTPS on this address.
     #[arg(long, env = "WEBHOOK_ADDR", value_name = "ADDR")]
     webhook_addr: Option<SocketAddr>,
@@ -140,27 +151,6 @@ async fn client_config(args: &Args) -> Result<Option<kube::Config>, String> {
     Ok(Some(config))
 }
 
-/// The first SIGTERM or SIGINT starts a graceful shutdown; a second one exits at once.
-fn signals() -> run::ShutdownSignal {
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .expect("SIGTERM handler");
-        let first = next_signal(&mut term).await;
-        tracing::info!(
-            signal = first,
-            "shutting down gracefully; send it again to exit at once"
-        );
-        let _ = tx.send(());
-        let second = next_signal(&mut term).await;
-        tracing::warn!(signal = second, "exiting at once");
-        std::process::exit(130);
-    });
-    shutdown_signal(async move {
-        let _ = rx.await;
-    })
-}
-
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
@@ -180,28 +170,34 @@ async fn main() -> ExitCode {
         };
     }
 
+    // Listening for SIGTERM from the first instant on a cluster: a signal during client
+    // setup, cache sync or the wait for the lease stops the process as promptly as later.
+    let shutdown = (!args.embedded).then(kube_codegen_runtime::manager::signals);
+    let metrics = Metrics::new();
     let options = Options {
         namespace: args.namespace.clone(),
         concurrency: args.concurrency.max(1),
+        reconcile_timeout: args.reconcile_timeout.map(Duration::from_secs),
         resync: (args.resync_period > 0).then(|| Duration::from_secs(args.resync_period)),
         health_addr: args.health_addr,
         metrics_addr: args.metrics_addr,
-        leader_election: args.leader_elect.then(|| LeaseOptions {
-            name: args.lease_name.clone(),
-            namespace: args
+        leader_election: args.leader_elect.then(|| {
+            let namespace = args
                 .lease_namespace
                 .clone()
                 .or(args.namespace.clone())
-                .unwrap_or_else(|| "default".into()),
-            identity: args.identity.clone().unwrap_or_else(hostname),
-            duration: 15,
+                .unwrap_or_else(|| "default".into());
+            let identity = args.identity.clone().unwrap_or_else(hostname);
+            LeaderElection::new(&args.lease_name, &namespace, &identity)
         }),
+        warm_standby: !args.cold_standby,
         shutdown_deadline: Duration::from_secs(args.shutdown_deadline),
         webhooks: args.webhook_addr.map(|addr| run::WebhookOptions {
             addr,
             cert_dir: args.cert_dir.clone(),
             install: args.install_webhooks,
         }),
+        metrics: metrics.clone(),
     };
     let config = if args.embedded {
         None
@@ -229,8 +225,21 @@ async fn main() -> ExitCode {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
-    let result = match config {
-        None => {
+    let result = match (config, shutdown) {
+        (Some(config), Some(shutdown)) => {
+            match rate_limit::counted_client(config, args.rate_limit(), &metrics) {
+                Ok(client) => run::run(client, options, shutdown).await.map(|_| ()),
+                Err(e) => Err(e.into()),
+            }
+        }
+        (_, shutdown) => {
+            if let Some(shutdown) = shutdown {
+                // The demo ends by itself; a signal ends it early.
+                tokio::spawn(async move {
+                    shutdown.await;
+                    std::process::exit(130);
+                });
+            }
             if !args.embedded {
                 println!(
                     "no cluster configuration found (no --kubeconfig, KUBECONFIG, ~/.kube/config or in-cluster service account): running embedded"
@@ -241,10 +250,6 @@ async fn main() -> ExitCode {
             );
             sample_controller::embedded::demo(options).await
         }
-        Some(config) => match rate_limit::client(config, args.rate_limit()) {
-            Ok(client) => run::run(client, options, signals()).await.map(|_| ()),
-            Err(e) => Err(e.into()),
-        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -265,13 +270,6 @@ fn print_crds() -> Result<(), String> {
         print!("---\n{yaml}");
     }
     Ok(())
-}
-
-async fn next_signal(term: &mut tokio::signal::unix::Signal) -> &'static str {
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => "SIGINT",
-        _ = term.recv() => "SIGTERM",
-    }
 }
 
 fn hostname() -> String {

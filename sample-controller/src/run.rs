@@ -1,23 +1,25 @@
-//! The controller process: one informer factory, both controllers on its shared streams,
-//! leader election, health and metrics, graceful shutdown.
+//! The controller process: one informer factory, both controllers on its shared caches,
+//! under the runtime's manager (leader election with warm standby, probes and metrics,
+//! graceful shutdown).
 
-use std::future::Future;
+// Leader election holds a coordination.k8s.io Lease (`kube_codegen_runtime::leader`).
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update
+
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use futures::StreamExt;
 use futures::future::{BoxFuture, FutureExt, Shared};
 use kube::Client;
-use kube::runtime::controller::{Config, Controller};
+use kube_codegen_runtime::controller::{Controller, ControllerOptions};
 use kube_codegen_runtime::events::{Recorder, Reporter};
+use kube_codegen_runtime::leader::LeaderElection;
+use kube_codegen_runtime::manager::{Manager, ManagerOptions};
+use kube_codegen_runtime::metrics::Metrics;
 use kube_codegen_runtime::{FieldManager, Handlers, ManagedFieldsAside, SharedInformerFactory};
 
 use crate::controller::{self, Context};
 use crate::generated::{Clientset, InformerFactoryExt};
-use crate::health::Health;
-use crate::metrics::Metrics;
 
 /// How the controller runs.
 #[derive(Debug, Clone)]
@@ -26,6 +28,8 @@ pub struct Options {
     pub namespace: Option<String>,
     /// Reconciles running at once, per controller (Go's threadiness).
     pub concurrency: u16,
+    /// How long one reconcile may run before it is cancelled and retried (`None`: no limit).
+    pub reconcile_timeout: Option<Duration>,
     /// Informer resync period.
     pub resync: Option<Duration>,
     /// Where to serve `/healthz`, `/readyz` and `/metrics`.
@@ -33,11 +37,16 @@ pub struct Options {
     /// Where to serve `/metrics` (and the probes) as well.
     pub metrics_addr: Option<SocketAddr>,
     /// Leader election on a Lease, for replicas > 1.
-    pub leader_election: Option<LeaseOptions>,
+    pub leader_election: Option<LeaderElection>,
+    /// With leader election, whether standbys keep their caches warm (see
+    /// `ManagerOptions::warm_standby`).
+    pub warm_standby: bool,
     /// How long in-flight reconciles may take to finish after shutdown starts.
     pub shutdown_deadline: Duration,
     /// Serve Foo's admission webhooks.
     pub webhooks: Option<WebhookOptions>,
+    /// Where everything reports (the client's requests included when its layer is used).
+    pub metrics: Metrics,
 }
 
 /// Where and how Foo's admission webhooks are served.
@@ -68,27 +77,17 @@ impl Default for Options {
         Self {
             namespace: None,
             concurrency: 2,
+            reconcile_timeout: None,
             resync: Some(Duration::from_secs(30)),
             health_addr: None,
             metrics_addr: None,
             leader_election: None,
+            warm_standby: true,
             shutdown_deadline: Duration::from_secs(20),
             webhooks: None,
+            metrics: Metrics::new(),
         }
     }
-}
-
-/// The Lease to hold while reconciling.
-#[derive(Debug, Clone)]
-pub struct LeaseOptions {
-    /// Lease name.
-    pub name: String,
-    /// Lease namespace.
-    pub namespace: String,
-    /// This replica's identity (pod name).
-    pub identity: String,
-    /// Lease duration in seconds.
-    pub duration: u64,
 }
 
 /// The field manager of every write the controllers make.
@@ -98,35 +97,36 @@ pub const FIELD_MANAGER: &str = "sample-controller";
 pub type ShutdownSignal = Shared<BoxFuture<'static, ()>>;
 
 /// Turns any future into a [`ShutdownSignal`].
-pub fn shutdown_signal(f: impl Future<Output = ()> + Send + 'static) -> ShutdownSignal {
+pub fn shutdown_signal(
+    f: impl std::future::Future<Output = ()> + Send + 'static,
+) -> ShutdownSignal {
     f.boxed().shared()
 }
 
 /// Runs both controllers until `shutdown` resolves (or the lease is lost), then stops
-/// taking work, lets in-flight reconciles finish within the deadline, and releases the lease.
+/// taking work, lets in-flight reconciles finish within the deadline, and releases the
+/// lease. Returns the metrics, for a report.
 pub async fn run(
     client: Client,
     options: Options,
     shutdown: ShutdownSignal,
-) -> anyhow_free::Result<Arc<Health>> {
-    let metrics = Arc::new(Metrics::default());
-    let health = Arc::new(Health {
-        metrics: metrics.clone(),
-        ..Health::default()
-    });
-    for addr in options.health_addr.iter().chain(&options.metrics_addr) {
-        let (bound, _task) = crate::health::serve(*addr, health.clone()).await?;
-        tracing::info!(%bound, "serving /healthz, /readyz and /metrics");
-    }
-    let Election {
-        lost: lease_lost,
-        task: lease_task,
-        leading,
-        stop,
-    } = elect(&client, &options, &shutdown, &health).await?;
-
+) -> anyhow_free::Result<Metrics> {
     let (factory, deployment_fields) = informer_factory(&client, &options);
-    let _ = metrics.informers.set(factory.clone());
+    let metrics = options.metrics.clone();
+    let mut manager = Manager::new(
+        client.clone(),
+        factory.clone(),
+        ManagerOptions {
+            health_addr: options.health_addr,
+            metrics_addr: options.metrics_addr,
+            leader_election: options.leader_election.clone(),
+            warm_standby: options.warm_standby,
+            graceful_shutdown_timeout: options.shutdown_deadline,
+            metrics: metrics.clone(),
+            ..ManagerOptions::default()
+        },
+        shutdown,
+    );
     let foos = factory.samplecontroller().v1alpha1().foos();
     let icecreams = factory.samplecontroller().v1alpha1().icecreams();
     let deployments = factory.apps().v1().deployments();
@@ -134,7 +134,10 @@ pub async fn run(
     pods.informer()
         .add_event_handler(Handlers::new().on_update(log_scheduled));
 
-    let identity = options.leader_election.as_ref().map(|l| l.identity.clone());
+    let identity = options
+        .leader_election
+        .as_ref()
+        .map(|l| l.identity().to_owned());
     let recorder = Recorder::new(
         client.clone(),
         Reporter {
@@ -153,118 +156,54 @@ pub async fn run(
         ),
         deployment_fields,
         recorder,
-        metrics,
     ));
-    let config = Config::default().concurrency(options.concurrency);
-    let foo_controller =
-        Controller::for_shared_stream(foos.informer().subscribe(), foos.informer().store())
-            .watches_shared_stream(
-                deployments.informer().subscribe(),
-                controller::foo::owner_of(foos.lister()),
-            )
-            .with_config(config.clone())
-            .graceful_shutdown_on(stop.clone())
-            .run(
-                controller::foo::reconcile,
-                |foo, err, ctx| controller::backoff(&*foo, err, &ctx),
-                ctx.clone(),
-            )
-            .for_each(|_| async {});
-    let icecream_controller = Controller::for_shared_stream(
-        icecreams.informer().subscribe(),
-        icecreams.informer().store(),
-    )
-    .watches_shared_stream(
-        deployments.informer().subscribe(),
-        controller::icecream::owner_of(icecreams.lister()),
-    )
-    .watches_shared_stream(pods.informer().subscribe(), controller::icecream::pod_owner)
-    .with_config(config)
-    .graceful_shutdown_on(stop.clone())
-    .run(
-        controller::icecream::reconcile,
-        |i, err, ctx| controller::backoff(&*i, err, &ctx),
+    let controller_options = ControllerOptions {
+        concurrency: usize::from(options.concurrency.max(1)),
+        timeout: options.reconcile_timeout,
+        ..ControllerOptions::default()
+    };
+    manager.add(
+        Controller::new("foo", foos.informer().clone())
+            .owns(deployments.informer().clone())
+            .with_options(controller_options.clone()),
+        controller::foo::reconcile,
         ctx.clone(),
-    )
-    .for_each(|_| async {});
-
-    factory.start();
-    sync_caches(&factory, options.concurrency).await?;
-    // Webhooks answer from the same caches, once they are synced.
-    let webhooks = match &options.webhooks {
-        Some(w) => Some(serve_webhooks(&client, w, leading, &deployments, stop.clone()).await?),
-        None => {
-            // Every holder of the leadership signal must be gone for the lease to be released.
-            drop(leading);
-            None
-        }
-    };
-    health.ready.store(true, Ordering::Relaxed);
-
-    let controllers = futures::future::join(foo_controller, icecream_controller);
-    tokio::select! {
-        _ = controllers => {}
-        // After shutdown starts, in-flight reconciles get the deadline to finish.
-        _ = async { stop.clone().await; tokio::time::sleep(options.shutdown_deadline).await } => {
-            tracing::warn!(deadline = ?options.shutdown_deadline, "reconciles did not finish in time");
-        }
-    }
-    health.ready.store(false, Ordering::Relaxed);
-    ctx.flush_events(options.shutdown_deadline).await;
-    if let Some(webhooks) = webhooks {
-        webhooks.stopped().await;
-    }
-    factory.shutdown().await;
-    if let Some(task) = lease_task {
-        // Dropping every holder of the leadership signal releases the lease.
-        drop(stop);
-        drop(lease_lost);
-        let _ = task.await;
-    }
-    tracing::info!("stopped");
-    Ok(health)
-}
-
-/// Leader election's part in a run: the lease's watch (`None` without election), and the
-/// signal that stops reconciling (shutdown, or the lease lost).
-struct Election {
-    lost: Option<ShutdownSignal>,
-    task: Option<tokio::task::JoinHandle<()>>,
-    leading: Option<tokio::sync::watch::Receiver<bool>>,
-    stop: ShutdownSignal,
-}
-
-/// Waits for the lease when leader election is on (then the process is ready: followers
-/// wait here); losing the lease later stops everything.
-async fn elect(
-    client: &Client,
-    options: &Options,
-    shutdown: &ShutdownSignal,
-    health: &Health,
-) -> anyhow_free::Result<Election> {
-    let Some(lease) = &options.leader_election else {
-        return Ok(Election {
-            lost: None,
-            task: None,
-            leading: None,
-            stop: shutdown.clone(),
+    );
+    manager.add(
+        Controller::new("icecream", icecreams.informer().clone())
+            .owns(deployments.informer().clone())
+            .watches(pods.informer().clone(), controller::icecream::pod_owner)
+            .with_options(controller_options),
+        controller::icecream::reconcile,
+        ctx.clone(),
+    );
+    if let Some(webhooks) = options.webhooks.clone() {
+        // Webhooks answer from the Deployment cache, once it has its first list.
+        let synced = deployments.informer().synced();
+        let (leading, stop) = (
+            options.leader_election.is_some().then(|| manager.leading()),
+            manager.stopping(),
+        );
+        let deployments = deployments.clone();
+        let client = client.clone();
+        manager.add_runnable("webhooks", async move {
+            tokio::select! {
+                _ = synced => {}
+                () = stop.clone() => return Ok(()),
+            }
+            let served =
+                serve_webhooks(&client, &webhooks, leading, &deployments, stop.clone()).await?;
+            // Served until stopping; then what development mode installed is put back.
+            stop.await;
+            served.stopped().await;
+            Ok::<_, anyhow_free::Error>(())
         });
-    };
-    let (mut is_leader, task) =
-        crate::leader::acquire(client.clone(), lease, shutdown.clone()).await?;
-    let leading = is_leader.clone();
-    health.ready.store(true, Ordering::Relaxed);
-    let lost = shutdown_signal(async move {
-        let _ = is_leader.wait_for(|leader| !leader).await;
-        tracing::warn!("leader lease lost; stopping");
-    });
-    let stop = shutdown_signal(futures::future::select(shutdown.clone(), lost.clone()).map(|_| ()));
-    Ok(Election {
-        lost: Some(lost),
-        task: Some(task),
-        leading: Some(leading),
-        stop,
-    })
+    }
+    let result = manager.run().await;
+    ctx.flush_events(options.shutdown_deadline).await;
+    result?;
+    tracing::info!("stopped");
+    Ok(metrics)
 }
 
 /// The one informer factory of the process, scoped and resynced as `options` say, and where
@@ -301,18 +240,6 @@ fn log_scheduled(
     if let (None, Some(node)) = (node(old), node(new)) {
         tracing::info!(pod = %controller::key(&**new), node, "pod scheduled");
     }
-}
-
-/// Waits up to a minute for every started informer's cache; one that does not sync stops
-/// the factory and fails the run.
-async fn sync_caches(factory: &SharedInformerFactory, concurrency: u16) -> anyhow_free::Result<()> {
-    let synced = factory.wait_for_cache_sync(Duration::from_secs(60)).await;
-    if let Some((name, _)) = synced.iter().find(|(_, ok)| !**ok) {
-        factory.shutdown().await;
-        return Err(format!("the cache of {name} did not sync within 60s").into());
-    }
-    tracing::info!(caches = ?synced.keys().collect::<Vec<_>>(), concurrency, "caches synced; reconciling");
-    Ok(())
 }
 
 /// What development mode installed on the cluster: the webhook configurations and Foo's

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use fake_apiserver::FakeApiServer;
 use kube::Client;
+use kube_codegen_runtime::metrics::Metrics;
 use sample_controller::apis::samplecontroller::v1alpha1::{
     Flavor, Foo, FooSpec, Icecream, IcecreamSpec,
 };
@@ -16,9 +17,7 @@ use tokio::sync::oneshot;
 struct Running {
     fake: FakeApiServer,
     stop: Option<oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<
-        run::anyhow_free::Result<std::sync::Arc<sample_controller::health::Health>>,
-    >,
+    task: tokio::task::JoinHandle<run::anyhow_free::Result<Metrics>>,
 }
 
 impl Running {
@@ -74,7 +73,7 @@ impl Running {
         }
     }
 
-    async fn stop(mut self) -> std::sync::Arc<sample_controller::health::Health> {
+    async fn stop(mut self) -> Metrics {
         let _ = self.stop.take().unwrap().send(());
         tokio::time::timeout(Duration::from_secs(10), &mut self.task)
             .await
@@ -183,11 +182,11 @@ async fn in_sync_means_no_writes_even_across_resyncs() {
     tokio::time::sleep(Duration::from_millis(600)).await;
     let writes = fake.writes();
     assert!(writes.is_empty(), "steady state wrote: {writes:?}");
-    let health = r.stop().await;
+    let metrics = r.stop().await;
     assert!(
-        health.metrics.foo.reconciles() >= 5,
+        metrics.reconciles_total("foo") >= 5,
         "resyncs reconciled {} times",
-        health.metrics.foo.reconciles()
+        metrics.reconciles_total("foo")
     );
     // Least privilege, both ways: the generated role refused nothing the controller asked
     // for, and what it used is reported (the unused grants are the candidates to trim).
@@ -303,9 +302,9 @@ async fn a_deployment_we_do_not_control_is_left_alone_and_reported() {
     let d = r.get("apps/v1", "Deployment", "taken").unwrap();
     assert_eq!(d["spec"]["replicas"], 7, "untouched");
     assert!(d["metadata"].get("ownerReferences").is_none());
-    let health = r.stop().await;
+    let metrics = r.stop().await;
     assert!(
-        health.metrics.foo.errors() >= 1,
+        metrics.reconcile_errors("foo") >= 1,
         "the reconcile failed (and was retried with backoff)"
     );
 }
@@ -335,8 +334,12 @@ async fn an_empty_deployment_name_is_reported_and_not_retried() {
     fake.seed(foo("test", "", 1)).unwrap();
     eventually("InvalidSpec event", || !r.events("InvalidSpec").is_empty()).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let health = r.stop().await;
-    assert_eq!(health.metrics.foo.errors(), 0, "not an error: not retried");
+    let metrics = r.stop().await;
+    assert_eq!(
+        metrics.reconcile_errors("foo"),
+        0,
+        "not an error: not retried"
+    );
     assert!(
         fake.list("apps/v1", "Deployment", Some("default"))
             .is_empty()
@@ -463,12 +466,11 @@ async fn the_generated_rbac_covers_every_request_the_controller_makes() {
     let r = Running::start_with(
         fake.clone(),
         Options {
-            leader_election: Some(sample_controller::run::LeaseOptions {
-                name: "sample-controller".into(),
-                namespace: "default".into(),
-                identity: "test".into(),
-                duration: 15,
-            }),
+            leader_election: Some(kube_codegen_runtime::leader::LeaderElection::new(
+                "sample-controller",
+                "default",
+                "test",
+            )),
             ..Options::default()
         },
     )

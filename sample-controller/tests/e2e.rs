@@ -223,14 +223,20 @@ async fn the_binary_reconciles_holds_the_lease_and_shuts_down_gracefully() {
         Some("e2e-replica")
     );
     let metrics = http_get(port, "/metrics").unwrap().1;
-    assert!(
-        metrics.contains("sample_controller_reconcile_total{controller=\"foo\"}"),
-        "{metrics}"
-    );
-    assert!(
-        metrics.contains("sample_controller_reconcile_duration_seconds_count"),
-        "{metrics}"
-    );
+    // controller-runtime's and client-go's names and labels, as dashboards read them.
+    for series in [
+        "controller_runtime_reconcile_total{controller=\"foo\",result=\"success\"}",
+        "controller_runtime_reconcile_errors_total{controller=\"icecream\"}",
+        "controller_runtime_reconcile_time_seconds_count{controller=\"foo\"}",
+        "controller_runtime_max_concurrent_reconciles{controller=\"foo\"} 2",
+        "workqueue_adds_total{name=\"foo\",controller=\"foo\"}",
+        "workqueue_depth{name=\"icecream\",controller=\"icecream\"}",
+        "leader_election_master_status{name=\"sample-controller\"} 1",
+        "rest_client_requests_total{code=\"200\",method=\"GET\",host=",
+        "process_resident_memory_bytes",
+    ] {
+        assert!(metrics.contains(series), "{series} in\n{metrics}");
+    }
 
     let killed = Command::new("kill")
         .args(["-TERM", &pid.to_string()])

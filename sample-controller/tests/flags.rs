@@ -28,6 +28,7 @@ fn help_lists_every_flag_with_its_environment_variable() {
         ("--kubeconfig", "KUBECONFIG"),
         ("--embedded", "EMBEDDED"),
         ("--leader-elect", "LEADER_ELECT"),
+        ("--cold-standby", "COLD_STANDBY"),
         ("--health-addr", "HEALTH_ADDR"),
         ("--metrics-addr", "METRICS_ADDR"),
         ("--webhook-addr", "WEBHOOK_ADDR"),
@@ -35,6 +36,7 @@ fn help_lists_every_flag_with_its_environment_variable() {
         ("--install-webhooks", "INSTALL_WEBHOOKS"),
         ("--namespace", "WATCH_NAMESPACE"),
         ("--shutdown-deadline", "SHUTDOWN_DEADLINE"),
+        ("--reconcile-timeout", "RECONCILE_TIMEOUT"),
         ("--kube-api-qps", "KUBE_API_QPS"),
         ("--kube-api-burst", "KUBE_API_BURST"),
         (

@@ -479,3 +479,111 @@ async fn metrics_carry_controller_runtime_names_and_labels() {
     task.await.unwrap();
     factory.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_finalizer_is_added_first_cleans_up_on_deletion_and_is_removed_last() {
+    use kube_codegen_runtime::controller::finalizer::{Event, FinalizerError, finalize};
+    let (_fake, client) = setup();
+    create(&client, "guarded").await;
+    let api = Api::<ConfigMap>::namespaced(client.clone(), "a");
+    let events: Arc<Mutex<Vec<&'static str>>> = Arc::default();
+    let run = |obj: ConfigMap| {
+        let events = events.clone();
+        let api = api.clone();
+        async move {
+            finalize(
+                &api,
+                "example.com/cleanup",
+                Arc::new(obj),
+                |event| async move {
+                    events.lock().unwrap().push(match event {
+                        Event::Apply(_) => "apply",
+                        Event::Cleanup(_) => "cleanup",
+                    });
+                    Ok::<_, Failed>(Action::Done)
+                },
+            )
+            .await
+        }
+    };
+    let stale = api.get("guarded").await.unwrap();
+    run(stale.clone()).await.unwrap();
+    assert!(
+        events.lock().unwrap().is_empty(),
+        "adding the finalizer is all the first pass does"
+    );
+    let fresh = api.get("guarded").await.unwrap();
+    assert_eq!(fresh.finalizers(), ["example.com/cleanup"]);
+    run(fresh).await.unwrap();
+    assert_eq!(*events.lock().unwrap(), ["apply"]);
+    // A stale copy cannot write the finalizers: the server refuses the old resourceVersion.
+    let mut stale = stale;
+    stale.metadata.finalizers = None;
+    match run(stale).await {
+        Err(FinalizerError::Patch(kube::Error::Api(status))) => assert_eq!(status.code, 409),
+        other => panic!("a conflict, not {other:?}"),
+    }
+
+    api.delete("guarded", &Default::default()).await.unwrap();
+    let deleting = api.get("guarded").await.unwrap();
+    assert!(
+        deleting.metadata.deletion_timestamp.is_some(),
+        "held by the finalizer"
+    );
+    run(deleting).await.unwrap();
+    assert_eq!(*events.lock().unwrap(), ["apply", "cleanup"]);
+    assert!(
+        api.get_opt("guarded").await.unwrap().is_none(),
+        "gone once the finalizer is removed"
+    );
+    assert!(matches!(
+        finalize(&api, "cleanup", Arc::new(configmap("x")), |_| async {
+            Ok::<_, Failed>(Action::Done)
+        })
+        .await,
+        Err(FinalizerError::InvalidName(_))
+    ));
+}
+
+#[tokio::test]
+async fn a_status_that_says_nothing_new_is_not_written() {
+    use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
+    use kube_codegen_runtime::FieldManager;
+    use kube_codegen_runtime::controller::status::apply_status_if_changed;
+    let (fake, client) = setup();
+    let api = Api::<Deployment>::namespaced(client.clone(), "a");
+    let deployment: Deployment = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "web"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx"}]},
+            },
+        },
+    }))
+    .unwrap();
+    let created = api
+        .create(&PostParams::default(), &deployment)
+        .await
+        .unwrap();
+    let manager = FieldManager::new("status-test").force();
+    let status = DeploymentStatus {
+        observed_generation: Some(1),
+        ..DeploymentStatus::default()
+    };
+    let written = apply_status_if_changed(&api, &created, &status, &manager)
+        .await
+        .unwrap()
+        .expect("a new status is written");
+    assert_eq!(
+        written.status.as_ref().unwrap().observed_generation,
+        Some(1)
+    );
+    fake.clear_actions();
+    let again = apply_status_if_changed(&api, &written, &status, &manager)
+        .await
+        .unwrap();
+    assert!(again.is_none(), "nothing new: not written");
+    assert!(fake.actions().is_empty(), "no request at all");
+}

@@ -11,7 +11,7 @@ use crate::scaffold::files::{ensure_line, refuse_existing, write, write_files};
 
 /// The marker lines of `src/controllers/mod.rs` that `create api` writes above.
 const MODULES_MARKER: &str = "// kube-codegen create api: new controller modules above this line.";
-const RUN_MARKER: &str = "        // kube-codegen create api: new controllers above this line.";
+const RUN_MARKER: &str = "    // kube-codegen create api: new controllers above this line.";
 
 /// The edits and files of `create api`, before regenerating: a new kind, or a new version
 /// of a kind the crate has.
@@ -43,19 +43,51 @@ pub(super) fn add_kind(dir: &Path, names: &Names) -> Result<(), Error> {
         .replacen(
             RUN_MARKER,
             &format!(
-                "        {}::run(client.clone(), shutdown.clone()).boxed(),\n{RUN_MARKER}",
+                "    {}::add(manager, client, options);\n{RUN_MARKER}",
                 names.kind_snake
             ),
             1,
         );
-    add_modules(dir, names)?;
+    let files = names.kind_files();
+    let kind_text = files
+        .iter()
+        .find(|f| f.path == names.kind_file_in(&names.version))
+        .map(|f| f.text.clone())
+        .unwrap_or_default();
+    add_modules(dir, names, &kind_text)?;
     write(&controllers, &with_modules)?;
-    write_files(dir, &names.kind_files())
+    write_files(dir, &files)
+}
+
+/// The `pub use` line of a kind's module in its version's `mod.rs`: the kind (which
+/// `#[derive(CustomResource)]` makes from its spec) and the public types its file declares,
+/// read from `kind_text` as the user left it, never assumed from the template.
+fn reexport(names: &Names, kind_text: &str) -> String {
+    let mut types = vec![names.kind.clone()];
+    if let Ok(file) = syn::parse_file(kind_text) {
+        for item in file.items {
+            let (vis, ident) = match &item {
+                syn::Item::Struct(s) => (&s.vis, &s.ident),
+                syn::Item::Enum(e) => (&e.vis, &e.ident),
+                syn::Item::Type(t) => (&t.vis, &t.ident),
+                _ => continue,
+            };
+            let name = ident.to_string();
+            if matches!(vis, syn::Visibility::Public(_))
+                && name.starts_with(&names.kind)
+                && !types.contains(&name)
+            {
+                types.push(name);
+            }
+        }
+    }
+    types.sort();
+    format!("pub use {}::{{{}}};", names.kind_snake, types.join(", "))
 }
 
 /// The module lines of a kind's version: `src/apis/mod.rs`, the group's and the version's
 /// `mod.rs` (written when new), after checking that the version's directory is this group's.
-pub(super) fn add_modules(dir: &Path, names: &Names) -> Result<(), Error> {
+pub(super) fn add_modules(dir: &Path, names: &Names, kind_text: &str) -> Result<(), Error> {
     let version_mod = dir.join(names.version_dir()).join("mod.rs");
     if let Ok(existing) = std::fs::read_to_string(&version_mod) {
         let group = existing
@@ -88,17 +120,18 @@ pub(super) fn add_modules(dir: &Path, names: &Names) -> Result<(), Error> {
     } else {
         write_files(dir, std::slice::from_ref(&group_mod))?;
     }
+    let reexport = reexport(names, kind_text);
     if version_mod.exists() {
         ensure_line(&version_mod, &format!("pub mod {};", names.kind_snake))?;
-        let k = &names.kind;
-        ensure_line(
-            &version_mod,
-            &format!(
-                "pub use {}::{{{k}, {k}Condition, {k}Spec, {k}Status}};",
-                names.kind_snake
-            ),
-        )
+        ensure_line(&version_mod, &reexport)
     } else {
+        let template_line = format!(
+            "pub use {}::{{{k}, {k}Spec, {k}Status}};",
+            names.kind_snake,
+            k = names.kind
+        );
+        let mut version_file = version_file;
+        version_file.text = version_file.text.replace(&template_line, &reexport);
         write_files(dir, std::slice::from_ref(&version_file))
     }
 }

@@ -174,7 +174,7 @@ pub(super) fn add_version(dir: &Path, names: &Names, others: &[String]) -> Resul
     if stored.is_empty() {
         mark(&kind_file(dir, names, from), STORAGE)?;
     }
-    super::api::add_modules(dir, names)?;
+    super::api::add_modules(dir, names, &copied)?;
     write_files(dir, &files)
 }
 

@@ -31,34 +31,19 @@ const MAIN_PLACEHOLDER: &str = r#"    if let Some(addr) = args.webhook_addr {
 
 /// What `main.rs` serves the webhooks with, in place of [`MAIN_MARKER`].
 const MAIN_WEBHOOKS: &str = r#"    // The webhooks on --webhook-addr, with the certificate in --cert-dir (a mounted Secret),
-    // else the operator's own (`webhooks::self_managed`); --install-webhooks installs the
-    // configurations (development). Shutting down then waits for them to stop and remove what
-    // they installed.
-    let shutdown = match args.webhook_addr {
-        None => shutdown,
-        Some(addr) => {
-            let options = __CRATE_IDENT__::webhooks::Options {
-                addr,
-                cert_dir: args.cert_dir.clone(),
-                install: args.install_webhooks,
-                leading: Some(leading_tx.subscribe()),
-            };
-            let serving = tokio::spawn(__CRATE_IDENT__::webhooks::serve(
-                client.clone(),
-                options,
-                shutdown.clone(),
-            ));
-            async move {
-                match serving.await {
-                    Ok(Ok(())) => {}
-                    Ok(Err(e)) => tracing::error!(error = %e, "the webhooks stopped"),
-                    Err(e) => tracing::error!(error = %e, "the webhooks stopped"),
-                }
-            }
-            .boxed()
-            .shared()
-        }
-    };
+    // else the operator's own (`webhooks::self_managed`, rotated by the leader alone);
+    // --install-webhooks installs the configurations (development). They run beside the
+    // controllers and stop with them, putting back what they installed.
+    if let Some(addr) = args.webhook_addr {
+        let options = __CRATE_IDENT__::webhooks::Options {
+            addr,
+            cert_dir: args.cert_dir.clone(),
+            install: args.install_webhooks,
+            leading: Some(manager.leading()),
+        };
+        let serving = __CRATE_IDENT__::webhooks::serve(client.clone(), options, manager.stopping());
+        manager.add_runnable("webhooks", serving);
+    }
 "#;
 
 /// The line of `main.rs`'s embedded mode that the first webhook replaces with
@@ -128,7 +113,7 @@ pub(super) fn add_webhooks_module(dir: &Path, names: &Names) -> Result<(), Error
     for (marker, place) in [
         (
             MAIN_MARKER,
-            "where the webhooks should start (after `shutdown` is made)",
+            "where the webhooks should start (after the controllers are added to `manager`)",
         ),
         (EMBEDDED_MARKER, "in `embedded()`, after `tasks` is made"),
     ] {
@@ -141,21 +126,8 @@ pub(super) fn add_webhooks_module(dir: &Path, names: &Names) -> Result<(), Error
         }
     }
     let manifest = dir.join("Cargo.toml");
-    let cargo = read(&manifest)?;
-    let Some(line) = cargo
-        .lines()
-        .find(|l| l.starts_with("kube-codegen-runtime = {") && l.ends_with('}'))
-    else {
-        return Err(Error::Refused(format!(
-            "`{}` has no one-line `kube-codegen-runtime = {{ ... }}` dependency to add the `webhook` feature to; add `features = [\"webhook\"]` and `serde-saphyr = \"2\"` by hand",
-            manifest.display()
-        )));
-    };
-    let with_feature = format!(
-        "{}, features = [\"webhook\"] }}\n# The webhook configurations are read from YAML in development mode.\nserde-saphyr = \"2\"",
-        line.trim_end_matches('}').trim_end()
-    );
-    write(&manifest, &cargo.replacen(line, &with_feature, 1))?;
+    let cargo = with_webhook_feature(&manifest, &read(&manifest)?)?;
+    write(&manifest, &cargo)?;
     let placeholder = format!("{MAIN_MARKER}{MAIN_PLACEHOLDER}");
     let main_text = if main_text.contains(&placeholder) {
         main_text.replacen(&placeholder, &names.fill(MAIN_WEBHOOKS), 1)
@@ -238,4 +210,106 @@ pub(super) fn add_webhook(dir: &Path, names: &Names, keep: &[&str]) -> Result<()
     );
     write(&module, &text)?;
     write_files(dir, &files)
+}
+
+/// `manifest`'s text with the runtime's `webhook` feature and a YAML reader
+/// (`serde-saphyr`, for the webhook configurations in development mode), edited as TOML:
+/// whatever else the user wrote (other features, comments, order, a table instead of an
+/// inline one) stays as it was, and what is already there is not added twice.
+fn with_webhook_feature(manifest: &Path, text: &str) -> Result<String, Error> {
+    let refuse = |why: String| {
+        Error::Refused(format!(
+            "`{}` {why}; add `features = [\"webhook\"]` to the `kube-codegen-runtime` dependency and `serde-saphyr = \"2\"` by hand",
+            manifest.display()
+        ))
+    };
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e| refuse(format!("is not valid TOML ({e})")))?;
+    let Some(deps) = doc
+        .get_mut("dependencies")
+        .and_then(toml_edit::Item::as_table_like_mut)
+    else {
+        return Err(refuse("has no [dependencies] table".into()));
+    };
+    let Some(runtime) = deps.get_mut("kube-codegen-runtime") else {
+        return Err(refuse("has no `kube-codegen-runtime` dependency".into()));
+    };
+    // `kube-codegen-runtime = "0.1"` becomes a table so it can carry features.
+    if let Some(version) = runtime.as_str().map(str::to_owned) {
+        let mut table = toml_edit::InlineTable::new();
+        table.insert("version", version.into());
+        *runtime = toml_edit::value(table);
+    }
+    let Some(table) = runtime.as_table_like_mut() else {
+        return Err(refuse(
+            "has a `kube-codegen-runtime` dependency that is neither a version nor a table".into(),
+        ));
+    };
+    let features = table
+        .entry("features")
+        .or_insert(toml_edit::value(toml_edit::Array::new()));
+    let Some(features) = features.as_array_mut() else {
+        return Err(refuse(
+            "has `features` of `kube-codegen-runtime` that is not a list".into(),
+        ));
+    };
+    if !features.iter().any(|f| f.as_str() == Some("webhook")) {
+        features.push("webhook");
+    }
+    if !deps.contains_key("serde-saphyr") {
+        deps.insert("serde-saphyr", toml_edit::value("2"));
+        if let Some(mut key) = deps.key_mut("serde-saphyr") {
+            key.leaf_decor_mut().set_prefix(
+                "# The webhook configurations are read from YAML in development mode.\n",
+            );
+        }
+    }
+    Ok(doc.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_webhook_feature_joins_what_the_user_wrote() {
+        let manifest = Path::new("Cargo.toml");
+        let text = "[package]\nname = \"op\"\n\n[dependencies]\n# ours, with apps' apply configurations\nkube-codegen-runtime = { version = \"0.1\", default-features = false, features = [\"ac-apps\"] }\nkube = \"5\"\n";
+        let edited = with_webhook_feature(manifest, text).unwrap();
+        assert!(
+            edited.contains("# ours, with apps' apply configurations\nkube-codegen-runtime = { version = \"0.1\", default-features = false, features = [\"ac-apps\", \"webhook\"] }\n"),
+            "{edited}"
+        );
+        assert!(edited.contains("\nserde-saphyr = \"2\"\n"), "{edited}");
+        assert_eq!(edited.matches("features = [").count(), 1, "{edited}");
+        // Twice is once.
+        assert_eq!(with_webhook_feature(manifest, &edited).unwrap(), edited);
+        // A bare version, and a table of its own.
+        let bare =
+            with_webhook_feature(manifest, "[dependencies]\nkube-codegen-runtime = \"0.1\"\n")
+                .unwrap();
+        assert!(
+            bare.contains("kube-codegen-runtime = { version = \"0.1\", features = [\"webhook\"] }"),
+            "{bare}"
+        );
+        let table = with_webhook_feature(
+            manifest,
+            "[dependencies]\nserde-saphyr = \"2\"\n\n[dependencies.kube-codegen-runtime]\nversion = \"0.1\"\nfeatures = [\"ac-core\"]\n",
+        )
+        .unwrap();
+        assert!(
+            table.contains("features = [\"ac-core\", \"webhook\"]"),
+            "{table}"
+        );
+        assert_eq!(table.matches("serde-saphyr").count(), 1, "{table}");
+        for bad in [
+            "[dependencies]\nkube = \"5\"\n",
+            "not toml = = =",
+            "[dependencies]\nkube-codegen-runtime = { features = \"webhook\" }\n",
+        ] {
+            let err = with_webhook_feature(manifest, bad).unwrap_err().to_string();
+            assert!(err.contains("by hand"), "{err}");
+        }
+    }
 }

@@ -20,7 +20,7 @@ pub const CONVERSION: &str = include_str!("template/conversion.rs.tmpl");
 pub const TEST_CONVERSION: &str = include_str!("template/test_conversion.rs.tmpl");
 
 /// The files of a new crate besides its first kind's: path, template, executable.
-const CRATE_FILES: [(&str, &str, bool); 16] = [
+const CRATE_FILES: [(&str, &str, bool); 14] = [
     (
         "Cargo.toml",
         include_str!("template/Cargo.toml.tmpl"),
@@ -52,18 +52,8 @@ const CRATE_FILES: [(&str, &str, bool); 16] = [
     ("src/lib.rs", include_str!("template/lib.rs.tmpl"), false),
     ("src/main.rs", include_str!("template/main.rs.tmpl"), false),
     (
-        "src/health.rs",
-        include_str!("template/health.rs.tmpl"),
-        false,
-    ),
-    (
-        "src/leader.rs",
-        include_str!("template/leader.rs.tmpl"),
-        false,
-    ),
-    (
-        "src/metrics.rs",
-        include_str!("template/metrics.rs.tmpl"),
+        "config/grafana/controller-runtime-metrics.json",
+        include_str!("template/grafana_dashboard.json.tmpl"),
         false,
     ),
     (

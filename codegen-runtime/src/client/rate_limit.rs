@@ -112,6 +112,24 @@ pub fn client(config: kube::Config, limit: Option<RateLimit>) -> Result<kube::Cl
     })
 }
 
+/// [`client`] whose requests are also counted into `metrics`
+/// (`rest_client_requests_total{code,method,host}`, client-go's counter).
+pub fn counted_client(
+    config: kube::Config,
+    limit: Option<RateLimit>,
+    metrics: &crate::metrics::Metrics,
+) -> Result<kube::Client, kube::Error> {
+    let counted = metrics.rest_client().layer_for(&config.cluster_url);
+    let builder = kube::client::ClientBuilder::try_from(config)?.with_layer(&counted);
+    Ok(match limit {
+        Some(limit) if limit.per_group_version => {
+            builder.with_layer(&limit.group_version_layer()).build()
+        }
+        Some(limit) => builder.with_layer(&limit.layer()).build(),
+        None => builder.build(),
+    })
+}
+
 /// A token bucket shared by the services of one [`RateLimitLayer`].
 #[derive(Debug, Clone)]
 pub struct TokenBucket {

@@ -5,7 +5,9 @@
 
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 /// The rate limiter's settings; [`Backoff::default`] is client-go's
 /// `DefaultControllerRateLimiter`.

@@ -18,12 +18,17 @@
 //!   stands by, and it reconciles the moment it leads;
 //! - a reconcile whose error only says the object is gone (a `404` from the API server) is
 //!   not a failure;
-//! - every reconcile is counted under controller-runtime's names ([`crate::metrics`]).
+//! - every reconcile is counted under controller-runtime's names ([`crate::metrics`]);
+//! - helpers for what reconciles do: [`conditions`] (`meta.SetStatusCondition`'s rules),
+//!   [`finalizer::finalize`] (add, clean up, remove, in the order the server needs), and
+//!   [`status::apply_status_if_changed`] (no write when nothing changed).
 
 pub mod backoff;
 pub mod conditions;
+pub mod finalizer;
 pub mod predicate;
 pub mod queue;
+pub mod status;
 
 use std::fmt::{Debug, Display};
 use std::future::Future;
@@ -31,6 +36,7 @@ use std::hash::Hash;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::FutureExt;
 use futures::future::BoxFuture;
 use kube::Resource;
 use kube::ResourceExt;
@@ -70,6 +76,9 @@ impl Display for ObjectKey {
         }
     }
 }
+
+/// A queued key: shared, so the queue's lanes and its index hold one copy.
+type Key = Arc<ObjectKey>;
 
 /// What a reconcile asks for next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,9 +138,6 @@ impl Default for ControllerOptions {
     }
 }
 
-/// A reconcile function's future.
-type Reconciled<E> = BoxFuture<'static, Result<Action, E>>;
-
 /// A registration that runs once the controller knows its queue.
 type Hook = Box<dyn FnOnce(&Lanes) + Send>;
 
@@ -139,12 +145,13 @@ type Hook = Box<dyn FnOnce(&Lanes) + Send>;
 /// [`ControllerOptions::live_first`] off) one.
 #[derive(Clone)]
 struct Lanes {
-    queue: WorkQueue<ObjectKey>,
+    queue: WorkQueue<Key>,
     live_first: bool,
 }
 
 impl Lanes {
     fn add(&self, key: ObjectKey, priority: Priority) {
+        let key = Arc::new(key);
         let priority = if self.live_first {
             priority
         } else {
@@ -153,6 +160,9 @@ impl Lanes {
         self.queue.add(key, priority);
     }
 }
+
+/// What a controller waits for before its workers start: an informer's first list.
+type Synced = BoxFuture<'static, bool>;
 
 /// A controller of kind `K` (see the module's documentation).
 pub struct Controller<K>
@@ -164,6 +174,7 @@ where
     informer: SharedInformer<K>,
     predicates: Vec<predicate::Predicate<K>>,
     hooks: Vec<Hook>,
+    synced: Vec<Synced>,
     options: ControllerOptions,
     metrics: Option<Metrics>,
 }
@@ -176,14 +187,27 @@ where
     /// `informer` caches. Build it before the informer factory starts, so the initial list
     /// reaches it as such (behind live changes).
     pub fn new(name: &str, informer: SharedInformer<K>) -> Self {
+        let synced = vec![informer.synced().boxed()];
         Self {
             name: name.to_owned(),
             informer,
             predicates: Vec::new(),
             hooks: Vec::new(),
+            synced,
             options: ControllerOptions::default(),
             metrics: None,
         }
+    }
+
+    /// The name (the `controller` label of its metrics).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its options, to change one field (a [`crate::manager::Manager`] sets the leader
+    /// gate, the metrics and the shutdown deadline of the controllers it runs).
+    pub fn options_mut(&mut self) -> &mut ControllerOptions {
+        &mut self.options
     }
 
     /// Changes of `K` are reconciled only when `predicate` holds for them.
@@ -250,6 +274,7 @@ where
         W: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
         W::DynamicType: Clone + Eq + Hash + Send + Sync,
     {
+        self.synced.push(watched.synced().boxed());
         self.hooks.push(Box::new(move |queue: &Lanes| {
             let mapper = Arc::new(mapper);
             let handler = enqueue(queue.clone(), watched.clone(), move |o: &W| mapper(o));
@@ -261,19 +286,26 @@ where
     /// Reconciles until `shutdown` completes: `reconcile(object, context)` for each queued
     /// key whose object is cached (a key whose object is gone is dropped: clean-up on
     /// deletion belongs to a finalizer). Then stops taking keys, waits (at most
-    /// [`ControllerOptions::drain`]) for the reconciles in flight, and returns.
-    pub async fn run<C, F, E>(
+    /// [`ControllerOptions::drain`]) for the reconciles in flight, and completes.
+    ///
+    /// The controller's event handlers are registered when this is called, not when the
+    /// future is first polled: call it before the informer factory starts, and the initial
+    /// list reaches the controller as such (behind live changes). Workers start once every
+    /// cache the controller reads has its first list, as controller-runtime's do.
+    pub fn run<C, F, R, E>(
         self,
         reconcile: F,
         context: Arc<C>,
-        shutdown: impl Future<Output = ()> + Send,
-    ) where
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> impl Future<Output = ()> + Send + 'static
+    where
         C: Send + Sync + 'static,
-        F: Fn(Arc<K>, Arc<C>) -> Reconciled<E> + Send + Sync + 'static,
+        F: Fn(Arc<K>, Arc<C>) -> R + Send + Sync + 'static,
+        R: Future<Output = Result<Action, E>> + Send + 'static,
         E: std::error::Error + Send + Sync + 'static,
     {
         let metrics = self.metrics.clone().unwrap_or_default();
-        let queue: WorkQueue<ObjectKey> =
+        let queue: WorkQueue<Key> =
             WorkQueue::new(self.options.backoff, Arc::new(metrics.queue(&self.name)));
         let in_flight: Arc<dyn crate::metrics::InFlight> = Arc::new(queue.clone());
         metrics.watch_queue(&self.name, &in_flight);
@@ -302,30 +334,47 @@ where
             metrics,
             label,
         });
-        let mut workers = tokio::task::JoinSet::new();
-        for _ in 0..concurrency {
-            let worker = Arc::clone(&worker);
-            let leading = self.options.leading.clone();
-            workers.spawn(async move { worker.work(leading).await });
-        }
-        shutdown.await;
-        queue.shut_down();
-        let drained = tokio::time::timeout(self.options.drain, async {
-            while workers.join_next().await.is_some() {}
-        })
-        .await;
-        if drained.is_err() {
-            tracing::warn!(
-                controller = %worker.name,
-                in_flight = queue.processing().len(),
-                "reconciles still running when the shutdown deadline passed are cancelled"
-            );
-            workers.abort_all();
+        let synced = futures::future::join_all(self.synced);
+        let leading = self.options.leading;
+        let drain = self.options.drain;
+        async move {
+            // Read by each scrape while the controller runs.
+            let _in_flight = in_flight;
+            let mut shutdown = std::pin::pin!(shutdown);
+            let mut workers = tokio::task::JoinSet::new();
+            // Tells workers still standing by for the lease that there is nothing to wait for.
+            let (stopping, stopped) = tokio::sync::watch::channel(false);
+            tokio::select! {
+                () = &mut shutdown => {}
+                _ = synced => {
+                    for _ in 0..concurrency {
+                        let worker = Arc::clone(&worker);
+                        let leading = leading.clone();
+                        let stopped = stopped.clone();
+                        workers.spawn(async move { worker.work(leading, stopped).await });
+                    }
+                    shutdown.await;
+                }
+            }
+            stopping.send_replace(true);
+            queue.shut_down();
+            let drained = tokio::time::timeout(drain, async {
+                while workers.join_next().await.is_some() {}
+            })
+            .await;
+            if drained.is_err() {
+                tracing::warn!(
+                    controller = %worker.name,
+                    in_flight = queue.processing().len(),
+                    "reconciles still running when the shutdown deadline passed are cancelled"
+                );
+                workers.abort_all();
+            }
         }
     }
 }
 
-impl crate::metrics::InFlight for WorkQueue<ObjectKey> {
+impl crate::metrics::InFlight for WorkQueue<Key> {
     fn in_flight(&self) -> (f64, f64) {
         WorkQueue::in_flight(self)
     }
@@ -339,7 +388,7 @@ where
 {
     name: String,
     informer: SharedInformer<K>,
-    queue: WorkQueue<ObjectKey>,
+    queue: WorkQueue<Key>,
     reconcile: F,
     context: Arc<C>,
     timeout: Option<Duration>,
@@ -347,19 +396,25 @@ where
     label: ControllerLabel,
 }
 
-impl<K, C, F, E> Worker<K, C, F>
+impl<K, C, F, R, E> Worker<K, C, F>
 where
     K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
     C: Send + Sync + 'static,
-    F: Fn(Arc<K>, Arc<C>) -> Reconciled<E> + Send + Sync + 'static,
+    F: Fn(Arc<K>, Arc<C>) -> R + Send + Sync + 'static,
+    R: Future<Output = Result<Action, E>> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
     /// Takes keys until the queue shuts down, once this replica may reconcile.
-    async fn work(&self, mut leading: Option<tokio::sync::watch::Receiver<bool>>) {
-        if let Some(leading) = &mut leading
-            && leading.wait_for(|l| *l).await.is_err()
-        {
-            return;
+    async fn work(
+        &self,
+        mut leading: Option<tokio::sync::watch::Receiver<bool>>,
+        mut stopped: tokio::sync::watch::Receiver<bool>,
+    ) {
+        if let Some(leading) = &mut leading {
+            tokio::select! {
+                led = leading.wait_for(|l| *l) => if led.is_err() { return },
+                _ = stopped.wait_for(|s| *s) => return,
+            }
         }
         while let Some(key) = self.queue.get().await {
             if self.queue.shutting_down() {
@@ -371,7 +426,7 @@ where
         }
     }
 
-    async fn handle(&self, key: &ObjectKey) {
+    async fn handle(&self, key: &Key) {
         let Some(obj) = self.informer.object(key.namespace.as_deref(), &key.name) else {
             // Gone: nothing to reconcile, nothing to back off.
             self.queue.forget(key);
@@ -435,7 +490,7 @@ where
             .inc();
     }
 
-    fn failed(&self, key: &ObjectKey) {
+    fn failed(&self, key: &Key) {
         self.metrics
             .families
             .reconcile_errors

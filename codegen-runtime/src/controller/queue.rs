@@ -18,7 +18,9 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use tokio::sync::Notify;
 
@@ -54,25 +56,108 @@ pub struct NoMetrics;
 
 impl QueueMetrics for NoMetrics {}
 
+/// What the queue knows of a key that waits, runs, or both: 32 bytes, as the index holds
+/// one per queued key (times are [`Ticks`], `0` for none).
+struct Entry {
+    /// Its place in its lane: the sequence number of its slot there (`0`: in no lane). A
+    /// slot whose number is not this one is stale (the key moved up, or was handed out)
+    /// and skipped.
+    slot: u64,
+    /// When it was added, for the time it waited.
+    added_at: Ticks,
+    /// Since when a worker holds it.
+    processing: Ticks,
+    /// The lane it waits for (also while its worker runs: it goes there when done).
+    dirty: Option<Priority>,
+}
+
+/// An instant as nanoseconds after the queue's creation, plus one (`0` stands for none).
+type Ticks = u64;
+
 struct State<K> {
-    live: VecDeque<K>,
-    low: VecDeque<K>,
-    /// Keys waiting to be handed out (in a lane, or to run again after their worker),
-    /// with their lane.
-    dirty: HashMap<K, Priority>,
-    /// Keys a worker holds, since when.
-    processing: HashMap<K, Instant>,
-    /// When each waiting key was added (for the time it waited).
-    added_at: HashMap<K, Instant>,
+    /// What [`Ticks`] count from.
+    base: Instant,
+    /// Every key that waits or runs, once: one hash lookup per operation.
+    entries: HashMap<K, Entry>,
+    /// The lanes: slots of keys, in order, stale ones skipped when they come up.
+    live: VecDeque<(u64, K)>,
+    low: VecDeque<(u64, K)>,
+    /// Keys waiting in the lanes (stale slots not counted): the depth.
+    queued: usize,
     /// Keys added for later, soonest first; the sequence keeps equal times in order.
     later: BinaryHeap<Reverse<(Instant, u64, Priority)>>,
     later_keys: HashMap<u64, K>,
     /// The earliest time each key is waited for (later adds for a key already waiting
     /// sooner are dropped, as client-go does).
     later_at: HashMap<K, Instant>,
+    /// The next sequence number, of lane slots and later entries alike.
     sequence: u64,
     limiter: RateLimiter<K>,
     shutting_down: bool,
+}
+
+impl<K: Clone + Eq + Hash> State<K> {
+    fn next(&mut self) -> u64 {
+        self.sequence += 1;
+        self.sequence
+    }
+
+    fn ticks(&self, at: Instant) -> Ticks {
+        let nanos = at.saturating_duration_since(self.base).as_nanos();
+        u64::try_from(nanos).unwrap_or(u64::MAX - 1) + 1
+    }
+
+    /// The time from `ticks` to `now` (zero for none).
+    fn since(&self, ticks: Ticks, now: Instant) -> Duration {
+        match ticks {
+            0 => Duration::ZERO,
+            t => now.saturating_duration_since(self.base + Duration::from_nanos(t - 1)),
+        }
+    }
+
+    /// Puts `key` (whose entry says it is dirty for `lane`) in a new slot of `lane`.
+    fn enqueue(&mut self, key: K, lane: Priority) {
+        let slot = self.next();
+        if let Some(entry) = self.entries.get_mut(&key) {
+            if entry.slot == 0 {
+                self.queued += 1;
+            }
+            entry.slot = slot;
+        }
+        match lane {
+            Priority::Live => self.live.push_back((slot, key)),
+            Priority::Low => self.low.push_back((slot, key)),
+        }
+    }
+
+    /// The next key of the lanes, live first, stale slots skipped; its entry then says
+    /// it runs.
+    fn pop(&mut self, now: Instant) -> Option<(K, Duration)> {
+        loop {
+            let (slot, key) = self.live.pop_front().or_else(|| self.low.pop_front())?;
+            let ticks = self.ticks(now);
+            let Some(entry) = self.entries.get_mut(&key) else {
+                continue;
+            };
+            if entry.slot != slot {
+                continue;
+            }
+            entry.slot = 0;
+            entry.dirty = None;
+            entry.processing = ticks;
+            let added_at = std::mem::take(&mut entry.added_at);
+            let waited = self.since(added_at, now);
+            self.queued -= 1;
+            if self.live.len() + self.low.len() > 4 * self.queued.max(16) {
+                // Mostly stale slots (keys that moved up): dropped in one pass.
+                let entries = &self.entries;
+                let fresh = |(n, k): &(u64, K)| entries.get(k).is_some_and(|e| e.slot == *n);
+                self.live.retain(fresh);
+                self.low.retain(fresh);
+            }
+            return Some((key, waited));
+        }
+    }
 }
 
 /// A rate-limited work queue of keys `K` (cheap to clone: the clones share it).
@@ -97,11 +182,11 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
     pub fn new(backoff: Backoff, metrics: Arc<dyn QueueMetrics>) -> Self {
         Self {
             state: Arc::new(Mutex::new(State {
+                base: Instant::now(),
+                entries: HashMap::new(),
                 live: VecDeque::new(),
                 low: VecDeque::new(),
-                dirty: HashMap::new(),
-                processing: HashMap::new(),
-                added_at: HashMap::new(),
+                queued: 0,
                 later: BinaryHeap::new(),
                 later_keys: HashMap::new(),
                 later_at: HashMap::new(),
@@ -122,7 +207,7 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
     pub fn add(&self, key: K, priority: Priority) {
         let mut s = self.lock();
         self.add_locked(&mut s, key, priority, Instant::now());
-        let depth = s.live.len() + s.low.len();
+        let depth = s.queued;
         drop(s);
         self.metrics.depth(depth);
         self.ready.notify_one();
@@ -132,28 +217,38 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
         if s.shutting_down {
             return;
         }
-        if let Some(lane) = s.dirty.get_mut(&key) {
-            // Waiting already: at most moved up to the live lane.
-            if *lane == Priority::Low && priority == Priority::Live {
-                *lane = Priority::Live;
-                if let Some(at) = s.low.iter().position(|k| *k == key) {
-                    s.low.remove(at);
-                    s.live.push_back(key);
+        let ticks = s.ticks(now);
+        match s.entries.get_mut(&key) {
+            Some(entry) if entry.dirty.is_some() => {
+                // Waiting already: at most moved up to the live lane (its low slot goes
+                // stale).
+                if entry.dirty == Some(Priority::Low) && priority == Priority::Live {
+                    entry.dirty = Some(Priority::Live);
+                    if entry.slot != 0 {
+                        s.enqueue(key, Priority::Live);
+                    }
                 }
+                return;
             }
-            return;
+            Some(entry) => {
+                // Its worker runs: it waits until done, then goes to its lane.
+                entry.dirty = Some(priority);
+                entry.added_at = ticks;
+            }
+            None => {
+                s.entries.insert(
+                    key.clone(),
+                    Entry {
+                        slot: 0,
+                        added_at: ticks,
+                        processing: 0,
+                        dirty: Some(priority),
+                    },
+                );
+                s.enqueue(key, priority);
+            }
         }
         self.metrics.added();
-        s.dirty.insert(key.clone(), priority);
-        s.added_at.entry(key.clone()).or_insert(now);
-        if s.processing.contains_key(&key) {
-            // Runs again once its worker is done.
-            return;
-        }
-        match priority {
-            Priority::Live => s.live.push_back(key),
-            Priority::Low => s.low.push_back(key),
-        }
     }
 
     /// Adds `key` once `delay` has passed (at once when it is zero).
@@ -199,8 +294,7 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
 
     /// How many keys wait in the lanes now.
     pub fn len(&self) -> usize {
-        let s = self.lock();
-        s.live.len() + s.low.len()
+        self.lock().queued
     }
 
     /// Whether no key waits in the lanes.
@@ -232,20 +326,12 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
                         self.add_locked(&mut s, key, priority, now);
                     }
                 }
-                let next = s.live.pop_front().or_else(|| s.low.pop_front());
-                if let Some(key) = next {
-                    s.dirty.remove(&key);
-                    let waited = s
-                        .added_at
-                        .remove(&key)
-                        .map_or(Duration::ZERO, |at| now.saturating_duration_since(at));
-                    s.processing.insert(key.clone(), now);
-                    let depth = s.live.len() + s.low.len();
-                    let more = depth > 0;
+                if let Some((key, waited)) = s.pop(now) {
+                    let depth = s.queued;
                     drop(s);
                     self.metrics.queued_for(waited);
                     self.metrics.depth(depth);
-                    if more {
+                    if depth > 0 {
                         // Another worker may take the next one.
                         self.ready.notify_one();
                     }
@@ -263,7 +349,7 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
                 Some(at) => {
                     tokio::select! {
                         () = &mut notified => {}
-                        () = tokio::time::sleep_until(at.into()) => {}
+                        () = tokio::time::sleep_until(at) => {}
                     }
                 }
                 None => notified.await,
@@ -274,17 +360,21 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
     /// The worker is done with `key`: if it was added meanwhile, it waits in its lane again.
     pub fn done(&self, key: &K) {
         let mut s = self.lock();
-        let started = s.processing.remove(key);
-        let lane = s.dirty.get(key).copied();
-        if let Some(lane) = lane {
-            match lane {
-                Priority::Live => s.live.push_back(key.clone()),
-                Priority::Low => s.low.push_back(key.clone()),
+        let Some(entry) = s.entries.get_mut(key) else {
+            return;
+        };
+        let started = std::mem::take(&mut entry.processing);
+        let lane = entry.dirty;
+        match lane {
+            Some(lane) => s.enqueue(key.clone(), lane),
+            None => {
+                s.entries.remove(key);
             }
         }
+        let worked = (started != 0).then(|| s.since(started, Instant::now()));
         drop(s);
-        if let Some(started) = started {
-            self.metrics.worked_for(started.elapsed());
+        if let Some(worked) = worked {
+            self.metrics.worked_for(worked);
         }
         if lane.is_some() {
             self.ready.notify_one();
@@ -315,17 +405,23 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
     pub fn in_flight(&self) -> (f64, f64) {
         let s = self.lock();
         let now = Instant::now();
-        s.processing
+        s.entries
             .values()
-            .fold((0.0, 0.0), |(sum, longest), at| {
-                let held = now.saturating_duration_since(*at).as_secs_f64();
+            .filter(|e| e.processing != 0)
+            .fold((0.0, 0.0), |(sum, longest), e| {
+                let held = s.since(e.processing, now).as_secs_f64();
                 (sum + held, f64::max(longest, held))
             })
     }
 
     /// The keys workers hold now.
     pub fn processing(&self) -> HashSet<K> {
-        self.lock().processing.keys().cloned().collect()
+        self.lock()
+            .entries
+            .iter()
+            .filter(|(_, e)| e.processing != 0)
+            .map(|(k, _)| k.clone())
+            .collect()
     }
 }
 
@@ -378,6 +474,42 @@ mod tests {
             .flatten()
             .collect();
         assert_eq!(order, ["new", "l3", "l1", "l2"]);
+    }
+
+    #[test]
+    fn an_entry_is_32_bytes() {
+        assert!(std::mem::size_of::<Entry>() <= 32);
+    }
+
+    #[tokio::test]
+    async fn keys_moved_up_by_the_thousand_leave_no_stale_slots_behind() {
+        let q: WorkQueue<u32> = WorkQueue::new(Backoff::default(), Arc::new(NoMetrics));
+        for k in 0..10_000 {
+            q.add(k, Priority::Low);
+        }
+        // Every other key changes live: each moves up once, however often it is added.
+        for _ in 0..3 {
+            for k in (0..10_000).step_by(2) {
+                q.add(k, Priority::Live);
+            }
+        }
+        assert_eq!(q.len(), 10_000);
+        let mut order = Vec::new();
+        while let Ok(Some(k)) = tokio::time::timeout(Duration::from_millis(10), q.get()).await {
+            order.push(k);
+            q.done(&k);
+        }
+        assert_eq!(order.len(), 10_000, "each key once");
+        assert!(
+            order[..5_000].iter().all(|k| k % 2 == 0),
+            "the live ones first"
+        );
+        assert!(
+            order[5_000..].windows(2).all(|w| w[0] < w[1]),
+            "the rest in order"
+        );
+        let s = q.lock();
+        assert!(s.live.is_empty() && s.low.is_empty() && s.entries.is_empty());
     }
 
     #[tokio::test(start_paused = true)]

@@ -25,6 +25,7 @@ type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 trait AnyInformer: Send + Sync {
     fn name(&self) -> String;
     fn watch_errors(&self) -> u64;
+    fn decode_errors(&self) -> u64;
     fn start(&self);
     fn wait(&self, timeout: Duration) -> BoxFuture<'_, bool>;
     fn shutdown(&self) -> BoxFuture<'_, ()>;
@@ -42,6 +43,10 @@ where
 
     fn watch_errors(&self) -> u64 {
         SharedInformer::watch_errors(self)
+    }
+
+    fn decode_errors(&self) -> u64 {
+        SharedInformer::decode_errors(self)
     }
     fn start(&self) {
         SharedInformer::start(self);
@@ -313,6 +318,11 @@ impl SharedInformerFactory {
         }
     }
 
+    /// Whether `other` is a clone of this factory.
+    pub fn same_as(&self, other: &SharedInformerFactory) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// The client the informers watch with.
     pub fn client(&self) -> &Client {
         &self.inner.client
@@ -324,6 +334,14 @@ impl SharedInformerFactory {
         self.informers()
             .iter()
             .map(|i| (i.name(), i.watch_errors()))
+            .collect()
+    }
+
+    /// The objects each informer could not decode, by informer name, for metrics.
+    pub fn decode_errors(&self) -> Vec<(String, u64)> {
+        self.informers()
+            .iter()
+            .map(|i| (i.name(), i.decode_errors()))
             .collect()
     }
 

@@ -454,6 +454,13 @@ where
             .is_ok_and(|r| r.is_ok())
     }
 
+    /// Completes once the first list is cached (`true`), or when the informer is dropped
+    /// first (`false`); no deadline, for a caller that races it with its own.
+    pub fn synced(&self) -> impl std::future::Future<Output = bool> + Send + 'static {
+        let mut rx = self.inner.synced.subscribe();
+        async move { rx.wait_for(|s| *s).await.is_ok() }
+    }
+
     /// Starts the watch on the current tokio runtime; later calls do nothing.
     pub fn start(&self) {
         let Some(writer) = lock(&self.inner.writer).take() else {

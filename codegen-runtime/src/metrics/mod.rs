@@ -13,6 +13,7 @@
 //! | `workqueue_unfinished_work_seconds`, `workqueue_longest_running_processor_seconds` | `name`, `controller` |
 //! | `rest_client_requests_total` | `code`, `method`, `host` ([`RestClientMetrics`], a layer for kube's client) |
 //! | `leader_election_master_status` | `name` |
+//! | `kube_codegen_informer_watch_errors_total`, `kube_codegen_informer_decode_errors_total` | `resource` ([`Metrics::watch_informers`]) |
 //! | `process_cpu_seconds_total`, `process_resident_memory_bytes`, `process_virtual_memory_bytes`, `process_start_time_seconds`, `process_open_fds`, `process_max_fds` | (Linux, from `/proc/self`) |
 //!
 //! One [`Metrics`] per process holds them all (the Prometheus project's Rust client,
@@ -147,6 +148,63 @@ impl prometheus_client::collector::Collector for Queues {
     }
 }
 
+/// The informer factories whose errors are read at each scrape.
+#[derive(Default)]
+struct Informers(Mutex<Vec<crate::informer::factory::SharedInformerFactory>>);
+
+impl Debug for Informers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Informers")
+    }
+}
+
+/// `resource` of an informer's metrics.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResourceLabel {
+    resource: String,
+}
+
+impl prometheus_client::collector::Collector for Informers {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let factories = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let read =
+            |pick: fn(&crate::informer::factory::SharedInformerFactory) -> Vec<(String, u64)>| {
+                let mut all: Vec<(String, u64)> = factories.iter().flat_map(pick).collect();
+                all.sort();
+                all
+            };
+        for (name, help, values) in [
+            (
+                "kube_codegen_informer_watch_errors",
+                "List and watch errors each informer met (it retries with backoff).",
+                read(|f| f.watch_errors()),
+            ),
+            (
+                "kube_codegen_informer_decode_errors",
+                "Objects each informer could not decode into its type (left out of its cache).",
+                read(|f| f.decode_errors()),
+            ),
+        ] {
+            let mut family = encoder.encode_descriptor(
+                name,
+                help,
+                None,
+                prometheus_client::metrics::MetricType::Counter,
+            )?;
+            for (resource, value) in values {
+                let labels = ResourceLabel { resource };
+                prometheus_client::metrics::counter::ConstCounter::new(value)
+                    .encode(family.encode_family(&labels)?)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The metrics of one process: register controllers, leases and clients on it, and serve
 /// [`Metrics::encode`] on `/metrics`. Cheap to clone.
 #[derive(Clone)]
@@ -154,6 +212,7 @@ pub struct Metrics {
     registry: Arc<Mutex<Registry>>,
     pub(crate) families: Families,
     queues: Arc<Queues>,
+    informers: Arc<Informers>,
     rest: RestClientMetrics,
 }
 
@@ -244,12 +303,15 @@ impl Metrics {
         );
         let queues = Arc::new(Queues::default());
         registry.register_collector(Box::new(Arc::clone(&queues)));
+        let informers = Arc::new(Informers::default());
+        registry.register_collector(Box::new(Arc::clone(&informers)));
         let rest = RestClientMetrics::register(&mut registry);
         registry.register_collector(Box::new(process::Process));
         Self {
             registry: Arc::new(Mutex::new(registry)),
             families,
             queues,
+            informers,
             rest,
         }
     }
@@ -261,6 +323,21 @@ impl Metrics {
         // Writing into a String does not fail.
         let _ = prometheus_client::encoding::text::encode(&mut out, &registry);
         out
+    }
+
+    /// Reports the list, watch and decode errors of `factory`'s informers at each scrape:
+    /// `kube_codegen_informer_watch_errors_total{resource}` and
+    /// `kube_codegen_informer_decode_errors_total{resource}` (a version whose objects stop
+    /// decoding, after a storage move, shows here). Once per factory.
+    pub fn watch_informers(&self, factory: &crate::informer::factory::SharedInformerFactory) {
+        let mut factories = self
+            .informers
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if !factories.iter().any(|f| f.same_as(factory)) {
+            factories.push(factory.clone());
+        }
     }
 
     /// The counter of every request a client sends, for [`RestClientLayer`].
@@ -278,6 +355,14 @@ impl Metrics {
                 result: result.to_owned(),
             })
             .get()
+    }
+
+    /// Every reconcile of `controller` so far, whatever its result.
+    pub fn reconciles_total(&self, controller: &str) -> u64 {
+        ["success", "error", "requeue", "requeue_after"]
+            .iter()
+            .map(|result| self.reconciles(controller, result))
+            .sum()
     }
 
     /// `controller_runtime_reconcile_errors_total{controller}` as it stands.

@@ -30,16 +30,39 @@ impl RestClientMetrics {
         let requests = Family::default();
         registry.register(
             "rest_client_requests",
-            "Number of HTTP requests, partitioned by status code, method, and host.",
+            "Number of HTTP requests, partitioned by status code, method, and host",
             requests.clone(),
         );
         Self { requests }
     }
 
-    /// The layer that counts what a client sends.
+    /// The layer that counts what a client sends, labelled with each request's host (none
+    /// when its URI is relative, as inside a client that adds the server's address itself:
+    /// see [`RestClientMetrics::layer_for`]).
     pub fn layer(&self) -> RestClientLayer {
         RestClientLayer {
             metrics: self.clone(),
+            host: None,
+        }
+    }
+
+    /// The layer for a client of `server`: `host` is its host and port, as client-go
+    /// labels it.
+    pub fn layer_for(&self, server: &http::Uri) -> RestClientLayer {
+        let host = server.authority().map(|a| match a.port() {
+            Some(_) => a.as_str().to_owned(),
+            None => {
+                let port = if server.scheme_str() == Some("http") {
+                    80
+                } else {
+                    443
+                };
+                format!("{}:{port}", a.host())
+            }
+        });
+        RestClientLayer {
+            metrics: self.clone(),
+            host,
         }
     }
 
@@ -58,6 +81,7 @@ impl RestClientMetrics {
 #[derive(Clone, Debug)]
 pub struct RestClientLayer {
     metrics: RestClientMetrics,
+    host: Option<String>,
 }
 
 impl<S> tower::Layer<S> for RestClientLayer {
@@ -67,6 +91,7 @@ impl<S> tower::Layer<S> for RestClientLayer {
         RestClientService {
             inner,
             metrics: self.metrics.clone(),
+            host: self.host.clone(),
         }
     }
 }
@@ -76,6 +101,7 @@ impl<S> tower::Layer<S> for RestClientLayer {
 pub struct RestClientService<S> {
     inner: S,
     metrics: RestClientMetrics,
+    host: Option<String>,
 }
 
 impl<S, B, R> tower::Service<http::Request<B>> for RestClientService<S>
@@ -94,10 +120,10 @@ where
     fn call(&mut self, req: http::Request<B>) -> Self::Future {
         let method = req.method().clone();
         // client-go labels the server's host and port.
-        let host = req
-            .uri()
-            .authority()
-            .map(|a| a.as_str().to_owned())
+        let host = self
+            .host
+            .clone()
+            .or_else(|| req.uri().authority().map(|a| a.as_str().to_owned()))
             .unwrap_or_default();
         let metrics = self.metrics.clone();
         let response = self.inner.call(req);

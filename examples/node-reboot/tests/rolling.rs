@@ -1,18 +1,29 @@
 //! Rolling reboots on the fake API server: never more than max-unavailable, all done, and an
-//! agent restarted mid-reboot recovers.
+//! agent restarted mid-reboot recovers; a refused patch is retried with the runtime's
+//! backoff without holding up the next node; a replica acts only while it holds the lease.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fake_apiserver::FakeApiServer;
+use fake_apiserver::{ApiError, FakeApiServer, Matcher};
 use futures::FutureExt;
+use k8s_openapi::api::coordination::v1::Lease;
 use kube::Client;
-use node_reboot::{AgentOptions, REBOOT_IN_PROGRESS, REBOOT_NEEDED, REBOOT_NOW};
+use kube::api::Api;
+use kube_codegen_runtime::leader::LeaderElection;
+use node_reboot::{AgentOptions, ControllerOptions, REBOOT_IN_PROGRESS, REBOOT_NEEDED, REBOOT_NOW};
 use serde_json::{Value, json};
 
 fn node(name: &str, annotations: Value) -> Value {
     json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "annotations": annotations},
         "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+}
+
+fn budget(max_unavailable: usize) -> ControllerOptions {
+    ControllerOptions {
+        max_unavailable,
+        leader_election: None,
+    }
 }
 
 fn rebooting(n: &Value) -> bool {
@@ -53,7 +64,7 @@ async fn five_nodes_reboot_two_at_a_time_at_most() {
     let mut rx = stop.subscribe();
     tasks.push(tokio::spawn(node_reboot::run_controller(
         client,
-        2,
+        budget(2),
         async move {
             let _ = rx.recv().await;
         }
@@ -150,7 +161,7 @@ async fn nodes_that_are_not_ready_use_the_budget() {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(node_reboot::run_controller(
         Client::new(fake.clone(), "default"),
-        1,
+        budget(1),
         async {
             let _ = stopped.await;
         }
@@ -163,5 +174,128 @@ async fn nodes_that_are_not_ready_use_the_budget() {
     assert!(
         waiting["metadata"]["annotations"].get(REBOOT_NOW).is_none(),
         "one node is down already: {waiting}"
+    );
+}
+
+fn marked_now(fake: &FakeApiServer, name: &str) -> bool {
+    fake.get("v1", "Node", None, name).unwrap()["metadata"]["annotations"]
+        .get(REBOOT_NOW)
+        .is_some()
+}
+
+/// Waits (up to 5 s) for `check`.
+async fn until(what: &str, check: impl Fn() -> bool) {
+    for _ in 0..200 {
+        if check() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("{what}: not within 5 s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_patch_is_retried_and_does_not_hold_up_the_next_node() {
+    let fake = FakeApiServer::new();
+    for name in ["node-1", "node-2"] {
+        fake.seed(node(name, json!({REBOOT_NEEDED: "true"})))
+            .unwrap();
+    }
+    let mut refused = Matcher::new("patch", "nodes");
+    refused.name = Some("node-1".into());
+    fake.fail(
+        refused,
+        ApiError::internal("etcd is having a bad day"),
+        None,
+    );
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(node_reboot::run_controller(
+        Client::new(fake.clone(), "default"),
+        budget(2),
+        async {
+            let _ = stopped.await;
+        }
+        .boxed(),
+    ));
+    until("node-2 marked while node-1 is refused", || {
+        marked_now(&fake, "node-2")
+    })
+    .await;
+    assert!(!marked_now(&fake, "node-1"));
+    let tries = || {
+        fake.actions()
+            .iter()
+            .filter(|a| a.verb == "patch" && a.name.as_deref() == Some("node-1"))
+            .count()
+    };
+    until("node-1 tried again", || tries() >= 3).await;
+    fake.clear_faults();
+    until("node-1 marked once the patch goes through", || {
+        marked_now(&fake, "node-1")
+    })
+    .await;
+    let _ = stop.send(());
+    task.await.unwrap().unwrap();
+}
+
+/// A short lease (2 s, renewed within 1 s, tried every 200 ms) as `identity`.
+fn election(identity: &str) -> LeaderElection {
+    LeaderElection::new("node-reboot-controller", "kube-system", identity)
+        .lease_duration(Duration::from_secs(2))
+        .renew_deadline(Duration::from_secs(1))
+        .retry_period(Duration::from_millis(200))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_acts_only_while_it_holds_the_lease() {
+    let fake = FakeApiServer::new();
+    fake.seed(node("node-1", json!({REBOOT_NEEDED: "true"})))
+        .unwrap();
+    // Another replica leads.
+    fake.seed(
+        json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "node-reboot-controller", "namespace": "kube-system"},
+        "spec": {"holderIdentity": "replica-a", "leaseDurationSeconds": 60}}),
+    )
+    .unwrap();
+    let client = Client::new(fake.clone(), "default");
+    let options = ControllerOptions {
+        max_unavailable: 1,
+        leader_election: Some(election("replica-b")),
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(node_reboot::run_controller(
+        client.clone(),
+        options,
+        async {
+            let _ = stopped.await;
+        }
+        .boxed(),
+    ));
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(!marked_now(&fake, "node-1"), "standing by, it does not act");
+
+    // replica-a goes away and its lease with it: replica-b takes the lease and acts.
+    let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-system");
+    leases
+        .delete("node-reboot-controller", &Default::default())
+        .await
+        .unwrap();
+    until("node-1 marked by the new leader", || {
+        marked_now(&fake, "node-1")
+    })
+    .await;
+    let holder = leases.get("node-reboot-controller").await.unwrap();
+    assert_eq!(
+        holder.spec.and_then(|s| s.holder_identity).as_deref(),
+        Some("replica-b")
+    );
+    let _ = stop.send(());
+    task.await.unwrap().unwrap();
+    // Released at shutdown, for the next replica.
+    let released = leases.get("node-reboot-controller").await.unwrap();
+    assert_eq!(
+        released.spec.and_then(|s| s.holder_identity).as_deref(),
+        Some("")
     );
 }

@@ -34,6 +34,9 @@ struct Args {
     /// logged: the same lines at well under half the memory of full Pods.
     #[arg(long, conflicts_with = "metadata_only")]
     encoded: bool,
+    /// At most this many lines a second, evenly spaced.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    rate: u32,
 }
 
 #[tokio::main]
@@ -44,7 +47,7 @@ async fn main() -> ExitCode {
         resync: (args.resync_period > 0).then(|| Duration::from_secs(args.resync_period)),
         metadata_only: args.metadata_only,
         encoded: args.encoded,
-        ..Options::default()
+        rate: args.rate,
     };
     let config = if args.embedded {
         None
@@ -57,12 +60,11 @@ async fn main() -> ExitCode {
             }
         }
     };
+    logs(config.is_none());
     let result = match config.and_then(|c| Client::try_from(c).ok()) {
         Some(client) => {
-            let shutdown = async {
-                let _ = tokio::signal::ctrl_c().await;
-            };
-            pod_watcher::run(client, options, shutdown.boxed(), |line| println!("{line}")).await
+            let shutdown = kube_codegen_runtime::manager::signals().boxed();
+            pod_watcher::run(client, options, shutdown, |line| println!("{line}")).await
         }
         None => embedded(options).await,
     };
@@ -73,6 +75,19 @@ async fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The runtime's logs (a watch error, a cache that does not sync) on stderr, as stdout is
+/// the watcher's: warnings and up for the embedded demo, information too on a cluster,
+/// unless RUST_LOG says otherwise.
+fn logs(embedded: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(if embedded { "warn" } else { "info" })
+    });
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
 }
 
 /// A pod's life on the embedded API server: created, scheduled, running, deleted.

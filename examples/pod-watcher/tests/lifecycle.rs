@@ -1,7 +1,8 @@
-//! A scripted pod lifecycle on the fake API server, and the lines the watcher logs for it.
+//! A scripted pod lifecycle on the fake API server, and the lines the watcher logs for it;
+//! the queue's pacing and its dedup of a pod's changes.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use fake_apiserver::FakeApiServer;
 use futures::FutureExt;
@@ -165,6 +166,73 @@ async fn metadata_only_logs_names_and_owners() {
         [
             "ADDED default/web-1 owner=ReplicaSet/web-6d4",
             "DELETED default/web-1 owner=ReplicaSet/web-6d4",
+        ]
+    );
+}
+
+fn pod(namespace: &str, name: &str) -> serde_json::Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
+        "spec": {"containers": [{"name": "c", "image": "x"}]}})
+}
+
+#[tokio::test]
+async fn lines_come_at_most_at_the_rate_evenly_spaced() {
+    let fake = FakeApiServer::new();
+    for i in 1..=5 {
+        fake.seed(pod("default", &format!("p{i}"))).unwrap();
+    }
+    let options = Options {
+        rate: 10,
+        ..Options::default()
+    };
+    let started = Instant::now();
+    let watching = Watching::start(&fake, options);
+    watching.wait(5).await;
+    let took = started.elapsed();
+    let lines = watching.stop().await;
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    assert!(
+        took >= Duration::from_millis(400),
+        "5 lines at 10 a second take 400 ms at least: {took:?}"
+    );
+}
+
+/// Changes of a pod queued while its key waits for the bucket are one line, about the
+/// pod's latest state (the queue holds keys, as client-go's does).
+#[tokio::test]
+async fn changes_of_a_pod_waiting_its_turn_are_one_line() {
+    let fake = FakeApiServer::new();
+    fake.seed(pod("default", "web")).unwrap();
+    // One line every half second: the first at once, the next 500 ms after.
+    let options = Options {
+        rate: 2,
+        ..Options::default()
+    };
+    let watching = Watching::start(&fake, options);
+    watching.wait(1).await;
+    let pods: Api<k8s_openapi::api::core::v1::Pod> =
+        Api::default_namespaced(Client::new(fake.clone(), "default"));
+    pods.patch(
+        "web",
+        &Default::default(),
+        &Patch::Merge(json!({"spec": {"nodeName": "node-a"}})),
+    )
+    .await
+    .unwrap();
+    pods.patch_status(
+        "web",
+        &Default::default(),
+        &Patch::Merge(json!({"status": {"phase": "Running"}})),
+    )
+    .await
+    .unwrap();
+    watching.wait(2).await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(
+        watching.stop().await,
+        [
+            "ADDED default/web phase=Pending node=<none>",
+            "UPDATED default/web phase=Running node=node-a",
         ]
     );
 }

@@ -80,18 +80,11 @@ async fn main() -> ExitCode {
             }
         }
     };
+    logs(config.is_none());
     let result = match config.and_then(|c| Client::try_from(c).ok()) {
         Some(client) => {
-            secret_sync::run(
-                client,
-                options,
-                async {
-                    let _ = tokio::signal::ctrl_c().await;
-                }
-                .boxed(),
-                print,
-            )
-            .await
+            let shutdown = kube_codegen_runtime::manager::signals().boxed();
+            secret_sync::run(client, options, shutdown, print).await
         }
         None => embedded(options).await,
     };
@@ -102,6 +95,19 @@ async fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The runtime's logs (a failed sync and its retry, a watch error) on stderr: warnings and
+/// up for the embedded demo, which prints its own report, and information too on a
+/// cluster, unless RUST_LOG says otherwise.
+fn logs(embedded: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(if embedded { "warn" } else { "info" })
+    });
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
 }
 
 async fn embedded(options: Options) -> Result<(), String> {

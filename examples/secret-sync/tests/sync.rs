@@ -1,9 +1,11 @@
-//! Secret sync on the fake API server: new namespaces, updates, deletes, conflicts.
+//! Secret sync on the fake API server: new namespaces, updates, deletes, conflicts; a
+//! namespace relabelled out of the selector, a copy deleted by hand, and a refused write
+//! retried with the runtime's backoff.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fake_apiserver::FakeApiServer;
+use fake_apiserver::{ApiError, FakeApiServer, Matcher};
 use futures::FutureExt;
 use kube::Client;
 use kube::api::{Api, Patch};
@@ -219,5 +221,86 @@ async fn copies_in_sync_are_not_written_again() {
         .filter(|a| a.namespace.as_deref() == Some("team-a"))
         .count();
     assert_eq!(team_a_writes, 1, "only the copy's creation");
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn a_namespace_relabelled_out_of_the_selector_loses_its_copies() {
+    let fake = FakeApiServer::new();
+    fake.seed(namespace("team-a", json!({"sync": "yes"})))
+        .unwrap();
+    fake.seed(source("registry", "djE=")).unwrap();
+    let env = Env::start(fake.clone(), "sync=yes").await;
+    env.until("copy in team-a", |e| {
+        e.secret("team-a", "registry").is_some()
+    })
+    .await;
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> =
+        Api::all(Client::new(fake.clone(), "default"));
+    namespaces
+        .patch(
+            "team-a",
+            &Default::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"sync": null}}})),
+        )
+        .await
+        .unwrap();
+    env.until("the copy goes", |e| {
+        e.secret("team-a", "registry").is_none()
+    })
+    .await;
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn a_copy_deleted_by_hand_comes_back() {
+    let fake = FakeApiServer::new();
+    fake.seed(namespace("team-a", json!({}))).unwrap();
+    fake.seed(source("registry", "djE=")).unwrap();
+    let env = Env::start(fake.clone(), "").await;
+    env.until("copy in team-a", |e| {
+        e.secret("team-a", "registry").is_some()
+    })
+    .await;
+    let copies: Api<k8s_openapi::api::core::v1::Secret> =
+        Api::namespaced(Client::new(fake.clone(), "default"), "team-a");
+    copies
+        .delete("registry", &Default::default())
+        .await
+        .unwrap();
+    env.until("the copy is back", |e| {
+        e.secret("team-a", "registry").is_some()
+    })
+    .await;
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn a_refused_write_is_retried_until_it_goes_through() {
+    let fake = FakeApiServer::new();
+    fake.seed(namespace("team-a", json!({}))).unwrap();
+    fake.seed(source("registry", "djE=")).unwrap();
+    // Server-side apply is a patch: the first three, whichever namespace, fail.
+    let mut refused = Matcher::new("patch", "secrets");
+    refused.name = Some("registry".into());
+    fake.fail(
+        refused,
+        ApiError::internal("etcd is having a bad day"),
+        Some(3),
+    );
+    let env = Env::start(fake.clone(), "").await;
+    env.until("copy in team-a", |e| {
+        e.secret("team-a", "registry").is_some()
+    })
+    .await;
+    let tries = fake
+        .actions()
+        .iter()
+        .filter(|a| a.verb == "patch" && a.resource == "secrets")
+        .count();
+    assert!(
+        tries >= 4,
+        "{tries} applies: three refused, then the copies"
+    );
     env.stop().await;
 }

@@ -8,14 +8,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use kube::ResourceExt;
-use kube::runtime::controller::Action;
-use kube::runtime::reflector::ObjectRef;
+use kube_codegen_runtime::controller::Action;
 use kube_codegen_runtime::events::EventType;
 
 use super::{Context, Error, desired_deployment, key, sync_deployment};
 use crate::apis::samplecontroller::v1alpha1::Foo;
 use crate::generated::samplecontroller::v1alpha1::{
-    FooApplyConfiguration, FooLister, FooStatusApplyConfiguration,
+    FooApplyConfiguration, FooStatusApplyConfiguration,
 };
 
 /// Event reason when a Deployment of the wanted name is not ours (as in Go).
@@ -26,19 +25,11 @@ pub const SUCCESS_SYNCED: &str = "Synced";
 /// Brings the Foo's Deployment and status in line with its spec. Reads come from the
 /// caches; nothing is written when nothing differs.
 pub async fn reconcile(foo: Arc<Foo>, ctx: Arc<Context>) -> Result<Action, Error> {
-    let key = key(&*foo);
-    super::measured(key.clone(), &ctx, &ctx.metrics.foo, sync(foo, &ctx)).await
-}
-
-async fn sync(foo: Arc<Foo>, ctx: &Context) -> Result<Action, Error> {
     let ns = foo.namespace().unwrap_or_default();
-    // The trigger may be stale: read the Foo from the cache. Gone means deleted; its
-    // Deployment goes by garbage collection.
-    let Ok(cached) = ctx.foos.foos(&ns).get(&foo.name_any()) else {
-        return Ok(Action::await_change());
-    };
-    // Our last status write, while the cache has not seen it yet: not written twice.
-    let foo = ctx.foo_writes.latest(cached);
+    // `foo` is the cached Foo (a deleted one is not reconciled: its Deployment goes by
+    // garbage collection). Our last status write, while the cache has not seen it yet: not
+    // written twice.
+    let foo = ctx.foo_writes.latest(foo);
     let name = foo.spec.deployment_name.trim();
     if name.is_empty() {
         let msg = format!("{}: deployment name must be specified", key(&*foo));
@@ -52,7 +43,7 @@ async fn sync(foo: Arc<Foo>, ctx: &Context) -> Result<Action, Error> {
         ("controller".to_owned(), foo.name_any()),
     ]);
     let wanted = desired_deployment(&*foo, name, foo.spec.replicas, &labels);
-    let (deployment, wrote) = sync_deployment(ctx, &*foo, name, wanted).await?;
+    let (deployment, wrote) = sync_deployment(&ctx, &*foo, name, wanted).await?;
     let mut changed = Vec::new();
     if wrote {
         changed.push("deployment");
@@ -82,18 +73,4 @@ async fn sync(foo: Arc<Foo>, ctx: &Context) -> Result<Action, Error> {
         );
     }
     Ok(Action::await_change())
-}
-
-/// Maps a Deployment to the Foo that controls it: by the controller reference's apiVersion
-/// and kind, and only if the cached Foo of that name has the reference's uid.
-pub fn owner_of(
-    foos: FooLister,
-) -> impl Fn(Arc<k8s_openapi::api::apps::v1::Deployment>) -> Option<ObjectRef<Foo>> + Send + Sync + 'static
-{
-    move |d| {
-        let owner = super::controller_of::<Foo>(&*d)?;
-        let ns = d.namespace()?;
-        let foo = foos.foos(&ns).get(&owner.name).ok()?;
-        (foo.uid().as_deref() == Some(owner.uid.as_str())).then(|| ObjectRef::from_obj(&*foo))
-    }
 }

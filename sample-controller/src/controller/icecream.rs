@@ -11,8 +11,7 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 use kube::core::Selector;
-use kube::runtime::controller::Action;
-use kube::runtime::reflector::ObjectRef;
+use kube_codegen_runtime::controller::{Action, ObjectKey};
 use kube_codegen_runtime::events::EventType;
 
 use super::foo::SUCCESS_SYNCED;
@@ -35,22 +34,8 @@ pub fn labels(name: &str) -> BTreeMap<String, String> {
 
 /// Brings the Icecream's Deployment in line with its spec and its status in line with its pods.
 pub async fn reconcile(icecream: Arc<Icecream>, ctx: Arc<Context>) -> Result<Action, Error> {
-    let key = key(&*icecream);
-    super::measured(
-        key.clone(),
-        &ctx,
-        &ctx.metrics.icecream,
-        sync(icecream, &ctx),
-    )
-    .await
-}
-
-async fn sync(icecream: Arc<Icecream>, ctx: &Context) -> Result<Action, Error> {
     let ns = icecream.namespace().unwrap_or_default();
-    let Ok(cached) = ctx.icecreams.icecreams(&ns).get(&icecream.name_any()) else {
-        return Ok(Action::await_change());
-    };
-    let icecream = ctx.icecream_writes.latest(cached);
+    let icecream = ctx.icecream_writes.latest(icecream);
     let name = icecream.spec.deployment_name.trim();
     if name.is_empty() {
         let msg = format!("{}: deployment name must be specified", key(&*icecream));
@@ -64,7 +49,7 @@ async fn sync(icecream: Arc<Icecream>, ctx: &Context) -> Result<Action, Error> {
         icecream.spec.replicas,
         &labels(&icecream.name_any()),
     );
-    let (deployment, mut changed) = sync_deployment(ctx, &*icecream, name, wanted).await?;
+    let (deployment, mut changed) = sync_deployment(&ctx, &*icecream, name, wanted).await?;
     let status = observed(
         &icecream.name_any(),
         &ctx.pods.pods(&ns).list(&Selector::default()),
@@ -136,24 +121,13 @@ pub fn status_configuration(status: &IcecreamStatus) -> IcecreamStatusApplyConfi
         .with_pod_phases(status.pod_phases.iter().map(|(k, v)| (k.clone(), *v)))
 }
 
-/// Maps a Deployment to the Icecream that controls it (apiVersion, kind and uid).
-pub fn owner_of(
-    icecreams: crate::generated::samplecontroller::v1alpha1::IcecreamLister,
-) -> impl Fn(Arc<k8s_openapi::api::apps::v1::Deployment>) -> Option<ObjectRef<Icecream>>
-+ Send
-+ Sync
-+ 'static {
-    move |d| {
-        let owner = super::controller_of::<Icecream>(&*d)?;
-        let ns = d.namespace()?;
-        let icecream = icecreams.icecreams(&ns).get(&owner.name).ok()?;
-        (icecream.uid().as_deref() == Some(owner.uid.as_str()))
-            .then(|| ObjectRef::from_obj(&*icecream))
-    }
-}
-
 /// Maps a Pod to its Icecream through the Icecream label.
-pub fn pod_owner(pod: Arc<Pod>) -> Option<ObjectRef<Icecream>> {
-    let name = pod.labels().get(ICECREAM_LABEL)?;
-    Some(ObjectRef::new(name).within(&pod.namespace()?))
+pub fn pod_owner(pod: &Pod) -> Vec<ObjectKey> {
+    match (pod.labels().get(ICECREAM_LABEL), pod.namespace()) {
+        (Some(name), Some(namespace)) => vec![ObjectKey {
+            namespace: Some(namespace),
+            name: name.clone(),
+        }],
+        _ => Vec::new(),
+    }
 }

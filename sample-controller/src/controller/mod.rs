@@ -1,5 +1,6 @@
-//! The controllers: shared context, errors, per-object backoff, and the Deployment helpers
-//! both Foo and Icecream use.
+//! The controllers: shared context, errors, and the Deployment helpers both Foo and
+//! Icecream use. The queue, backoff, metrics and ownership mapping are the runtime's
+//! (`kube_codegen_runtime::controller`); `run` wires them.
 
 // What every controller needs: events through the events.k8s.io API (`Recorder`), and the
 // Deployments both kinds own (informer; server-side apply, a patch that also needs `create`
@@ -10,13 +11,11 @@
 pub mod foo;
 pub mod icecream;
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
-use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
 use kube_codegen_runtime::applyconfigurations::apps::v1::DeploymentSpecApplyConfiguration;
 use kube_codegen_runtime::applyconfigurations::core::v1 as core_ac;
@@ -30,7 +29,6 @@ use crate::generated::apps::v1::{
 };
 use crate::generated::core::v1::PodLister;
 use crate::generated::samplecontroller::v1alpha1::{FooLister, IcecreamLister};
-use crate::metrics::Metrics;
 
 /// Everything a reconcile needs: typed clients for writes, listers for reads.
 pub struct Context {
@@ -52,10 +50,6 @@ pub struct Context {
     pub foo_writes: ReadYourWrites<Foo>,
     /// The same for Icecreams.
     pub icecream_writes: ReadYourWrites<Icecream>,
-    /// Counters for `/metrics`.
-    pub metrics: Arc<Metrics>,
-    /// Consecutive failures per object, for exponential backoff.
-    failures: Mutex<HashMap<String, u32>>,
 }
 
 impl Context {
@@ -65,7 +59,6 @@ impl Context {
         listers: (FooLister, IcecreamLister, DeploymentLister, PodLister),
         deployment_fields: ManagedFieldsAside,
         recorder: Recorder,
-        metrics: Arc<Metrics>,
     ) -> Self {
         let (foos, icecreams, deployments, pods) = listers;
         Self {
@@ -78,8 +71,6 @@ impl Context {
             recorder,
             foo_writes: ReadYourWrites::new(),
             icecream_writes: ReadYourWrites::new(),
-            metrics,
-            failures: Mutex::default(),
         }
     }
 
@@ -113,26 +104,10 @@ impl Context {
             tracing::warn!(?deadline, "events still queued at shutdown are dropped");
         }
     }
-
-    fn failed(&self, key: &str) -> u32 {
-        let mut failures = self
-            .failures
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let n = failures.entry(key.to_owned()).or_default();
-        *n += 1;
-        *n
-    }
-
-    fn succeeded(&self, key: &str) {
-        self.failures
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(key);
-    }
 }
 
-/// Why a reconcile failed; it is retried with per-object exponential backoff.
+/// Why a reconcile failed; the runtime's queue retries it with per-object exponential
+/// backoff (a `404` from the API server, an object already gone, is not a failure).
 #[derive(Debug)]
 pub enum Error {
     /// The API server refused a write.
@@ -153,7 +128,14 @@ impl std::fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Kube(e) => Some(e),
+            Error::ResourceExists(_) | Error::Extract(_) => None,
+        }
+    }
+}
 
 impl From<kube::Error> for Error {
     fn from(e: kube::Error) -> Self {
@@ -161,21 +143,9 @@ impl From<kube::Error> for Error {
     }
 }
 
-/// The key of an object for logs and backoff: `namespace/name`.
+/// The key of an object for logs: `namespace/name`.
 pub fn key<K: ResourceExt>(obj: &K) -> String {
     format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any())
-}
-
-/// Requeues a failed object after 5 ms, 10 ms, 20 ms, ... up to 1000 s, as client-go's
-/// default controller rate limiter does per item.
-pub fn backoff<K: ResourceExt>(obj: &K, error: &Error, ctx: &Context) -> Action {
-    let key = key(obj);
-    let n = ctx.failed(&key);
-    let delay = Duration::from_millis(5)
-        .saturating_mul(1u32 << (n - 1).min(20))
-        .min(Duration::from_secs(1000));
-    tracing::warn!(object = %key, error = %error, retry_in = ?delay, "reconcile failed");
-    Action::requeue(delay)
 }
 
 /// Whether `owner` (by apiVersion, kind and uid) is `d`'s controller.
@@ -293,24 +263,4 @@ pub async fn sync_deployment<K: Resource<DynamicType = ()>>(
     }
     tracing::info!(object = %key(owner), deployment = name, "applying deployment");
     Ok((Arc::new(deployments.apply(&wanted).await?), true))
-}
-
-/// Runs `reconcile`, timing it into `metrics` and resetting backoff on success.
-pub async fn measured<F>(
-    key: String,
-    ctx: &Context,
-    metrics: &crate::metrics::ControllerMetrics,
-    reconcile: F,
-) -> Result<Action, Error>
-where
-    F: std::future::Future<Output = Result<Action, Error>>,
-{
-    metrics.started();
-    let started = std::time::Instant::now();
-    let result = reconcile.await;
-    metrics.finished(started.elapsed(), result.is_err());
-    if result.is_ok() {
-        ctx.succeeded(&key);
-    }
-    result
 }

@@ -361,7 +361,7 @@ impl SelfSignedCerts {
         })
     }
 
-    /// Writes only while `leading` is true (kube-lease-manager's signal); followers serve
+    /// Writes only while `leading` is true (`Elector::leading`, `Manager::leading`); followers serve
     /// what the Secret holds.
     pub fn leader(mut self, leading: watch::Receiver<bool>) -> Self {
         self.leader = Some(leading);

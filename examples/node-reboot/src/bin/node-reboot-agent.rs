@@ -27,6 +27,13 @@ struct Args {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
+    // The runtime's logs (a failed patch and its retry, a watch error) on stderr.
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
     let config = match kube_codegen_runtime::client::config::load(args.kubeconfig.as_deref()).await
     {
         Ok(config) => config,
@@ -46,10 +53,8 @@ async fn main() -> ExitCode {
         command: (!args.reboot_command.is_empty()).then_some(args.reboot_command),
         dry_run_back_after: Duration::from_secs(5),
     };
-    let shutdown = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    match node_reboot::run_agent(client, options, shutdown.boxed(), |n| {
+    let shutdown = kube_codegen_runtime::manager::signals().boxed();
+    match node_reboot::run_agent(client, options, shutdown, |n| {
         eprintln!("rebooting node {n}")
     })
     .await

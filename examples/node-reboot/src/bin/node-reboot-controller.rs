@@ -9,7 +9,9 @@ use clap::Parser;
 use fake_apiserver::FakeApiServer;
 use futures::FutureExt;
 use kube::Client;
-use node_reboot::{AgentOptions, REBOOT_NEEDED};
+use kube_codegen_runtime::leader::LeaderElection;
+use kube_codegen_runtime::manager::signals;
+use node_reboot::{AgentOptions, ControllerOptions, REBOOT_NEEDED};
 use serde_json::json;
 
 /// Move nodes from `reboot-needed` to `reboot-now` while fewer than --max-unavailable are down.
@@ -54,6 +56,7 @@ async fn main() -> ExitCode {
             }
         }
     };
+    logs(config.is_none());
     let result = match config.and_then(|c| Client::try_from(c).ok()) {
         Some(client) => cluster(client, &args).await,
         None => embedded(args.max_unavailable.max(2)).await,
@@ -68,26 +71,33 @@ async fn main() -> ExitCode {
 }
 
 async fn cluster(client: Client, args: &Args) -> Result<(), String> {
-    let _lease = if args.leader_elect {
-        let manager =
-            kube_lease_manager::LeaseManagerBuilder::new(client.clone(), "node-reboot-controller")
-                .with_namespace(&args.lease_namespace)
-                .with_identity(&args.identity)
-                .build()
-                .await
-                .map_err(|e| e.to_string())?;
-        let (mut leader, task) = manager.watch().await;
-        eprintln!("waiting for the leader lease");
-        leader.wait_for(|l| *l).await.map_err(|e| e.to_string())?;
-        eprintln!("leading");
-        Some((leader, task))
-    } else {
-        None
+    // Campaigns at once; the cache fills while this replica stands by, and it acts the
+    // moment it leads (the runtime logs both).
+    let leader_election = args.leader_elect.then(|| {
+        LeaderElection::new(
+            "node-reboot-controller",
+            &args.lease_namespace,
+            &args.identity,
+        )
+    });
+    let options = ControllerOptions {
+        max_unavailable: args.max_unavailable,
+        leader_election,
     };
-    let shutdown = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    node_reboot::run_controller(client, args.max_unavailable, shutdown.boxed()).await
+    node_reboot::run_controller(client, options, signals().boxed()).await
+}
+
+/// The runtime's logs (the leader lease, a failed patch and its retry, a watch error) on
+/// stderr: warnings and up for the embedded demo, which prints its own report, and
+/// information too on a cluster, unless RUST_LOG says otherwise.
+fn logs(embedded: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(if embedded { "warn" } else { "info" })
+    });
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
 }
 
 async fn embedded(max_unavailable: usize) -> Result<(), String> {
@@ -125,9 +135,13 @@ async fn embedded(max_unavailable: usize) -> Result<(), String> {
         )));
     }
     let mut rx = stop.subscribe();
+    let options = ControllerOptions {
+        max_unavailable,
+        leader_election: None,
+    };
     tasks.push(tokio::spawn(node_reboot::run_controller(
         client,
-        max_unavailable,
+        options,
         async move {
             let _ = rx.recv().await;
         }
