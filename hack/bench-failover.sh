@@ -10,13 +10,13 @@
 # every Foo has its Deployment; replica `b` started and waited for until `/readyz` answers;
 # then `a` is killed with SIGKILL (no release: `b` must wait for the lease to expire), a new
 # Foo is created at once, and the time until its Deployment exists is the failover time.
-# The lease is client-go's default, 15 s (`b` takes it 15 s after it last saw `a` renew,
-# trying every 2 to 4.4 s), so the figure is that plus what the new leader needs before it
+# The lease is client-go's default, 15 s (`b` watches the Lease and takes it 15 s after it
+# saw `a`'s last renewal), so the figure is that plus what the new leader needs before it
 # reconciles: nothing for a warm standby, a list of every cached kind for a cold one.
 #
-# Each failover is the lease's part (from SIGKILL until `b` logs that it took the Lease: 15 s
-# to 19.4 s whatever the mode, by where the kill falls between `a`'s renewals and `b`'s
-# attempts) and the takeover's (from taking the Lease until `b` logs the new Foo's Deployment
+# Each failover is the lease's part (from SIGKILL until `b` logs that it took the Lease: 13 s
+# to 15 s whatever the mode, by where the kill falls between `a`'s renewals every 2 s) and
+# the takeover's (from taking the Lease until `b` logs the new Foo's Deployment
 # created: what warm standby saves). Prints `failover-warm`, `failover-cold`,
 # `takeover-warm`, `takeover-cold` (medians, seconds) and `takeover-cold-over-warm`, and each
 # round's figures before them.

@@ -16,6 +16,8 @@ mod crds;
 mod create;
 mod dev;
 mod docs;
+#[cfg(all(feature = "cluster", unix))]
+mod envtest;
 mod error;
 mod generate;
 mod import;
@@ -93,6 +95,9 @@ enum Command {
     /// Add to a crate `init` wrote: `create api --group G --version V --kind K` adds a kind,
     /// its controller, test and sample, and regenerates.
     Create(create::CreateArgs),
+    /// Fetch or list the etcd and kube-apiserver binaries tests run on (`KUBEBUILDER_ASSETS`).
+    #[cfg(all(feature = "cluster", unix))]
+    Envtest(envtest::EnvtestArgs),
 }
 
 /// The stack the commands run on: deep enough for any input within the nesting limit
@@ -144,6 +149,8 @@ fn run(cli: Cli) -> Result<Outcome, Error> {
         Command::Docs(args) => docs::run(&args.options()),
         Command::Init(args) => init::run(&args),
         Command::Create(args) => create::run(&args),
+        #[cfg(all(feature = "cluster", unix))]
+        Command::Envtest(args) => envtest::run(&args),
     }
 }
 

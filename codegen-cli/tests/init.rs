@@ -864,7 +864,7 @@ fn missing_rbac_marker_is_a_403(dir: &Path) {
     assert!(!test.status.success(), "passes without the marker: {out}");
     assert!(
         out.contains(
-            "User \"system:serviceaccount:backup-operator-system:backup-operator\" cannot patch resource \"backups/status\" in API group \"backup.example.com\" in the namespace \"default\""
+            "User \"system:serviceaccount:backup-operator-system:backup-operator\" cannot patch resource \"backups/status\" in API group \"backup.example.com\" in the namespace \"kt-"
         ),
         "{out}"
     );

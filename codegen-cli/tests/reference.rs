@@ -149,7 +149,8 @@ fn the_fidelity_table_is_up_to_date() {
          codegen-cli/tests/reference.rs (hack/update-docs.sh); do not edit. -->\n\n\
          What the fake API server promises, area by area: each case below asserts code, reason, \
          message and fields through `kube::Client`, and runs unchanged against kube-apiserver \
-         with `KUBE_CONTRACT_KUBECONFIG=<kubeconfig>` (see [How the fake is checked]\
+         with `KUBE_CONTRACT_KUBECONFIG=<kubeconfig>`, or on etcd and kube-apiserver started \
+         from `KUBEBUILDER_ASSETS=<dir>` (see [How the fake is checked]\
          (../explanations/fidelity.md)). Cases named `fake_only_*` use the fake's test controls \
          and run on the fake only.\n\n| area | what it checks | cases |\n|---|---|---|\n",
     );

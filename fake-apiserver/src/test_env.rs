@@ -244,6 +244,9 @@ impl TestEnv {
             .create(&PostParams::default(), &ns)
             .await
             .map_err(|e| err(&format!("creating namespace {namespace}"), e))?;
+        if fake.is_none() {
+            wait_default_service_account(&client, &namespace).await?;
+        }
         Ok(TestEnv {
             client,
             namespace,
@@ -272,6 +275,41 @@ impl TestEnv {
     /// binaries), for a binary under test; `None` on the fake.
     pub fn kubeconfig(&self) -> Option<&std::path::Path> {
         self.kubeconfig.as_deref()
+    }
+
+    /// A client acting as the ServiceAccount `namespace/name`, with the RBAC it is bound to
+    /// (its default namespace is this environment's): on the fake, the fake's own service
+    /// account handle (its requests recorded for [`FakeApiServer::access_report`]); on a
+    /// real server, the environment's credentials impersonating the account and its groups,
+    /// so that a missing grant is the 403 the account would get.
+    pub async fn client_as_service_account(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<kube::Client, TestEnvError> {
+        if let Some(fake) = &self.fake {
+            return Ok(kube::Client::new(
+                fake.as_service_account(namespace, name),
+                self.namespace.clone(),
+            ));
+        }
+        let path = self
+            .kubeconfig
+            .as_ref()
+            .ok_or_else(|| TestEnvError("no kubeconfig to impersonate with".into()))?;
+        let file = kube::config::Kubeconfig::read_from(path)
+            .map_err(|e| err(&format!("reading {}", path.display()), e))?;
+        let mut config = kube::Config::from_custom_kubeconfig(file, &Default::default())
+            .await
+            .map_err(|e| err("loading the kubeconfig", e))?;
+        config.default_namespace = self.namespace.clone();
+        config.auth_info.impersonate = Some(format!("system:serviceaccount:{namespace}:{name}"));
+        config.auth_info.impersonate_groups = Some(vec![
+            "system:serviceaccounts".to_owned(),
+            format!("system:serviceaccounts:{namespace}"),
+            "system:authenticated".to_owned(),
+        ]);
+        kube::Client::try_from(config).map_err(|e| err("building a client", e))
     }
 
     /// The fake, for its test controls (actions, faults, watches); `None` on a cluster.
@@ -441,6 +479,43 @@ fn read_manifests(path: &std::path::Path) -> Result<Vec<Value>, TestEnvError> {
         }
     }
     Ok(out)
+}
+
+/// On a server whose controllers make every namespace a `default` ServiceAccount (one with
+/// kube-controller-manager: `kube-system` has one), waits up to 10 s for `namespace`'s, so
+/// that the test's first Pod is not refused by the ServiceAccount admission plugin.
+async fn wait_default_service_account(
+    client: &kube::Client,
+    namespace: &str,
+) -> Result<(), TestEnvError> {
+    let accounts = |ns: &str| {
+        let resource =
+            kube::core::ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "ServiceAccount"));
+        Api::<DynamicObject>::namespaced_with(client.clone(), ns, &resource)
+    };
+    // Not made there, or not ours to read: nothing to wait for.
+    if !matches!(
+        accounts("kube-system").get_opt("default").await,
+        Ok(Some(_))
+    ) {
+        return Ok(());
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let ours = accounts(namespace);
+    while Instant::now() < deadline {
+        if ours
+            .get_opt("default")
+            .await
+            .map_err(|e| err("reading the namespace's ServiceAccounts", e))?
+            .is_some()
+        {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Err(TestEnvError(format!(
+        "namespace {namespace} has no ServiceAccount default after 10s"
+    )))
 }
 
 /// Waits until the object `name` of `api`, if it is being deleted, is gone.

@@ -6,7 +6,7 @@
 //!
 //! | layer        | modules                                       | may use                                              |
 //! |--------------|-----------------------------------------------|------------------------------------------------------|
-//! | root         | `lib.rs`, `server.rs`, `test_env.rs`          | everything                                           |
+//! | root         | `lib.rs`, `server.rs`, `test_env.rs`, `envtest/` | everything                                        |
 //! | http         | `http/`                                       | registry, admission, conversion, store, foundation   |
 //! | registry     | `registry/`                                   | admission, conversion, controllers, store, foundation |
 //! | admission    | `admission/`                                  | conversion, store, foundation                        |
@@ -37,7 +37,7 @@ enum Layer {
 /// The layer of a top-level module (`""` for `lib.rs`).
 fn layer_of(top: &str) -> Option<Layer> {
     Some(match top {
-        "" | "server" | "test_env" => Layer::Root,
+        "" | "server" | "test_env" | "envtest" => Layer::Root,
         "http" => Layer::Http,
         "registry" => Layer::Registry,
         "admission" => Layer::Admission,

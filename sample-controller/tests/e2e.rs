@@ -2,8 +2,9 @@
 //! leader election, health endpoints, metrics and graceful shutdown on SIGTERM.
 //!
 //! By default the API server is the fake one, on loopback. With `E2E_KUBECONFIG=<path>` the
-//! same test runs against that cluster (the CRDs are installed first); checks that need the
-//! fake's view are skipped there.
+//! same test runs against that cluster, and with `KUBEBUILDER_ASSETS=<dir>` against etcd and
+//! kube-apiserver started from that directory's binaries (the CRDs are installed first);
+//! checks that need the fake's view are skipped there.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -64,9 +65,19 @@ impl Drop for Guard {
 async fn the_binary_reconciles_holds_the_lease_and_shuts_down_gracefully() {
     let dir = std::env::temp_dir().join(format!("sample-controller-e2e-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (kubeconfig, fake, _served) = match std::env::var("E2E_KUBECONFIG") {
-        Ok(path) => (std::path::PathBuf::from(path), None, None),
-        Err(_) => {
+    let real = match std::env::var("E2E_KUBECONFIG") {
+        Ok(path) => Some(std::path::PathBuf::from(path)),
+        Err(_) if fake_apiserver::envtest::ControlPlane::assets_from_env().is_some() => {
+            let plane = fake_apiserver::envtest::ControlPlane::shared()
+                .await
+                .unwrap();
+            Some(plane.kubeconfig().to_path_buf())
+        }
+        Err(_) => None,
+    };
+    let (kubeconfig, fake, _served) = match real {
+        Some(path) => (path, None, None),
+        None => {
             let fake = FakeApiServer::new();
             let served = fake.serve("127.0.0.1:0".parse().unwrap()).await.unwrap();
             let path = dir.join("kubeconfig");

@@ -99,7 +99,7 @@ impl Names {
                     root.join("codegen-runtime")
                 ),
                 format!(
-                    "fake-apiserver = {{ path = {:?} }}",
+                    "fake-apiserver = {{ path = {:?}, features = [\"test-env\"] }}",
                     root.join("fake-apiserver")
                 ),
                 format!(
@@ -113,7 +113,7 @@ impl Names {
             ),
             None => (
                 "kube-codegen-runtime = { version = \"0.1\", default-features = false }".to_owned(),
-                "fake-apiserver = \"0.1\"".to_owned(),
+                "fake-apiserver = { version = \"0.1\", features = [\"test-env\"] }".to_owned(),
                 "kube-codegen".to_owned(),
                 String::new(),
             ),

@@ -156,8 +156,28 @@ async fn reconcile_agent(node: Arc<Node>, agent: Arc<Agent>) -> Result<Action, P
     if !has(&node, REBOOT_NOW) {
         return Ok(Action::Done);
     }
-    let take = json!({REBOOT_NOW: null, REBOOT_IN_PROGRESS: "true"});
-    annotate(&agent.nodes, &name, take, "take the reboot").await?;
+    // Taken only from the version the cache shows: a cache that has not seen this agent's
+    // own last take yet (another writer's change queued the node again in between) gets a
+    // 409, not a second reboot; the next event brings the current node.
+    let take = json!({"metadata": {
+        "resourceVersion": node.resource_version(),
+        "annotations": {REBOOT_NOW: null, REBOOT_IN_PROGRESS: "true"},
+    }});
+    match agent
+        .nodes
+        .patch(&name, &PatchParams::default(), &Patch::Merge(take))
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 409 => return Ok(Action::Done),
+        Err(source) => {
+            return Err(PatchError {
+                node: name,
+                what: "take the reboot",
+                source,
+            });
+        }
+    }
     (agent.on_reboot)(&name);
     match &agent.options.command {
         Some(cmd) if !cmd.is_empty() => {
@@ -219,6 +239,9 @@ pub struct ControllerOptions {
     /// Hold this lease while acting, so one replica acts at a time (`None`: act at once).
     /// A standby's cache stays warm; a replica that loses the lease stops with an error.
     pub leader_election: Option<LeaderElection>,
+    /// Only the nodes this label selector picks (`pool=gpu`; empty: every node): one pool
+    /// rebooted at a time, with a budget of its own.
+    pub node_selector: String,
 }
 
 /// What the controller's reconciles share.
@@ -311,7 +334,11 @@ pub async fn run_controller(
     options: ControllerOptions,
     shutdown: BoxFuture<'static, ()>,
 ) -> Result<(), String> {
-    let factory = SharedInformerFactory::new(client.clone());
+    let mut factory = SharedInformerFactory::builder(client.clone());
+    if !options.node_selector.is_empty() {
+        factory = factory.label_selector(&options.node_selector);
+    }
+    let factory = factory.build();
     let nodes = factory.core().v1().nodes();
     let rollout = Arc::new(Rollout {
         max_unavailable: options.max_unavailable,

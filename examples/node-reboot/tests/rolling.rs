@@ -1,45 +1,139 @@
-//! Rolling reboots on the fake API server: never more than max-unavailable, all done, and an
-//! agent restarted mid-reboot recovers; a refused patch is retried with the runtime's
-//! backoff without holding up the next node; a replica acts only while it holds the lease.
+//! Rolling reboots: never more than max-unavailable, all done, and an agent restarted
+//! mid-reboot recovers; a refused patch is retried with the runtime's backoff without
+//! holding up the next node; a replica acts only while it holds the lease.
+//!
+//! Through `TestEnv`: on the in-memory API server (default), on etcd and kube-apiserver from
+//! `KUBEBUILDER_ASSETS`, or on the cluster of `KUBE_TEST_KUBECONFIG`, unchanged. Each test's
+//! Nodes are its own: named after its environment's namespace and labelled with it, and the
+//! controller's `node_selector` picks only them, so tests sharing a server never spend each
+//! other's budget. The checks of the fake's write log and faults run on the fake only.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fake_apiserver::{ApiError, FakeApiServer, Matcher};
+use fake_apiserver::{ApiError, Matcher, TestEnv};
 use futures::FutureExt;
 use k8s_openapi::api::coordination::v1::Lease;
-use kube::Client;
-use kube::api::Api;
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PostParams};
 use kube_codegen_runtime::leader::LeaderElection;
 use node_reboot::{AgentOptions, ControllerOptions, REBOOT_IN_PROGRESS, REBOOT_NEEDED, REBOOT_NOW};
 use serde_json::{Value, json};
 
-fn node(name: &str, annotations: Value) -> Value {
-    json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "annotations": annotations},
-        "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+/// The label that ties a Node to one test's environment.
+const RUN: &str = "node-reboot.example.com/test-run";
+
+/// One test's environment and Nodes.
+struct Nodes {
+    env: TestEnv,
+    api: Api<Node>,
 }
 
-fn budget(max_unavailable: usize) -> ControllerOptions {
-    ControllerOptions {
-        max_unavailable,
-        leader_election: None,
+impl Nodes {
+    async fn new() -> Self {
+        let env = TestEnv::start().await.unwrap();
+        let api = Api::all(env.client());
+        Nodes { env, api }
+    }
+
+    /// This test's name for node `n`.
+    fn name(&self, n: &str) -> String {
+        format!("{}-{n}", self.env.namespace())
+    }
+
+    fn selector(&self) -> String {
+        format!("{RUN}={}", self.env.namespace())
+    }
+
+    /// Creates node `n` with `annotations`, Ready or not.
+    async fn create(&self, n: &str, annotations: Value, ready: bool) -> String {
+        let name = self.name(n);
+        let node: Node = serde_json::from_value(json!({"metadata": {"name": name,
+            "labels": {RUN: self.env.namespace()}, "annotations": annotations}}))
+        .unwrap();
+        self.api
+            .create(&PostParams::default(), &node)
+            .await
+            .unwrap();
+        let status = if ready { "True" } else { "False" };
+        self.api
+            .patch_status(
+                &name,
+                &Default::default(),
+                &Patch::Merge(
+                    json!({"status": {"conditions": [{"type": "Ready", "status": status}]}}),
+                ),
+            )
+            .await
+            .unwrap();
+        name
+    }
+
+    async fn annotated(&self, name: &str, key: &str) -> bool {
+        self.api
+            .get(name)
+            .await
+            .unwrap()
+            .metadata
+            .annotations
+            .is_some_and(|a| a.contains_key(key))
+    }
+
+    async fn list(&self) -> Vec<Node> {
+        self.api
+            .list(&ListParams::default().labels(&self.selector()))
+            .await
+            .unwrap()
+            .items
+    }
+
+    fn budget(&self, max_unavailable: usize) -> ControllerOptions {
+        ControllerOptions {
+            max_unavailable,
+            leader_election: None,
+            node_selector: self.selector(),
+        }
+    }
+
+    async fn cleanup(self) {
+        for node in self.list().await {
+            let name = node.metadata.name.unwrap_or_default();
+            let _ = self.api.delete(&name, &DeleteParams::default()).await;
+        }
+        self.env.cleanup().await.unwrap();
     }
 }
 
-fn rebooting(n: &Value) -> bool {
-    let a = &n["metadata"]["annotations"];
-    a.get(REBOOT_NOW).is_some() || a.get(REBOOT_IN_PROGRESS).is_some()
+fn rebooting(n: &Node) -> bool {
+    n.metadata
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(REBOOT_NOW) || a.contains_key(REBOOT_IN_PROGRESS))
+}
+
+/// Waits (up to 10 s) for `check`.
+async fn until(what: &str, check: impl AsyncFn() -> bool) {
+    for _ in 0..400 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("{what}: not within 10 s");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn five_nodes_reboot_two_at_a_time_at_most() {
-    let fake = FakeApiServer::new();
-    let names: Vec<String> = (1..=5).map(|i| format!("node-{i}")).collect();
-    for name in &names {
-        fake.seed(node(name, json!({REBOOT_NEEDED: "true"})))
-            .unwrap();
+    let nodes = Nodes::new().await;
+    let mut names = Vec::new();
+    for i in 1..=5 {
+        names.push(
+            nodes
+                .create(&format!("node-{i}"), json!({REBOOT_NEEDED: "true"}), true)
+                .await,
+        );
     }
-    let client = Client::new(fake.clone(), "default");
+    let client = nodes.env.client();
     let (stop, _) = tokio::sync::broadcast::channel::<()>(1);
     let reboots = Arc::new(Mutex::new(Vec::new()));
     let mut tasks = Vec::new();
@@ -64,23 +158,21 @@ async fn five_nodes_reboot_two_at_a_time_at_most() {
     let mut rx = stop.subscribe();
     tasks.push(tokio::spawn(node_reboot::run_controller(
         client,
-        budget(2),
+        nodes.budget(2),
         async move {
             let _ = rx.recv().await;
         }
         .boxed(),
     )));
 
-    // Sample the cluster's state often; the fake is in process, so every write is observable.
+    // Sample the state often: every read is a list of this test's Nodes.
     let mut max_down = 0;
-    for _ in 0..600 {
-        let nodes = fake.list("v1", "Node", None);
-        max_down = max_down.max(nodes.iter().filter(|n| rebooting(n)).count());
-        let done = nodes.iter().all(|n| {
-            n["metadata"]["annotations"]
-                .as_object()
-                .is_none_or(|a| a.is_empty())
-        });
+    for _ in 0..1200 {
+        let listed = nodes.list().await;
+        max_down = max_down.max(listed.iter().filter(|n| rebooting(n)).count());
+        let done = listed
+            .iter()
+            .all(|n| n.metadata.annotations.as_ref().is_none_or(|a| a.is_empty()));
         if done && reboots.lock().unwrap().len() == 5 {
             break;
         }
@@ -95,30 +187,37 @@ async fn five_nodes_reboot_two_at_a_time_at_most() {
     assert_eq!(rebooted, names, "every node rebooted exactly once");
     assert!(max_down <= 2, "{max_down} nodes were unavailable at once");
     assert_eq!(max_down, 2, "the controller used its budget");
-    // Every write was a patch (the cache is never written back).
-    assert!(
-        fake.writes()
-            .iter()
-            .filter(|a| a.resource == "nodes")
-            .all(|a| a.verb == "patch")
-    );
+    if let Some(fake) = nodes.env.fake() {
+        // Every write of the controller and agents was a patch (the cache is never written
+        // back); the test's own were a create and a status patch per node.
+        let writes = fake.writes();
+        let nodes_written: Vec<_> = writes.iter().filter(|a| a.resource == "nodes").collect();
+        assert!(
+            nodes_written
+                .iter()
+                .all(|a| a.verb == "patch" || a.verb == "create"),
+            "{nodes_written:?}"
+        );
+    }
+    nodes.cleanup().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_restarted_mid_reboot_clears_the_mark() {
-    let fake = FakeApiServer::new();
-    fake.seed(node("node-1", json!({REBOOT_IN_PROGRESS: "true"})))
-        .unwrap();
+    let nodes = Nodes::new().await;
+    let name = nodes
+        .create("node-1", json!({REBOOT_IN_PROGRESS: "true"}), true)
+        .await;
     let reboots = Arc::new(Mutex::new(Vec::<String>::new()));
     let seen = reboots.clone();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let options = AgentOptions {
-        node: "node-1".into(),
+        node: name.clone(),
         command: None,
         dry_run_back_after: Duration::from_millis(50),
     };
     let task = tokio::spawn(node_reboot::run_agent(
-        Client::new(fake.clone(), "default"),
+        nodes.env.client(),
         options,
         async {
             let _ = stopped.await;
@@ -126,42 +225,31 @@ async fn an_agent_restarted_mid_reboot_clears_the_mark() {
         .boxed(),
         move |n| seen.lock().unwrap().push(n.to_owned()),
     ));
-    for _ in 0..200 {
-        if fake.get("v1", "Node", None, "node-1").unwrap()["metadata"]["annotations"]
-            .get(REBOOT_IN_PROGRESS)
-            .is_none()
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    until("the mark cleared", async || {
+        !nodes.annotated(&name, REBOOT_IN_PROGRESS).await
+    })
+    .await;
     let _ = stop.send(());
     task.await.unwrap().unwrap();
-    assert!(
-        fake.get("v1", "Node", None, "node-1").unwrap()["metadata"]["annotations"]
-            .get(REBOOT_IN_PROGRESS)
-            .is_none()
-    );
+    assert!(!nodes.annotated(&name, REBOOT_IN_PROGRESS).await);
     assert!(
         reboots.lock().unwrap().is_empty(),
         "coming back is not another reboot"
     );
+    nodes.cleanup().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nodes_that_are_not_ready_use_the_budget() {
-    let fake = FakeApiServer::new();
-    fake.seed(
-        json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "broken"},
-        "status": {"conditions": [{"type": "Ready", "status": "False"}]}}),
-    )
-    .unwrap();
-    fake.seed(node("waiting", json!({REBOOT_NEEDED: "true"})))
-        .unwrap();
+    let nodes = Nodes::new().await;
+    nodes.create("broken", json!({}), false).await;
+    let waiting = nodes
+        .create("waiting", json!({REBOOT_NEEDED: "true"}), true)
+        .await;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(node_reboot::run_controller(
-        Client::new(fake.clone(), "default"),
-        budget(1),
+        nodes.env.client(),
+        nodes.budget(1),
         async {
             let _ = stopped.await;
         }
@@ -170,39 +258,29 @@ async fn nodes_that_are_not_ready_use_the_budget() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     let _ = stop.send(());
     task.await.unwrap().unwrap();
-    let waiting = fake.get("v1", "Node", None, "waiting").unwrap();
     assert!(
-        waiting["metadata"]["annotations"].get(REBOOT_NOW).is_none(),
-        "one node is down already: {waiting}"
+        !nodes.annotated(&waiting, REBOOT_NOW).await,
+        "one node is down already"
     );
+    nodes.cleanup().await;
 }
 
-fn marked_now(fake: &FakeApiServer, name: &str) -> bool {
-    fake.get("v1", "Node", None, name).unwrap()["metadata"]["annotations"]
-        .get(REBOOT_NOW)
-        .is_some()
-}
-
-/// Waits (up to 5 s) for `check`.
-async fn until(what: &str, check: impl Fn() -> bool) {
-    for _ in 0..200 {
-        if check() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("{what}: not within 5 s");
-}
-
+/// Fake only: it programs the fake's faults.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_patch_is_retried_and_does_not_hold_up_the_next_node() {
-    let fake = FakeApiServer::new();
-    for name in ["node-1", "node-2"] {
-        fake.seed(node(name, json!({REBOOT_NEEDED: "true"})))
-            .unwrap();
-    }
+    let nodes = Nodes::new().await;
+    let Some(fake) = nodes.env.fake().cloned() else {
+        eprintln!("fake only (faults): skipped on a real server");
+        return nodes.cleanup().await;
+    };
+    let one = nodes
+        .create("node-1", json!({REBOOT_NEEDED: "true"}), true)
+        .await;
+    let two = nodes
+        .create("node-2", json!({REBOOT_NEEDED: "true"}), true)
+        .await;
     let mut refused = Matcher::new("patch", "nodes");
-    refused.name = Some("node-1".into());
+    refused.name = Some(one.clone());
     fake.fail(
         refused,
         ApiError::internal("etcd is having a bad day"),
@@ -210,37 +288,39 @@ async fn a_refused_patch_is_retried_and_does_not_hold_up_the_next_node() {
     );
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(node_reboot::run_controller(
-        Client::new(fake.clone(), "default"),
-        budget(2),
+        nodes.env.client(),
+        nodes.budget(2),
         async {
             let _ = stopped.await;
         }
         .boxed(),
     ));
-    until("node-2 marked while node-1 is refused", || {
-        marked_now(&fake, "node-2")
+    until("node-2 marked while node-1 is refused", async || {
+        nodes.annotated(&two, REBOOT_NOW).await
     })
     .await;
-    assert!(!marked_now(&fake, "node-1"));
+    assert!(!nodes.annotated(&one, REBOOT_NOW).await);
     let tries = || {
         fake.actions()
             .iter()
-            .filter(|a| a.verb == "patch" && a.name.as_deref() == Some("node-1"))
+            .filter(|a| a.verb == "patch" && a.name.as_deref() == Some(one.as_str()))
             .count()
     };
-    until("node-1 tried again", || tries() >= 3).await;
+    until("node-1 tried again", async || tries() >= 3).await;
     fake.clear_faults();
-    until("node-1 marked once the patch goes through", || {
-        marked_now(&fake, "node-1")
+    until("node-1 marked once the patch goes through", async || {
+        nodes.annotated(&one, REBOOT_NOW).await
     })
     .await;
     let _ = stop.send(());
     task.await.unwrap().unwrap();
+    nodes.cleanup().await;
 }
 
-/// A short lease (2 s, renewed within 1 s, tried every 200 ms) as `identity`.
-fn election(identity: &str) -> LeaderElection {
-    LeaderElection::new("node-reboot-controller", "kube-system", identity)
+/// A short lease (2 s, renewed within 1 s, tried every 200 ms) named `lease` in
+/// `namespace`, as `identity`.
+fn election(lease: &str, namespace: &str, identity: &str) -> LeaderElection {
+    LeaderElection::new(lease, namespace, identity)
         .lease_duration(Duration::from_secs(2))
         .renew_deadline(Duration::from_secs(1))
         .retry_period(Duration::from_millis(200))
@@ -248,24 +328,25 @@ fn election(identity: &str) -> LeaderElection {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replica_acts_only_while_it_holds_the_lease() {
-    let fake = FakeApiServer::new();
-    fake.seed(node("node-1", json!({REBOOT_NEEDED: "true"})))
-        .unwrap();
+    let nodes = Nodes::new().await;
+    let name = nodes
+        .create("node-1", json!({REBOOT_NEEDED: "true"}), true)
+        .await;
+    let ns = nodes.env.namespace().to_owned();
+    let lease_name = "node-reboot-controller";
     // Another replica leads.
-    fake.seed(
-        json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-        "metadata": {"name": "node-reboot-controller", "namespace": "kube-system"},
-        "spec": {"holderIdentity": "replica-a", "leaseDurationSeconds": 60}}),
-    )
+    let leases: Api<Lease> = Api::namespaced(nodes.env.client(), &ns);
+    let held: Lease = serde_json::from_value(json!({"metadata": {"name": lease_name},
+        "spec": {"holderIdentity": "replica-a", "leaseDurationSeconds": 60}}))
     .unwrap();
-    let client = Client::new(fake.clone(), "default");
+    leases.create(&PostParams::default(), &held).await.unwrap();
     let options = ControllerOptions {
-        max_unavailable: 1,
-        leader_election: Some(election("replica-b")),
+        leader_election: Some(election(lease_name, &ns, "replica-b")),
+        ..nodes.budget(1)
     };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(node_reboot::run_controller(
-        client.clone(),
+        nodes.env.client(),
         options,
         async {
             let _ = stopped.await;
@@ -273,19 +354,21 @@ async fn a_replica_acts_only_while_it_holds_the_lease() {
         .boxed(),
     ));
     tokio::time::sleep(Duration::from_millis(800)).await;
-    assert!(!marked_now(&fake, "node-1"), "standing by, it does not act");
+    assert!(
+        !nodes.annotated(&name, REBOOT_NOW).await,
+        "standing by, it does not act"
+    );
 
     // replica-a goes away and its lease with it: replica-b takes the lease and acts.
-    let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-system");
     leases
-        .delete("node-reboot-controller", &Default::default())
+        .delete(lease_name, &Default::default())
         .await
         .unwrap();
-    until("node-1 marked by the new leader", || {
-        marked_now(&fake, "node-1")
+    until("node-1 marked by the new leader", async || {
+        nodes.annotated(&name, REBOOT_NOW).await
     })
     .await;
-    let holder = leases.get("node-reboot-controller").await.unwrap();
+    let holder = leases.get(lease_name).await.unwrap();
     assert_eq!(
         holder.spec.and_then(|s| s.holder_identity).as_deref(),
         Some("replica-b")
@@ -293,9 +376,10 @@ async fn a_replica_acts_only_while_it_holds_the_lease() {
     let _ = stop.send(());
     task.await.unwrap().unwrap();
     // Released at shutdown, for the next replica.
-    let released = leases.get("node-reboot-controller").await.unwrap();
+    let released = leases.get(lease_name).await.unwrap();
     assert_eq!(
         released.spec.and_then(|s| s.holder_identity).as_deref(),
         Some("")
     );
+    nodes.cleanup().await;
 }

@@ -68,7 +68,18 @@ impl Default for Options {
     }
 }
 
-/// One line about a pod event: `ADDED default/web phase=Running node=node-a`.
+/// ` deleting` for a pod marked for deletion that is not gone yet (kube-apiserver marks a
+/// pod first, then removes it once its kubelet, or a zero grace period, lets it go).
+fn deleting(event: &str, meta: &kube::core::ObjectMeta) -> &'static str {
+    if event != "DELETED" && meta.deletion_timestamp.is_some() {
+        " deleting"
+    } else {
+        ""
+    }
+}
+
+/// One line about a pod event: `ADDED default/web phase=Running node=node-a` (and
+/// ` deleting` once it is marked for deletion).
 pub fn describe(event: &str, pod: &Pod) -> String {
     let phase = pod
         .status
@@ -81,9 +92,10 @@ pub fn describe(event: &str, pod: &Pod) -> String {
         .and_then(|s| s.node_name.clone())
         .unwrap_or_else(|| "<none>".into());
     format!(
-        "{event} {}/{} phase={phase} node={node}",
+        "{event} {}/{} phase={phase} node={node}{}",
         pod.namespace().unwrap_or_default(),
-        pod.name_any()
+        pod.name_any(),
+        deleting(event, &pod.metadata)
     )
 }
 
@@ -96,9 +108,10 @@ pub fn describe_metadata(event: &str, pod: &PartialObjectMeta<Pod>) -> String {
         .or_else(|| pod.owner_references().first())
         .map_or_else(|| "<none>".to_owned(), |o| format!("{}/{}", o.kind, o.name));
     format!(
-        "{event} {}/{} owner={owner}",
+        "{event} {}/{} owner={owner}{}",
         pod.namespace().unwrap_or_default(),
-        pod.name_any()
+        pod.name_any(),
+        deleting(event, &pod.metadata)
     )
 }
 

@@ -113,13 +113,13 @@ async fn embedded(options: Options) -> Result<(), String> {
         kube::Api::default_namespaced(Client::new(fake.clone(), "default"));
     let step = |p: serde_json::Value| kube::api::Patch::Merge(p);
     tokio::time::sleep(Duration::from_millis(100)).await;
-    pods.patch(
-        "web",
-        &Default::default(),
-        &step(json!({"spec": {"nodeName": "node-a"}})),
-    )
-    .await
-    .map_err(|e| e.to_string())?;
+    // Scheduled as a scheduler does it: the pod's `binding`.
+    let binding = json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "web"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "node-a"}});
+    let _: serde_json::Value = pods
+        .create_subresource("binding", "web", &Default::default(), &binding)
+        .await
+        .map_err(|e| e.to_string())?;
     tokio::time::sleep(Duration::from_millis(100)).await;
     pods.patch_status(
         "web",

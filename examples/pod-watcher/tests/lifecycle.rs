@@ -1,18 +1,23 @@
-//! A scripted pod lifecycle on the fake API server, and the lines the watcher logs for it;
-//! the queue's pacing and its dedup of a pod's changes.
+//! A scripted pod lifecycle and the lines the watcher logs for it; the queue's pacing and
+//! its dedup of a pod's changes.
+//!
+//! Through `TestEnv`: on the in-memory API server (default), on etcd and kube-apiserver from
+//! `KUBEBUILDER_ASSETS`, or on the cluster of `KUBE_TEST_KUBECONFIG`, unchanged. Each test
+//! watches its environment's namespace only, so tests sharing a server never see each
+//! other's pods; a pod is put on a node as a scheduler does it, through its `binding`.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use fake_apiserver::FakeApiServer;
+use fake_apiserver::TestEnv;
 use futures::FutureExt;
+use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::Client;
-use kube::api::{Api, Patch};
+use kube::api::{Api, DeleteParams, Patch, PostParams};
 use pod_watcher::Options;
 use serde_json::json;
 
-/// The watcher running on `fake` with `options`, the lines it logged so far, and how to
-/// stop it.
+/// The watcher running with `options`, the lines it logged so far, and how to stop it.
 struct Watching {
     lines: Arc<Mutex<Vec<String>>>,
     stopper: tokio::sync::oneshot::Sender<()>,
@@ -20,12 +25,12 @@ struct Watching {
 }
 
 impl Watching {
-    fn start(fake: &FakeApiServer, options: Options) -> Self {
+    fn start(client: Client, options: Options) -> Self {
         let lines = Arc::new(Mutex::new(Vec::new()));
         let sink = lines.clone();
         let (stopper, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(pod_watcher::run(
-            Client::new(fake.clone(), "default"),
+            client,
             options,
             async {
                 let _ = stopped.await;
@@ -40,9 +45,9 @@ impl Watching {
         }
     }
 
-    /// Waits (up to 5 s) until `n` lines were logged.
+    /// Waits (up to 10 s) until `n` lines were logged.
     async fn wait(&self, n: usize) {
-        for _ in 0..200 {
+        for _ in 0..400 {
             if self.lines.lock().unwrap().len() >= n {
                 return;
             }
@@ -51,36 +56,77 @@ impl Watching {
         panic!("{n} lines: {:?}", self.lines.lock().unwrap());
     }
 
-    /// Stops the watcher and returns every line it logged.
+    /// Waits (up to 10 s) until a `DELETED` line was logged.
+    async fn wait_deleted(&self) {
+        for _ in 0..400 {
+            if self
+                .lines
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|l| l.starts_with("DELETED"))
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("no DELETED line: {:?}", self.lines.lock().unwrap());
+    }
+
+    /// Stops the watcher and returns every line it logged, less the update kube-apiserver
+    /// makes of a deletion before the pod goes (it marks the pod first, which the watcher
+    /// logs as ` deleting`; the fake removes a pod at once).
     async fn stop(self) -> Vec<String> {
         let _ = self.stopper.send(());
         self.task.await.unwrap().unwrap();
-        self.lines.lock().unwrap().clone()
+        let lines = self.lines.lock().unwrap().clone();
+        lines
+            .into_iter()
+            .filter(|l| !(l.starts_with("UPDATED ") && l.ends_with(" deleting")))
+            .collect()
     }
+}
+
+/// `options` watching `env`'s namespace.
+fn scoped(env: &TestEnv, options: Options) -> Options {
+    Options {
+        namespace: Some(env.namespace().to_owned()),
+        ..options
+    }
+}
+
+fn pod(name: &str) -> Pod {
+    serde_json::from_value(json!({"metadata": {"name": name},
+        "spec": {"containers": [{"name": "c", "image": "x"}]}}))
+    .unwrap()
+}
+
+/// Puts pod `name` on `node`, as a scheduler does.
+async fn bind(pods: &Api<Pod>, name: &str, node: &str) {
+    let binding = json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node}});
+    let _: serde_json::Value = pods
+        .create_subresource("binding", name, &PostParams::default(), &binding)
+        .await
+        .unwrap();
 }
 
 /// The lines logged, with `options`, for a pod created, scheduled, running and deleted
 /// while another one already ran.
 async fn lifecycle(options: Options) -> Vec<String> {
-    let fake = FakeApiServer::new();
-    fake.seed(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "old", "namespace": "kube-system"},
-        "spec": {"nodeName": "node-b", "containers": [{"name": "c", "image": "x"}]}}))
-    .unwrap();
-    let watching = Watching::start(&fake, options);
+    let env = TestEnv::start().await.unwrap();
+    let pods: Api<Pod> = Api::default_namespaced(env.client());
+    pods.create(&PostParams::default(), &pod("old"))
+        .await
+        .unwrap();
+    bind(&pods, "old", "node-b").await;
+    let watching = Watching::start(env.client(), scoped(&env, options));
     watching.wait(1).await;
-    let pods: Api<k8s_openapi::api::core::v1::Pod> =
-        Api::default_namespaced(Client::new(fake.clone(), "default"));
-    fake.seed(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
-        "spec": {"containers": [{"name": "c", "image": "x"}]}}))
-    .unwrap();
+    pods.create(&PostParams::default(), &pod("web"))
+        .await
+        .unwrap();
     watching.wait(2).await;
-    pods.patch(
-        "web",
-        &Default::default(),
-        &Patch::Merge(json!({"spec": {"nodeName": "node-a"}})),
-    )
-    .await
-    .unwrap();
+    bind(&pods, "web", "node-a").await;
     watching.wait(3).await;
     pods.patch_status(
         "web",
@@ -90,17 +136,26 @@ async fn lifecycle(options: Options) -> Vec<String> {
     .await
     .unwrap();
     watching.wait(4).await;
-    pods.delete("web", &Default::default()).await.unwrap();
-    watching.wait(5).await;
-    watching.stop().await
+    // At once: no grace period for a kubelet that is not there.
+    pods.delete("web", &DeleteParams::default().grace_period(0))
+        .await
+        .unwrap();
+    watching.wait_deleted().await;
+    let lines = watching.stop().await;
+    let ns = env.namespace().to_owned();
+    env.cleanup().await.unwrap();
+    lines
+        .into_iter()
+        .map(|l| l.replace(&format!(" {ns}/"), " NS/"))
+        .collect()
 }
 
 const LIFECYCLE: [&str; 5] = [
-    "ADDED kube-system/old phase=Pending node=node-b",
-    "ADDED default/web phase=Pending node=<none>",
-    "UPDATED default/web phase=Pending node=node-a",
-    "UPDATED default/web phase=Running node=node-a",
-    "DELETED default/web phase=Running node=node-a",
+    "ADDED NS/old phase=Pending node=node-b",
+    "ADDED NS/web phase=Pending node=<none>",
+    "UPDATED NS/web phase=Pending node=node-a",
+    "UPDATED NS/web phase=Running node=node-a",
+    "DELETED NS/web phase=Running node=node-a",
 ];
 
 #[tokio::test]
@@ -119,74 +174,107 @@ async fn encoded_logs_the_same_lines_from_pods_decoded_as_they_are_logged() {
 
 #[tokio::test]
 async fn one_namespace_and_resync() {
-    let fake = FakeApiServer::new();
-    for ns in ["default", "kube-system"] {
-        fake.seed(
-            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": ns},
-            "spec": {"containers": [{"name": "c", "image": "x"}]}}),
+    let env = TestEnv::start().await.unwrap();
+    let other = format!("{}-other", env.namespace());
+    let namespaces: Api<Namespace> = Api::all(env.client());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": other}})).unwrap(),
         )
+        .await
         .unwrap();
+    for ns in [env.namespace(), other.as_str()] {
+        let pods: Api<Pod> = Api::namespaced(env.client(), ns);
+        // A new namespace's ServiceAccount may come a moment after it (on a real server).
+        for attempt in 0.. {
+            match pods.create(&PostParams::default(), &pod("p")).await {
+                Ok(_) => break,
+                Err(e) if attempt < 100 => {
+                    let _ = e;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
     }
     let options = Options {
-        namespace: Some("default".into()),
         resync: Some(Duration::from_millis(100)),
         ..Options::default()
     };
-    let watching = Watching::start(&fake, options);
+    let watching = Watching::start(env.client(), scoped(&env, options));
+    watching.wait(1).await;
     tokio::time::sleep(Duration::from_millis(450)).await;
     let lines = watching.stop().await;
-    assert_eq!(lines[0], "ADDED default/p phase=Pending node=<none>");
-    assert!(lines.iter().all(|l| l.contains("default/p")), "{lines:?}");
+    let ours = format!(" {}/p ", env.namespace());
+    assert_eq!(
+        lines[0],
+        format!("ADDED {}/p phase=Pending node=<none>", env.namespace())
+    );
+    assert!(lines.iter().all(|l| l.contains(&ours)), "{lines:?}");
     assert!(
         lines.iter().filter(|l| l.starts_with("UPDATED")).count() >= 2,
         "resync: {lines:?}"
     );
+    let _ = namespaces.delete(&other, &DeleteParams::default()).await;
+    env.cleanup().await.unwrap();
 }
 
 #[tokio::test]
 async fn metadata_only_logs_names_and_owners() {
-    let fake = FakeApiServer::new();
-    fake.seed(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-1", "namespace": "default",
-        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-6d4",
-            "uid": "0b8e6a52-4a86-4a3c-9a57-3f1d0c9e2a10", "controller": true}]},
-        "spec": {"containers": [{"name": "c", "image": "x"}]}}))
-    .unwrap();
+    let env = TestEnv::start().await.unwrap();
+    let owners: Api<k8s_openapi::api::core::v1::ConfigMap> = Api::default_namespaced(env.client());
+    let owner = owners
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "web-owner"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let mut owned = pod("web-1");
+    owned.metadata.owner_references = Some(vec![
+        serde_json::from_value(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "name": "web-owner", "uid": owner.metadata.uid, "controller": true}))
+        .unwrap(),
+    ]);
+    let pods: Api<Pod> = Api::default_namespaced(env.client());
+    pods.create(&PostParams::default(), &owned).await.unwrap();
     let options = Options {
         metadata_only: true,
         ..Options::default()
     };
-    let watching = Watching::start(&fake, options);
+    let watching = Watching::start(env.client(), scoped(&env, options));
     watching.wait(1).await;
-    let pods: Api<k8s_openapi::api::core::v1::Pod> =
-        Api::default_namespaced(Client::new(fake.clone(), "default"));
-    pods.delete("web-1", &Default::default()).await.unwrap();
-    watching.wait(2).await;
+    pods.delete("web-1", &DeleteParams::default().grace_period(0))
+        .await
+        .unwrap();
+    watching.wait_deleted().await;
+    let ns = env.namespace().to_owned();
     assert_eq!(
         watching.stop().await,
         [
-            "ADDED default/web-1 owner=ReplicaSet/web-6d4",
-            "DELETED default/web-1 owner=ReplicaSet/web-6d4",
+            format!("ADDED {ns}/web-1 owner=ConfigMap/web-owner"),
+            format!("DELETED {ns}/web-1 owner=ConfigMap/web-owner"),
         ]
     );
-}
-
-fn pod(namespace: &str, name: &str) -> serde_json::Value {
-    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
-        "spec": {"containers": [{"name": "c", "image": "x"}]}})
+    env.cleanup().await.unwrap();
 }
 
 #[tokio::test]
 async fn lines_come_at_most_at_the_rate_evenly_spaced() {
-    let fake = FakeApiServer::new();
+    let env = TestEnv::start().await.unwrap();
+    let pods: Api<Pod> = Api::default_namespaced(env.client());
     for i in 1..=5 {
-        fake.seed(pod("default", &format!("p{i}"))).unwrap();
+        pods.create(&PostParams::default(), &pod(&format!("p{i}")))
+            .await
+            .unwrap();
     }
     let options = Options {
         rate: 10,
         ..Options::default()
     };
     let started = Instant::now();
-    let watching = Watching::start(&fake, options);
+    let watching = Watching::start(env.client(), scoped(&env, options));
     watching.wait(5).await;
     let took = started.elapsed();
     let lines = watching.stop().await;
@@ -195,30 +283,26 @@ async fn lines_come_at_most_at_the_rate_evenly_spaced() {
         took >= Duration::from_millis(400),
         "5 lines at 10 a second take 400 ms at least: {took:?}"
     );
+    env.cleanup().await.unwrap();
 }
 
 /// Changes of a pod queued while its key waits for the bucket are one line, about the
 /// pod's latest state (the queue holds keys, as client-go's does).
 #[tokio::test]
 async fn changes_of_a_pod_waiting_its_turn_are_one_line() {
-    let fake = FakeApiServer::new();
-    fake.seed(pod("default", "web")).unwrap();
+    let env = TestEnv::start().await.unwrap();
+    let pods: Api<Pod> = Api::default_namespaced(env.client());
+    pods.create(&PostParams::default(), &pod("web"))
+        .await
+        .unwrap();
     // One line every half second: the first at once, the next 500 ms after.
     let options = Options {
         rate: 2,
         ..Options::default()
     };
-    let watching = Watching::start(&fake, options);
+    let watching = Watching::start(env.client(), scoped(&env, options));
     watching.wait(1).await;
-    let pods: Api<k8s_openapi::api::core::v1::Pod> =
-        Api::default_namespaced(Client::new(fake.clone(), "default"));
-    pods.patch(
-        "web",
-        &Default::default(),
-        &Patch::Merge(json!({"spec": {"nodeName": "node-a"}})),
-    )
-    .await
-    .unwrap();
+    bind(&pods, "web", "node-a").await;
     pods.patch_status(
         "web",
         &Default::default(),
@@ -228,11 +312,13 @@ async fn changes_of_a_pod_waiting_its_turn_are_one_line() {
     .unwrap();
     watching.wait(2).await;
     tokio::time::sleep(Duration::from_millis(600)).await;
+    let ns = env.namespace().to_owned();
     assert_eq!(
         watching.stop().await,
         [
-            "ADDED default/web phase=Pending node=<none>",
-            "UPDATED default/web phase=Running node=node-a",
+            format!("ADDED {ns}/web phase=Pending node=<none>"),
+            format!("UPDATED {ns}/web phase=Running node=node-a"),
         ]
     );
+    env.cleanup().await.unwrap();
 }

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{EnvtestError, fail};
+use super::error::{EnvtestError, fail};
 
 /// Where the credentials are, and what the kubeconfig needs of them.
 pub(super) struct Files {

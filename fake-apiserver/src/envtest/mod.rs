@@ -14,108 +14,21 @@
 //! Nothing outlives the test process: every server runs in a process group of its own,
 //! watched by a small `sh` process that holds the read end of a pipe whose write end only
 //! this process holds. When this process ends (tests done, a panic, `SIGKILL`), the pipe
-//! closes and the watchdog stops the groups (`SIGTERM`, `SIGKILL` after 5 s) and removes the
+//! closes and the watchdog stops the groups (`SIGTERM`, `SIGKILL` after 1 s) and removes the
 //! directory; [`ControlPlane::stop`] does the same at once and waits for it.
 
 mod certs;
+mod error;
+mod options;
 mod process;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub use error::EnvtestError;
+use error::fail;
+pub use options::{ASSETS_VAR, ATTACH_OUTPUT_VAR, ControlPlaneOptions, START_TIMEOUT_VAR};
 use process::{Server, Watchdog};
-
-/// The variable naming the directory of `etcd`, `kube-apiserver` and, optionally,
-/// `kube-controller-manager`.
-pub const ASSETS_VAR: &str = "KUBEBUILDER_ASSETS";
-/// envtest's variable for the start timeout (a number of seconds, or Go's `20s`/`1m`).
-pub const START_TIMEOUT_VAR: &str = "KUBEBUILDER_CONTROLPLANE_START_TIMEOUT";
-/// envtest's variable that sends the servers' output to this process's instead of log files.
-pub const ATTACH_OUTPUT_VAR: &str = "KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT";
-
-/// Why a control plane could not start or stop.
-#[derive(Debug)]
-pub struct EnvtestError(String);
-
-impl std::fmt::Display for EnvtestError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for EnvtestError {}
-
-fn fail(what: impl std::fmt::Display, e: impl std::fmt::Display) -> EnvtestError {
-    EnvtestError(format!("{what}: {e}"))
-}
-
-/// What to start.
-#[derive(Debug, Clone)]
-pub struct ControlPlaneOptions {
-    assets: PathBuf,
-    controller_manager: Option<bool>,
-    start_timeout: Duration,
-    attach_output: bool,
-}
-
-impl ControlPlaneOptions {
-    /// The binaries of `assets`; kube-controller-manager when it is there; the start
-    /// timeout of `KUBEBUILDER_CONTROLPLANE_START_TIMEOUT` (default 60 s).
-    pub fn new(assets: impl Into<PathBuf>) -> Self {
-        let start_timeout = std::env::var(START_TIMEOUT_VAR)
-            .ok()
-            .and_then(|v| parse_duration(&v))
-            .unwrap_or(Duration::from_secs(60));
-        let attach_output = std::env::var(ATTACH_OUTPUT_VAR).is_ok_and(|v| v == "true");
-        ControlPlaneOptions {
-            assets: assets.into(),
-            controller_manager: None,
-            start_timeout,
-            attach_output,
-        }
-    }
-
-    /// Runs kube-controller-manager too (`true`: its binary must be there), or never
-    /// (`false`). By default it runs when `assets` has it: namespaces then finish deleting,
-    /// owners' dependents are collected and ServiceAccounts get their tokens, as on a cluster.
-    pub fn controller_manager(mut self, run: bool) -> Self {
-        self.controller_manager = Some(run);
-        self
-    }
-
-    /// How long etcd and kube-apiserver (and the controller manager) may take together.
-    pub fn start_timeout(mut self, timeout: Duration) -> Self {
-        self.start_timeout = timeout;
-        self
-    }
-}
-
-/// `20s`, `1m30s`, `1500ms` or a plain number of seconds.
-fn parse_duration(text: &str) -> Option<Duration> {
-    let text = text.trim();
-    if let Ok(secs) = text.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    let mut total = Duration::ZERO;
-    let mut rest = text;
-    while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit())?;
-        let n: u64 = rest[..digits].parse().ok()?;
-        rest = &rest[digits..];
-        let unit = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        total += match &rest[..unit] {
-            "h" => Duration::from_secs(n * 3600),
-            "m" => Duration::from_secs(n * 60),
-            "s" => Duration::from_secs(n),
-            "ms" => Duration::from_millis(n),
-            _ => return None,
-        };
-        rest = &rest[unit..];
-    }
-    Some(total)
-}
 
 /// A running etcd and kube-apiserver (and kube-controller-manager).
 pub struct ControlPlane {
@@ -347,20 +260,5 @@ impl Drop for ControlPlane {
         if let Err(e) = self.shut_down() {
             eprintln!("envtest: {e}");
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn go_durations_and_seconds_parse() {
-        assert_eq!(parse_duration("20"), Some(Duration::from_secs(20)));
-        assert_eq!(parse_duration("20s"), Some(Duration::from_secs(20)));
-        assert_eq!(parse_duration("1m30s"), Some(Duration::from_secs(90)));
-        assert_eq!(parse_duration("1500ms"), Some(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("soon"), None);
-        assert_eq!(parse_duration("5x"), None);
     }
 }

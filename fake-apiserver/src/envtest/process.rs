@@ -10,7 +10,8 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::certs::Files;
-use super::{ControlPlaneOptions, EnvtestError, fail};
+use super::error::{EnvtestError, fail};
+use super::options::ControlPlaneOptions;
 
 /// The binaries of an assets directory.
 pub(super) struct Binaries {
@@ -246,7 +247,8 @@ pub(super) struct Watchdog {
 }
 
 /// Reads one process group id per line until end of file; then `SIGTERM` to each group,
-/// up to 5 s for them to go, `SIGKILL` to what is left, and the directory removed.
+/// up to 1 s for them to go (the data is thrown away: no drain is worth waiting for),
+/// `SIGKILL` to what is left, and the directory removed.
 /// Interrupts are ignored: Ctrl-C ends the test process, which closes the pipe.
 const WATCHDOG: &str = r#"trap '' INT HUP
 dir=$1
@@ -254,7 +256,7 @@ groups=""
 while read -r group; do groups="$groups $group"; done
 for g in $groups; do kill -TERM -"$g" 2>/dev/null; done
 i=0
-while [ "$i" -lt 50 ]; do
+while [ "$i" -lt 10 ]; do
   alive=""
   for g in $groups; do kill -0 -"$g" 2>/dev/null && alive=1; done
   [ -z "$alive" ] && break
@@ -348,7 +350,7 @@ where
             return Err(EnvtestError(format!(
                 "{what}: not ready before the start timeout (last: {last}); \
                  set {} to wait longer",
-                super::START_TIMEOUT_VAR
+                super::options::START_TIMEOUT_VAR
             )));
         }
         tokio::time::sleep(Duration::from_millis(100)).await;

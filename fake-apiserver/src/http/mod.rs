@@ -7,6 +7,7 @@
 //! ([`conn`]) under the deadlines of [`HttpLimits`](crate::HttpLimits).
 
 pub mod auth;
+pub(crate) mod binding;
 pub mod body;
 pub(crate) mod conn;
 pub mod control;
@@ -114,8 +115,10 @@ fn verb_of(
         "GET" => Ok("list"),
         _ if all_namespaces => not_allowed(),
         "POST" if !item => Ok("create"),
-        // A ServiceAccount's TokenRequest.
-        "POST" if target.subresource.as_deref() == Some("token") => Ok("create"),
+        // A ServiceAccount's TokenRequest; a Pod's Binding.
+        "POST" if matches!(target.subresource.as_deref(), Some("token" | "binding")) => {
+            Ok("create")
+        }
         // Custom resources create from the body even when the path names an object.
         "POST" if rt.custom && !sub => Ok("create"),
         "PUT" if item => Ok("update"),
@@ -222,6 +225,26 @@ struct ResourceRequest<'a> {
 }
 
 impl ResourceRequest<'_> {
+    /// A POST of a TokenRequest (`serviceaccounts/<name>/token`) or a Binding
+    /// (`pods/<name>/binding`), each answered by its own module.
+    fn create_subresource(&self, sub: &str, verb: &str, bytes: &[u8]) -> Response<ResponseBody> {
+        if verb != "create" {
+            return body::error(&ApiError::method_not_allowed());
+        }
+        let target = self.target;
+        let ns = target.namespace.as_deref().unwrap_or("");
+        let name = target.name.as_deref().unwrap_or("");
+        let made = if sub == "token" {
+            token::create(self.shared, self.controls, self.rt, ns, name, bytes)
+        } else {
+            binding::create(self.shared, self.rt, ns, name, bytes)
+        };
+        match made {
+            Ok(value) => body::json(http::StatusCode::CREATED, &value),
+            Err(e) => body::error(&e),
+        }
+    }
+
     /// Handles the request: its subresource and method checked, recorded and faulted as
     /// programmed, `Accept` checked, then watched or run by the registry.
     async fn handle(&self, query: &Query, body: Bytes) -> Response<ResponseBody> {
@@ -235,6 +258,7 @@ impl ResourceRequest<'_> {
             Some("scale") if rt.scale.is_some() => {}
             Some("finalize") if rt.is("", "namespaces") => {}
             Some("token") if rt.is("", "serviceaccounts") => {}
+            Some("binding") if rt.is("", "pods") => {}
             Some(_) => return body::error(&ApiError::no_route(parts.uri.path())),
         }
         // A name kube-apiserver cannot take from a path (`..`, `a/b` once decoded).
@@ -270,22 +294,8 @@ impl ResourceRequest<'_> {
             Ok(p) => p,
             Err(e) => return body::error(&e),
         };
-        if target.subresource.as_deref() == Some("token") {
-            if verb != "create" {
-                return body::error(&ApiError::method_not_allowed());
-            }
-            let (ns, name) = (target.namespace.as_deref(), target.name.as_deref());
-            return match token::create(
-                self.shared,
-                self.controls,
-                rt,
-                ns.unwrap_or(""),
-                name.unwrap_or(""),
-                &body,
-            ) {
-                Ok(value) => body::json(http::StatusCode::CREATED, &value),
-                Err(e) => body::error(&e),
-            };
+        if let Some(sub @ ("token" | "binding")) = target.subresource.as_deref() {
+            return self.create_subresource(sub, verb, &body);
         }
         if verb == "watch" {
             return match ListOptions::parse(query, true) {

@@ -13,7 +13,7 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use serde_json::{Value, json};
 
-use crate::env::{Env, Raw, case, on_cluster, run_id};
+use crate::env::{Env, Raw, case, run_id};
 
 /// The ServiceAccount the cases act as.
 const SA: &str = "ctl";
@@ -370,15 +370,14 @@ async fn kubectl_as_and_auth_can_i_agree_with_kube_apiserver() {
     let dir = std::env::temp_dir().join(format!("ct-rbac-kubectl-{}", run_id()));
     std::fs::create_dir_all(&dir).unwrap();
     // On the fake, the case runs on a server of its own, served for kubectl.
-    let (client, kubeconfig, _served) = if on_cluster() {
-        let path = std::env::var("KUBE_CONTRACT_KUBECONFIG").unwrap();
+    let (client, kubeconfig, _served) = if let Some(path) = crate::env::kubeconfig().await {
         let config = kube::Config::from_custom_kubeconfig(
             kube::config::Kubeconfig::read_from(&path).unwrap(),
             &Default::default(),
         )
         .await
         .unwrap();
-        (Client::try_from(config).unwrap(), PathBuf::from(path), None)
+        (Client::try_from(config).unwrap(), path, None)
     } else {
         let fake = FakeApiServer::new();
         let served = fake.serve(([127, 0, 0, 1], 0).into()).await.unwrap();

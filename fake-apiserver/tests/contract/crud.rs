@@ -1,4 +1,5 @@
-//! Create, read, update and delete: versions, conflicts, names, finalizers, collections.
+//! Create, read, update and delete: versions, conflicts, names, finalizers, collections, and
+//! a Pod's binding to a node.
 
 use std::collections::BTreeMap;
 
@@ -191,6 +192,65 @@ async fn delete_collection_and_kind_specific_field_selectors() {
             .await
             .unwrap();
         assert_eq!(pending.items.len(), 2, "a created pod is Pending");
+    })
+    .await;
+}
+
+/// A Pod is put on a node through its `binding` subresource, once: a second binding is a
+/// 409 on `pods/binding`, and a Binding naming another Pod or no node is refused.
+#[tokio::test]
+async fn a_pod_is_bound_to_a_node_once_through_its_binding() {
+    case("binding", |env| async move {
+        let pods: Api<Pod> = env.api();
+        let pod: Pod = serde_json::from_value(json!({"metadata": {"name": "web"},
+            "spec": {"containers": [{"name": "c", "image": "x"}]}}))
+        .unwrap();
+        pods.create(&PostParams::default(), &pod).await.unwrap();
+        let path = format!("/api/v1/namespaces/{}/pods/web/binding", env.ns);
+        let bind = |name: &str, node: &str| {
+            json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": node}})
+            .to_string()
+        };
+
+        let other = env.raw("POST", &path, "application/json", &bind("db", "node-a")).await;
+        assert_eq!(other.code, 400, "{}", other.body);
+        assert_eq!(
+            other.body["message"],
+            "name in URL does not match name in Binding object"
+        );
+        let nowhere = env.raw("POST", &path, "application/json", &bind("web", "")).await;
+        assert!(nowhere.code >= 400, "{}", nowhere.body);
+        assert!(
+            nowhere.body["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("target.name: Required value"),
+            "{}",
+            nowhere.body
+        );
+
+        let bound = env.raw("POST", &path, "application/json", &bind("web", "node-a")).await;
+        assert_eq!(bound.code, 201, "{}", bound.body);
+        assert_eq!(bound.body["status"], "Success");
+        let pod = pods.get("web").await.unwrap();
+        assert_eq!(pod.spec.unwrap().node_name.as_deref(), Some("node-a"));
+        let scheduled = pod
+            .status
+            .unwrap()
+            .conditions
+            .unwrap_or_default()
+            .into_iter()
+            .find(|c| c.type_ == "PodScheduled")
+            .expect("a PodScheduled condition");
+        assert_eq!(scheduled.status, "True");
+
+        let again = env.raw("POST", &path, "application/json", &bind("web", "node-b")).await;
+        assert_eq!(again.code, 409, "{}", again.body);
+        assert_eq!(
+            again.body["message"],
+            "Operation cannot be fulfilled on pods/binding \"web\": pod web is already assigned to node \"node-a\""
+        );
     })
     .await;
 }

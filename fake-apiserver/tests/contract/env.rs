@@ -11,6 +11,7 @@
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -61,14 +62,31 @@ pub struct Env {
     fake: Option<FakeApiServer>,
 }
 
-/// Whether the suite runs against a real cluster.
+/// Whether the suite runs against a real kube-apiserver: a cluster
+/// (`KUBE_CONTRACT_KUBECONFIG`) or one started from `KUBEBUILDER_ASSETS`'s binaries.
 pub fn on_cluster() -> bool {
     std::env::var_os("KUBE_CONTRACT_KUBECONFIG").is_some()
+        || fake_apiserver::envtest::ControlPlane::assets_from_env().is_some()
+}
+
+/// The real server's kubeconfig: `KUBE_CONTRACT_KUBECONFIG`, else that of the control plane
+/// this test binary starts from `KUBEBUILDER_ASSETS` (once, for every case); `None` on the
+/// fake.
+pub async fn kubeconfig() -> Option<PathBuf> {
+    if let Ok(path) = std::env::var("KUBE_CONTRACT_KUBECONFIG") {
+        return Some(PathBuf::from(path));
+    }
+    fake_apiserver::envtest::ControlPlane::assets_from_env()?;
+    let plane = fake_apiserver::envtest::ControlPlane::shared()
+        .await
+        .unwrap_or_else(|e| panic!("starting the control plane of KUBEBUILDER_ASSETS: {e}"));
+    Some(plane.kubeconfig().to_path_buf())
 }
 
 async fn client() -> (Client, Option<FakeApiServer>) {
-    match std::env::var("KUBE_CONTRACT_KUBECONFIG") {
-        Ok(path) => {
+    match kubeconfig().await {
+        Some(path) => {
+            let path = path.display().to_string();
             let kubeconfig = kube::config::Kubeconfig::read_from(&path)
                 .unwrap_or_else(|e| panic!("KUBE_CONTRACT_KUBECONFIG={path}: {e}"));
             let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
@@ -78,7 +96,7 @@ async fn client() -> (Client, Option<FakeApiServer>) {
             config.default_retry = false;
             (Client::try_from(config).expect("a client"), None)
         }
-        Err(_) => {
+        None => {
             let fake = FakeApiServer::new();
             (Client::new(fake.clone(), "default"), Some(fake))
         }
@@ -198,8 +216,8 @@ impl Env {
     /// the fake, the same server with an `Authorization` header on every request.
     pub async fn client_with_token(&self, token: &str) -> Client {
         let header = http::HeaderValue::from_str(&format!("Bearer {token}")).unwrap();
-        match std::env::var("KUBE_CONTRACT_KUBECONFIG") {
-            Ok(path) => {
+        match kubeconfig().await {
+            Some(path) => {
                 let kubeconfig = kube::config::Kubeconfig::read_from(&path).unwrap();
                 let mut config =
                     kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
@@ -212,7 +230,7 @@ impl Env {
                 config.default_retry = false;
                 Client::try_from(config).expect("a client")
             }
-            Err(_) => Client::new(
+            None => Client::new(
                 tower::ServiceBuilder::new()
                     .map_request(move |mut req: http::Request<kube::client::Body>| {
                         req.headers_mut()

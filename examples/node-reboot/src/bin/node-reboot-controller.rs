@@ -27,6 +27,9 @@ struct Args {
     /// At most this many nodes unavailable (not Ready, or rebooting) at once.
     #[arg(long, default_value_t = 1)]
     max_unavailable: usize,
+    /// Only the nodes this label selector picks (`pool=gpu`), with a budget of their own.
+    #[arg(long, value_name = "SELECTOR", default_value = "")]
+    node_selector: String,
     /// Hold a Lease so one replica acts at a time.
     #[arg(long)]
     leader_elect: bool,
@@ -83,6 +86,7 @@ async fn cluster(client: Client, args: &Args) -> Result<(), String> {
     let options = ControllerOptions {
         max_unavailable: args.max_unavailable,
         leader_election,
+        node_selector: args.node_selector.clone(),
     };
     node_reboot::run_controller(client, options, signals().boxed()).await
 }
@@ -138,6 +142,7 @@ async fn embedded(max_unavailable: usize) -> Result<(), String> {
     let options = ControllerOptions {
         max_unavailable,
         leader_election: None,
+        node_selector: String::new(),
     };
     tasks.push(tokio::spawn(node_reboot::run_controller(
         client,
