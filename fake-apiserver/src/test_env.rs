@@ -177,31 +177,36 @@ impl TestEnv {
         namespace: String,
     ) -> Result<TestEnv, TestEnvError> {
         use crate::envtest::{ControlPlane, ControlPlaneOptions};
+        let same = |a: &std::path::Path, b: &std::path::Path| {
+            a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+        };
         // The binary's shared control plane when these are `KUBEBUILDER_ASSETS`'s binaries;
-        // else one for this directory, kept for the rest of the process as the shared one is.
-        let plane = if ControlPlane::assets_from_env().as_deref() == Some(assets.as_path()) {
+        // else one per directory, started once (the lock is held across the start, so tests
+        // asking at once wait for it) and kept for the rest of the process as the shared one
+        // is. A failed start is remembered too.
+        let plane = if ControlPlane::assets_from_env().is_some_and(|env| same(&env, &assets)) {
             ControlPlane::shared().await
         } else {
-            static OTHERS: std::sync::Mutex<Vec<&'static ControlPlane>> =
-                std::sync::Mutex::new(Vec::new());
-            let known = OTHERS
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
+            type Started = Result<&'static ControlPlane, String>;
+            static OTHERS: tokio::sync::Mutex<Vec<(std::path::PathBuf, Started)>> =
+                tokio::sync::Mutex::const_new(Vec::new());
+            let mut others = OTHERS.lock().await;
+            let known = others
                 .iter()
-                .copied()
-                .find(|p| p.assets() == assets.as_path());
+                .find(|(dir, _)| same(dir, &assets))
+                .map(|(_, started)| started.clone());
             match known {
-                Some(p) => Ok(p),
+                Some(started) => started,
                 None => {
-                    let started = ControlPlane::start(ControlPlaneOptions::new(&assets))
+                    let started: Started = ControlPlane::start(ControlPlaneOptions::new(&assets))
                         .await
-                        .map(|p| &*Box::leak(Box::new(p)));
-                    if let Ok(p) = started {
-                        OTHERS.lock().unwrap_or_else(|p| p.into_inner()).push(p);
-                    }
+                        .map(|p| &*Box::leak(Box::new(p)))
+                        .map_err(|e| e.to_string());
+                    others.push((assets.clone(), started.clone()));
                     started
                 }
             }
+            .map_err(crate::envtest::EnvtestError::from_message)
         }
         .map_err(|e| err("starting the control plane", e))?;
         let file = kube::config::Kubeconfig::read_from(plane.kubeconfig())

@@ -69,13 +69,13 @@ fn main() {
     }
 }
 
-/// A directory `<tmp>/<behaviour>/` with `etcd` and `kube-apiserver` linked to this binary.
+/// A directory `<tmp>/<behaviour>/` with `etcd` and `kube-apiserver` linked to this binary,
+/// fresh on each call.
 fn assets(behaviour: &str) -> PathBuf {
-    let root = std::env::temp_dir().join(format!(
-        "envtest-stand-ins-{}-{}",
-        std::process::id(),
-        Instant::now().elapsed().as_nanos()
-    ));
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let root =
+        std::env::temp_dir().join(format!("envtest-stand-ins-{}-{call}", std::process::id()));
     let dir = root.join(behaviour);
     std::fs::create_dir_all(&dir).unwrap();
     let me = std::env::current_exe().unwrap();

@@ -282,3 +282,61 @@ async fn a_standby_manager_reconciles_from_its_warm_cache_once_it_leads() {
     let _ = stop2.send(());
     run2.await.unwrap().unwrap();
 }
+
+/// A standby whose every attempt fails after the lease expired (here its Role lets it read
+/// the Lease but not take it) tries once per retry period, as client-go does, never in a
+/// tight loop.
+#[tokio::test]
+async fn a_standby_refused_the_lease_tries_once_per_period() {
+    let fake = support::fake();
+    fake.seed_yaml(
+        "apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: lease-reader, namespace: a}
+rules:
+- apiGroups: [coordination.k8s.io]
+  resources: [leases]
+  verbs: [get, list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: lease-reader, namespace: a}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: lease-reader}
+subjects: [{kind: ServiceAccount, name: standby, namespace: a}]
+---
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: test-lease, namespace: a}
+spec: {holderIdentity: gone, leaseDurationSeconds: 1}
+",
+    )
+    .unwrap();
+    let client = Client::new(fake.as_service_account("a", "standby"), "a");
+    let (stop, shutdown) = stop_signal();
+    let standby = election("standby").start(client, &Metrics::new(), shutdown);
+    // The lease expires a second after the standby first sees it; then 2 s of refusals.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let actions = fake.actions();
+    let seen: Vec<String> = actions
+        .iter()
+        .filter(|a| a.resource == "leases")
+        .map(|a| a.verb.clone())
+        .collect();
+    // Each attempt reads the Lease (its refused update is not in the action log): one per
+    // 200 to 440 ms, where a tight loop would make hundreds.
+    let attempts = seen.iter().filter(|v| *v == "get").count();
+    assert!(
+        (5..=16).contains(&attempts),
+        "{attempts} attempts in 3 s: {seen:?}"
+    );
+    let denied = fake
+        .access_report("system:serviceaccount:a:standby")
+        .to_string();
+    assert!(
+        denied.contains("cannot update resource \"leases\""),
+        "the expired lease was tried: {denied}"
+    );
+    assert!(!*standby.leading().borrow());
+    let _ = stop.send(());
+    standby.stopped().await;
+}

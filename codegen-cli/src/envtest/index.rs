@@ -140,16 +140,20 @@ impl Index {
                         .map(str::to_owned)
                         .ok_or_else(|| format!("{name}: no `{key}`"))
                 };
-                let sha512 = field("hash")?;
+                // An entry without a usable digest or link is left out: fetching it could not
+                // be checked, and the rest of the index stays usable.
+                let (Ok(sha512), Ok(link)) = (field("hash"), field("selfLink")) else {
+                    continue;
+                };
                 if sha512.len() != 128 || !sha512.bytes().all(|b| b.is_ascii_hexdigit()) {
-                    return Err(format!("{name}: `hash` is not a hex SHA-512 digest"));
+                    continue;
                 }
                 index.releases.entry(version).or_default().insert(
                     platform,
                     Archive {
                         name: name.clone(),
                         sha512,
-                        link: field("selfLink")?,
+                        link,
                     },
                 );
             }
@@ -251,15 +255,12 @@ async fn get(url: &str, limit: usize, timeout: std::time::Duration) -> Result<Ve
                     .get(http::header::LOCATION)
                     .and_then(|l| l.to_str().ok())
                     .ok_or_else(|| format!("{status} without a Location"))?;
-                url = if location.starts_with("http://") || location.starts_with("https://") {
-                    location.to_owned()
-                } else {
-                    format!(
-                        "{}://{}{location}",
-                        uri.scheme_str().unwrap_or("https"),
-                        uri.authority().map(|a| a.as_str()).unwrap_or("")
-                    )
-                };
+                let next = resolve(&uri, location);
+                // The digest is only as trustworthy as the index: never from https to http.
+                if uri.scheme_str() == Some("https") && !next.starts_with("https://") {
+                    return Err(format!("{status} from https to {next}: refused"));
+                }
+                url = next;
                 continue;
             }
             if !status.is_success() {
@@ -276,6 +277,25 @@ async fn get(url: &str, limit: usize, timeout: std::time::Duration) -> Result<Ve
     tokio::time::timeout(timeout, work)
         .await
         .map_err(|_| format!("no complete answer within {}s", timeout.as_secs()))?
+}
+
+/// `location` (absolute, absolute-path or relative) against `base`.
+fn resolve(base: &http::Uri, location: &str) -> String {
+    if location.starts_with("http://") || location.starts_with("https://") {
+        return location.to_owned();
+    }
+    let origin = format!(
+        "{}://{}",
+        base.scheme_str().unwrap_or("https"),
+        base.authority().map(|a| a.as_str()).unwrap_or("")
+    );
+    if location.starts_with('/') {
+        return format!("{origin}{location}");
+    }
+    let path = base.path();
+    let dir = &path[..path.rfind('/').map_or(0, |i| i + 1)];
+    let dir = if dir.is_empty() { "/" } else { dir };
+    format!("{origin}{dir}{location}")
 }
 
 /// The index's text.

@@ -48,8 +48,9 @@ struct Common {
     #[arg(long, value_name = "URL", default_value = DEFAULT_INDEX)]
     index: String,
     /// Where versions are kept, one directory `<X.Y.Z>-<os>-<arch>` each (default:
-    /// setup-envtest's, `$XDG_DATA_HOME/kubebuilder-envtest/k8s` or
-    /// `~/.local/share/kubebuilder-envtest/k8s`).
+    /// setup-envtest's: `$XDG_DATA_HOME/kubebuilder-envtest/k8s` or
+    /// `~/.local/share/kubebuilder-envtest/k8s`; on macOS
+    /// `~/Library/Application Support/io.kubebuilder.envtest/k8s`).
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
     /// The operating system, as Go names it (default: this one's).
@@ -101,6 +102,14 @@ impl Common {
         if let Some(dir) = &self.dir {
             return Ok(dir.clone());
         }
+        if cfg!(target_os = "macos") {
+            let home = std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| failed("no HOME to keep the binaries in; give --dir"))?;
+            return Ok(
+                PathBuf::from(home).join("Library/Application Support/io.kubebuilder.envtest/k8s")
+            );
+        }
         let data = std::env::var_os("XDG_DATA_HOME")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
@@ -148,7 +157,7 @@ fn fetch(args: &FetchArgs) -> Result<Outcome, Error> {
             platform.dashed(),
             target.display()
         ))
-        .with_report(format!("export KUBEBUILDER_ASSETS={}\n", target.display())));
+        .with_report(export_line(&target)));
     }
     let bytes = crate::cluster::block_on(index::download_bytes(&archive.link))
         .map_err(|e| failed(format!("downloading {}: {e}", archive.link)))?;
@@ -172,7 +181,23 @@ fn fetch(args: &FetchArgs) -> Result<Outcome, Error> {
         files.join(", "),
         target.display()
     ))
-    .with_report(format!("export KUBEBUILDER_ASSETS={}\n", target.display())))
+    .with_report(export_line(&target)))
+}
+
+/// `export KUBEBUILDER_ASSETS=<dir>`, the directory quoted for a POSIX shell when it needs it.
+fn export_line(dir: &Path) -> String {
+    let text = dir.display().to_string();
+    let plain = text
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@%".contains(&b));
+    if plain {
+        format!("export KUBEBUILDER_ASSETS={text}\n")
+    } else {
+        format!(
+            "export KUBEBUILDER_ASSETS='{}'\n",
+            text.replace('\'', "'\\''")
+        )
+    }
 }
 
 fn list(args: &ListArgs) -> Result<Outcome, Error> {

@@ -169,13 +169,28 @@ impl Elector {
 const JITTER: f64 = 1.2;
 
 fn jittered(period: Duration) -> Duration {
-    // Randomness enough for spreading replicas: the clock's nanoseconds.
+    // Randomness enough for spreading replicas: the clock's sub-second part, hashed (a
+    // clock of microsecond resolution has no nanoseconds of its own).
+    use std::hash::{BuildHasher, Hasher};
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
-    let fraction = f64::from(nanos % 1000) / 1000.0;
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(nanos);
+    let fraction = (hasher.finish() % 1000) as f64 / 1000.0;
     period.mul_f64(1.0 + fraction * JITTER)
+}
+
+/// The next renewal the watch shows; pending for ever once the watch has ended.
+async fn next_renewal<S>(renewals: &mut Option<std::pin::Pin<Box<S>>>) -> Option<S::Item>
+where
+    S: Stream,
+{
+    match renewals {
+        Some(stream) => stream.next().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// The Lease as it is written, for a standby; a stream that never ends (the watcher backs
@@ -198,34 +213,45 @@ async fn campaign(
     let mut observed = Observed::default();
     let attempt = election.renew_deadline.min(election.retry_period * 5);
     tracing::info!(lease = %election.lease, identity = %election.identity, "campaigning for the leader lease");
-    let mut renewals = Box::pin(renewals(&lock));
+    let mut renewals = Some(Box::pin(renewals(&lock)));
     // Standing by.
     loop {
         let tried = tokio::time::timeout(attempt, lock.try_acquire_or_renew(&mut observed));
-        let won = tokio::select! {
+        let tried = tokio::select! {
             () = &mut shutdown => return Ended::Shutdown,
-            tried = tried => matches!(tried, Ok(Ok(true))),
+            tried = tried => tried,
         };
-        if won {
-            break;
+        match tried {
+            Ok(Ok(true)) => break,
+            Ok(Ok(false)) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(lease = %election.lease, error = %e, "could not read or take the leader lease; trying again")
+            }
+            Err(_) => {
+                tracing::warn!(lease = %election.lease, timeout = ?attempt, "reading or taking the leader lease timed out; trying again")
+            }
         }
         // client-go waits its jittered period whatever the lease says; a lease that expires
         // sooner is tried the moment it does, and each renewal the watch shows moves that
-        // moment, which takes the observation lag and the jitter off a failover.
+        // moment, which takes the observation lag and the jitter off a failover. An expiry
+        // already past (the attempt just failed for another reason: a refusal, an outage)
+        // waits the period, as client-go does, never a tight loop.
         let next_attempt = tokio::time::Instant::now() + jittered(election.retry_period);
         loop {
             let mut until = next_attempt;
-            if let Some(expires) = observed.expires(&election.identity, election.lease_duration) {
+            if let Some(expires) = observed.expires(&election.identity, election.lease_duration)
+                && expires > std::time::Instant::now()
+            {
                 until =
                     until.min(tokio::time::Instant::from_std(expires) + Duration::from_millis(10));
             }
             tokio::select! {
                 () = &mut shutdown => return Ended::Shutdown,
                 () = tokio::time::sleep_until(until) => break,
-                seen = renewals.next() => match seen {
+                seen = next_renewal(&mut renewals) => match seen {
                     Some(Ok(lease)) => observed.see_now(lease.spec.unwrap_or_default()),
                     Some(Err(e)) => tracing::debug!(lease = %election.lease, error = %e, "watching the leader lease failed; the attempts alone decide"),
-                    None => {}
+                    None => renewals = None,
                 },
             }
         }

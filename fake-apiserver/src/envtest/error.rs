@@ -12,6 +12,13 @@ impl std::fmt::Display for EnvtestError {
 
 impl std::error::Error for EnvtestError {}
 
+impl EnvtestError {
+    /// An error saying `message` (one remembered from an earlier attempt).
+    pub fn from_message(message: String) -> Self {
+        EnvtestError(message)
+    }
+}
+
 pub(super) fn fail(what: impl std::fmt::Display, e: impl std::fmt::Display) -> EnvtestError {
     EnvtestError(format!("{what}: {e}"))
 }

@@ -251,7 +251,7 @@ impl ControlPlane {
             return Ok(());
         };
         let servers = std::mem::take(&mut *self.servers.lock().unwrap_or_else(|p| p.into_inner()));
-        watchdog.finish(servers)
+        watchdog.finish(servers, &self.dir)
     }
 }
 

@@ -24,10 +24,15 @@ impl ControlPlaneOptions {
     /// The binaries of `assets`; kube-controller-manager when it is there; the start
     /// timeout of `KUBEBUILDER_CONTROLPLANE_START_TIMEOUT` (default 60 s).
     pub fn new(assets: impl Into<PathBuf>) -> Self {
-        let start_timeout = std::env::var(START_TIMEOUT_VAR)
-            .ok()
-            .and_then(|v| parse_duration(&v))
-            .unwrap_or(Duration::from_secs(60));
+        let start_timeout = match std::env::var(START_TIMEOUT_VAR) {
+            Ok(v) => parse_duration(&v).unwrap_or_else(|| {
+                eprintln!(
+                    "envtest: {START_TIMEOUT_VAR}={v:?} is not a duration (20s, 1m30s, 90); 60s"
+                );
+                Duration::from_secs(60)
+            }),
+            Err(_) => Duration::from_secs(60),
+        };
         let attach_output = std::env::var(ATTACH_OUTPUT_VAR).is_ok_and(|v| v == "true");
         ControlPlaneOptions {
             assets: assets.into(),
@@ -45,18 +50,22 @@ impl ControlPlaneOptions {
         self
     }
 
-    /// How long etcd and kube-apiserver (and the controller manager) may take together.
+    /// How long etcd and kube-apiserver (and the controller manager) may take together
+    /// (at most a day).
     pub fn start_timeout(mut self, timeout: Duration) -> Self {
-        self.start_timeout = timeout;
+        self.start_timeout = timeout.min(MAX_TIMEOUT);
         self
     }
 }
 
-/// `20s`, `1m30s`, `1500ms` or a plain number of seconds.
+/// The longest start timeout taken (a day); longer ones are cut to it.
+const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+
+/// `20s`, `1m30s`, `1500ms` or a plain number of seconds, at most a day.
 fn parse_duration(text: &str) -> Option<Duration> {
     let text = text.trim();
     if let Ok(secs) = text.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
+        return Some(Duration::from_secs(secs).min(MAX_TIMEOUT));
     }
     let mut total = Duration::ZERO;
     let mut rest = text;
@@ -67,16 +76,17 @@ fn parse_duration(text: &str) -> Option<Duration> {
         let unit = rest
             .find(|c: char| c.is_ascii_digit())
             .unwrap_or(rest.len());
-        total += match &rest[..unit] {
-            "h" => Duration::from_secs(n * 3600),
-            "m" => Duration::from_secs(n * 60),
-            "s" => Duration::from_secs(n),
-            "ms" => Duration::from_millis(n),
+        let part = match &rest[..unit] {
+            "h" => n.checked_mul(3600).map(Duration::from_secs),
+            "m" => n.checked_mul(60).map(Duration::from_secs),
+            "s" => Some(Duration::from_secs(n)),
+            "ms" => Some(Duration::from_millis(n)),
             _ => return None,
         };
+        total = total.saturating_add(part.unwrap_or(MAX_TIMEOUT));
         rest = &rest[unit..];
     }
-    Some(total)
+    Some(total.min(MAX_TIMEOUT))
 }
 
 #[cfg(test)]
@@ -91,5 +101,7 @@ mod tests {
         assert_eq!(parse_duration("1500ms"), Some(Duration::from_millis(1500)));
         assert_eq!(parse_duration("soon"), None);
         assert_eq!(parse_duration("5x"), None);
+        assert_eq!(parse_duration("18446744073709551615"), Some(MAX_TIMEOUT));
+        assert_eq!(parse_duration("18446744073709551615h"), Some(MAX_TIMEOUT));
     }
 }

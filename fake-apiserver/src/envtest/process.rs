@@ -298,17 +298,55 @@ impl Watchdog {
             .map_err(|e| fail("telling the watchdog", e))
     }
 
-    /// Stops the servers now: closes the pipe, reaps the servers as they go (they are this
-    /// process's children) and waits for the watchdog to remove the directory.
-    pub(super) fn finish(mut self, servers: Vec<Server>) -> Result<(), EnvtestError> {
+    /// Stops the servers now: closes the pipe and waits for the watchdog (about a second);
+    /// then any server still running (the watchdog died, or never heard of it) is killed
+    /// from here, every server is reaped (they are this process's children), and the
+    /// directory is removed if the watchdog could not.
+    pub(super) fn finish(
+        mut self,
+        mut servers: Vec<Server>,
+        dir: &Path,
+    ) -> Result<(), EnvtestError> {
         drop(self.pipe.take());
+        // Reaped as they go, so that the watchdog does not wait on their zombies.
+        let deadline = Instant::now() + Duration::from_secs(3);
+        let status = loop {
+            for server in &mut servers {
+                let _ = server.child.try_wait();
+            }
+            match self.child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                _ => break None,
+            }
+        };
+        let status = match status {
+            Some(status) => status,
+            None => {
+                let _ = self.child.kill();
+                self.child
+                    .wait()
+                    .map_err(|e| fail("waiting for the watchdog", e))?
+            }
+        };
         for mut server in servers {
+            if matches!(server.child.try_wait(), Ok(None)) {
+                let _ = Command::new("kill")
+                    .arg("-KILL")
+                    .arg(format!("-{}", server.pid()))
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status();
+                let _ = server.child.kill();
+            }
             let _ = server.child.wait();
         }
-        let status = self
-            .child
-            .wait()
-            .map_err(|e| fail("waiting for the watchdog", e))?;
+        if dir.exists() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
         if status.success() {
             Ok(())
         } else {

@@ -227,7 +227,13 @@ struct ResourceRequest<'a> {
 impl ResourceRequest<'_> {
     /// A POST of a TokenRequest (`serviceaccounts/<name>/token`) or a Binding
     /// (`pods/<name>/binding`), each answered by its own module.
-    fn create_subresource(&self, sub: &str, verb: &str, bytes: &[u8]) -> Response<ResponseBody> {
+    fn create_subresource(
+        &self,
+        sub: &str,
+        verb: &str,
+        bytes: &[u8],
+        dry_run: bool,
+    ) -> Response<ResponseBody> {
         if verb != "create" {
             return body::error(&ApiError::method_not_allowed());
         }
@@ -237,7 +243,7 @@ impl ResourceRequest<'_> {
         let made = if sub == "token" {
             token::create(self.shared, self.controls, self.rt, ns, name, bytes)
         } else {
-            binding::create(self.shared, self.rt, ns, name, bytes)
+            binding::create(self.shared, self.rt, ns, name, bytes, dry_run)
         };
         match made {
             Ok(value) => body::json(http::StatusCode::CREATED, &value),
@@ -295,7 +301,7 @@ impl ResourceRequest<'_> {
             Err(e) => return body::error(&e),
         };
         if let Some(sub @ ("token" | "binding")) = target.subresource.as_deref() {
-            return self.create_subresource(sub, verb, &body);
+            return self.create_subresource(sub, verb, &body, query.get("dryRun").is_some());
         }
         if verb == "watch" {
             return match ListOptions::parse(query, true) {

@@ -220,15 +220,21 @@ async fn a_pod_is_bound_to_a_node_once_through_its_binding() {
             "name in URL does not match name in Binding object"
         );
         let nowhere = env.raw("POST", &path, "application/json", &bind("web", "")).await;
-        assert!(nowhere.code >= 400, "{}", nowhere.body);
-        assert!(
-            nowhere.body["message"]
-                .as_str()
-                .unwrap_or("")
-                .contains("target.name: Required value"),
-            "{}",
-            nowhere.body
+        assert_eq!(nowhere.code, 500, "{}", nowhere.body);
+        assert_eq!(
+            nowhere.body["message"],
+            "target.name: Required value"
         );
+        let stale = json!({"apiVersion": "v1", "kind": "Binding",
+            "metadata": {"name": "web", "uid": "00000000-0000-0000-0000-000000000000"},
+            "target": {"kind": "Node", "name": "node-a"}});
+        let stale = env.raw("POST", &path, "application/json", &stale.to_string()).await;
+        assert_eq!(stale.code, 409, "{}", stale.body);
+        let dry = env
+            .raw("POST", &format!("{path}?dryRun=All"), "application/json", &bind("web", "node-z"))
+            .await;
+        assert_eq!(dry.code, 201, "{}", dry.body);
+        assert_eq!(pods.get("web").await.unwrap().spec.unwrap().node_name, None);
 
         let bound = env.raw("POST", &path, "application/json", &bind("web", "node-a")).await;
         assert_eq!(bound.code, 201, "{}", bound.body);
