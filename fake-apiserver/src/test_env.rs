@@ -115,12 +115,7 @@ impl TestEnvBuilder {
                 TestEnv::with(client, namespace, Some(server), None).await
             }
             Backend::Cluster(path) => {
-                let file = kube::config::Kubeconfig::read_from(&path)
-                    .map_err(|e| err(&format!("reading {}", path.display()), e))?;
-                let mut config = kube::Config::from_custom_kubeconfig(file, &Default::default())
-                    .await
-                    .map_err(|e| err("loading the kubeconfig", e))?;
-                config.default_namespace = namespace.clone();
+                let config = config_of(&path, &namespace).await?;
                 let client =
                     kube::Client::try_from(config).map_err(|e| err("building a client", e))?;
                 TestEnv::with(client, namespace, None, Some(path)).await
@@ -209,12 +204,7 @@ impl TestEnv {
             .map_err(crate::envtest::EnvtestError::from_message)
         }
         .map_err(|e| err("starting the control plane", e))?;
-        let file = kube::config::Kubeconfig::read_from(plane.kubeconfig())
-            .map_err(|e| err("reading the control plane's kubeconfig", e))?;
-        let mut config = kube::Config::from_custom_kubeconfig(file, &Default::default())
-            .await
-            .map_err(|e| err("loading the control plane's kubeconfig", e))?;
-        config.default_namespace = namespace.clone();
+        let config = config_of(plane.kubeconfig(), &namespace).await?;
         let client = kube::Client::try_from(config).map_err(|e| err("building a client", e))?;
         TestEnv::with(
             client,
@@ -302,12 +292,7 @@ impl TestEnv {
             .kubeconfig
             .as_ref()
             .ok_or_else(|| TestEnvError("no kubeconfig to impersonate with".into()))?;
-        let file = kube::config::Kubeconfig::read_from(path)
-            .map_err(|e| err(&format!("reading {}", path.display()), e))?;
-        let mut config = kube::Config::from_custom_kubeconfig(file, &Default::default())
-            .await
-            .map_err(|e| err("loading the kubeconfig", e))?;
-        config.default_namespace = self.namespace.clone();
+        let mut config = config_of(path, &self.namespace).await?;
         config.auth_info.impersonate = Some(format!("system:serviceaccount:{namespace}:{name}"));
         config.auth_info.impersonate_groups = Some(vec![
             "system:serviceaccounts".to_owned(),
@@ -435,6 +420,17 @@ impl TestEnv {
             Err(e) => Err(err(&format!("deleting namespace {}", self.namespace), e)),
         }
     }
+}
+
+/// The client configuration of the kubeconfig at `path`, `namespace` its default.
+async fn config_of(path: &std::path::Path, namespace: &str) -> Result<kube::Config, TestEnvError> {
+    let file = kube::config::Kubeconfig::read_from(path)
+        .map_err(|e| err(&format!("reading {}", path.display()), e))?;
+    let mut config = kube::Config::from_custom_kubeconfig(file, &Default::default())
+        .await
+        .map_err(|e| err(&format!("loading {}", path.display()), e))?;
+    config.default_namespace = namespace.to_owned();
+    Ok(config)
 }
 
 /// Every object of the manifests at `path`: a file, or the manifest files of a directory in
